@@ -1,0 +1,46 @@
+# The README's commands. Every target installs what it needs into .venv first.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-stamp
+
+.PHONY: setup report run real test lint typecheck bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	# CPU build of torch (see README "Installing elsewhere"), then evalkit with every extra.
+	$(BIN)/python -m pip install --quiet "torch==2.13.*"
+	$(BIN)/python -m pip install --quiet -e ".[dev,real]"
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+## The main job: run the suite and render reports/eval_report.html
+report: $(STAMP)
+	$(BIN)/evalkit report
+
+## The console run (JSON report at reports/report.json)
+run: $(STAMP)
+	$(BIN)/evalkit run
+
+real: $(STAMP)
+	$(BIN)/evalkit run --real
+
+## The whole test suite: unit, property, notebooks (nbval) and the papermill report
+test: $(STAMP)
+	$(BIN)/python -m pytest -n 2 --nbval-lax --dist loadgroup tests notebooks
+
+lint: $(STAMP)
+	$(BIN)/ruff check evalkit tests benchmarks
+	$(BIN)/ruff format --check evalkit tests benchmarks
+
+typecheck: $(STAMP)
+	$(BIN)/mypy
+
+bench: $(STAMP)
+	$(BIN)/python benchmarks/bench_store.py
+	$(BIN)/python benchmarks/bench_encode.py
+
+clean:
+	rm -rf $(VENV) reports/*.json reports/*.html reports/*.ipynb

@@ -1,0 +1,314 @@
+"""A persistent embedding cache (one SQLite file) and the `CachedEmbedder` that uses it.
+
+Location: the `path` argument, else the `EVALKIT_EMBED_CACHE` environment variable, else
+`platformdirs.user_cache_dir("evalkit")/embeddings.sqlite3`.
+
+Key: (embedder identity, prefix applied, sha256 of the text as UTF-8 hex) → little-endian float32
+blob. "Prefix applied" is the literal prefix for embedders that declare `query_prefix` /
+`passage_prefix` (so with equal prefixes a query reuses a cached passage vector), and the role
+(`<query>` / `<passage>`) for embedders that do not. The identity must change whenever the vectors
+would: a local model directory whose weights are replaced in place keeps its identity, so clear
+the cache (delete the file) after retraining into the same directory.
+
+Concurrency: several processes may share one file. WAL journal, a busy timeout, one short
+`BEGIN IMMEDIATE` transaction per write (after encoding, never around it), and inserts that keep
+an existing row of the right length (`ON CONFLICT ... DO UPDATE ... WHERE` the stored blob has a
+different length, which heals a row left by a model of another dimension).
+
+Damage: a file that is not SQLite, fails `PRAGMA quick_check` or has another schema is renamed to
+`<name>.corrupt-<time>-<pid>` (with its -wal/-shm) and replaced by an empty cache, with a
+RuntimeWarning naming both files. A lookup or write that fails later (disk full, lock held past
+the timeout) warns and is treated as a miss / skipped: the cache never stops a run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+import platformdirs
+
+from evalkit.embedders.base import Embedder, Vectors
+from evalkit.errors import EmbedderError, StoreError
+from evalkit.memory.connect import Connection, DatabaseError, connect
+
+ENV_VAR = "EVALKIT_EMBED_CACHE"
+SCHEMA_VERSION = 1
+_COLUMNS = ["identity", "prefix", "text_sha256", "vector"]
+_CREATE = """
+CREATE TABLE embeddings (
+    identity TEXT NOT NULL,
+    prefix TEXT NOT NULL,
+    text_sha256 TEXT NOT NULL,
+    vector BLOB NOT NULL,
+    PRIMARY KEY (identity, prefix, text_sha256)
+) WITHOUT ROWID
+"""
+_SELECT = (
+    "SELECT text_sha256, vector FROM embeddings WHERE identity = ? AND prefix = ? "
+    "AND text_sha256 IN (SELECT value FROM json_each(?))"
+)
+_UPSERT = (
+    "INSERT INTO embeddings (identity, prefix, text_sha256, vector) VALUES (?, ?, ?, ?) "
+    "ON CONFLICT DO UPDATE SET vector = excluded.vector "
+    "WHERE length(embeddings.vector) != length(excluded.vector)"
+)
+_SQLITE_CORRUPT = 11  # primary result codes meaning "this file is damaged"
+_SQLITE_NOTADB = 26
+
+
+def default_cache_path() -> Path:
+    """`$EVALKIT_EMBED_CACHE` if set and non-empty, else the per-user cache directory's file."""
+    override = os.environ.get(ENV_VAR)
+    if override:
+        return Path(override)
+    return Path(platformdirs.user_cache_dir("evalkit")) / "embeddings.sqlite3"
+
+
+def text_key(text: str) -> str:
+    """sha256 hex of the text's UTF-8 bytes (lone surrogates are kept, never an error)."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+class _Damaged(Exception):
+    """Internal: the cache file is readable SQLite but not a healthy evalkit cache."""
+
+
+class EmbeddingCache:
+    """The SQLite-backed vector store behind `CachedEmbedder` (see the module docstring).
+
+    `timeout` is the busy timeout in seconds for waiting on other writers. Raises EmbedderError
+    when the file cannot be created or opened at all (bad directory, permissions).
+    """
+
+    def __init__(self, path: str | Path | None = None, *, timeout: float = 30.0) -> None:
+        self._path = Path(path) if path is not None else default_cache_path()
+        self._timeout = timeout
+        self._conn = self._open()
+
+    @property
+    def path(self) -> Path:
+        return self._path
+
+    def get(self, identity: str, prefix: str, texts: Sequence[str], dim: int) -> list[Vectors | None]:
+        """The cached vector for each text (None for a miss), in one query. A stored blob whose
+        length is not `dim` float32 values counts as a miss."""
+        if not texts:
+            return []
+        keys = [text_key(t) for t in texts]
+        try:
+            rows = self._conn.execute(_SELECT, (identity, prefix, json.dumps(sorted(set(keys))))).fetchall()
+        except DatabaseError as exc:
+            self._warn(f"lookup failed ({exc}); encoding the batch without the cache")
+            return [None] * len(texts)
+        found = {key: blob for key, blob in rows if len(blob) == 4 * dim}
+        return [np.frombuffer(found[k], dtype="<f4").astype(np.float32) if k in found else None for k in keys]
+
+    def put(self, identity: str, prefix: str, texts: Sequence[str], vectors: Vectors) -> None:
+        """Store one vector per text in one short transaction (existing rows are kept)."""
+        rows = [
+            (identity, prefix, text_key(t), np.asarray(v, dtype="<f4").tobytes())
+            for t, v in zip(texts, vectors, strict=True)
+        ]
+        if not rows:
+            return
+        try:
+            self._conn.execute("BEGIN IMMEDIATE")
+            self._conn.executemany(_UPSERT, rows)
+            self._conn.commit()
+        except DatabaseError as exc:
+            if self._conn.in_transaction:
+                self._conn.rollback()
+            self._warn(f"write failed ({exc}); {len(rows)} vectors were not cached")
+
+    def __len__(self) -> int:
+        return int(self._conn.execute("SELECT count(*) FROM embeddings").fetchone()[0])
+
+    def close(self) -> None:
+        self._conn.close()
+
+    def __enter__(self) -> EmbeddingCache:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def _open(self) -> Connection:
+        """Connect and validate; a damaged file is moved aside once and replaced by an empty cache."""
+        try:
+            self._path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise EmbedderError(self._unusable(f"cannot create its directory ({exc})")) from None
+        for _attempt in range(2):
+            inode = _inode(self._path)
+            try:
+                conn = connect(self._path, timeout=self._timeout)
+            except StoreError as exc:
+                raise EmbedderError(self._unusable(str(exc))) from None
+            try:
+                _prepare(conn)
+                return conn
+            except (DatabaseError, _Damaged) as exc:
+                conn.close()
+                if not _is_damage(exc):
+                    raise EmbedderError(self._unusable(str(exc))) from None
+                if _inode(self._path) == inode:  # else another process already replaced it
+                    self._move_aside(str(exc))
+        raise EmbedderError(self._unusable("a freshly created cache file was damaged again"))
+
+    def _move_aside(self, reason: str) -> None:
+        stamp = time.strftime("%Y%m%dT%H%M%S")
+        target = self._path.with_name(f"{self._path.name}.corrupt-{stamp}-{os.getpid()}")
+        os.replace(self._path, target)
+        for suffix in ("-wal", "-shm"):  # a stale WAL must never be replayed into the new file
+            sidecar = Path(f"{self._path}{suffix}")
+            if sidecar.exists():
+                os.replace(sidecar, Path(f"{target}{suffix}"))
+        warnings.warn(
+            f"embedding cache {self._path} is damaged ({reason}); moved it to {target} and started an "
+            "empty cache (vectors will be re-encoded once)",
+            RuntimeWarning,
+            stacklevel=4,
+        )
+
+    def _warn(self, message: str) -> None:
+        warnings.warn(f"embedding cache {self._path}: {message}", RuntimeWarning, stacklevel=4)
+
+    def _unusable(self, reason: str) -> str:
+        return (
+            f"cannot use the embedding cache {self._path}: {reason}. Point {ENV_VAR} (or the cache "
+            "argument) at a writable file, or run without the cache (cache=False / --no-cache)."
+        )
+
+
+def _inode(path: Path) -> int | None:
+    try:
+        return path.stat().st_ino
+    except FileNotFoundError:
+        return None
+
+
+def _is_damage(exc: Exception) -> bool:
+    if isinstance(exc, _Damaged):
+        return True
+    code = getattr(exc, "sqlite_errorcode", None)
+    return code is not None and code & 0xFF in (_SQLITE_CORRUPT, _SQLITE_NOTADB)
+
+
+def _prepare(conn: Connection) -> None:
+    """WAL mode, integrity check, then create the schema or check it (under a write lock, so two
+    processes creating the same new file do not race)."""
+    conn.execute("PRAGMA journal_mode=WAL")
+    problems = [row[0] for row in conn.execute("PRAGMA quick_check").fetchall()]
+    if problems != ["ok"]:
+        raise _Damaged("integrity check: " + "; ".join(problems[:3]))
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        tables = sorted(row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'"))
+        if version == 0 and not tables:
+            conn.execute(_CREATE)
+            conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        else:
+            columns = [row[1] for row in conn.execute("PRAGMA table_info(embeddings)")]
+            if version != SCHEMA_VERSION or columns != _COLUMNS:
+                raise _Damaged(f"unexpected schema: user_version {version}, tables {tables}")
+        conn.commit()
+    finally:
+        if conn.in_transaction:
+            conn.rollback()
+
+
+@runtime_checkable
+class _Prefixed(Protocol):
+    @property
+    def query_prefix(self) -> str: ...
+
+    @property
+    def passage_prefix(self) -> str: ...
+
+
+@dataclass(frozen=True, slots=True)
+class CacheStats:
+    """Counts of requested texts served from the cache (`hits`) or not found there (`misses`).
+    A text repeated within one call counts once per occurrence but is encoded once."""
+
+    hits: int
+    misses: int
+
+
+class CachedEmbedder:
+    """An Embedder that serves vectors from `cache` and encodes only what is missing.
+
+    Per call: one lookup for all texts, one batched call to the inner embedder for the distinct
+    missing texts, one write transaction for them. Same `dim` and `identity` as `inner`.
+    """
+
+    def __init__(self, inner: Embedder, cache: EmbeddingCache) -> None:
+        self._inner = inner
+        self._cache = cache
+        if isinstance(inner, _Prefixed):
+            self._query_key, self._passage_key = inner.query_prefix, inner.passage_prefix
+        else:
+            self._query_key, self._passage_key = "<query>", "<passage>"
+        self._hits = 0
+        self._misses = 0
+
+    @property
+    def dim(self) -> int:
+        return self._inner.dim
+
+    @property
+    def identity(self) -> str:
+        return self._inner.identity
+
+    @property
+    def inner(self) -> Embedder:
+        return self._inner
+
+    @property
+    def cache(self) -> EmbeddingCache:
+        return self._cache
+
+    @property
+    def stats(self) -> CacheStats:
+        return CacheStats(hits=self._hits, misses=self._misses)
+
+    def embed_query(self, text: str) -> Vectors:
+        def encode(texts: list[str]) -> Vectors:
+            return self._inner.embed_query(texts[0])[None, :]
+
+        return self._cached([text], self._query_key, encode)[0]
+
+    def embed_passages(self, texts: Sequence[str]) -> Vectors:
+        return self._cached(texts, self._passage_key, self._inner.embed_passages)
+
+    def _cached(self, texts: Sequence[str], prefix: str, encode: Callable[[list[str]], Vectors]) -> Vectors:
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        missing: dict[str, list[int]] = {}
+        found = self._cache.get(self.identity, prefix, texts, self.dim)
+        for i, (text, vector) in enumerate(zip(texts, found, strict=True)):
+            if vector is None:
+                missing.setdefault(text, []).append(i)
+            else:
+                out[i] = vector
+        n_missing = sum(len(positions) for positions in missing.values())
+        self._hits += len(texts) - n_missing
+        self._misses += n_missing
+        if missing:
+            fresh = np.asarray(encode(list(missing)), dtype=np.float32)
+            for vector, positions in zip(fresh, missing.values(), strict=True):
+                out[positions] = vector
+            self._cache.put(self.identity, prefix, list(missing), fresh)
+        return out

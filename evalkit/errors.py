@@ -1,0 +1,40 @@
+"""The exception hierarchy: every error evalkit raises on purpose derives from `EvalkitError`.
+
+Messages name the file or item at fault and say how to fix it. The CLI maps `EvalkitError`
+to exit code 2 (bad input or usage); anything else is a bug and propagates.
+"""
+
+from __future__ import annotations
+
+
+class EvalkitError(Exception):
+    """Root of every deliberate evalkit error."""
+
+
+class StoreError(EvalkitError):
+    """A memory store was given a bad argument (unknown id, duplicate id, bad edge type...)."""
+
+
+class EmbedderError(EvalkitError):
+    """An embedder could not be built or loaded (missing model, missing extra)."""
+
+
+class DatasetError(EvalkitError):
+    """A scenario dataset or benchmark file is invalid. `problems` lists every problem found."""
+
+    def __init__(self, message: str, problems: list[str] | None = None) -> None:
+        self.problems = list(problems or [])
+        body = message if not self.problems else message + "\n" + "\n".join(f"  - {p}" for p in self.problems)
+        super().__init__(body)
+
+
+class ThresholdsError(EvalkitError):
+    """The thresholds file exists but cannot be read or does not match its schema."""
+
+
+class ReportError(EvalkitError):
+    """A report JSON file cannot be read back, or a notebook report cannot be produced."""
+
+
+class UsageError(EvalkitError):
+    """A caller passed an invalid option value (bad mode, bad top_k, unknown parameter...)."""

@@ -1,0 +1,47 @@
+"""Turn arbitrary user text into a safe FTS5 MATCH expression (SPEC §1.3 step 3).
+
+Rules: split on whitespace; strip surrounding double quotes; delete the characters
+`" * : ( ) ^ + - [ ] \\`; drop empty pieces and stopwords (compared lower-cased); quote each
+survivor and join with ` OR `. Nothing left → None, and the BM25 leg returns nothing (a
+stopword-only query never matches everything). Because every term is a double-quoted FTS5
+string with all double quotes removed, no user text can produce FTS5 syntax: operators such as
+AND/OR/NOT/NEAR become plain quoted terms. NUL characters are deleted too (beyond the SPEC's
+list): FTS5 reads its query as a C string, so a NUL would end it mid-term ("unterminated string").
+"""
+
+from __future__ import annotations
+
+import re
+
+_DELETED = re.compile(r'["*:()^+\-\[\]\\\x00]')
+
+STOPWORDS: frozenset[str] = frozenset(
+    """
+    a about above after again against all am an and any are as at be because been before being
+    below between both but by can could did do does doing down during each few for from further
+    had has have having he her here hers herself him himself his how i if in into is it its itself
+    just me more most my myself no nor not now of off on once only or other our ours ourselves out
+    over own same she should so some such than that the their theirs them themselves then there
+    these they this those through to too under until up very was we were what when where which
+    while who whom why will with would you your yours yourself yourselves
+    """.split()  # noqa: SIM905 - a word list reads better as text than as 127 quoted literals
+)
+"""A curated English stopword list (NLTK-style function words, no content words)."""
+
+
+def fts_terms(text: str, stopwords: frozenset[str] = STOPWORDS) -> list[str]:
+    """The terms the BM25 leg searches for, in query order (duplicates kept)."""
+    terms = []
+    for piece in text.split():
+        term = _DELETED.sub("", piece.strip('"'))
+        if term and term.lower() not in stopwords:
+            terms.append(term)
+    return terms
+
+
+def build_fts_query(text: str, stopwords: frozenset[str] = STOPWORDS) -> str | None:
+    """The FTS5 MATCH expression for `text`, or None when no term survives."""
+    terms = fts_terms(text, stopwords)
+    if not terms:
+        return None
+    return " OR ".join(f'"{term}"' for term in terms)

@@ -1,0 +1,199 @@
+"""The metric registry: what each metric is (name, cutoff rule) and how a `name@k` text parses.
+
+A `MetricDef` describes a metric and points at the pure functions that compute it (one module
+per metric in this package); a `MetricSpec` is a metric with its cutoff resolved, the thing a
+caller computes per query and averages. Names are lower-case; `parse_metric` accepts any case
+and surrounding spaces, and `MetricSpec.label` gives the canonical spelling ("ndcg@10").
+
+Cutoff rules: `ndcg`, `map`, `recall_all` and `success` need `@k`; `recall`, `precision` and
+`mrr` take an optional `@k` (without it they are the SPEC §3.3 harness metrics over everything
+returned, so `precision` divides by what was returned while `precision@k` divides by k);
+`r_precision` and `hit_rate` take none.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import cast
+
+from evalkit.errors import UsageError
+from evalkit.metrics.average_precision import average_precision_at_k
+from evalkit.metrics.common import relevant_ids
+from evalkit.metrics.hit_rate import hit_rate, success_at_k
+from evalkit.metrics.ndcg import ndcg_at_k
+from evalkit.metrics.precision import precision, precision_at_k
+from evalkit.metrics.r_precision import r_precision
+from evalkit.metrics.recall import recall, recall_at_k
+from evalkit.metrics.recall_all import recall_all_at_k
+from evalkit.metrics.reciprocal_rank import reciprocal_rank, reciprocal_rank_at_k
+
+Scorer = Callable[[Sequence[str], Mapping[str, int]], float]
+"""Scores one query from its ranked ids and its qrels (doc id → grade)."""
+
+CutScorer = Callable[[Sequence[str], Mapping[str, int], int], float]
+"""Scores one query from its ranked ids, its qrels and a cutoff k >= 1."""
+
+_CUTOFF = re.compile(r"[1-9][0-9]*")
+
+
+@dataclass(frozen=True, slots=True)
+class MetricDef:
+    """One metric: its name, a one-line summary, and how it scores a query.
+
+    `full` scores the whole returned ranking (None: the metric needs a cutoff); `at_k` scores the
+    top k (None: the metric takes no cutoff). At least one of them must be set.
+    """
+
+    name: str
+    summary: str
+    full: Scorer | None = None
+    at_k: CutScorer | None = None
+
+    def __post_init__(self) -> None:
+        if self.full is None and self.at_k is None:
+            raise UsageError(f"metric {self.name!r} defines no scorer: give it `full`, `at_k` or both")
+
+    @property
+    def usage(self) -> str:
+        """How to write the metric: `ndcg@k`, `mrr[@k]` or `r_precision`."""
+        if self.at_k is None:
+            return self.name
+        return f"{self.name}@k" if self.full is None else f"{self.name}[@k]"
+
+
+def _on_qrels(score: Callable[[Sequence[str], Collection[str]], float]) -> Scorer:
+    """Adapt a harness metric on a relevant-id set to qrels (relevant = grade >= 1)."""
+
+    def scorer(retrieved: Sequence[str], qrels: Mapping[str, int]) -> float:
+        return score(retrieved, relevant_ids(qrels))
+
+    scorer.__name__ = score.__name__
+    scorer.__doc__ = score.__doc__
+    return scorer
+
+
+_DEFINITIONS = (
+    MetricDef("ndcg", "nDCG of the top k, linear gains (trec_eval ndcg_cut_k)", at_k=ndcg_at_k),
+    MetricDef("map", "average precision of the top k (trec_eval map_cut_k)", at_k=average_precision_at_k),
+    MetricDef(
+        "recall",
+        "share of relevant retrieved; @k: in the top k (trec_eval set_recall / recall_k)",
+        full=_on_qrels(recall),
+        at_k=recall_at_k,
+    ),
+    MetricDef(
+        "precision",
+        "share of the returned ids that are relevant; @k: relevant in top k / k (trec_eval set_P / P_k)",
+        full=_on_qrels(precision),
+        at_k=precision_at_k,
+    ),
+    MetricDef("recall_all", "1 if every relevant document is in the top k", at_k=recall_all_at_k),
+    MetricDef("r_precision", "precision of the top R, R = |relevant| (trec_eval Rprec)", full=r_precision),
+    MetricDef("success", "1 if a relevant document is in the top k (trec_eval success_k)", at_k=success_at_k),
+    MetricDef(
+        "mrr",
+        "reciprocal rank of the first relevant; @k: within the top k (trec_eval recip_rank)",
+        full=_on_qrels(reciprocal_rank),
+        at_k=reciprocal_rank_at_k,
+    ),
+    MetricDef("hit_rate", "1 if any relevant document was returned", full=_on_qrels(hit_rate)),
+)
+
+METRICS: Mapping[str, MetricDef] = MappingProxyType({metric.name: metric for metric in _DEFINITIONS})
+"""Every metric by name, in display order."""
+
+
+def _valid_metrics() -> str:
+    return ", ".join(definition.usage for definition in METRICS.values())
+
+
+@dataclass(frozen=True, slots=True)
+class MetricSpec:
+    """A metric with its cutoff resolved: `k` is None exactly when the metric is used uncut.
+
+    Construction checks the cutoff against the metric's rule and raises `UsageError` when it
+    does not fit, so every `MetricSpec` can compute.
+    """
+
+    metric: MetricDef
+    k: int | None = None
+
+    def __post_init__(self) -> None:
+        name = self.metric.name
+        if self.k is None:
+            if self.metric.full is None:
+                raise UsageError(
+                    f"metric {name!r} needs a cutoff: write {name}@k, e.g. {name}@10; "
+                    f"valid metrics: {_valid_metrics()}"
+                )
+        elif self.metric.at_k is None:
+            raise UsageError(
+                f"metric {name!r} takes no cutoff: write {name} without @{self.k}; "
+                f"valid metrics: {_valid_metrics()}"
+            )
+        elif isinstance(self.k, bool) or not isinstance(self.k, int) or self.k < 1:
+            raise UsageError(f"cutoff of {name!r} must be a positive integer, got {self.k!r}; e.g. {name}@10")
+
+    @property
+    def name(self) -> str:
+        """The metric's registry name, without cutoff."""
+        return self.metric.name
+
+    @property
+    def label(self) -> str:
+        """Canonical text of the spec, e.g. `ndcg@10` or `mrr`; usable as a column name."""
+        return self.metric.name if self.k is None else f"{self.metric.name}@{self.k}"
+
+    def compute(self, retrieved: Sequence[str], qrels: Mapping[str, int]) -> float:
+        """Score one query: `retrieved` ranked best first (deduplicated inside), `qrels` id → grade."""
+        # __post_init__ guarantees the scorer needed for this cutoff exists.
+        if self.k is None:
+            return cast(Scorer, self.metric.full)(retrieved, qrels)
+        return cast(CutScorer, self.metric.at_k)(retrieved, qrels, self.k)
+
+
+def parse_metric(text: str) -> MetricSpec:
+    """Parse `name` or `name@k` (e.g. "ndcg@10", "MRR", " recall @ 100 ") into a `MetricSpec`.
+
+    Raises `UsageError` naming the text and listing the valid metrics when the name is unknown,
+    when the cutoff is missing or not a positive integer (no sign, no leading zero), or when it
+    does not fit the metric's cutoff rule.
+    """
+    name_text, at, k_text = text.partition("@")
+    name = name_text.strip().lower()
+    definition = METRICS.get(name)
+    if definition is None:
+        raise UsageError(f"unknown metric {text!r}; valid metrics: {_valid_metrics()}")
+    if not at:
+        return MetricSpec(definition)
+    k_text = k_text.strip()
+    if not _CUTOFF.fullmatch(k_text):
+        problem = "missing cutoff after '@'" if not k_text else f"invalid cutoff {k_text!r}"
+        raise UsageError(
+            f"{problem} in metric {text!r}: k must be a positive integer, e.g. {name}@10; "
+            f"valid metrics: {_valid_metrics()}"
+        )
+    return MetricSpec(definition, int(k_text))
+
+
+def parse_metrics(text: str) -> tuple[MetricSpec, ...]:
+    """Parse a comma-separated list such as "ndcg@10,recall@100,mrr", keeping its order.
+
+    Raises `UsageError` for an empty list, an empty item ("ndcg@10,,mrr"), any item
+    `parse_metric` rejects, or two items with the same label.
+    """
+    items = text.split(",")
+    if not text.strip():
+        raise UsageError(f"no metrics given in {text!r}; write e.g. ndcg@10,recall@100")
+    specs: list[MetricSpec] = []
+    for position, item in enumerate(items, start=1):
+        if not item.strip():
+            raise UsageError(f"empty metric at position {position} of {text!r}; remove the extra comma")
+        spec = parse_metric(item)
+        if any(seen.label == spec.label for seen in specs):
+            raise UsageError(f"metric {spec.label!r} is listed twice in {text!r}; keep one")
+        specs.append(spec)
+    return tuple(specs)

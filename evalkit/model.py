@@ -1,0 +1,106 @@
+"""Core records shared by the store, the harness and any other memory system under test.
+
+`Thought` and `Edge` are what gets seeded; `Hit` and `SearchResponse` are what a search returns.
+They are frozen slotted dataclasses: cheap to build in hot loops, impossible to mutate by accident.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Literal
+
+EDGE_TYPES: tuple[str, ...] = (
+    "related",
+    "parent",
+    "develops",
+    "replaces",
+    "cluster",
+    "references",
+    "depends_on",
+    "contradicts",
+    "supports",
+)
+"""Every edge type a store accepts. `replaces` is directed (source supersedes target),
+`contradicts` is symmetric, `cluster` goes from a cluster thought to a member."""
+
+STATUSES: tuple[str, ...] = ("active", "draft", "archived")
+"""Every thought status a store accepts."""
+
+Standing = Literal["current", "contradicted", "superseded"]
+
+
+@dataclass(frozen=True, slots=True)
+class Thought:
+    """One stored memory. `created_at` None means "now" at insertion time (UTC).
+
+    `embedding` None means the store's embedder computes it from `content`.
+    """
+
+    id: str
+    content: str
+    project: str = "default"
+    status: str = "active"
+    created_at: datetime | None = None
+    is_cluster: bool = False
+    is_global: bool = False
+    importance: float = 1.0
+    embedding: tuple[float, ...] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Edge:
+    """A typed link between two thoughts, unique on (source, target, type)."""
+
+    source: str
+    target: str
+    type: str = "related"
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """One retrieved thought with every signal the pipeline computed for it.
+
+    `similarity`/`distance` are None when the vector leg did not return the row; `bm25_score`
+    is None when BM25 did not match it. `recency_score`/`final_score` are None unless the search
+    used a positive recency weight. `match_source` is a subset of ("vector", "bm25") in that order.
+    `low_confidence` is None only for systems that report no confidence signal.
+    """
+
+    id: str
+    content: str
+    project: str
+    rank: int
+    similarity: float | None
+    distance: float | None
+    match_source: tuple[str, ...]
+    rrf_score: float | None
+    bm25_score: float | None
+    relevance: float
+    low_confidence: bool | None
+    standing: Standing = "current"
+    superseded_by: tuple[str, ...] = ()
+    contradicted_by: tuple[str, ...] = ()
+    recency_score: float | None = None
+    final_score: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SearchResponse:
+    """The result of one search call.
+
+    `candidates` counts rows that reached the relevance gate and `filtered_out` the rows it
+    removed (both 0 when no gate ran); `min_relevance` is the gate value actually used (0 = none).
+    `dropped_ids` names the rows the gate removed, in pipeline order (len == filtered_out).
+    """
+
+    hits: tuple[Hit, ...] = field(default_factory=tuple)
+    candidates: int = 0
+    filtered_out: int = 0
+    min_relevance: float = 0.0
+    dropped_ids: tuple[str, ...] = ()
+
+    @property
+    def ids(self) -> list[str]:
+        """Retrieved ids in rank order."""
+        return [h.id for h in self.hits]

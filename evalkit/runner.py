@@ -1,0 +1,163 @@
+"""Run a scenario suite against a memory system: seed, query, score, check (SPEC §3.2).
+
+Each scenario gets a fresh memory in its own temporary directory, removed when the scenario ends
+— also on an error or Ctrl-C. Both passes query the same seeded memory: the ungated pass with
+min_relevance=0 (what baselines gate on) and, unless disabled, the gated pass with the system's
+default gate (or an explicit value), which is report-only.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from tqdm.auto import tqdm
+
+from evalkit.aggregate import mean_metrics, pass_result
+from evalkit.checks import check_query, scenario_status
+from evalkit.datasets import Suite, own_ids, seed_edges, seed_thoughts
+from evalkit.metrics import MetricSpec, score_query
+from evalkit.model import SearchResponse
+from evalkit.progress import progress_enabled
+from evalkit.results import DroppedRecord, HitRecord, PassResult, QueryResult, ScenarioResult
+from evalkit.scenarios import QuerySpec, Scenario
+from evalkit.system import MemorySystem
+
+
+@dataclass(frozen=True)
+class SuiteResult:
+    """The passes of one run; `gated` is None when the gated pass was skipped."""
+
+    ungated: PassResult
+    gated: PassResult | None
+    clock: datetime
+
+
+def run_suite(
+    suite: Suite,
+    system: MemorySystem,
+    *,
+    top_k: int = 5,
+    gated: bool = True,
+    min_relevance: float | None = None,
+    extra_metrics: Sequence[MetricSpec] = (),
+    clock: datetime | None = None,
+    progress: bool | None = None,
+) -> SuiteResult:
+    """Run every scenario of `suite` on fresh memories of `system`.
+
+    `top_k` applies to queries without their own; `min_relevance` is the gated pass's gate
+    (None = the system's default, resolved from its responses). `extra_metrics` (e.g. ndcg@10)
+    are computed per query beside the harness metrics. `clock` resolves relative dates and is
+    the "now" of every search (default: the current UTC time, truncated to seconds).
+    """
+    now = clock or datetime.now(UTC).replace(microsecond=0)
+    total = sum(len(s.queries) for s in suite.scenarios)
+    bar = tqdm(total=total, desc="queries", unit="q", disable=not progress_enabled(progress))
+    ungated: list[ScenarioResult] = []
+    gated_results: list[ScenarioResult] = []
+    gate_values: set[float] = set()
+    try:
+        for scenario in suite.scenarios:
+            with tempfile.TemporaryDirectory(prefix="evalkit-") as workdir, system.open(Path(workdir)) as memory:
+                memory.add_thoughts(seed_thoughts(scenario, suite.distractors, now))
+                memory.add_edges(seed_edges(scenario))
+                plain: list[QueryResult] = []
+                filtered: list[QueryResult] = []
+                for index, query in enumerate(scenario.queries):
+                    k = query.top_k or top_k
+                    options = dict(
+                        top_k=k,
+                        project=query.project,
+                        recency_weight=query.recency_weight or 0.0,
+                        recency_half_life_days=query.recency_half_life_days or 30.0,
+                        now=now,
+                    )
+                    response = memory.search(query.query, min_relevance=0.0, **options)
+                    plain.append(_query_result(index, query, response, k, scenario, extra_metrics))
+                    if gated:
+                        response = memory.search(query.query, min_relevance=min_relevance, **options)
+                        gate_values.add(response.min_relevance)
+                        filtered.append(_query_result(index, query, response, k, scenario, extra_metrics))
+                    bar.update()
+            ungated.append(_scenario_result(scenario, plain))
+            if gated:
+                gated_results.append(_scenario_result(scenario, filtered))
+    finally:
+        bar.close()
+    gate_value = max(gate_values) if gate_values else (min_relevance or 0.0)
+    return SuiteResult(
+        ungated=pass_result(ungated, 0.0),
+        gated=pass_result(gated_results, gate_value) if gated else None,
+        clock=now,
+    )
+
+
+def _query_result(
+    index: int,
+    query: QuerySpec,
+    response: SearchResponse,
+    top_k: int,
+    scenario: Scenario,
+    extra_metrics: Sequence[MetricSpec],
+) -> QueryResult:
+    relevant = set(query.relevant)
+    retrieved = list(dict.fromkeys(h.id for h in response.hits))
+    scores = score_query(retrieved, relevant)
+    metrics = {
+        "recall": scores.recall,
+        "precision": scores.precision,
+        "mrr": scores.mrr,
+        "hit_rate": scores.hit_rate,
+    }
+    if extra_metrics:
+        qrels = {**dict.fromkeys(query.relevant, 1), **query.grades}
+        metrics.update({spec.label: spec.compute(retrieved, qrels) for spec in extra_metrics})
+    return QueryResult(
+        index=index,
+        query=query.query,
+        query_id=query.id,
+        query_category=query.category,
+        project=query.project,
+        top_k=top_k,
+        relevant=list(query.relevant),
+        retrieved=retrieved,
+        hits=[
+            HitRecord(
+                id=h.id,
+                rank=h.rank,
+                relevant=h.id in relevant,
+                similarity=h.similarity,
+                relevance=h.relevance,
+                low_confidence=h.low_confidence,
+                match_source=list(h.match_source),
+                standing=h.standing,
+                superseded_by=list(h.superseded_by),
+                contradicted_by=list(h.contradicted_by),
+                bm25_score=h.bm25_score,
+                rrf_score=h.rrf_score,
+                recency_score=h.recency_score,
+                final_score=h.final_score,
+            )
+            for h in response.hits
+        ],
+        metrics=metrics,
+        check_errors=check_query(query, response.hits, own_ids(scenario)),
+        candidates=response.candidates,
+        dropped=[DroppedRecord(id=i, relevant=i in relevant) for i in response.dropped_ids],
+    )
+
+
+def _scenario_result(scenario: Scenario, queries: list[QueryResult]) -> ScenarioResult:
+    return ScenarioResult(
+        name=scenario.name,
+        category=scenario.category,
+        outcome=scenario.outcome,
+        status=scenario_status(scenario.outcome, any(q.check_errors for q in queries)),  # type: ignore[arg-type]
+        measure_only=scenario.measure_only,
+        metrics=mean_metrics(queries),
+        queries=queries,
+    )

@@ -1,0 +1,106 @@
+"""Scenario data model: what analysts write in `datasets/*.yaml|json` and importers produce.
+
+These are pydantic models (frozen, extra="forbid") because they cross a file boundary. They
+validate the shape of one scenario; cross-references (dangling ids, duplicates across files)
+are checked by `evalkit.datasets`, which reports every problem with file, scenario and field.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+BUILTIN_CATEGORIES: tuple[str, ...] = (
+    "explicit-fact",
+    "multi-hop",
+    "temporal",
+    "supersession",
+    "contradiction",
+    "consolidation",
+    "project-scope",
+    "retrieval-quality",
+    "no-match",
+)
+"""Categories a scenario file in `datasets/` may use. Importers (BEIR, LoCoMo) use their own."""
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class ThoughtSpec(_Frozen):
+    """A thought to seed. `created_at` is an ISO-8601 datetime or a relative offset such as
+    `-30d`, `-12h`, `-90m` (resolved against one clock per run); None means the run's clock."""
+
+    id: str = Field(min_length=1)
+    content: str
+    project: str = "default"
+    status: Literal["active", "draft", "archived"] = "active"
+    created_at: str | datetime | None = None
+    is_cluster: bool = False
+    is_global: bool = False
+    importance: float = Field(default=1.0, ge=0.0, le=1.0)
+
+
+class EdgeSpec(_Frozen):
+    """An edge to seed, after all thoughts."""
+
+    source: str
+    target: str
+    type: Literal[
+        "related",
+        "parent",
+        "develops",
+        "replaces",
+        "cluster",
+        "references",
+        "depends_on",
+        "contradicts",
+        "supports",
+    ] = "related"
+
+
+class RankBefore(_Frozen):
+    """`before` must be retrieved and rank above `after` (a missing `after` is fine)."""
+
+    before: str
+    after: str
+
+
+class QuerySpec(_Frozen):
+    """One labelled query.
+
+    `relevant` lists relevant ids; `grades` optionally gives graded relevance (id -> grade >= 1,
+    default 1 for every relevant id) for graded metrics such as nDCG. `id` and `category` are
+    optional labels (benchmarks set them: BEIR query ids, LoCoMo question categories).
+    """
+
+    query: str
+    relevant: list[str] = Field(default_factory=list)
+    grades: dict[str, int] = Field(default_factory=dict)
+    id: str | None = None
+    category: str | None = None
+    top_k: int | None = Field(default=None, ge=1, le=1000)
+    project: str | None = None
+    forbid: list[str] = Field(default_factory=list)
+    rank_before: RankBefore | None = None
+    no_relevant: bool = False
+    expect_no_strong_match: bool = False
+    recency_weight: float | None = Field(default=None, ge=0.0, le=1.0)
+    recency_half_life_days: float | None = Field(default=None, gt=0.0)
+
+
+class Scenario(_Frozen):
+    """A small labelled world: thoughts, edges and queries, seeded into a fresh store."""
+
+    name: str = Field(pattern=r"^[a-z0-9]+(-[a-z0-9]+)*$")
+    category: str
+    description: str = ""
+    outcome: Literal["pass", "xfail"] = "pass"
+    measure_only: bool = False
+    distractors: bool = True
+    thoughts: list[ThoughtSpec]
+    edges: list[EdgeSpec] = Field(default_factory=list)
+    queries: list[QuerySpec] = Field(min_length=1)

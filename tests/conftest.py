@@ -1,0 +1,25 @@
+"""Shared test configuration.
+
+With EVALKIT_FORBID_SKIPS=1 (set by .ci/run, where the shared data and the real model are
+present) a skipped test fails the session: a check that silently did not run is a defect.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+_skipped: list[str] = []
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if report.skipped and not hasattr(report, "wasxfail"):
+        _skipped.append(report.nodeid)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    if os.environ.get("EVALKIT_FORBID_SKIPS") == "1" and _skipped:
+        names = "\n  ".join(_skipped)
+        print(f"\nEVALKIT_FORBID_SKIPS=1 but {len(_skipped)} test(s) were skipped:\n  {names}")
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
