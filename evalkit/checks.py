@@ -28,11 +28,15 @@ def check_query(query: QuerySpec, hits: Sequence[Hit], own_ids: Collection[str])
     if query.no_relevant:
         for hit in hits:
             if hit.id in own_ids:
-                errors.append(f"no_relevant: the scenario's own thought {hit.id!r} was retrieved at rank {hit.rank}")
+                errors.append(
+                    f"no_relevant: the scenario's own thought {hit.id!r} was retrieved at rank {hit.rank}"
+                )
     if query.expect_no_strong_match:
         for hit in hits:
             if hit.low_confidence is None:
-                errors.append(f"expect_no_strong_match: {hit.id!r} at rank {hit.rank} has no confidence signal")
+                errors.append(
+                    f"expect_no_strong_match: {hit.id!r} at rank {hit.rank} has no confidence signal"
+                )
             elif not hit.low_confidence:
                 errors.append(
                     f"expect_no_strong_match: {hit.id!r} at rank {hit.rank} is a strong match "
@@ -43,7 +47,9 @@ def check_query(query: QuerySpec, hits: Sequence[Hit], own_ids: Collection[str])
         if before not in rank:
             errors.append(f"rank_before: {before!r} was not retrieved (expected above {after!r})")
         elif after in rank and rank[after] < rank[before]:
-            errors.append(f"rank_before: {before!r} (rank {rank[before]}) ranks below {after!r} (rank {rank[after]})")
+            errors.append(
+                f"rank_before: {before!r} (rank {rank[before]}) ranks below {after!r} (rank {rank[after]})"
+            )
     return errors
 
 

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from evalkit.results import PassResult, Report
 
-_HEADER = f"{'scenario':<22} {'category':<18} {'nq':>3} {'recall':>7} {'prec':>7} {'mrr':>7} {'hit':>7}  status"
+_HEADER = (
+    f"{'scenario':<22} {'category':<18} {'nq':>3} {'recall':>7} {'prec':>7} {'mrr':>7} {'hit':>7}  status"
+)
 
 
 def _row(name: str, category: str, queries: int, metrics: dict[str, float], status: str) -> str:
@@ -20,7 +22,9 @@ def render_pass_table(result: PassResult) -> list[str]:
     """Per-scenario rows, the overall row and one line per category."""
     lines = [_HEADER, "-" * len(_HEADER)]
     for s in result.scenarios:
-        lines.append(_row(s.name, s.category, s.metrics.queries, s.metrics.metrics, _status(s.status, s.measure_only)))
+        lines.append(
+            _row(s.name, s.category, s.metrics.queries, s.metrics.metrics, _status(s.status, s.measure_only))
+        )
     lines.append("-" * len(_HEADER))
     lines.append(_row("overall", "", result.overall.queries, result.overall.metrics, ""))
     for category, agg in result.categories.items():
@@ -33,7 +37,7 @@ def render_pass_table(result: PassResult) -> list[str]:
 
 
 def gate_headline(gated: PassResult) -> str:
-    """"Gated pass (report-only): min_relevance X — dropped N of M candidate rows across Q/T queries"."""
+    """ "Gated pass (report-only): min_relevance X — dropped N of M candidate rows across Q/T queries"."""
     g = gated.relevance_gate
     return (
         f"Gated pass (report-only): min_relevance {g.min_relevance:g} — dropped {g.dropped_rows} of "
@@ -47,7 +51,10 @@ def render_gate_comparison(ungated: PassResult, gated: PassResult) -> list[str]:
         gate_headline(gated),
         f"{'scenario':<22} {'recall':>15} {'precision':>15} {'mrr':>15} {'dropped':>8} {'rel.dropped':>11}",
     ]
-    pairs = [(u.name, u.metrics.metrics, g.metrics.metrics, g.queries) for u, g in zip(ungated.scenarios, gated.scenarios, strict=True)]
+    pairs = [
+        (u.name, u.metrics.metrics, g.metrics.metrics, g.queries)
+        for u, g in zip(ungated.scenarios, gated.scenarios, strict=True)
+    ]
     for name, before, after, queries in pairs:
         dropped = sum(len(q.dropped) for q in queries)
         relevant = sum(d.relevant for q in queries for d in q.dropped)

@@ -37,7 +37,7 @@ import json
 import re
 import types
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Union, get_args, get_origin
@@ -103,25 +103,29 @@ def load_suite(directory: str | Path = "datasets", names: Sequence[str] | None =
     if not root.is_dir():
         raise DatasetError(
             f"no scenario dataset at {root}",
-            [f"{root}: directory not found; pass the directory holding {SCENARIOS_SUBDIR}/ and distractors.yaml"],
+            [
+                f"{root}: directory not found; pass the directory holding "
+                f"{SCENARIOS_SUBDIR}/ and distractors.yaml"
+            ],
         )
     reader = _Reader(root)
     distractors = _load_distractors(reader)
     entries = _load_scenario_files(reader)
-    problems = reader.problems
-    _check_duplicate_names(entries, problems)
+    _check_duplicate_names(entries, reader)
     for entry in entries:
         if entry.scenario is not None:
-            label = f"{entry.path}: scenario {entry.scenario.name!r}"
-            problems.extend(f"{label}: {p}" for p in _scenario_problems(entry.scenario, distractors))
+            reader.add(entry.path, _scenario_problems(entry.scenario, distractors), entry.label)
     if distractors is None and reader.distractors_missing:
         wanting = [e.scenario.name for e in entries if e.scenario is not None and e.scenario.distractors]
         if wanting:
-            problems.append(
-                f"{root / (DISTRACTORS_STEM + '.yaml')}: file not found, but scenario(s) {', '.join(wanting)} "
-                "ask for shared distractors (distractors: true is the default); add the file or set "
-                "distractors: false in those scenarios"
+            reader.add(
+                root / (DISTRACTORS_STEM + ".yaml"),
+                [
+                    f"file not found, but scenario(s) {', '.join(wanting)} ask for shared distractors "
+                    "(distractors: true is the default); add the file or set distractors: false there"
+                ],
             )
+    problems = reader.sorted_problems()
     if problems:
         raise DatasetError(
             f"{root}: {len(problems)} problem(s) in the scenario dataset; fix them, nothing was run", problems
@@ -222,14 +226,19 @@ def _scenario_problems(scenario: Scenario, distractors: Sequence[ThoughtSpec] | 
             for end in ("before", "after"):
                 problems.extend(resolver.check(f"{where}.rank_before.{end}", getattr(rb, end)))
             if rb.before == rb.after:
-                problems.append(f"{where}.rank_before: before and after are both {rb.before!r}; name two thoughts")
+                problems.append(
+                    f"{where}.rank_before: before and after are both {rb.before!r}; name two thoughts"
+                )
         for ref, grade in query.grades.items():
             field = f"{where}.grades[{ref!r}]"
-            problems.extend(resolver.check(field, ref))
+            unresolved = resolver.check(field, ref)
+            problems.extend(unresolved)
             if grade < 1:
                 problems.append(f"{field}: grade {grade} must be >= 1; leave non-relevant ids out of grades")
-            if ref not in query.relevant:
-                problems.append(f"{field}: {ref!r} has a grade but is not in relevant; add it there or drop the grade")
+            if not unresolved and ref not in query.relevant:
+                problems.append(
+                    f"{field}: {ref!r} has a grade but is not in relevant; add it there or drop the grade"
+                )
         if query.project is not None and query.project not in projects and resolver.judged:
             problems.append(
                 f"{where}.project: no thought of this scenario is in project {query.project!r}, so the query "
@@ -247,39 +256,58 @@ class _Entry:
     raw_name: str | None
     scenario: Scenario | None
 
+    @property
+    def label(self) -> str:
+        return f"scenario {self.raw_name!r}" if self.raw_name is not None else "scenario <unnamed>"
+
 
 class _Reader:
     """Reads dataset files once, remembering their bytes (for the digest) and every problem."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        self.problems: list[str] = []
         self.distractors_missing = False
+        self._problems: list[tuple[str, str]] = []
         self._blobs: dict[str, bytes] = {}
+
+    def add(self, path: Path, problems: Iterable[str], label: str | None = None) -> int:
+        """Record problems of `path` (each `<field>: <message>` or a whole-file message), prefixed
+        with the path and `label` (e.g. "scenario 'temporal'"). Returns how many were added."""
+        prefix = f"{path}: " + (f"{label}: " if label else "")
+        added = [(str(path), prefix + p) for p in problems]
+        self._problems.extend(added)
+        return len(added)
+
+    def sorted_problems(self) -> list[str]:
+        """Every problem, grouped by file in path order, in the order found within a file."""
+        return [text for _, text in sorted(self._problems, key=lambda item: item[0])]
 
     def parse(self, path: Path) -> tuple[bool, Any]:
         """(ok, data) for one file; on failure the problem is recorded and ok is False."""
         try:
             data = path.read_bytes()
         except OSError as exc:
-            self.problems.append(f"{path}: cannot read the file ({exc.strerror or exc})")
+            self.add(path, [f"cannot read the file ({exc.strerror or exc})"])
             return False, None
         self._blobs[path.relative_to(self.root).as_posix()] = data
         try:
             text = data.decode("utf-8-sig")
         except UnicodeDecodeError as exc:
-            self.problems.append(
-                f"{path}: not valid UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start}); save the file as UTF-8"
+            self.add(
+                path,
+                [
+                    f"not valid UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start}); save the file as UTF-8"
+                ],
             )
             return False, None
         try:
             parsed = _parse_json(text) if path.suffix == ".json" else _parse_yaml(text)
         except _SyntaxProblem as exc:
-            self.problems.append(f"{path}: {exc}")
+            self.add(path, [str(exc)])
             return False, None
         if not isinstance(parsed, dict):
             what = "empty" if parsed is None else f"a {type(parsed).__name__}"
-            self.problems.append(f"{path}: the file is {what}; it must hold one mapping (key: value pairs)")
+            self.add(path, [f"the file is {what}; it must hold one mapping (key: value pairs)"])
             return False, None
         return True, parsed
 
@@ -300,53 +328,54 @@ def _load_distractors(reader: _Reader) -> list[ThoughtSpec] | None:
         reader.distractors_missing = True
         return None
     if len(found) > 1:
-        reader.problems.append(
-            f"{reader.root}: several distractor files ({', '.join(p.name for p in found)}); keep exactly one"
+        reader.add(
+            reader.root, [f"several distractor files ({', '.join(p.name for p in found)}); keep exactly one"]
         )
         return None
     path = found[0]
     ok, data = reader.parse(path)
     if not ok:
         return None
-    before = len(reader.problems)
-    reader.problems.extend(f"{path}: {p}" for p in _raw_date_problems(data))
+    found_problems = reader.add(path, _raw_date_problems(data))
     try:
         spec = _DistractorFile.model_validate(data)
     except ValidationError as exc:
-        reader.problems.extend(f"{path}: {p}" for p in _pydantic_problems(exc, _DistractorFile))
+        reader.add(path, _pydantic_problems(exc, _DistractorFile))
         return None
-    reader.problems.extend(f"{path}: {p}" for p in _thought_problems(spec.thoughts, None))
-    return None if len(reader.problems) > before else list(spec.thoughts)
+    found_problems += reader.add(path, _thought_problems(spec.thoughts, None))
+    return None if found_problems else list(spec.thoughts)
 
 
 def _load_scenario_files(reader: _Reader) -> list[_Entry]:
+    """One entry per scenario file that parses to a mapping (its scenario None when invalid)."""
     folder = reader.root / SCENARIOS_SUBDIR
     if not folder.is_dir():
-        reader.problems.append(f"{folder}: directory not found; put one scenario per .yaml/.yml/.json file there")
+        reader.add(folder, ["directory not found; put one scenario per .yaml/.yml/.json file there"])
         return []
-    entries: list[_Entry] = []
+    paths = []
     for path in sorted(folder.iterdir(), key=lambda p: p.name):
         if path.name.startswith(".") or path.is_dir() or path.suffix in _IGNORED_SUFFIXES:
             continue
-        if path.suffix not in SCENARIO_SUFFIXES:
-            reader.problems.append(
-                f"{path}: not a scenario file; rename it to end in {', '.join(SCENARIO_SUFFIXES)} or move it out"
+        if path.suffix in SCENARIO_SUFFIXES:
+            paths.append(path)
+        else:
+            reader.add(
+                path, [f"not a scenario file; rename it to end in {', '.join(SCENARIO_SUFFIXES)} or move it"]
             )
-            continue
+    if not paths:
+        reader.add(folder, ["no scenario files; add one .yaml/.yml/.json file per scenario"])
+    entries = []
+    for path in paths:
         ok, data = reader.parse(path)
         if not ok:
             continue
-        raw_name = data.get("name") if isinstance(data.get("name"), str) else None
-        label = f"{path}: scenario {raw_name!r}" if raw_name is not None else f"{path}: scenario <unnamed>"
-        reader.problems.extend(f"{label}: {p}" for p in _raw_date_problems(data))
+        entry = _Entry(path, data.get("name") if isinstance(data.get("name"), str) else None, None)
+        reader.add(path, _raw_date_problems(data), entry.label)
         try:
-            scenario: Scenario | None = Scenario.model_validate(data)
+            entry = replace(entry, scenario=Scenario.model_validate(data))
         except ValidationError as exc:
-            reader.problems.extend(f"{label}: {p}" for p in _pydantic_problems(exc, Scenario))
-            scenario = None
-        entries.append(_Entry(path, raw_name, scenario))
-    if not entries and not reader.problems:
-        reader.problems.append(f"{folder}: no scenario files; add one .yaml/.yml/.json file per scenario")
+            reader.add(path, _pydantic_problems(exc, Scenario), entry.label)
+        entries.append(entry)
     return entries
 
 
@@ -386,14 +415,20 @@ _StrictYamlLoader.add_constructor("tag:yaml.org,2002:map", _construct_unique_map
 
 def _parse_yaml(text: str) -> Any:
     try:
-        return yaml.load(text, Loader=_StrictYamlLoader)  # noqa: S506 - a SafeLoader subclass
+        return yaml.load(text, Loader=_StrictYamlLoader)
     except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
-        what = " ".join(str(p) for p in (exc.context, exc.problem) if p)
-        raise _SyntaxProblem(f"YAML syntax error at {where}{what}") from None
+        where = f" at {_mark(exc.problem_mark)}" if exc.problem_mark is not None else ""
+        message = f"YAML syntax error{where}: {exc.problem or exc.context}"
+        if exc.problem and exc.context:
+            started = f" started at {_mark(exc.context_mark)}" if exc.context_mark is not None else ""
+            message += f" ({exc.context}{started})"
+        raise _SyntaxProblem(message) from None
     except yaml.YAMLError as exc:
         raise _SyntaxProblem(f"YAML syntax error: {exc}") from None
+
+
+def _mark(mark: yaml.Mark) -> str:
+    return f"line {mark.line + 1}, column {mark.column + 1}"
 
 
 class _DuplicateJsonKey(ValueError):
@@ -413,7 +448,9 @@ def _parse_json(text: str) -> Any:
     try:
         return json.loads(text, object_pairs_hook=_unique_object)
     except json.JSONDecodeError as exc:
-        raise _SyntaxProblem(f"JSON syntax error at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
+        raise _SyntaxProblem(
+            f"JSON syntax error at line {exc.lineno}, column {exc.colno}: {exc.msg}"
+        ) from None
     except _DuplicateJsonKey as exc:
         raise _SyntaxProblem(f"JSON error: duplicate key {exc.args[0]!r} in one object") from None
 
@@ -444,8 +481,7 @@ def _pydantic_problems(exc: ValidationError, model: type[BaseModel]) -> list[str
         if kind == "extra_forbidden":
             key = str(loc[-1])
             allowed = _fields_at(model, loc[:-1])
-            hint = difflib.get_close_matches(key, allowed, n=1)
-            msg = f"unknown key {key!r}" + (f" (did you mean {hint[0]!r}?)" if hint else "")
+            msg = f"unknown key {key!r}{_did_you_mean(key, allowed)}"
             msg += f"; allowed keys: {', '.join(allowed)}" if allowed else ""
         elif kind == "missing":
             msg = f"required key {loc[-1]!r} is missing"
@@ -540,7 +576,11 @@ class _Resolver:
         return [self._unknown(field, ref)]
 
     def _unknown(self, field: str, ref: str) -> str:
-        where = "the scenario's thoughts or the distractors" if self.uses_distractors else "the scenario's thoughts"
+        where = (
+            "the scenario's thoughts or the distractors"
+            if self.uses_distractors
+            else "the scenario's thoughts"
+        )
         return f"{field}: unknown thought id {ref!r} (not in {where})"
 
 
@@ -551,11 +591,14 @@ def _thought_problems(thoughts: Sequence[ThoughtSpec], distractor_ids: frozenset
     probe_clock = datetime(2000, 1, 1, tzinfo=UTC)
     for i, t in enumerate(thoughts):
         if t.id in first:
-            problems.append(f"thoughts[{i}].id: duplicate thought id {t.id!r} (also thoughts[{first[t.id]}].id)")
+            problems.append(
+                f"thoughts[{i}].id: duplicate thought id {t.id!r} (also thoughts[{first[t.id]}].id)"
+            )
         first.setdefault(t.id, i)
         if distractor_ids is not None and t.id in distractor_ids:
             problems.append(
-                f"thoughts[{i}].id: {t.id!r} is also a shared distractor id; rename it or set distractors: false"
+                f"thoughts[{i}].id: {t.id!r} is also a shared distractor id; "
+                "rename it or set distractors: false"
             )
         try:
             resolve_created_at(t.created_at, probe_clock)
@@ -571,7 +614,9 @@ def _edge_problems(scenario: Scenario, resolver: _Resolver) -> list[str]:
         problems.extend(resolver.check(f"edges[{i}].source", e.source))
         problems.extend(resolver.check(f"edges[{i}].target", e.target))
         if e.source == e.target:
-            problems.append(f"edges[{i}]: {e.type} edge from {e.source!r} to itself; an edge links two thoughts")
+            problems.append(
+                f"edges[{i}]: {e.type} edge from {e.source!r} to itself; an edge links two thoughts"
+            )
         key = (e.source, e.target, e.type)
         if key in first:
             problems.append(f"edges[{i}]: duplicate of edges[{first[key]}] (same source, target and type)")
@@ -592,9 +637,13 @@ def _relevance_problems(
                 problems.append(f"{field}: {ref!r} is listed twice")
             seen.add(ref)
             if name == "forbid" and ref in relevant:
-                problems.append(f"{field}: {ref!r} is also in relevant; an id cannot be both relevant and forbidden")
+                problems.append(
+                    f"{field}: {ref!r} is also in relevant; an id cannot be both relevant and forbidden"
+                )
     if relevant and no_relevant:
-        problems.append(f"{where}.no_relevant: no_relevant is true but relevant lists ids; keep one of the two")
+        problems.append(
+            f"{where}.no_relevant: no_relevant is true but relevant lists ids; keep one of the two"
+        )
     if not relevant and not no_relevant:
         problems.append(
             f"{where}.relevant: no relevant ids; list the thought ids this query should retrieve, "
@@ -603,33 +652,42 @@ def _relevance_problems(
     return problems
 
 
-def _check_duplicate_names(entries: Iterable[_Entry], problems: list[str]) -> None:
+def _check_duplicate_names(entries: Iterable[_Entry], reader: _Reader) -> None:
     first: dict[str, Path] = {}
     for e in entries:
         if e.raw_name is None:
             continue
         if e.raw_name in first:
-            problems.append(
-                f"{e.path}: scenario {e.raw_name!r}: name: duplicate scenario name, also used by "
-                f"{first[e.raw_name]}; scenario names must be unique"
+            reader.add(
+                e.path,
+                [
+                    f"name: duplicate scenario name, also used by {first[e.raw_name]}; scenario names must be unique"
+                ],
+                e.label,
             )
         first.setdefault(e.raw_name, e.path)
 
 
-def _select(valid: Sequence[tuple[Scenario, Path]], names: Sequence[str] | None) -> list[tuple[Scenario, Path]]:
+def _select(
+    valid: Sequence[tuple[Scenario, Path]], names: Sequence[str] | None
+) -> list[tuple[Scenario, Path]]:
     if names is None:
         return list(valid)
     wanted = [names] if isinstance(names, str) else list(names)
     available = [s.name for s, _ in valid]
     unknown = [n for n in dict.fromkeys(wanted) if n not in available]
     if unknown or not wanted:
-        problems = [
-            f"unknown scenario {n!r}"
-            + (f" (did you mean {hint[0]!r}?)" if (hint := difflib.get_close_matches(n, available, n=1)) else "")
-            for n in unknown
-        ] or ["no scenario name given; pass None to select every scenario"]
+        problems = [f"unknown scenario {n!r}{_did_you_mean(n, available)}" for n in unknown] or [
+            "no scenario name given; pass None to select every scenario"
+        ]
         raise DatasetError(f"cannot select scenarios; available: {', '.join(available)}", problems)
     return [(s, path) for s, path in valid if s.name in wanted]
+
+
+def _did_you_mean(word: str, options: Sequence[str]) -> str:
+    """' (did you mean 'x'?)' for the closest option, or ''."""
+    hint = difflib.get_close_matches(word, options, n=1)
+    return f" (did you mean {hint[0]!r}?)" if hint else ""
 
 
 def _as_utc(moment: datetime) -> datetime:

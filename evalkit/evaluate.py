@@ -36,7 +36,9 @@ def check_top_k(top_k: int) -> int:
 def check_gate(min_relevance: float | None) -> float | None:
     """min_relevance as given when None or a number in [0, 1]; otherwise UsageError."""
     if min_relevance is not None and not 0.0 <= float(min_relevance) <= 1.0:
-        raise UsageError(f"min_relevance must be from 0 to 1 (or None for the service default), got {min_relevance}")
+        raise UsageError(
+            f"min_relevance must be from 0 to 1 (or None for the service default), got {min_relevance}"
+        )
     return min_relevance
 
 
@@ -105,4 +107,3 @@ def evaluate(
         notes=notes,
         gated=result.gated,
     )
-

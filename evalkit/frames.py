@@ -48,7 +48,15 @@ OVERALL_COLUMNS: tuple[str, ...] = (
 )  # fmt: skip
 """One row per pass: the means over every gating query and the relevance gate's totals."""
 
-REGRESSION_COLUMNS: tuple[str, ...] = ("kind", "scenario", "category", "metric", "actual", "threshold", "message")
+REGRESSION_COLUMNS: tuple[str, ...] = (
+    "kind",
+    "scenario",
+    "category",
+    "metric",
+    "actual",
+    "threshold",
+    "message",
+)
 """One row per regression (kind: assertion, metric, present). Empty frame = the run gates green."""
 
 GATE_COMPARISON_COLUMNS: tuple[str, ...] = (
@@ -219,7 +227,12 @@ class EvalRun:
     def categories(self) -> pd.DataFrame:
         extra = self._extra_metrics()
         rows = [
-            {"pass": name, "category": c, "queries": agg.queries, **_metric_values(agg, [*HARNESS_METRICS, *extra])}
+            {
+                "pass": name,
+                "category": c,
+                "queries": agg.queries,
+                **_metric_values(agg, [*HARNESS_METRICS, *extra]),
+            }
             for name, result in self.passes.items()
             for c, agg in result.categories.items()
         ]

@@ -43,7 +43,12 @@ def git_state(directory: str | Path = ".") -> dict[str, Any]:
     """{"commit": sha or None, "dirty": bool or None} of the repository holding `directory`."""
     try:
         commit = subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=directory, capture_output=True, text=True, timeout=10, check=True
+            ["git", "rev-parse", "HEAD"],
+            cwd=directory,
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
         ).stdout.strip()
         status = subprocess.run(
             ["git", "status", "--porcelain", "--untracked-files=no"],

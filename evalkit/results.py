@@ -146,4 +146,6 @@ def read_report(path: str | Path) -> Report:
     except FileNotFoundError as exc:
         raise ReportError(f"report {source} does not exist; run `evalkit run --out {source}` first") from exc
     except ValidationError as exc:
-        raise ReportError(f"report {source} is not an evalkit report (schema {SCHEMA_VERSION}): {exc}") from exc
+        raise ReportError(
+            f"report {source} is not an evalkit report (schema {SCHEMA_VERSION}): {exc}"
+        ) from exc

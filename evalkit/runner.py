@@ -62,7 +62,10 @@ def run_suite(
     gate_values: set[float] = set()
     try:
         for scenario in suite.scenarios:
-            with tempfile.TemporaryDirectory(prefix="evalkit-") as workdir, system.open(Path(workdir)) as memory:
+            with (
+                tempfile.TemporaryDirectory(prefix="evalkit-") as workdir,
+                system.open(Path(workdir)) as memory,
+            ):
                 memory.add_thoughts(seed_thoughts(scenario, suite.distractors, now))
                 memory.add_edges(seed_edges(scenario))
                 plain: list[QueryResult] = []

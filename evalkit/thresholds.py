@@ -116,7 +116,9 @@ def baseline_entry(result: PassResult, top_k: int, recorded_at: datetime | None 
         recorded_at=(recorded_at or datetime.now(UTC)).replace(microsecond=0).isoformat(),
         top_k=top_k,
         baseline=Baseline(overall=overall, categories=categories),
-        thresholds=Thresholds(overall=_floor(overall), categories={c: _floor(v) for c, v in categories.items()}),
+        thresholds=Thresholds(
+            overall=_floor(overall), categories={c: _floor(v) for c, v in categories.items()}
+        ),
     )
 
 

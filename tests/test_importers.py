@@ -25,7 +25,6 @@ from evalkit.importers import (
     parse_session_datetime,
     resolve_evidence,
 )
-from evalkit.importers._progress import progress_enabled
 
 FIXTURES = Path(__file__).parent / "fixtures"
 BEIR_TINY = FIXTURES / "beir_tiny"
@@ -179,39 +178,21 @@ def test_beir_split_judging_nothing_known_is_an_error(tmp_path: Path) -> None:
         load_beir(root, progress=False)
 
 
-def test_beir_progress_bar_goes_to_stderr_when_forced(capsys: pytest.CaptureFixture[str]) -> None:
+def test_progress_bar_goes_to_stderr_only_when_asked_or_on_a_terminal(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     load_beir(BEIR_TINY, progress=True)
     assert "corpus.jsonl" in capsys.readouterr().err
+    load_locomo(LOCOMO_TINY, progress=True)
+    assert "locomo_tiny.json" in capsys.readouterr().err
     load_beir(BEIR_TINY, progress=False)
+    load_beir(BEIR_TINY)  # None: captured stderr is not a terminal
+    load_locomo(LOCOMO_TINY)
     assert capsys.readouterr().err == ""
 
 
 def _beir_copy(tmp_path: Path) -> Path:
     return Path(shutil.copytree(BEIR_TINY, tmp_path / "beir_tiny"))
-
-
-# --- progress -------------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("progress", "tty", "ci", "expected"),
-    [
-        (True, False, "true", True),
-        (False, True, None, False),
-        (None, True, None, True),
-        (None, True, "true", False),
-        (None, False, None, False),
-    ],
-)
-def test_progress_default_needs_a_terminal_outside_ci(
-    monkeypatch: pytest.MonkeyPatch, progress: bool | None, tty: bool, ci: str | None, expected: bool
-) -> None:
-    monkeypatch.setattr("sys.stderr.isatty", lambda: tty)
-    if ci is None:
-        monkeypatch.delenv("CI", raising=False)
-    else:
-        monkeypatch.setenv("CI", ci)
-    assert progress_enabled(progress) is expected
 
 
 # --- LoCoMo: dates and evidence -------------------------------------------------------------------

@@ -62,7 +62,8 @@ _UPSERT = (
     "ON CONFLICT DO UPDATE SET vector = excluded.vector "
     "WHERE length(embeddings.vector) != length(excluded.vector)"
 )
-_SQLITE_CORRUPT = 11  # primary result codes meaning "this file is damaged"
+_SQLITE_BUSY = 5  # SQLite primary result codes
+_SQLITE_CORRUPT = 11
 _SQLITE_NOTADB = 26
 
 
@@ -157,7 +158,7 @@ class EmbeddingCache:
             except StoreError as exc:
                 raise EmbedderError(self._unusable(str(exc))) from None
             try:
-                _prepare(conn)
+                _prepare(conn, self._timeout)
                 return conn
             except (DatabaseError, _Damaged) as exc:
                 conn.close()
@@ -206,10 +207,25 @@ def _is_damage(exc: Exception) -> bool:
     return code is not None and code & 0xFF in (_SQLITE_CORRUPT, _SQLITE_NOTADB)
 
 
-def _prepare(conn: Connection) -> None:
+def _enable_wal(conn: Connection, timeout: float) -> None:
+    """Switch to WAL, retrying on SQLITE_BUSY: SQLite does not call the busy handler for this
+    pragma, so two processes creating the same new file would otherwise see "database is locked"."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            return
+        except DatabaseError as exc:
+            busy = (getattr(exc, "sqlite_errorcode", 0) or 0) & 0xFF == _SQLITE_BUSY
+            if not busy or time.monotonic() >= deadline:
+                raise
+            time.sleep(0.01)
+
+
+def _prepare(conn: Connection, timeout: float) -> None:
     """WAL mode, integrity check, then create the schema or check it (under a write lock, so two
     processes creating the same new file do not race)."""
-    conn.execute("PRAGMA journal_mode=WAL")
+    _enable_wal(conn, timeout)
     problems = [row[0] for row in conn.execute("PRAGMA quick_check").fetchall()]
     if problems != ["ok"]:
         raise _Damaged("integrity check: " + "; ".join(problems[:3]))

@@ -34,8 +34,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tqdm import tqdm
+
 from evalkit.errors import DatasetError
-from evalkit.importers._progress import progress_bar
+from evalkit.progress import progress_enabled
 from evalkit.scenarios import QuerySpec, Scenario, ThoughtSpec
 
 QRELS_HEADER: tuple[str, str, str] = ("query-id", "corpus-id", "score")
@@ -110,8 +112,9 @@ class BeirSet:
 def load_beir(path: str | Path, split: str = "test", *, progress: bool | None = None) -> BeirSet:
     """Load the BEIR directory `path` for `split` (a file `qrels/<split>.tsv` must exist).
 
-    `progress`: True/False forces the corpus progress bar on/off; None shows it only on an
-    interactive stderr outside CI. Raises `DatasetError` for any invalid or missing input.
+    `progress`: True/False forces the corpus progress bar (on stderr) on/off; None decides with
+    `evalkit.progress.progress_enabled` (an interactive stderr outside CI and Jupyter).
+    Raises `DatasetError` for any invalid or missing input.
     """
     root = Path(path)
     files = _files(root, split)
@@ -203,9 +206,10 @@ def _scenario_name(root: Path) -> str:
 
 def _json_lines(path: Path, problems: list[str], progress: bool | None = False) -> Iterator[tuple[int, Any]]:
     """Yield (line number, parsed object) for each non-blank line; record unparsable lines."""
+    show = progress_enabled(progress)
     with (
         path.open("rb") as handle,
-        progress_bar(progress, desc=path.name, total=path.stat().st_size, unit="B", unit_scale=True) as bar,
+        tqdm(total=path.stat().st_size, desc=path.name, unit="B", unit_scale=True, disable=not show) as bar,
     ):
         for number, raw in enumerate(handle, start=1):
             bar.update(len(raw))

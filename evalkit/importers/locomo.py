@@ -49,8 +49,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, get_args
 
+from tqdm import tqdm
+
 from evalkit.errors import DatasetError, UsageError
-from evalkit.importers._progress import progress_bar
+from evalkit.progress import progress_enabled
 from evalkit.scenarios import QuerySpec, Scenario, ThoughtSpec
 
 LOCOMO_CATEGORIES: Mapping[str, str] = {
@@ -329,8 +331,9 @@ class LocomoSet:
 def load_locomo(path: str | Path, *, progress: bool | None = None) -> LocomoSet:
     """Load `locomo10.json` (or any file of the same shape) from `path`.
 
-    `progress`: True/False forces a per-conversation progress bar on/off; None shows it only on
-    an interactive stderr outside CI. Raises `DatasetError` listing every structural problem
+    `progress`: True/False forces a per-conversation progress bar (on stderr) on/off; None decides
+    with `evalkit.progress.progress_enabled` (an interactive stderr outside CI and Jupyter).
+    Raises `DatasetError` listing every structural problem
     (file, conversation, session or question, and the fix), including unparsable session dates.
     """
     file = Path(path)
@@ -339,7 +342,8 @@ def load_locomo(path: str | Path, *, progress: bool | None = None) -> LocomoSet:
     builder = _ReportBuilder()
     scenarios: list[Scenario] = []
     seen: set[str] = set()
-    with progress_bar(progress, desc=file.name, total=len(samples), unit="conv") as bar:
+    show = progress_enabled(progress)
+    with tqdm(total=len(samples), desc=file.name, unit="conv", disable=not show) as bar:
         for index, sample in enumerate(samples):
             scenario = _conversation(file, index, sample, seen, builder, problems)
             if scenario is not None:

@@ -5,15 +5,17 @@ Rules: split on whitespace; strip surrounding double quotes; delete the characte
 survivor and join with ` OR `. Nothing left → None, and the BM25 leg returns nothing (a
 stopword-only query never matches everything). Because every term is a double-quoted FTS5
 string with all double quotes removed, no user text can produce FTS5 syntax: operators such as
-AND/OR/NOT/NEAR become plain quoted terms. NUL characters are deleted too (beyond the SPEC's
-list): FTS5 reads its query as a C string, so a NUL would end it mid-term ("unterminated string").
+AND/OR/NOT/NEAR become plain quoted terms. Two more kinds of character are deleted (beyond the
+SPEC's list): NUL, because FTS5 reads its query as a C string and a NUL would end it mid-term
+("unterminated string"); and lone UTF-16 surrogates (U+D800–U+DFFF), which cannot be encoded as
+UTF-8 and so cannot be sent to SQLite at all (no stored text can contain them either).
 """
 
 from __future__ import annotations
 
 import re
 
-_DELETED = re.compile(r'["*:()^+\-\[\]\\\x00]')
+_DELETED = re.compile(r'["*:()^+\-\[\]\\\x00\ud800-\udfff]')
 
 STOPWORDS: frozenset[str] = frozenset(
     """

@@ -347,7 +347,9 @@ class MemoryStore:
 
         Numeric options are clamped (top_k to [1, 1000], recency weight to [0, 1], half-life to
         [1, 3650] with non-positive → 30, min_relevance to [0, 1] with None → DEFAULT_MIN_RELEVANCE);
-        unknown mode strings and a `query_embedding` of the wrong shape raise StoreError.
+        unknown mode strings, an unknown status, numeric options that are not numbers (NaN
+        included) and a `query_embedding` of the wrong shape or with non-finite values raise
+        StoreError.
         """
         pipe = self.pipeline
         _choice("retrieval mode", retrieval, RETRIEVAL_MODES)

@@ -1,0 +1,64 @@
+"""`evalkit report`: execute a report notebook headless and write it as HTML (evalkit.notebooks)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from evalkit.cli.exit_codes import EXIT_OK, EXIT_REGRESSIONS
+from evalkit.notebooks import (
+    DEFAULT_OUT_DIR,
+    NOTEBOOKS_DIR,
+    NotebookRegressionError,
+    parse_parameters,
+    read_parameters,
+    resolve_notebook,
+    run_notebook,
+)
+
+DEFAULT_NOTEBOOK = "eval_report"
+
+
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add `evalkit report`."""
+    report = commands.add_parser(
+        "report",
+        help="run a report notebook (papermill) and write the executed notebook and its HTML",
+        description="Execute a parameterised notebook headless with papermill (kernel python3, working "
+        "directory = the notebook's folder) and write <out-dir>/<name>.ipynb and a self-contained "
+        "<out-dir>/<name>.html (code hidden, charts embedded). Parameters the notebook does not declare "
+        "are rejected. Exit 0 = the notebook ran, 1 = its final threshold assertion failed (the HTML is "
+        "still written; regressions on stderr), 2 = bad input or usage, or another cell failed.",
+    )
+    report.add_argument(
+        "--notebook", default=DEFAULT_NOTEBOOK, metavar="NAME",
+        help=f"notebook name in {NOTEBOOKS_DIR}/ or a path to an .ipynb file (default {DEFAULT_NOTEBOOK})",
+    )  # fmt: skip
+    report.add_argument(
+        "-p", "--parameter", nargs=2, action="append", default=[], metavar=("KEY", "VALUE"),
+        help="set a notebook parameter (repeatable), e.g. -p mode real -p top_k 10; "
+        "relative paths are relative to the current directory",
+    )  # fmt: skip
+    report.add_argument(
+        "--out-dir", type=Path, default=DEFAULT_OUT_DIR, metavar="DIR",
+        help=f"where to write the executed notebook and the HTML (default {DEFAULT_OUT_DIR}/)",
+    )  # fmt: skip
+    report.add_argument(
+        "--progress", action=argparse.BooleanOptionalAction, default=None,
+        help="progress while cells run (default: a bar on a terminal, a line per cell otherwise)",
+    )  # fmt: skip
+    report.set_defaults(handler=report_command)
+
+
+def report_command(args: argparse.Namespace) -> int:
+    notebook = resolve_notebook(args.notebook)
+    values = parse_parameters(read_parameters(notebook), [tuple(p) for p in args.parameter], notebook)
+    try:
+        outputs = run_notebook(notebook, values, args.out_dir, progress=args.progress)
+    except NotebookRegressionError as exc:
+        print(f"evalkit: {notebook.name}: the threshold check failed\n{exc.evalue}", file=sys.stderr)
+        print(f"report: {exc.outputs.html} (executed notebook: {exc.outputs.notebook})", file=sys.stderr)
+        return EXIT_REGRESSIONS
+    print(f"report: {outputs.html} (executed notebook: {outputs.notebook})")
+    return EXIT_OK

@@ -1,0 +1,369 @@
+"""Run a parameterised notebook headless (papermill) and render it as a self-contained HTML report.
+
+Contract of `run_notebook`:
+- The notebook's parameters are read from its one cell tagged `parameters`: one annotated literal
+  per line, `top_k: int = 5  # results per query`. Annotations may be `int`, `float`, `bool`,
+  `str` or a union of them with `None` (`float | None`). A parameter the notebook does not
+  declare, or a value of the wrong type, is a UsageError — papermill itself would only warn.
+- Path parameters (their help comment starts with "path") given as relative paths are resolved
+  against the caller's working directory; the notebook itself runs with its own folder as the
+  working directory, so its defaults (`"../datasets"`) are relative to the notebook.
+- The kernel is `python3`; jupyter_client starts it with this interpreter (`sys.executable`).
+- `<out_dir>/<stem>.ipynb` (the executed notebook) and `<out_dir>/<stem>.html` (code hidden,
+  figures embedded as base64 PNG, no prompts) are written atomically. When a cell raises, both are
+  still written, then NotebookRegressionError (the final threshold assertion failed; `evalue`
+  lists every regression) or NotebookError (anything else) is raised. In the HTML, an error shows
+  as `Name: message`; the executed notebook keeps the full traceback.
+- Progress: a papermill progress bar on an interactive terminal, otherwise one line per executed
+  cell on stderr (CI logs); `progress=False` is silent.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import io
+import sys
+import tempfile
+import tokenize
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TextIO
+
+import nbformat
+from nbformat import NotebookNode
+
+from evalkit.errors import ReportError, UsageError
+from evalkit.files import write_atomic
+
+NOTEBOOKS_DIR = Path("notebooks")
+"""Where `evalkit report --notebook NAME` looks for NAME.ipynb (relative to the working directory)."""
+
+DEFAULT_OUT_DIR = Path("reports")
+"""Where executed notebooks and HTML reports go by default."""
+
+KERNEL_NAME = "python3"
+"""The Jupyter kernel notebooks run on (ipykernel's, installed in the environment's prefix)."""
+
+_TEMPLATE = """{%- extends 'lab/index.html.j2' -%}
+{%- block html_head_js -%}{%- endblock html_head_js -%}
+{%- block html_head_js_mathjax -%}{%- endblock html_head_js_mathjax -%}
+{%- block html_head_js_mermaidjs -%}{%- endblock html_head_js_mermaidjs -%}
+"""
+"""The lab template without the scripts it loads from CDNs (require.js, MathJax, Mermaid): reports
+hold no widgets, maths or diagrams, and a report must render offline."""
+
+_TYPES: dict[str, type | None] = {"int": int, "float": float, "bool": bool, "str": str, "None": None}
+_NONE_WORDS = ("none", "null")
+_BOOL_WORDS = {"true": True, "yes": True, "1": True, "false": False, "no": False, "0": False}
+
+
+@dataclass(frozen=True, slots=True)
+class Parameter:
+    """One declared notebook parameter: name, annotation text, default value and help comment."""
+
+    name: str
+    annotation: str
+    default: object
+    help: str
+
+    @property
+    def types(self) -> tuple[type | None, ...]:
+        """The accepted types, in annotation order (None stands for the value None)."""
+        return tuple(_TYPES[part.strip()] for part in self.annotation.split("|"))
+
+    @property
+    def is_path(self) -> bool:
+        """A path parameter: its help comment starts with "path"."""
+        return self.help.lower().startswith("path")
+
+
+@dataclass(frozen=True, slots=True)
+class NotebookOutputs:
+    """The files one run wrote: the executed notebook and its HTML rendering."""
+
+    notebook: Path
+    html: Path
+
+
+class NotebookError(ReportError):
+    """A cell raised while the notebook ran. The executed notebook and the HTML were written
+    (`outputs`); `ename`/`evalue` are the exception's name and message inside the kernel."""
+
+    def __init__(self, message: str, *, ename: str, evalue: str, outputs: NotebookOutputs) -> None:
+        super().__init__(message)
+        self.ename = ename
+        self.evalue = evalue
+        self.outputs = outputs
+
+
+class NotebookRegressionError(NotebookError):
+    """The notebook's final threshold assertion failed: `evalue` lists every regression."""
+
+
+def available_notebooks(directory: str | Path = NOTEBOOKS_DIR) -> list[str]:
+    """Names (file stems) of the notebooks in `directory`, sorted; [] when it does not exist."""
+    return sorted(p.stem for p in Path(directory).glob("*.ipynb"))
+
+
+def resolve_notebook(name: str | Path, directory: str | Path = NOTEBOOKS_DIR) -> Path:
+    """The notebook file for `name`: a path to an `.ipynb` file, or the stem of a notebook in
+    `directory` (`eval_report` → `notebooks/eval_report.ipynb`). UsageError when it does not exist."""
+    text = str(name)
+    path = Path(text) if text.endswith(".ipynb") else Path(directory) / f"{text}.ipynb"
+    if not path.is_file():
+        known = ", ".join(available_notebooks(directory)) or f"none in {directory}/"
+        raise UsageError(f"no notebook {path}; available notebooks: {known}")
+    return path
+
+
+def read_parameters(notebook: str | Path) -> dict[str, Parameter]:
+    """The parameters declared by `notebook`'s cell tagged `parameters`, in cell order.
+
+    Raises ReportError when the notebook cannot be read, has no or several `parameters` cells,
+    or a line of that cell is not `name: type = literal  # help` with a supported type.
+    """
+    path = Path(notebook)
+    cells = [c for c in _read(path).cells if "parameters" in c.get("metadata", {}).get("tags", [])]
+    if len(cells) != 1:
+        raise ReportError(f"{path}: expected exactly one cell tagged 'parameters', found {len(cells)}")
+    return _parse_parameters_cell(path, cells[0].source)
+
+
+def parse_parameters(
+    declared: Mapping[str, Parameter], pairs: Iterable[tuple[str, str]], notebook: str | Path
+) -> dict[str, object]:
+    """Command-line `-p KEY VALUE` pairs as typed values: unknown or repeated keys and values that
+    do not parse as the declared type are UsageErrors. `None`/`null` give None where allowed;
+    booleans accept true/false, yes/no, 1/0 (any case)."""
+    values: dict[str, object] = {}
+    for key, text in pairs:
+        _check_names(declared, [key], notebook)
+        if key in values:
+            raise UsageError(f"parameter {key!r} is given twice")
+        values[key] = _parse_text(declared[key], text, notebook)
+    return values
+
+
+def run_notebook(
+    notebook: str | Path,
+    parameters: Mapping[str, object] | None = None,
+    out_dir: str | Path = DEFAULT_OUT_DIR,
+    *,
+    progress: bool | None = None,
+) -> NotebookOutputs:
+    """Execute `notebook` with `parameters` and write the executed notebook and the HTML report
+    to `out_dir` (see the module docstring for the full contract).
+
+    Raises UsageError for undeclared parameters or mistyped values, ReportError when the kernel
+    cannot start, NotebookRegressionError / NotebookError when a cell raised (after writing).
+    """
+    import papermill
+    from jupyter_client.kernelspec import NoSuchKernel
+    from papermill.iorw import load_notebook_node
+    from papermill.parameterize import parameterize_notebook
+
+    from evalkit.report import RegressionError  # imported here: it pulls in matplotlib
+
+    path = Path(notebook)
+    declared = read_parameters(path)
+    given = dict(parameters or {})
+    _check_names(declared, given, path)
+    values = {name: _check_value(declared[name], value, path) for name, value in given.items()}
+    out = Path(out_dir)
+    outputs = NotebookOutputs(notebook=out / f"{path.stem}.ipynb", html=out / f"{path.stem}.html")
+    failure: papermill.PapermillExecutionError | None = None
+    with tempfile.TemporaryDirectory(prefix="evalkit-notebook-") as workdir:
+        # Parameters are injected here rather than by execute_notebook, whose own parameter
+        # inspection cannot parse `float | None` annotations and warns about them.
+        prepared = parameterize_notebook(load_notebook_node(str(path)), values, kernel_name=KERNEL_NAME)
+        prepared_path, executed_path = Path(workdir) / "input.ipynb", Path(workdir) / "executed.ipynb"
+        nbformat.write(prepared, prepared_path)
+        try:
+            papermill.execute_notebook(
+                str(prepared_path),
+                str(executed_path),
+                kernel_name=KERNEL_NAME,
+                cwd=str(path.parent.resolve()),
+                progress_bar=_progress_bar(progress),
+                config=_kernel_config(),
+            )
+        except papermill.PapermillExecutionError as exc:
+            failure = exc
+        except NoSuchKernel as exc:
+            raise ReportError(
+                f"no Jupyter kernel named {KERNEL_NAME!r} to run {path}; install one into this environment "
+                f"with `{sys.executable} -m ipykernel install --sys-prefix`"
+            ) from exc
+        executed = _read(executed_path)
+    executed.metadata.papermill.update(input_path=str(path), output_path=str(outputs.notebook))
+    write_atomic(outputs.html, render_html(executed, title=f"evalkit · {path.stem}"))
+    write_atomic(outputs.notebook, nbformat.writes(executed))
+    if failure is None:
+        return outputs
+    ename, evalue = str(failure.ename), str(failure.evalue)
+    where = f"{path.name} failed in cell [{failure.exec_count}] with {ename}; see {outputs.html}"
+    if ename == RegressionError.__name__:
+        raise NotebookRegressionError(f"{where}:\n{evalue}", ename=ename, evalue=evalue, outputs=outputs)
+    raise NotebookError(f"{where}: {evalue}", ename=ename, evalue=evalue, outputs=outputs)
+
+
+def render_html(notebook: NotebookNode, title: str) -> str:
+    """The executed notebook as one self-contained HTML page (nbconvert's `lab` template without
+    its CDN scripts): code cells and prompts hidden, images inline as base64 data URIs, error
+    outputs shortened to `Name: message`."""
+    from jinja2 import DictLoader
+    from nbconvert import HTMLExporter
+
+    shown = copy.deepcopy(notebook)
+    for cell in shown.cells:
+        for output in cell.get("outputs", []):
+            if output.get("output_type") == "error":
+                output["traceback"] = [f"{output.get('ename')}: {output.get('evalue')}"]
+    exporter = HTMLExporter(
+        extra_loaders=[DictLoader({"evalkit_report.html.j2": _TEMPLATE})],
+        template_file="evalkit_report.html.j2",
+        exclude_input=True,
+        exclude_input_prompt=True,
+        exclude_output_prompt=True,
+    )
+    body, _ = exporter.from_notebook_node(shown, resources={"metadata": {"name": title}})
+    return str(body)
+
+
+# --- helpers -------------------------------------------------------------------------------------
+
+
+def _read(path: Path) -> NotebookNode:
+    try:
+        return nbformat.read(path, as_version=4)
+    except (OSError, ValueError) as exc:  # nbformat's read errors are ValueErrors (JSON, schema)
+        raise ReportError(f"cannot read notebook {path}: {exc}") from exc
+
+
+def _parse_parameters_cell(path: Path, source: str) -> dict[str, Parameter]:
+    comments = {
+        tok.start[0]: tok.string.lstrip("#").strip()
+        for tok in tokenize.generate_tokens(io.StringIO(source).readline)
+        if tok.type == tokenize.COMMENT
+    }
+    try:
+        tree = ast.parse(source)
+    except SyntaxError as exc:
+        raise ReportError(f"{path}: the parameters cell is not valid Python: {exc}") from exc
+    found: dict[str, Parameter] = {}
+    for node in tree.body:
+        line = ast.get_source_segment(source, node) or ""
+        if not (
+            isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None
+        ):
+            raise ReportError(
+                f"{path}: parameters cell line {node.lineno}: expected `name: type = value`, got {line!r}"
+            )
+        name, annotation = node.target.id, ast.unparse(node.annotation)
+        if any(part.strip() not in _TYPES for part in annotation.split("|")):
+            raise ReportError(
+                f"{path}: parameter {name!r} has type {annotation!r}; use int, float, bool, str, "
+                "or one of them `| None`"
+            )
+        try:
+            default = ast.literal_eval(node.value)
+        except ValueError as exc:
+            raise ReportError(
+                f"{path}: parameter {name!r}: the default must be a literal, got {line!r}"
+            ) from exc
+        found[name] = Parameter(name, annotation, default, comments.get(node.lineno, ""))
+    return found
+
+
+def _check_names(declared: Mapping[str, Parameter], names: Iterable[str], notebook: str | Path) -> None:
+    unknown = [n for n in names if n not in declared]
+    if unknown:
+        listing = "; ".join(f"{p.name} ({p.annotation}): {p.help}" for p in declared.values())
+        raise UsageError(
+            f"{Path(notebook).name} does not declare parameter(s) {', '.join(map(repr, unknown))}; "
+            f"it declares: {listing}"
+        )
+
+
+def _parse_text(parameter: Parameter, text: str, notebook: str | Path) -> object:
+    word = text.strip().lower()
+    for kind in parameter.types:
+        if kind is None and word in _NONE_WORDS:
+            return None
+        if kind is bool and word in _BOOL_WORDS:
+            return _BOOL_WORDS[word]
+        if kind is int or kind is float:
+            try:
+                return kind(text)
+            except ValueError:
+                continue
+        if kind is str:
+            return text
+    raise UsageError(
+        f"parameter {parameter.name!r} of {Path(notebook).name} expects {parameter.annotation}, got {text!r}"
+    )
+
+
+def _check_value(parameter: Parameter, value: object, notebook: str | Path) -> object:
+    """`value` if it fits the declared type (int is accepted for float, Path for str); relative
+    paths of path parameters become absolute against the caller's working directory."""
+    types = parameter.types
+    if isinstance(value, Path) and str in types:
+        value = str(value)
+    fits = (
+        (value is None and None in types)
+        or (isinstance(value, bool) and bool in types)
+        or (isinstance(value, int) and not isinstance(value, bool) and (int in types or float in types))
+        or (isinstance(value, float) and float in types)
+        or (isinstance(value, str) and str in types)
+    )
+    if not fits:
+        raise UsageError(
+            f"parameter {parameter.name!r} of {Path(notebook).name} expects {parameter.annotation}, "
+            f"got {value!r} ({type(value).__name__})"
+        )
+    if parameter.is_path and isinstance(value, str):
+        return str(Path(value).resolve())
+    return value
+
+
+def _kernel_config() -> Any:
+    """Kernel manager settings: CurveZMQ transport encryption when pyzmq supports it (otherwise the
+    kernel warns on stderr that it runs over TCP without encryption)."""
+    import zmq
+    from traitlets.config import Config
+
+    return Config({"KernelManager": {"transport_encryption": "auto" if zmq.has("curve") else "disabled"}})
+
+
+def _progress_bar(progress: bool | None) -> bool | dict[str, object]:
+    if progress is False:
+        return False
+    if progress is True or sys.stderr.isatty():
+        return True
+    return {
+        "file": _LineWriter(sys.stderr),
+        "mininterval": 0,
+        "bar_format": "{desc}: cell {n_fmt}/{total_fmt}",
+    }
+
+
+class _LineWriter:
+    """A file for tqdm that writes each redraw as its own line (for logs that are not terminals)."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+        self._last = ""
+
+    def write(self, text: str) -> int:
+        for part in text.replace("\r", "\n").split("\n"):
+            line = part.strip()
+            if line and line != self._last:
+                self._stream.write(line + "\n")
+                self._last = line
+        return len(text)
+
+    def flush(self) -> None:
+        self._stream.flush()

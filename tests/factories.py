@@ -1,0 +1,56 @@
+"""Small hand-built results for tests of aggregation, gating and frames."""
+
+from __future__ import annotations
+
+from evalkit.aggregate import mean_metrics, pass_result
+from evalkit.checks import scenario_status
+from evalkit.results import DroppedRecord, PassResult, QueryResult, ScenarioResult
+
+
+def query(
+    index: int = 0,
+    *,
+    recall: float = 1.0,
+    precision: float = 0.5,
+    mrr: float = 1.0,
+    hit_rate: float = 1.0,
+    errors: tuple[str, ...] = (),
+    dropped: tuple[tuple[str, bool], ...] = (),
+    candidates: int = 0,
+) -> QueryResult:
+    return QueryResult(
+        index=index,
+        query=f"query {index}",
+        top_k=5,
+        relevant=["r"],
+        retrieved=["r", "x"],
+        hits=[],
+        metrics={"recall": recall, "precision": precision, "mrr": mrr, "hit_rate": hit_rate},
+        check_errors=list(errors),
+        candidates=candidates,
+        dropped=[DroppedRecord(id=i, relevant=r) for i, r in dropped],
+    )
+
+
+def scenario(
+    name: str,
+    category: str,
+    queries: list[QueryResult],
+    *,
+    outcome: str = "pass",
+    measure_only: bool = False,
+) -> ScenarioResult:
+    status = scenario_status(outcome, any(q.check_errors for q in queries))
+    return ScenarioResult(
+        name=name,
+        category=category,
+        outcome=outcome,  # type: ignore[arg-type]
+        status=status,  # type: ignore[arg-type]
+        measure_only=measure_only,
+        metrics=mean_metrics(queries),
+        queries=queries,
+    )
+
+
+def a_pass(*scenarios: ScenarioResult, gate: float = 0.0) -> PassResult:
+    return pass_result(list(scenarios), gate)

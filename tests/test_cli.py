@@ -1,0 +1,200 @@
+"""`evalkit run` end to end: exit codes, gating, baselines, reports (SPEC §3.5, §3.6)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from evalkit.cli import build_parser, main
+
+DATASETS = Path(__file__).parents[1] / "datasets"
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    """A private copy of the built-in datasets (tests may edit it)."""
+    shutil.copytree(DATASETS, tmp_path / "datasets")
+    return tmp_path
+
+
+def run(workspace: Path, *args: str) -> int:
+    return main(
+        [
+            "run",
+            "--datasets", str(workspace / "datasets"),
+            "--thresholds", str(workspace / "datasets" / "thresholds.json"),
+            "--out", str(workspace / "report.json"),
+            *args,
+        ]
+    )  # fmt: skip
+
+
+def thresholds(workspace: Path) -> dict:
+    return json.loads((workspace / "datasets" / "thresholds.json").read_text())
+
+
+def write_thresholds(workspace: Path, data: dict) -> None:
+    (workspace / "datasets" / "thresholds.json").write_text(json.dumps(data))
+
+
+def test_builtin_suite_exits_0_with_console_summary_and_report(workspace, capsys):
+    assert run(workspace) == 0
+    out = capsys.readouterr().out
+    assert "No gating regressions." in out
+    assert "Gated pass (report-only): min_relevance 0.4 — dropped " in out
+    assert "candidate rows across " in out
+    assert "contradiction" in out and "xfail" in out
+    report = json.loads((workspace / "report.json").read_text())
+    assert report["mode"] == "deterministic" and report["top_k"] == 5
+    assert report["gated"]["relevance_gate"]["dropped_rows"] > 0
+    assert report["relevance_gate"]["min_relevance"] == 0.0
+    assert report["gated"]["relevance_gate"]["min_relevance"] == 0.4
+    assert report["regressions"] == []
+
+
+def test_floors_above_the_actual_metrics_are_metric_regressions(workspace, capsys):
+    data = thresholds(workspace)
+    for levels in [
+        data["deterministic"]["thresholds"]["overall"],
+        *data["deterministic"]["thresholds"]["categories"].values(),
+    ]:
+        levels.update(recall=1.0, precision=1.0, mrr=1.0, hit_rate=1.0)
+    write_thresholds(workspace, data)
+    assert run(workspace) == 1
+    out = capsys.readouterr().out
+    assert "[metric] overall: precision" in out and "is below its threshold 1.0000" in out
+    report = json.loads((workspace / "report.json").read_text())
+    assert {r["kind"] for r in report["regressions"]} == {"metric"}
+
+
+def test_a_baseline_category_missing_from_the_run_is_a_present_regression(workspace, capsys):
+    data = thresholds(workspace)
+    entry = data["deterministic"]
+    entry["thresholds"]["categories"]["retired-category"] = dict(recall=0, precision=0, mrr=0, hit_rate=0)
+    write_thresholds(workspace, data)
+    assert run(workspace) == 1
+    assert (
+        "[present] category 'retired-category' has a baseline but no gating scenario ran in it"
+        in capsys.readouterr().out
+    )
+
+
+def test_measure_only_assertion_failures_still_gate(workspace, capsys):
+    probe = workspace / "datasets" / "scenarios" / "no-match.yaml"
+    probe.write_text(
+        probe.read_text().replace("Grandma's favourite gelato flavour?", "terraform state bucket locking")
+    )
+    assert run(workspace) == 1
+    out = capsys.readouterr().out
+    assert "[assertion] no-match query 1" in out
+    assert "no_relevant: the scenario's own thought 'nm-terraform-state'" in out
+
+
+@pytest.mark.parametrize("content", ["{broken", '{"deterministic": {"top_k": "five"}}'])
+def test_corrupt_thresholds_exit_2_naming_the_file(workspace, capsys, content):
+    (workspace / "datasets" / "thresholds.json").write_text(content)
+    assert run(workspace) == 2
+    err = capsys.readouterr().err
+    assert str(workspace / "datasets" / "thresholds.json") in err
+
+
+def test_missing_thresholds_warns_and_still_gates_assertions(workspace, capsys):
+    (workspace / "datasets" / "thresholds.json").unlink()
+    assert run(workspace) == 0
+    assert "metric gating is off" in capsys.readouterr().out
+
+
+def test_update_baseline_touches_only_its_mode_and_exits_0(workspace, capsys):
+    data = thresholds(workspace)
+    data["real"] = data["deterministic"] | {"recorded_at": "2026-01-01T00:00:00+00:00"}
+    data["deterministic"]["thresholds"]["overall"]["recall"] = 1.0  # would regress
+    write_thresholds(workspace, data)
+    assert run(workspace, "--update-baseline") == 0
+    after = thresholds(workspace)
+    assert after["real"] == data["real"]
+    assert after["deterministic"]["thresholds"]["overall"]["recall"] < 1.0
+    assert run(workspace) == 0
+
+
+def test_update_baseline_refuses_a_partial_suite(workspace, capsys):
+    assert run(workspace, "--update-baseline", "--scenario", "temporal") == 2
+    assert "drop --scenario" in capsys.readouterr().err
+
+
+def test_two_runs_give_identical_reports_apart_from_timestamps(workspace):
+    assert run(workspace) == 0
+    first = json.loads((workspace / "report.json").read_text())
+    assert run(workspace) == 0
+    second = json.loads((workspace / "report.json").read_text())
+    for report in (first, second):
+        report.pop("generated_at")
+    assert first == second
+
+
+def test_scenario_selection_runs_only_those_and_gates_their_categories(workspace, capsys):
+    assert run(workspace, "--scenario", "temporal", "--scenario", "supersession") == 0
+    report = json.loads((workspace / "report.json").read_text())
+    assert [s["name"] for s in report["scenarios"]] == ["supersession", "temporal"]
+    assert "only their categories were gated" in capsys.readouterr().out
+
+
+def test_unknown_scenario_is_exit_2_listing_names(workspace, capsys):
+    assert run(workspace, "--scenario", "nope") == 2
+    assert "temporal" in capsys.readouterr().err
+
+
+def test_malformed_dataset_is_exit_2_and_nothing_runs(workspace, capsys):
+    (workspace / "datasets" / "scenarios" / "temporal.yaml").write_text("name: Bad Name\ncategory: nope\n")
+    assert run(workspace) == 2
+    err = capsys.readouterr().err
+    assert "temporal.yaml" in err and "required key 'queries' is missing" in err
+    assert not (workspace / "report.json").exists()
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["--top-k", "0"], ["--top-k", "x"], ["--top-k", "1001"], ["--min-relevance", "1.5"], ["--bogus"]],
+)
+def test_bad_values_are_usage_errors(workspace, capsys, args):
+    with pytest.raises(SystemExit) as info:
+        run(workspace, *args)
+    assert info.value.code == 2
+    assert "error" in capsys.readouterr().err
+
+
+def test_options_that_need_real_mode_are_usage_errors(workspace, capsys):
+    assert run(workspace, "--model", "foo") == 2
+    assert "--model needs --real" in capsys.readouterr().err
+
+
+def test_min_relevance_override_and_no_gated(workspace):
+    assert run(workspace, "--min-relevance", "0.95") == 0
+    report = json.loads((workspace / "report.json").read_text())
+    assert report["gated"]["relevance_gate"]["min_relevance"] == 0.95
+    assert run(workspace, "--no-gated") == 0
+    assert json.loads((workspace / "report.json").read_text())["gated"] is None
+
+
+def test_help_documents_every_flag(capsys):
+    parser = build_parser()
+    commands = next(a for a in parser._actions if a.dest == "command")
+    for name, sub in commands.choices.items():  # type: ignore[union-attr]
+        text = sub.format_help()
+        for action in sub._actions:
+            for flag in action.option_strings:
+                assert flag in text, (name, flag)
+            assert action.help, (name, action.dest)
+
+
+def test_python_dash_m_entry_point(workspace):
+    import subprocess
+    import sys
+
+    proc = subprocess.run(
+        [sys.executable, "-m", "evalkit", "run", "--top-k", "0"], capture_output=True, text=True, check=False
+    )
+    assert proc.returncode == 2
+    assert "--top-k" in proc.stderr

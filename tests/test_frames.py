@@ -1,0 +1,102 @@
+"""The DataFrames API: documented columns, tidy rows, identical frames after a JSON round trip."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import evalkit
+from evalkit.frames import FRAME_NAMES
+
+DATASETS = Path(__file__).parents[1] / "datasets"
+
+
+@pytest.fixture(scope="module")
+def run() -> evalkit.EvalRun:
+    return evalkit.run_eval(datasets=DATASETS, thresholds=DATASETS / "thresholds.json")
+
+
+def test_frames_have_the_documented_columns(run):
+    assert list(run.queries.columns) == list(evalkit.QUERY_COLUMNS)
+    assert list(run.hits.columns) == list(evalkit.HIT_COLUMNS)
+    assert list(run.dropped.columns) == list(evalkit.DROPPED_COLUMNS)
+    assert list(run.scenarios.columns) == list(evalkit.SCENARIO_COLUMNS)
+    assert list(run.categories.columns) == list(evalkit.CATEGORY_COLUMNS)
+    assert list(run.overall.columns) == list(evalkit.OVERALL_COLUMNS)
+    assert list(run.regressions.columns) == list(evalkit.REGRESSION_COLUMNS)
+    assert list(run.gate_comparison().columns) == list(evalkit.GATE_COMPARISON_COLUMNS)
+
+
+def test_one_row_per_pass_per_query_and_per_hit(run):
+    n_queries = sum(len(s.queries) for s in run.report.scenarios)
+    assert len(run.queries) == 2 * n_queries
+    assert set(run.queries["pass"]) == {"ungated", "gated"}
+    n_hits = sum(len(q.hits) for p in run.passes.values() for s in p.scenarios for q in s.queries)
+    assert len(run.hits) == n_hits
+    # rows are ordered by rank within each query
+    for _, group in run.hits.groupby(["pass", "scenario", "query_index"], sort=False):
+        assert list(group["rank"]) == list(range(1, len(group) + 1))
+
+
+def test_overall_frame_matches_the_report(run):
+    ungated = run.overall.set_index("pass").loc["ungated"]
+    assert ungated["recall"] == pytest.approx(run.report.overall.metrics["recall"])
+    assert ungated["queries"] == run.report.overall.queries
+    gated = run.overall.set_index("pass").loc["gated"]
+    assert gated["min_relevance"] == 0.4
+    assert gated["dropped_rows"] == run.report.gated.relevance_gate.dropped_rows
+
+
+def test_dropped_by_gate_flags_match_the_dropped_frame(run):
+    flagged = run.hits[(run.hits["pass"] == "ungated") & run.hits["dropped_by_gate"]]
+    dropped = set(zip(run.dropped["scenario"], run.dropped["query_index"], run.dropped["id"], strict=True))
+    assert len(flagged) > 0
+    for row in flagged.itertuples():
+        assert (row.scenario, row.query_index, row.id) in dropped
+    assert not run.hits[run.hits["pass"] == "gated"]["dropped_by_gate"].any()
+
+
+def test_gate_comparison_deltas_and_drops(run):
+    comparison = run.gate_comparison().set_index("scenario")
+    scenarios = run.scenarios.set_index(["pass", "scenario"])
+    for name, row in comparison.iterrows():
+        assert row["recall"] == scenarios.loc[("ungated", name), "recall"]
+        assert row["recall_gated"] == scenarios.loc[("gated", name), "recall"]
+        assert row["recall_delta"] == pytest.approx(row["recall_gated"] - row["recall"])
+        assert row["dropped_rows"] == scenarios.loc[("gated", name), "dropped_rows"]
+    assert comparison["dropped_rows"].sum() == run.report.gated.relevance_gate.dropped_rows
+
+
+def test_load_report_gives_identical_frames(run, tmp_path):
+    path = run.save(tmp_path / "report.json")
+    loaded = evalkit.load_report(path)
+    assert loaded.report == run.report
+    original, reloaded = run.frames(), loaded.frames()
+    assert set(original) == set(FRAME_NAMES)
+    for name in FRAME_NAMES:
+        pd.testing.assert_frame_equal(original[name], reloaded[name], check_dtype=True)
+
+
+def test_no_gated_pass_gives_empty_comparison_with_columns():
+    run = evalkit.run_eval(datasets=DATASETS, thresholds=None, gated=False, scenarios=["temporal"])
+    assert run.gate_comparison().empty
+    assert list(run.gate_comparison().columns) == list(evalkit.GATE_COMPARISON_COLUMNS)
+    assert set(run.queries["pass"]) == {"ungated"}
+
+
+def test_load_report_errors_name_the_file(tmp_path):
+    with pytest.raises(evalkit.ReportError, match="does not exist"):
+        evalkit.load_report(tmp_path / "missing.json")
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"mode": 1}')
+    with pytest.raises(evalkit.ReportError, match="is not an evalkit report"):
+        evalkit.load_report(bad)
+
+
+def test_run_eval_rejects_bad_arguments():
+    with pytest.raises(evalkit.UsageError, match="top_k"):
+        evalkit.run_eval(datasets=DATASETS, top_k=0)
+    with pytest.raises(evalkit.UsageError, match="unknown embedder mode"):
+        evalkit.run_eval(datasets=DATASETS, mode="fancy")

@@ -1,0 +1,162 @@
+"""The runner end to end on small hand-written suites: passes, statuses, temp-dir hygiene."""
+
+from __future__ import annotations
+
+import tempfile
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from evalkit.datasets import Suite, load_suite
+from evalkit.embedders import HashingEmbedder
+from evalkit.runner import run_suite
+from evalkit.scenarios import QuerySpec, Scenario, ThoughtSpec
+from evalkit.system import ReferenceSystem
+
+CLOCK = datetime(2026, 1, 15, 12, 0, tzinfo=UTC)
+
+THOUGHTS = [
+    ThoughtSpec(id="port", content="The billing API listens on port 8443 behind the gateway"),
+    ThoughtSpec(id="db", content="Billing stores invoices in the Postgres cluster pg-billing-2"),
+    ThoughtSpec(id="owner", content="Team Atlas owns the billing service and its on-call rota"),
+    ThoughtSpec(id="cat", content="The office cat is called Miso and sleeps on the radiator"),
+    ThoughtSpec(id="lunch", content="Friday lunch is usually ramen from the place on Elm Street"),
+    ThoughtSpec(id="bike", content="Bike racks are in the basement next to the showers"),
+]
+
+
+def suite_of(*scenarios: Scenario) -> Suite:
+    return Suite(scenarios=scenarios, sources={}, distractors=(), digest="test")
+
+
+def scenario(name: str, queries: list[QuerySpec], **extra: object) -> Scenario:
+    return Scenario(
+        name=name, category="explicit-fact", thoughts=THOUGHTS, distractors=False, queries=queries, **extra
+    )
+
+
+def test_metrics_and_hits_of_a_simple_query():
+    result = run_suite(
+        suite_of(scenario("facts", [QuerySpec(query="billing API port", relevant=["port"])])),
+        ReferenceSystem(),
+        top_k=3,
+        clock=CLOCK,
+    )
+    q = result.ungated.scenarios[0].queries[0]
+    assert q.retrieved[0] == "port"
+    assert q.hits[0].relevant is True
+    assert q.hits[0].match_source == ["vector", "bm25"]
+    assert len(q.retrieved) == 3
+    assert q.metrics == {"recall": 1.0, "precision": pytest.approx(1 / 3), "mrr": 1.0, "hit_rate": 1.0}
+    assert result.ungated.scenarios[0].status == "pass"
+    assert result.ungated.relevance_gate.dropped_rows == 0
+
+
+def test_gated_pass_resolves_the_service_default_and_records_dropped_ids():
+    result = run_suite(
+        suite_of(scenario("facts", [QuerySpec(query="billing API port", relevant=["port"])])),
+        ReferenceSystem(),
+        top_k=3,
+        clock=CLOCK,
+    )
+    assert result.gated is not None
+    gate = result.gated.relevance_gate
+    assert gate.min_relevance == 0.4
+    q = result.gated.scenarios[0].queries[0]
+    # bm25 matches "billing"/"API"/"port": port, db, owner survive; vector-only rows are dropped
+    assert q.retrieved == ["port", "db", "owner"]
+    assert {d.id for d in q.dropped} == {"cat", "lunch", "bike"}
+    assert all(not d.relevant for d in q.dropped)
+    assert gate.candidates == 6 and gate.dropped_rows == 3 and gate.queries_with_drops == 1
+
+
+def test_explicit_gate_value_and_no_gated_pass():
+    s = suite_of(scenario("facts", [QuerySpec(query="billing API port", relevant=["port"])]))
+    assert (
+        run_suite(s, ReferenceSystem(), clock=CLOCK, min_relevance=0.75).gated.relevance_gate.min_relevance
+        == 0.75
+    )
+    assert run_suite(s, ReferenceSystem(), clock=CLOCK, gated=False).gated is None
+
+
+def test_failing_assertion_makes_the_scenario_fail_and_xfail_turns_it_into_xfail():
+    forbid = [QuerySpec(query="billing API port", relevant=["port"], forbid=["db"])]
+    failing = run_suite(suite_of(scenario("f", forbid)), ReferenceSystem(), clock=CLOCK, gated=False)
+    assert failing.ungated.scenarios[0].status == "fail"
+    assert failing.ungated.scenarios[0].queries[0].check_errors == ["forbid: 'db' was retrieved at rank 2"]
+    expected = run_suite(
+        suite_of(scenario("x", forbid, outcome="xfail")), ReferenceSystem(), clock=CLOCK, gated=False
+    )
+    assert expected.ungated.scenarios[0].status == "xfail"
+    clean = [QuerySpec(query="billing API port", relevant=["port"], forbid=["cat"])]
+    passing = run_suite(
+        suite_of(scenario("x", clean, outcome="xfail")), ReferenceSystem(), clock=CLOCK, top_k=2
+    )
+    assert passing.ungated.scenarios[0].status == "xpass"
+
+
+def test_query_top_k_and_project_override_the_run():
+    scoped = [
+        ThoughtSpec(id="a1", content="deploy script lives in ops/deploy.sh", project="alpha")
+    ] + THOUGHTS
+    s = Scenario(
+        name="scoped",
+        category="project-scope",
+        thoughts=scoped,
+        distractors=False,
+        queries=[QuerySpec(query="deploy script", relevant=["a1"], project="alpha", top_k=1)],
+    )
+    q = run_suite(suite_of(s), ReferenceSystem(), clock=CLOCK, gated=False).ungated.scenarios[0].queries[0]
+    assert q.top_k == 1 and q.retrieved == ["a1"] and q.project == "alpha"
+
+
+class _Exploding:
+    """A memory system whose search raises: the runner must still remove its temp dirs."""
+
+    name = "exploding"
+
+    def __init__(self, error: BaseException) -> None:
+        self.error = error
+        self.workdirs: list[Path] = []
+        self.inner = ReferenceSystem(HashingEmbedder())
+
+    def describe(self) -> dict[str, object]:
+        return {"system": self.name}
+
+    @contextmanager
+    def open(self, workdir: Path):
+        self.workdirs.append(workdir)
+        with self.inner.open(workdir) as memory:
+            memory.search = self._raise  # type: ignore[method-assign]
+            yield memory
+
+    def _raise(self, *args: object, **kwargs: object) -> None:
+        raise self.error
+
+
+@pytest.mark.parametrize("error", [RuntimeError("boom"), KeyboardInterrupt()])
+def test_temp_stores_are_removed_on_error_and_ctrl_c(error):
+    system = _Exploding(error)
+    with pytest.raises(type(error)):
+        run_suite(suite_of(scenario("f", [QuerySpec(query="port", relevant=["port"])])), system, clock=CLOCK)
+    assert len(system.workdirs) == 1
+    assert not system.workdirs[0].exists()
+    assert Path(tempfile.gettempdir()) == system.workdirs[0].parent
+
+
+def test_builtin_suite_every_gating_scenario_passes_contradiction_is_xfail_and_gate_drops_rows():
+    result = run_suite(load_suite("datasets"), ReferenceSystem(), clock=CLOCK)
+    statuses = {s.name: s.status for s in result.ungated.scenarios}
+    assert statuses.pop("contradiction") == "xfail"
+    assert set(statuses.values()) == {"pass"}, statuses
+    assert result.gated is not None and result.gated.relevance_gate.dropped_rows > 0
+
+
+def test_two_runs_on_the_same_clock_give_identical_results():
+    suite = load_suite("datasets")
+    first = run_suite(suite, ReferenceSystem(), clock=CLOCK)
+    second = run_suite(suite, ReferenceSystem(), clock=CLOCK)
+    assert first.ungated == second.ungated
+    assert first.gated == second.gated

@@ -1,0 +1,273 @@
+"""Seeding and storage of the reference store (SPEC §1.1, §1.2): layout, validation, atomicity."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta, timezone
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from evalkit.embedders import HashingEmbedder
+from evalkit.errors import StoreError
+from evalkit.memory import MemoryStore, connect
+from evalkit.model import Edge, Thought
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[MemoryStore]:
+    with MemoryStore(tmp_path / "store.sqlite3", HashingEmbedder(dim=8)) as s:
+        yield s
+
+
+def table_count(store: MemoryStore, table: str) -> int:
+    conn = connect(store.path)
+    try:
+        return int(conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
+    finally:
+        conn.close()
+
+
+# ---------------------------------------------------------------- layout
+
+
+def test_vectors_are_stored_as_little_endian_float32_blobs(store: MemoryStore) -> None:
+    store.add_thought("a", "the deploy server listens on port 8080")
+    conn = connect(store.path)
+    try:
+        (blob,) = conn.execute("SELECT embedding FROM thoughts_vec WHERE rowid = 1").fetchone()
+    finally:
+        conn.close()
+    assert len(blob) == 8 * 4
+    expected = HashingEmbedder(dim=8).embed_passages(["the deploy server listens on port 8080"])[0]
+    np.testing.assert_array_equal(np.frombuffer(blob, dtype="<f4"), expected)
+
+
+def test_vec0_table_uses_cosine_distance(store: MemoryStore) -> None:
+    conn = connect(store.path)
+    try:
+        (sql,) = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'thoughts_vec'").fetchone()
+    finally:
+        conn.close()
+    assert "distance_metric=cosine" in sql
+    assert "float[8]" in sql
+
+
+def test_fts_index_follows_the_thoughts_table(store: MemoryStore) -> None:
+    store.add_thoughts([Thought("a", "alpha words"), Thought("b", "beta words")])
+    conn = connect(store.path)
+    try:
+        rows = conn.execute("SELECT rowid FROM thoughts_fts WHERE thoughts_fts MATCH 'beta'").fetchall()
+    finally:
+        conn.close()
+    assert rows == [(2,)]
+
+
+def test_explicit_embedding_is_stored_as_given(store: MemoryStore) -> None:
+    vector = [0.5, -0.5, 0.5, -0.5, 0.0, 0.0, 0.0, 0.0]
+    store.add_thought("a", "text that would embed differently", embedding=vector)
+    conn = connect(store.path)
+    try:
+        (blob,) = conn.execute("SELECT embedding FROM thoughts_vec").fetchone()
+    finally:
+        conn.close()
+    assert np.frombuffer(blob, dtype="<f4").tolist() == vector
+
+
+def test_zero_vector_thought_is_not_put_in_the_vector_index(store: MemoryStore) -> None:
+    store.add_thoughts([Thought("tokenless", "OK"), Thought("worded", "several real words")])
+    assert store.count() == 2
+    assert table_count(store, "thoughts_vec") == 1
+
+
+def test_fields_and_defaults_are_stored(store: MemoryStore) -> None:
+    before = datetime.now(UTC)
+    store.add_thought("a", "alpha")
+    store.add_thought(
+        "b",
+        "beta",
+        project="proj",
+        status="draft",
+        created_at=datetime(2025, 3, 1, 12, 0, tzinfo=timezone(timedelta(hours=2))),
+        is_cluster=True,
+        is_global=True,
+        importance=0.25,
+    )
+    store.add_thought("c", "gamma", created_at=datetime(2025, 3, 1, 12, 0))
+    conn = connect(store.path)
+    try:
+        rows = {
+            r[0]: r[1:]
+            for r in conn.execute(
+                "SELECT id, project, status, created_at, is_cluster, is_global, importance FROM thoughts"
+            )
+        }
+    finally:
+        conn.close()
+    project, status, created, cluster, is_global, importance = rows["a"]
+    assert (project, status, cluster, is_global, importance) == ("default", "active", 0, 0, 1.0)
+    assert before <= datetime.fromisoformat(created) <= datetime.now(UTC)
+    assert rows["b"] == ("proj", "draft", "2025-03-01T10:00:00+00:00", 1, 1, 0.25)
+    assert rows["c"][2] == "2025-03-01T12:00:00+00:00"  # naive means UTC
+
+
+def test_add_thoughts_returns_count_and_accepts_a_generator(store: MemoryStore) -> None:
+    assert store.add_thoughts(Thought(f"t{i}", f"thought number {i}") for i in range(2500)) == 2500
+    assert store.count() == 2500
+    assert table_count(store, "thoughts_vec") == 2500
+
+
+def test_reopening_a_store_keeps_its_thoughts(tmp_path: Path) -> None:
+    path = tmp_path / "s.sqlite3"
+    with MemoryStore(path, HashingEmbedder(dim=8)) as s:
+        s.add_thought("a", "alpha words")
+    with MemoryStore(path, HashingEmbedder(dim=8)) as s:
+        assert s.count() == 1
+        assert s.search("alpha", retrieval="bm25").ids == ["a"]
+
+
+def test_reopening_with_another_dimension_is_an_error(tmp_path: Path) -> None:
+    path = tmp_path / "s.sqlite3"
+    MemoryStore(path, HashingEmbedder(dim=8)).close()
+    with pytest.raises(StoreError, match=r"8-dimensional vectors.*makes 16; use a new store file"):
+        MemoryStore(path, HashingEmbedder(dim=16))
+
+
+def test_unknown_tokenizer_is_an_error(tmp_path: Path) -> None:
+    with pytest.raises(StoreError, match="unknown tokenizer 'snowball'; use one of: unicode61, porter"):
+        MemoryStore(tmp_path / "s.sqlite3", tokenizer="snowball")
+
+
+def test_unopenable_path_is_an_error(tmp_path: Path) -> None:
+    with pytest.raises(StoreError, match="cannot open SQLite database"):
+        MemoryStore(tmp_path / "missing-dir" / "s.sqlite3")
+
+
+def test_close_twice_is_safe(tmp_path: Path) -> None:
+    s = MemoryStore(tmp_path / "s.sqlite3")
+    s.close()
+    s.close()
+
+
+# ---------------------------------------------------------------- thought validation
+
+
+def test_duplicate_id_in_one_call_is_an_error(store: MemoryStore) -> None:
+    with pytest.raises(StoreError, match="duplicate thought id 'a' in one add_thoughts call"):
+        store.add_thoughts([Thought("a", "one"), Thought("a", "two")])
+
+
+def test_id_already_stored_is_an_error(store: MemoryStore) -> None:
+    store.add_thought("a", "one")
+    with pytest.raises(StoreError, match="already stored: a; ids must be unique"):
+        store.add_thought("a", "two")
+
+
+def test_wrong_embedding_dimension_is_an_error(store: MemoryStore) -> None:
+    with pytest.raises(StoreError, match=r"thought 'a': embedding has shape \(3,\), expected \(8,\)"):
+        store.add_thought("a", "one", embedding=[1.0, 0.0, 0.0])
+
+
+def test_non_finite_embedding_is_an_error(store: MemoryStore) -> None:
+    with pytest.raises(StoreError, match="thought 'a': embedding contains NaN or infinite values"):
+        store.add_thought("a", "one", embedding=[math.nan] + [0.0] * 7)
+
+
+@pytest.mark.parametrize(
+    ("thought", "message"),
+    [
+        (Thought("", "x"), "thought id must be a non-empty string"),
+        (Thought(7, "x"), "thought id must be a string, got int"),  # type: ignore[arg-type]
+        (Thought("a", None), "content of thought 'a' must be a string"),  # type: ignore[arg-type]
+        (Thought("a", "x", project=None), "project of thought 'a' must be a string"),  # type: ignore[arg-type]
+        (
+            Thought("a", "bad \ud800 text"),
+            "content of thought 'a' holds a character that is not valid Unicode",
+        ),
+        (Thought("a", "x", status="deleted"), "unknown status of thought 'a': 'deleted'; use one of: active"),
+        (Thought("a", "x", importance=1.5), "thought 'a': importance 1.5 is outside"),
+        (Thought("a", "x", importance=math.nan), "thought 'a': importance nan is outside"),
+        (Thought("a", "x", created_at="2025-01-01"), "created_at must be a datetime"),  # type: ignore[arg-type]
+    ],
+)
+def test_invalid_thought_is_an_error_naming_it(store: MemoryStore, thought: Thought, message: str) -> None:
+    with pytest.raises(StoreError, match=message.replace("(", r"\(")):
+        store.add_thoughts([thought])
+    assert store.count() == 0
+
+
+def test_failed_add_thoughts_stores_nothing_across_batches(store: MemoryStore) -> None:
+    store.add_thought("existing", "already here")
+    batch = [Thought(f"t{i}", f"thought number {i}") for i in range(1500)]
+    batch.append(Thought("existing", "a clash after more than one seeding batch"))
+    with pytest.raises(StoreError, match="already stored: existing"):
+        store.add_thoughts(batch)
+    assert store.count() == 1
+    assert table_count(store, "thoughts_fts") == 1
+    assert table_count(store, "thoughts_vec") == 1
+    assert store.search("thought number", retrieval="bm25", min_relevance=0).ids == []
+
+
+def test_failed_add_thoughts_with_bad_embedding_late_in_batch_stores_nothing(store: MemoryStore) -> None:
+    batch = [Thought(f"t{i}", f"thought {i}") for i in range(5)] + [Thought("bad", "x", embedding=(1.0,))]
+    with pytest.raises(StoreError, match="thought 'bad': embedding has shape"):
+        store.add_thoughts(batch)
+    assert store.count() == 0
+    assert table_count(store, "thoughts_vec") == 0
+
+
+# ---------------------------------------------------------------- edges
+
+
+@pytest.fixture
+def seeded(store: MemoryStore) -> MemoryStore:
+    store.add_thoughts([Thought("a", "alpha"), Thought("b", "beta"), Thought("c", "gamma")])
+    return store
+
+
+def test_edges_are_stored(seeded: MemoryStore) -> None:
+    seeded.add_edges([Edge("b", "a", "replaces"), Edge("a", "c", "contradicts")])
+    seeded.add_edge("a", "b")
+    assert table_count(seeded, "edges") == 3
+
+
+def test_unknown_edge_type_is_an_error(seeded: MemoryStore) -> None:
+    with pytest.raises(
+        StoreError, match="unknown edge type for 'a' -> 'b': 'supersedes'; use one of: related"
+    ):
+        seeded.add_edge("a", "b", "supersedes")
+
+
+def test_edge_to_missing_thought_is_an_error(seeded: MemoryStore) -> None:
+    with pytest.raises(StoreError, match="edge 'a' -\\[related\\]-> 'zzz': no thought with id 'zzz'"):
+        seeded.add_edge("a", "zzz")
+
+
+def test_edge_from_missing_thought_is_an_error(seeded: MemoryStore) -> None:
+    with pytest.raises(StoreError, match="no thought with id 'ghost'"):
+        seeded.add_edge("ghost", "a", "replaces")
+
+
+def test_self_loop_edge_is_an_error(seeded: MemoryStore) -> None:
+    with pytest.raises(StoreError, match="edge contradicts from 'a' to itself"):
+        seeded.add_edge("a", "a", "contradicts")
+
+
+def test_edge_already_stored_is_an_error(seeded: MemoryStore) -> None:
+    seeded.add_edge("b", "a", "replaces")
+    with pytest.raises(StoreError, match="edge 'b' -\\[replaces\\]-> 'a' is already stored"):
+        seeded.add_edge("b", "a", "replaces")
+    seeded.add_edge("b", "a", "related")  # another type between the same ends is a different edge
+
+
+def test_duplicate_edge_in_one_call_is_an_error(seeded: MemoryStore) -> None:
+    with pytest.raises(StoreError, match="duplicate edge 'a' -\\[supports\\]-> 'b' in one add_edges call"):
+        seeded.add_edges([Edge("a", "b", "supports"), Edge("a", "b", "supports")])
+
+
+def test_failed_add_edges_stores_nothing(seeded: MemoryStore) -> None:
+    with pytest.raises(StoreError, match="no thought with id 'missing'"):
+        seeded.add_edges([Edge("a", "b", "related"), Edge("a", "missing", "related")])
+    assert table_count(seeded, "edges") == 0

@@ -1,0 +1,115 @@
+"""Baselines, thresholds and regressions (SPEC §3.5)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from evalkit.errors import ThresholdsError
+from evalkit.thresholds import (
+    assertion_regressions,
+    baseline_entry,
+    load_thresholds,
+    metric_regressions,
+    update_thresholds,
+)
+from tests.factories import a_pass, query, scenario
+
+
+def _run(recall_a: float = 1.0, recall_b: float = 0.5):
+    return a_pass(
+        scenario("a", "cat-a", [query(0, recall=recall_a)]),
+        scenario("b", "cat-b", [query(0, recall=recall_b)]),
+    )
+
+
+def test_baseline_is_rounded_and_thresholds_are_baseline_minus_margin_floored_at_zero():
+    result = a_pass(scenario("a", "cat", [query(0, recall=2 / 3, precision=0.01, mrr=0.123456)]))
+    entry = baseline_entry(result, top_k=5)
+    assert entry.baseline.overall.recall == 0.6667
+    assert entry.thresholds.overall.recall == 0.6467
+    assert entry.thresholds.overall.precision == 0.0  # 0.01 - 0.02 floored
+    assert entry.baseline.overall.mrr == 0.1235
+    assert entry.baseline.categories["cat"].queries == 1
+
+
+def test_metric_regression_when_actual_below_threshold():
+    entry = baseline_entry(_run(), top_k=5)
+    regressions = metric_regressions(_run(recall_b=0.4), entry)
+    assert [(r.kind, r.category, r.metric) for r in regressions] == [
+        ("metric", None, "recall"),  # overall 0.75 -> 0.70 < 0.73
+        ("metric", "cat-b", "recall"),  # 0.5 -> 0.4 < 0.48
+    ]
+    assert regressions[1].actual == pytest.approx(0.4)
+    assert regressions[1].threshold == 0.48
+
+
+def test_no_metric_regression_within_margin():
+    entry = baseline_entry(_run(), top_k=5)
+    assert metric_regressions(_run(recall_b=0.485), entry) == []
+
+
+def test_present_regression_when_a_baseline_category_did_not_run():
+    entry = baseline_entry(_run(), top_k=5)
+    only_a = a_pass(scenario("a", "cat-a", [query(0, recall=1.0)]), scenario("c", "cat-c", [query(0)]))
+    kinds = [(r.kind, r.category) for r in metric_regressions(only_a, entry)]
+    assert ("present", "cat-b") in kinds
+
+
+def test_selected_runs_gate_only_their_categories():
+    entry = baseline_entry(_run(), top_k=5)
+    only_a = a_pass(scenario("a", "cat-a", [query(0, recall=1.0)]))
+    assert metric_regressions(only_a, entry, only_categories=True) == []
+
+
+def test_assertion_regressions_come_from_failing_scenarios_including_measure_only_but_not_xfail():
+    result = a_pass(
+        scenario("a", "cat", [query(0, errors=("forbid: 'x' was retrieved at rank 1",))]),
+        scenario("probe", "p", [query(0, errors=("no_relevant: own",))], measure_only=True),
+        scenario("c", "contradiction", [query(0, errors=("forbid: y",))], outcome="xfail"),
+    )
+    regressions = assertion_regressions(result)
+    assert [(r.kind, r.scenario) for r in regressions] == [("assertion", "a"), ("assertion", "probe")]
+    assert "forbid: 'x' was retrieved at rank 1" in regressions[0].message
+
+
+def test_missing_file_is_none(tmp_path):
+    assert load_thresholds(tmp_path / "absent.json") is None
+
+
+@pytest.mark.parametrize(
+    ("content", "phrase"),
+    [
+        ("{not json", "is not valid JSON (line 1"),
+        ('{"deterministic": {"top_k": 5}}', "does not match the schema"),
+        ('{"deterministic": 3}', "does not match the schema"),
+    ],
+)
+def test_invalid_file_is_an_error_naming_the_file(tmp_path, content, phrase):
+    path = tmp_path / "thresholds.json"
+    path.write_text(content)
+    with pytest.raises(ThresholdsError) as info:
+        load_thresholds(path)
+    assert str(path) in str(info.value)
+    assert phrase in str(info.value)
+    assert "--update-baseline" in str(info.value)
+
+
+def test_update_touches_only_its_mode_and_is_atomic(tmp_path):
+    path = tmp_path / "thresholds.json"
+    update_thresholds(path, "real", baseline_entry(_run(recall_a=0.9), top_k=5))
+    before = json.loads(path.read_text())["real"]
+    update_thresholds(path, "deterministic", baseline_entry(_run(), top_k=5))
+    after = json.loads(path.read_text())
+    assert after["real"] == before
+    assert set(after) == {"deterministic", "real"}
+    assert [p.name for p in tmp_path.iterdir()] == ["thresholds.json"]  # no temp file left behind
+
+
+def test_update_refuses_to_overwrite_an_invalid_file(tmp_path):
+    path = tmp_path / "thresholds.json"
+    path.write_text("garbage")
+    with pytest.raises(ThresholdsError):
+        update_thresholds(path, "deterministic", baseline_entry(_run(), top_k=5))
+    assert path.read_text() == "garbage"
