@@ -1,6 +1,8 @@
 """evalkit: measure how well an AI agent's long-term memory retrieves what it should.
 
-The public API is what `__all__` lists; notebooks use only these names.
+The public API is what `__all__` lists; notebooks use only these names. `report` (tables and
+charts; imports matplotlib) and `mutations` (the mutation catalogue) are submodules, imported on
+first use: `from evalkit import report`.
 """
 
 from evalkit.api import run_eval
@@ -9,6 +11,7 @@ from evalkit.errors import (
     DatasetError,
     EmbedderError,
     EvalkitError,
+    RegressionError,
     ReportError,
     StoreError,
     ThresholdsError,
@@ -56,6 +59,7 @@ __all__ = [
     "MemoryStore",
     "MemorySystem",
     "ReferenceSystem",
+    "RegressionError",
     "ReportError",
     "SearchResponse",
     "StoreError",
@@ -63,5 +67,7 @@ __all__ = [
     "ThresholdsError",
     "UsageError",
     "load_report",
+    "mutations",
+    "report",
     "run_eval",
 ]

@@ -18,7 +18,7 @@ def check_query(query: QuerySpec, hits: Sequence[Hit], own_ids: Collection[str])
 
     `own_ids` are the scenario's own thought ids (distractors excluded), used by `no_relevant`.
     """
-    rank = {}
+    rank: dict[str, int] = {}
     for hit in hits:
         rank.setdefault(hit.id, hit.rank)
     errors: list[str] = []

@@ -47,7 +47,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from evalkit.errors import DatasetError
 from evalkit.model import Edge, Thought
-from evalkit.scenarios import BUILTIN_CATEGORIES, Scenario, ThoughtSpec
+from evalkit.scenarios import BUILTIN_CATEGORIES, QuerySpec, Scenario, ThoughtSpec
 
 SCENARIO_SUFFIXES: tuple[str, ...] = (".yaml", ".yml", ".json")
 """File suffixes read as scenario (and distractor) files."""
@@ -219,31 +219,41 @@ def _scenario_problems(scenario: Scenario, distractors: Sequence[ThoughtSpec] | 
     if scenario.distractors:
         projects |= {t.project for t in distractors or ()}
     for qi, query in enumerate(scenario.queries):
-        where = f"queries[{qi}]"
-        problems.extend(_relevance_problems(where, query.relevant, query.forbid, query.no_relevant, resolver))
-        if query.rank_before is not None:
-            rb = query.rank_before
-            for end in ("before", "after"):
-                problems.extend(resolver.check(f"{where}.rank_before.{end}", getattr(rb, end)))
-            if rb.before == rb.after:
-                problems.append(
-                    f"{where}.rank_before: before and after are both {rb.before!r}; name two thoughts"
-                )
-        for ref, grade in query.grades.items():
-            field = f"{where}.grades[{ref!r}]"
-            unresolved = resolver.check(field, ref)
-            problems.extend(unresolved)
-            if grade < 1:
-                problems.append(f"{field}: grade {grade} must be >= 1; leave non-relevant ids out of grades")
-            if not unresolved and ref not in query.relevant:
-                problems.append(
-                    f"{field}: {ref!r} has a grade but is not in relevant; add it there or drop the grade"
-                )
-        if query.project is not None and query.project not in projects and resolver.judged:
+        problems.extend(_query_problems(f"queries[{qi}]", query, resolver, projects))
+    return problems
+
+
+def _query_problems(where: str, query: QuerySpec, resolver: _Resolver, projects: set[str]) -> list[str]:
+    """Problems of one query located at `where`; `projects` are the projects seeded for it."""
+    problems = _relevance_problems(where, query.relevant, query.forbid, query.no_relevant, resolver)
+    if query.rank_before is not None:
+        rb = query.rank_before
+        problems.extend(resolver.check(f"{where}.rank_before.before", rb.before))
+        problems.extend(resolver.check(f"{where}.rank_before.after", rb.after))
+        if rb.before == rb.after:
             problems.append(
-                f"{where}.project: no thought of this scenario is in project {query.project!r}, so the query "
-                f"would search an empty corpus; use one of: {', '.join(sorted(projects))}"
+                f"{where}.rank_before: before and after are both {rb.before!r}; name two thoughts"
             )
+    for ref, grade in query.grades.items():
+        field = f"{where}.grades[{ref!r}]"
+        unresolved = resolver.check(field, ref)
+        problems.extend(unresolved)
+        if grade < 1:
+            problems.append(f"{field}: grade {grade} must be >= 1; leave non-relevant ids out of grades")
+        if not unresolved and ref not in query.relevant:
+            problems.append(
+                f"{field}: {ref!r} has a grade but is not in relevant; add it there or drop the grade"
+            )
+    if query.include_global and query.project is None:
+        problems.append(
+            f"{where}.include_global: only means something with a project filter (no project already "
+            "searches every project); set project or drop include_global"
+        )
+    if query.project is not None and query.project not in projects and resolver.judged:
+        problems.append(
+            f"{where}.project: no thought of this scenario is in project {query.project!r}, so the query "
+            f"would search an empty corpus; use one of: {', '.join(sorted(projects))}"
+        )
     return problems
 
 
@@ -295,9 +305,7 @@ class _Reader:
         except UnicodeDecodeError as exc:
             self.add(
                 path,
-                [
-                    f"not valid UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start}); save the file as UTF-8"
-                ],
+                [f"not valid UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start}); save it as UTF-8"],
             )
             return False, None
         try:
@@ -322,7 +330,8 @@ class _Reader:
 
 
 def _load_distractors(reader: _Reader) -> list[ThoughtSpec] | None:
-    """The shared distractors, [] when their file is absent, None when it is invalid."""
+    """The shared distractors, or None when their file is absent (`reader.distractors_missing` is
+    then set; only scenarios that want distractors make that a problem) or invalid (reported)."""
     found = [p for s in SCENARIO_SUFFIXES if (p := reader.root / (DISTRACTORS_STEM + s)).is_file()]
     if not found:
         reader.distractors_missing = True
@@ -529,12 +538,12 @@ def _field_path(model: type[BaseModel], loc: tuple[str | int, ...]) -> str:
         if part == "[key]":
             path += " (key)"
             continue
-        if isinstance(part, int) and not _is_dict(annotation):
-            path += f"[{part}]"
-        elif _is_dict(annotation):
+        if _is_dict(annotation) or (isinstance(part, str) and not part.isidentifier()):
             path += f"[{part!r}]"
+        elif isinstance(part, int):
+            path += f"[{part}]"
         else:
-            path += f".{part}" if path else str(part)
+            path += f".{part}" if path else part
         annotation = _step(annotation, part)
     return path or "<top level>"
 
@@ -553,7 +562,9 @@ def _fields_at(model: type[BaseModel], loc: tuple[str | int, ...]) -> list[str]:
 
 
 class _Resolver:
-    """Judges one reference to a thought id from inside a scenario."""
+    """Judges references to thought ids from inside one scenario. With `distractor_ids` None (the
+    distractors file is missing or invalid) a reference that may name a distractor is not judged;
+    `judged` says whether every reference can be judged."""
 
     def __init__(self, scenario: Scenario, distractor_ids: frozenset[str] | None) -> None:
         self.own = own_ids(scenario)
@@ -660,9 +671,7 @@ def _check_duplicate_names(entries: Iterable[_Entry], reader: _Reader) -> None:
         if e.raw_name in first:
             reader.add(
                 e.path,
-                [
-                    f"name: duplicate scenario name, also used by {first[e.raw_name]}; scenario names must be unique"
-                ],
+                [f"name: duplicate scenario name, also used by {first[e.raw_name]}; names must be unique"],
                 e.label,
             )
         first.setdefault(e.raw_name, e.path)

@@ -38,3 +38,7 @@ class ReportError(EvalkitError):
 
 class UsageError(EvalkitError):
     """A caller passed an invalid option value (bad mode, bad top_k, unknown parameter...)."""
+
+
+class RegressionError(EvalkitError):
+    """The run has regressions against its thresholds; the message lists every one of them."""

@@ -6,8 +6,8 @@ Decisions where the SPEC is silent:
 - Metric gating is off, with a note in the report, when the file is missing, has no entry for
   the mode, or the entry was recorded at another top_k (metrics at another cut-off are not
   comparable). Assertion regressions always gate.
-- A run restricted with `scenarios=` compares only the categories it ran: the overall mean and
-  `present` checks need the whole suite.
+- A run restricted with `scenarios=` is not metric-gated either (a note says so): baselines
+  average whole categories of the whole suite, so a subset's means are not comparable.
 """
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ def evaluate(
     """Run `suite` on `system` and build the report, regressions included.
 
     `mode` keys the thresholds entry; `thresholds` None disables metric gating without a note
-    (benchmarks); `selected` marks a run restricted to some scenarios.
+    (benchmarks); `selected` marks a run restricted to some scenarios (not metric-gated).
     """
     check_top_k(top_k)
     check_gate(min_relevance)
@@ -78,7 +78,9 @@ def evaluate(
     regressions = assertion_regressions(result.ungated)
     notes: list[str] = []
     entry = None if entries is None else entries.get(mode)
-    if thresholds is not None and entries is None:
+    if selected and entries is not None:
+        notes.append("scenarios were selected by name: metric gating is off (assertions still gate)")
+    elif thresholds is not None and entries is None:
         notes.append(f"no thresholds file at {thresholds}: metric gating is off (assertions still gate)")
     elif entries is not None and entry is None:
         notes.append(
@@ -90,9 +92,7 @@ def evaluate(
             "metric gating is off (assertions still gate)"
         )
     elif entry is not None:
-        regressions += metric_regressions(result.ungated, entry, only_categories=selected)
-        if selected:
-            notes.append("scenarios were selected by name: only their categories were gated")
+        regressions += metric_regressions(result.ungated, entry)
     return Report(
         scenarios=result.ungated.scenarios,
         overall=result.ungated.overall,

@@ -34,7 +34,7 @@ from typing import Any, TextIO
 import nbformat
 from nbformat import NotebookNode
 
-from evalkit.errors import ReportError, UsageError
+from evalkit.errors import RegressionError, ReportError, UsageError
 from evalkit.files import write_atomic
 
 NOTEBOOKS_DIR = Path("notebooks")
@@ -164,7 +164,6 @@ def run_notebook(
     from papermill.iorw import load_notebook_node
     from papermill.parameterize import parameterize_notebook
 
-    from evalkit.report import RegressionError  # imported here: it pulls in matplotlib
 
     path = Path(notebook)
     declared = read_parameters(path)
@@ -243,15 +242,15 @@ def _read(path: Path) -> NotebookNode:
 
 
 def _parse_parameters_cell(path: Path, source: str) -> dict[str, Parameter]:
+    try:
+        tree = ast.parse(source)
+    except SyntaxError as exc:
+        raise ReportError(f"{path}: the parameters cell is not valid Python: {exc}") from exc
     comments = {
         tok.start[0]: tok.string.lstrip("#").strip()
         for tok in tokenize.generate_tokens(io.StringIO(source).readline)
         if tok.type == tokenize.COMMENT
     }
-    try:
-        tree = ast.parse(source)
-    except SyntaxError as exc:
-        raise ReportError(f"{path}: the parameters cell is not valid Python: {exc}") from exc
     found: dict[str, Parameter] = {}
     for node in tree.body:
         line = ast.get_source_segment(source, node) or ""

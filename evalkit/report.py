@@ -25,12 +25,14 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
+from pandas.api.types import is_bool_dtype, is_numeric_dtype
 from pandas.io.formats.style import Styler
 
 from evalkit.api import run_eval
-from evalkit.errors import EvalkitError, UsageError
+from evalkit.errors import RegressionError, UsageError
 from evalkit.frames import EvalRun, load_report
 from evalkit.memory import VECTOR_FLOOR
+from evalkit.mutations import MutantsResult, run_mutants
 from evalkit.results import HARNESS_METRICS
 
 METRIC_LABELS: dict[str, str] = {
@@ -51,6 +53,8 @@ LOSS_CSS = "color: #b02a37; font-weight: bold"
 """A metric that fell under the gate (negative Δ)."""
 GAIN_CSS = "color: #146c43; font-weight: bold"
 """A metric that rose under the gate (positive Δ)."""
+GOOD_CSS = "background-color: #d1e7dd; color: #0f5132"
+"""A check that did its job (a mutation caught, the control quiet)."""
 QUIET_CSS = "color: #8a8a8a"
 """Zero deltas and low-confidence flags."""
 
@@ -60,10 +64,6 @@ RELEVANT_COLOR = "#2f9e44"
 DROPPED_RELEVANT_COLOR = "#c92a2a"
 DROPPED_IRRELEVANT_COLOR = "#adb5bd"
 METRIC_COLORS = ("#4c72b0", "#55a868", "#c44e52", "#8172b3")
-
-
-class RegressionError(EvalkitError):
-    """The run has regressions against its thresholds; the message lists every one of them."""
 
 
 class ReportFigure(Figure):
@@ -122,6 +122,36 @@ def assert_thresholds(run: EvalRun, fail: bool = True) -> str:
     return message + "\n(not raised: fail_on_regression is False)"
 
 
+def detection_power(
+    enabled: bool = True,
+    *,
+    datasets: str | Path = "datasets",
+    thresholds: str | Path = "datasets/thresholds.json",
+    top_k: int = 5,
+) -> Styler:
+    """The mutation suite's table (`evalkit.mutations.run_mutants`): each injected search bug,
+    whether the deterministic gate caught it and what caught it. `enabled` False gives an empty
+    table whose caption says the section was skipped."""
+    if not enabled:
+        skipped = pd.DataFrame(columns=["mutation", "caught"])
+        return _styled(skipped, "Detection power: skipped (mutants=False)")
+    return mutants_table(run_mutants(datasets=datasets, thresholds=thresholds, top_k=top_k))
+
+
+def mutants_table(result: MutantsResult) -> Styler:
+    """Mutations with `caught` highlighted: red when a real mutation escaped or the control
+    raised an alarm, green otherwise."""
+    table = result.table
+    caught = sum(table["caught"] & ~table["control"])
+    real = int((~table["control"]).sum())
+    verdict = "every mutation caught, control quiet" if result.ok else "GATE MISSED SOMETHING"
+    styler = _styled(table, f"Detection power: {caught} of {real} injected search bugs caught — {verdict}")
+    expected = table["caught"] != table["control"]
+    return styler.apply(
+        lambda column: [GOOD_CSS if ok else FAIL_CSS for ok in expected], subset=["caught"], axis=0
+    )
+
+
 # --- summary and per-scenario tables -----------------------------------------------------------
 
 
@@ -156,22 +186,23 @@ def run_summary(run: EvalRun) -> Styler:
     }
     frame = pd.DataFrame({"value": list(items.values())}, index=pd.Index(list(items)))
     styler = _styled(frame, "Run summary and provenance").hide(axis="columns")
-    styler = styler.set_table_styles([{"selector": "td", "props": "text-align: left"}], overwrite=False)
     return styler.map(_regression_count_css, subset=pd.IndexSlice[["regressions"], :])
 
 
 def scenario_table(run: EvalRun, scenario: str | None = None) -> Styler:
-    """One row per scenario (or only `scenario`): category, status, queries, then recall,
+    """One row per scenario (or only `scenario`): category, status, counted (whether it feeds the
+    category and overall means: outcome pass and not measure-only), queries, then recall,
     precision, MRR and hit rate ungated | gated | Δ, then the gate's status, dropped rows and
     relevant rows dropped. Fail statuses, negative Δ and relevant drops are highlighted."""
     names = [scenario] if scenario is not None else None
     if scenario is not None:
         _check_scenario(run, scenario)
     ungated, gated = _by_pass(run.scenarios, "scenario", names)
-    status = ungated["status"].where(~ungated["measure_only"], ungated["status"] + " (measure-only)")
+    counted = (ungated["outcome"] == "pass") & ~ungated["measure_only"].astype(bool)
     columns: dict[tuple[str, str], pd.Series] = {
         ("", "category"): ungated["category"],
-        ("", "status"): status,
+        ("", "status"): ungated["status"],
+        ("", "counted"): counted.map({True: "yes", False: "no"}),
         ("", "queries"): ungated["queries"],
         **_metric_columns(ungated, gated),
     }
@@ -265,6 +296,15 @@ def hits_table(run: EvalRun, scenario: str) -> Styler:
     styler = styler.apply(_relevant_row_css, axis=1, subset=["id", "relevant"])
     styler = styler.map(_true_fail_css, subset=["dropped by gate"])
     styler = styler.map(_true_quiet_css, subset=["low confidence"])
+    styler = styler.set_table_styles(  # long query texts wrap instead of widening the table
+        [
+            {
+                "selector": "th.row_heading.level1",
+                "props": "white-space: normal; max-width: 24em; text-align: left",
+            }
+        ],
+        overwrite=False,
+    )
     return styler.map(_standing_css, subset=["standing"])
 
 
@@ -445,10 +485,9 @@ def rank_chart(run: EvalRun, scenario: str) -> ReportFigure:
 
 def status_css(value: object) -> str:
     """CSS for a status or result cell: red for fail, amber for xfail/xpass, none otherwise."""
-    word = str(value).split(" ")[0]
-    if word == "fail":
+    if value == "fail":
         return FAIL_CSS
-    if word in ("xfail", "xpass"):
+    if value in ("xfail", "xpass"):
         return WARN_CSS
     return ""
 
@@ -462,6 +501,12 @@ def delta_css(value: object) -> str:
     if number > 1e-9:
         return GAIN_CSS
     return QUIET_CSS
+
+
+def format_delta(value: object) -> str:
+    """A Δ as text: signed to three places ("+0.133", "-0.067"), exactly "0" when unchanged."""
+    number = float(value)  # type: ignore[arg-type]
+    return "0" if abs(number) < 1e-9 else f"{number:+.3f}"
 
 
 def dropped_css(value: object) -> str:
@@ -511,24 +556,35 @@ def _style_side_by_side(table: pd.DataFrame, caption: str) -> Styler:
 
     metrics = where("ungated", "gated")
     styler = _styled(table, caption).format(precision=3, subset=metrics)
-    styler = styler.format("{:+.3f}", subset=where("Δ")).map(delta_css, subset=where("Δ"))
+    styler = styler.format(format_delta, subset=where("Δ")).map(delta_css, subset=where("Δ"))
     styler = styler.map(status_css, subset=where("status")).map(dropped_css, subset=where("dropped rows"))
     styler = styler.map(relevant_dropped_css, subset=where("relevant dropped"))
     return styler.set_table_styles(
-        [{"selector": "th.col_heading.level0", "props": "text-align: center; border-bottom: 1px solid #999"}],
+        [
+            {
+                "selector": "th.col_heading.level0",
+                "props": "text-align: center; border-bottom: 1px solid #999",
+            },
+            {"selector": "", "props": "font-size: 12px"},
+        ],
         overwrite=False,
     )
 
 
 def _styled(frame: pd.DataFrame, caption: str) -> Styler:
-    """The frame's Styler with the caption (left, bold, one line) and body cells kept on one line
-    (column headers may wrap, so wide tables stay within the page)."""
-    return frame.style.set_caption(caption).set_table_styles(
+    """The frame's Styler with the caption (left, bold, one line), body cells kept on one line
+    (column headers may wrap, so wide tables stay within the page) and text columns left-aligned."""
+    styler = frame.style.set_caption(caption).set_table_styles(
         [
             {"selector": "caption", "props": "text-align: left; font-weight: bold; white-space: nowrap"},
             {"selector": "td, th.row_heading", "props": "white-space: nowrap"},
+            {"selector": "td, th", "props": "padding: 0.3em 0.35em"},
         ]
     )
+    text: list[Hashable] = [
+        c for c in frame.columns if not (is_numeric_dtype(frame[c]) or is_bool_dtype(frame[c]))
+    ]
+    return styler.set_properties(subset=text, **{"text-align": "left"})
 
 
 def _caption(run: EvalRun, title: str) -> str:

@@ -3,7 +3,9 @@
 Each scenario gets a fresh memory in its own temporary directory, removed when the scenario ends
 — also on an error or Ctrl-C. Both passes query the same seeded memory: the ungated pass with
 min_relevance=0 (what baselines gate on) and, unless disabled, the gated pass with the system's
-default gate (or an explicit value), which is report-only.
+default gate (or an explicit value), which is report-only. A query that pins its own
+`min_relevance` is asked with that gate in both passes: what the gate keeps is then measured and
+asserted by the gating pass (its drops show in the ungated pass's gate counts too).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from tqdm.auto import tqdm
+from tqdm import tqdm
 
 from evalkit.aggregate import mean_metrics, pass_result
 from evalkit.checks import check_query, scenario_status
@@ -75,15 +77,22 @@ def run_suite(
                     options = dict(
                         top_k=k,
                         project=query.project,
+                        include_global=query.include_global,
                         recency_weight=query.recency_weight or 0.0,
                         recency_half_life_days=query.recency_half_life_days or 30.0,
                         now=now,
                     )
-                    response = memory.search(query.query, min_relevance=0.0, **options)
+                    pinned = query.min_relevance
+                    response = memory.search(
+                        query.query, min_relevance=0.0 if pinned is None else pinned, **options
+                    )
                     plain.append(_query_result(index, query, response, k, scenario, extra_metrics))
                     if gated:
-                        response = memory.search(query.query, min_relevance=min_relevance, **options)
-                        gate_values.add(response.min_relevance)
+                        response = memory.search(
+                            query.query, min_relevance=min_relevance if pinned is None else pinned, **options
+                        )
+                        if pinned is None:
+                            gate_values.add(response.min_relevance)
                         filtered.append(_query_result(index, query, response, k, scenario, extra_metrics))
                     bar.update()
             ungated.append(_scenario_result(scenario, plain))

@@ -75,6 +75,10 @@ class QuerySpec(_Frozen):
     `relevant` lists relevant ids; `grades` optionally gives graded relevance (id -> grade >= 1,
     default 1 for every relevant id) for graded metrics such as nDCG. `id` and `category` are
     optional labels (benchmarks set them: BEIR query ids, LoCoMo question categories).
+    `include_global` (with `project`) also searches global thoughts of other projects.
+    `min_relevance` pins the relevance gate this query is asked with in every pass, the gating
+    pass included, so a scenario can assert what the gate must keep; None = the pass's own gate
+    (0 in the ungated pass).
     """
 
     query: str
@@ -84,6 +88,8 @@ class QuerySpec(_Frozen):
     category: str | None = None
     top_k: int | None = Field(default=None, ge=1, le=1000)
     project: str | None = None
+    include_global: bool = False
+    min_relevance: float | None = Field(default=None, ge=0.0, le=1.0)
     forbid: list[str] = Field(default_factory=list)
     rank_before: RankBefore | None = None
     no_relevant: bool = False

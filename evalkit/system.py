@@ -37,8 +37,10 @@ class Memory(Protocol):
         recency_weight: float,
         recency_half_life_days: float,
         now: datetime,
+        include_global: bool = False,
     ) -> SearchResponse:
-        """min_relevance None = the system's own default gate; 0 = no gate. The response's
+        """`include_global` (with `project`): also return global thoughts of other projects.
+        min_relevance None = the system's own default gate; 0 = no gate. The response's
         `min_relevance` reports the value actually used."""
         ...
 
@@ -77,11 +79,13 @@ class _AgentFacingStore:
         recency_weight: float,
         recency_half_life_days: float,
         now: datetime,
+        include_global: bool = False,
     ) -> SearchResponse:
         return self._store.search(
             query,
             top_k=top_k,
             project=project,
+            include_global=include_global,
             retrieval=self._retrieval,
             supersession="suppress",
             contradiction="flag",

@@ -147,29 +147,26 @@ def assertion_regressions(result: PassResult) -> list[Regression]:
     ]
 
 
-def metric_regressions(
-    result: PassResult, entry: ModeEntry, *, only_categories: bool = False
-) -> list[Regression]:
+def metric_regressions(result: PassResult, entry: ModeEntry) -> list[Regression]:
     """Metrics below their thresholds, overall and per category, and categories of the entry that
-    the run lacks (`present`). With `only_categories` (a run restricted to some scenarios), only
-    the categories the run has are compared: the overall mean and absent categories are skipped."""
+    the run lacks (`present`)."""
     found: list[Regression] = []
-    levels: list[tuple[str | None, MetricLevels]] = list(entry.thresholds.categories.items())
-    if not only_categories:
-        levels.insert(0, (None, entry.thresholds.overall))
+    levels: list[tuple[str | None, MetricLevels]] = [
+        (None, entry.thresholds.overall),
+        *entry.thresholds.categories.items(),
+    ]
     for category, floor in levels:
-        actual_agg = result.overall if category is None else result.categories.get(category)
-        if actual_agg is None:
-            if not only_categories:
-                found.append(
-                    Regression(
-                        kind="present",
-                        category=category,
-                        message=f"category {category!r} has a baseline but no gating scenario ran in it",
-                    )
+        actual = result.overall if category is None else result.categories.get(category)
+        if actual is None:
+            found.append(
+                Regression(
+                    kind="present",
+                    category=category,
+                    message=f"category {category!r} has a baseline but no gating scenario ran in it",
                 )
-            continue
-        found.extend(_below(category, floor, actual_agg.metrics))
+            )
+        else:
+            found.extend(_below(category, floor, actual.metrics))
     return found
 
 

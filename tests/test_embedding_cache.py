@@ -271,16 +271,25 @@ def test_damaged_file_still_open_elsewhere_is_moved_with_its_wal(tmp_path: Path)
     other.close()
 
 
-def test_truncated_file_is_rebuilt_with_a_warning(tmp_path: Path) -> None:
+def test_truncated_file_is_rebuilt_when_read_and_the_batch_re_encoded(tmp_path: Path) -> None:
     path = tmp_path / "cache.sqlite3"
+    texts = [f"sentence number {i}" for i in range(3000)]
     with EmbeddingCache(path) as cache:
-        texts = [f"sentence number {i}" for i in range(3000)]
         CachedEmbedder(CountingEmbedder(dim=384), cache).embed_passages(texts)
-    size = path.stat().st_size
     with path.open("r+b") as handle:
-        handle.truncate(size // 2)
-    caught = _open_catching(path)
-    _assert_rebuilt(path, caught).close()
+        handle.truncate(path.stat().st_size // 2)
+    inner = CountingEmbedder(dim=384)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        cache = EmbeddingCache(path)
+        vectors = CachedEmbedder(inner, cache).embed_passages(texts)
+    messages = [str(w.message) for w in caught]
+    assert len(messages) == 1 and str(path) in messages[0] and "damaged" in messages[0]
+    assert len(list(tmp_path.glob("cache.sqlite3.corrupt-*"))) == 1
+    assert inner.passage_calls == [texts]
+    assert np.array_equal(vectors, HashingEmbedder(384).embed_passages(texts))
+    assert len(cache) == 3000
+    cache.close()
 
 
 def test_database_with_another_schema_is_rebuilt_with_a_warning(tmp_path: Path) -> None:
@@ -346,6 +355,8 @@ def test_table_dropped_mid_run_degrades_to_uncached_with_warnings(tmp_path: Path
         other.close()
         with pytest.warns(RuntimeWarning) as caught:
             vectors = cached.embed_passages(["before the drop"])
+        with pytest.warns(RuntimeWarning, match="count failed"):
+            assert len(cache) == 0
     messages = [str(w.message) for w in caught]
     assert any("lookup failed" in m for m in messages) and any("write failed" in m for m in messages)
     assert inner.passage_calls == [["before the drop"], ["before the drop"]]

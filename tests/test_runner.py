@@ -99,8 +99,9 @@ def test_failing_assertion_makes_the_scenario_fail_and_xfail_turns_it_into_xfail
 
 def test_query_top_k_and_project_override_the_run():
     scoped = [
-        ThoughtSpec(id="a1", content="deploy script lives in ops/deploy.sh", project="alpha")
-    ] + THOUGHTS
+        ThoughtSpec(id="a1", content="deploy script lives in ops/deploy.sh", project="alpha"),
+        *THOUGHTS,
+    ]
     s = Scenario(
         name="scoped",
         category="project-scope",

@@ -170,6 +170,11 @@ def test_wrong_embedding_dimension_is_an_error(store: MemoryStore) -> None:
         store.add_thought("a", "one", embedding=[1.0, 0.0, 0.0])
 
 
+def test_non_numeric_embedding_is_an_error(store: MemoryStore) -> None:
+    with pytest.raises(StoreError, match="thought 'a': embedding must be a sequence of numbers"):
+        store.add_thought("a", "one", embedding=["x"] * 8)  # type: ignore[list-item]
+
+
 def test_non_finite_embedding_is_an_error(store: MemoryStore) -> None:
     with pytest.raises(StoreError, match="thought 'a': embedding contains NaN or infinite values"):
         store.add_thought("a", "one", embedding=[math.nan] + [0.0] * 7)

@@ -57,12 +57,6 @@ def test_present_regression_when_a_baseline_category_did_not_run():
     assert ("present", "cat-b") in kinds
 
 
-def test_selected_runs_gate_only_their_categories():
-    entry = baseline_entry(_run(), top_k=5)
-    only_a = a_pass(scenario("a", "cat-a", [query(0, recall=1.0)]))
-    assert metric_regressions(only_a, entry, only_categories=True) == []
-
-
 def test_assertion_regressions_come_from_failing_scenarios_including_measure_only_but_not_xfail():
     result = a_pass(
         scenario("a", "cat", [query(0, errors=("forbid: 'x' was retrieved at rank 1",))]),

@@ -13,7 +13,7 @@ from evalkit.errors import UsageError
 from evalkit.thresholds import baseline_entry, update_thresholds
 
 
-def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(commands: argparse._SubParsersAction) -> None:
     """Add `evalkit run`."""
     run = commands.add_parser(
         "run",
@@ -46,7 +46,7 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
     )  # fmt: skip
     run.add_argument(
         "--scenario", action="append", metavar="NAME",
-        help="run only this scenario (repeatable); gates only the categories it covers",
+        help="run only this scenario (repeatable); assertions gate, metrics are not compared",
     )  # fmt: skip
     run.add_argument(
         "--min-relevance", type=unit_float, metavar="X",

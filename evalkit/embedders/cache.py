@@ -15,10 +15,13 @@ Concurrency: several processes may share one file. WAL journal, a busy timeout, 
 an existing row of the right length (`ON CONFLICT ... DO UPDATE ... WHERE` the stored blob has a
 different length, which heals a row left by a model of another dimension).
 
-Damage: a file that is not SQLite, fails `PRAGMA quick_check` or has another schema is renamed to
+Damage: a file that is not SQLite, has another schema, or reports corruption (SQLITE_CORRUPT,
+SQLITE_NOTADB) when opened or read — a truncated file, say — is renamed to
 `<name>.corrupt-<time>-<pid>` (with its -wal/-shm) and replaced by an empty cache, with a
-RuntimeWarning naming both files. A lookup or write that fails later (disk full, lock held past
-the timeout) warns and is treated as a miss / skipped: the cache never stops a run.
+RuntimeWarning naming both files; the failed lookup or write is retried once on the new file.
+Any other failure of a lookup or write (disk full, a lock held past the timeout) warns and is
+treated as a miss / skipped: the cache never stops a run. A process that still has the old file
+open keeps using it until it closes; its writes to it are lost, which costs only re-encoding.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import Protocol, runtime_checkable
+from typing import Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 import platformdirs
@@ -42,7 +45,7 @@ from evalkit.errors import EmbedderError, StoreError
 from evalkit.memory.connect import Connection, DatabaseError, connect
 
 ENV_VAR = "EVALKIT_EMBED_CACHE"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 _COLUMNS = ["identity", "prefix", "text_sha256", "vector"]
 _CREATE = """
 CREATE TABLE embeddings (
@@ -50,8 +53,8 @@ CREATE TABLE embeddings (
     prefix TEXT NOT NULL,
     text_sha256 TEXT NOT NULL,
     vector BLOB NOT NULL,
-    PRIMARY KEY (identity, prefix, text_sha256)
-) WITHOUT ROWID
+    UNIQUE (identity, prefix, text_sha256)
+)
 """
 _SELECT = (
     "SELECT text_sha256, vector FROM embeddings WHERE identity = ? AND prefix = ? "
@@ -62,6 +65,8 @@ _UPSERT = (
     "ON CONFLICT DO UPDATE SET vector = excluded.vector "
     "WHERE length(embeddings.vector) != length(excluded.vector)"
 )
+_T = TypeVar("_T")
+_P = TypeVar("_P")
 _SQLITE_BUSY = 5  # SQLite primary result codes
 _SQLITE_CORRUPT = 11
 _SQLITE_NOTADB = 26
@@ -106,12 +111,9 @@ class EmbeddingCache:
         if not texts:
             return []
         keys = [text_key(t) for t in texts]
-        try:
-            rows = self._conn.execute(_SELECT, (identity, prefix, json.dumps(sorted(set(keys))))).fetchall()
-        except DatabaseError as exc:
-            self._warn(f"lookup failed ({exc}); encoding the batch without the cache")
-            return [None] * len(texts)
-        found = {key: blob for key, blob in rows if len(blob) == 4 * dim}
+        params = (identity, prefix, json.dumps(sorted(set(keys))))
+        rows = self._guarded("lookup", "encoding the batch without the cache", _select, params)
+        found = {key: blob for key, blob in rows or [] if len(blob) == 4 * dim}
         return [np.frombuffer(found[k], dtype="<f4").astype(np.float32) if k in found else None for k in keys]
 
     def put(self, identity: str, prefix: str, texts: Sequence[str], vectors: Vectors) -> None:
@@ -120,19 +122,12 @@ class EmbeddingCache:
             (identity, prefix, text_key(t), np.asarray(v, dtype="<f4").tobytes())
             for t, v in zip(texts, vectors, strict=True)
         ]
-        if not rows:
-            return
-        try:
-            self._conn.execute("BEGIN IMMEDIATE")
-            self._conn.executemany(_UPSERT, rows)
-            self._conn.commit()
-        except DatabaseError as exc:
-            if self._conn.in_transaction:
-                self._conn.rollback()
-            self._warn(f"write failed ({exc}); {len(rows)} vectors were not cached")
+        if rows:
+            self._guarded("write", f"{len(rows)} vectors were not cached", _write, rows)
 
     def __len__(self) -> int:
-        return int(self._conn.execute("SELECT count(*) FROM embeddings").fetchone()[0])
+        """Number of stored vectors (0, with a warning, when the file cannot be read)."""
+        return self._guarded("count", "reporting 0", _count, ()) or 0
 
     def close(self) -> None:
         self._conn.close()
@@ -145,8 +140,25 @@ class EmbeddingCache:
     ) -> None:
         self.close()
 
+    def _guarded(self, what: str, fallback: str, op: Callable[[Connection, _P], _T], params: _P) -> _T | None:
+        """`op(connection, params)`. On damage the file is moved aside and `op` retried once on a
+        fresh cache; any other database error (or a second failure) warns and returns None."""
+        for attempt in (1, 2):
+            try:
+                return op(self._conn, params)
+            except DatabaseError as exc:
+                if self._conn.in_transaction:
+                    self._conn.rollback()
+                if attempt == 2 or not _is_damage(exc):
+                    self._warn(f"{what} failed ({exc}); {fallback}")
+                    return None
+                self._conn.close()
+                self._discard(self._opened_inode, str(exc))
+                self._conn = self._open()
+        return None
+
     def _open(self) -> Connection:
-        """Connect and validate; a damaged file is moved aside once and replaced by an empty cache."""
+        """Connect and check the schema; a damaged file is moved aside once and replaced."""
         try:
             self._path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -159,20 +171,25 @@ class EmbeddingCache:
                 raise EmbedderError(self._unusable(str(exc))) from None
             try:
                 _prepare(conn, self._timeout)
-                return conn
             except (DatabaseError, _Damaged) as exc:
                 conn.close()
                 if not _is_damage(exc):
                     raise EmbedderError(self._unusable(str(exc))) from None
-                if _inode(self._path) == inode:  # else another process already replaced it
-                    self._move_aside(str(exc))
+                self._discard(inode, str(exc))
+                continue
+            self._opened_inode = _inode(self._path)
+            return conn
         raise EmbedderError(self._unusable("a freshly created cache file was damaged again"))
 
-    def _move_aside(self, reason: str) -> None:
+    def _discard(self, inode: int | None, reason: str) -> None:
+        """Move the damaged file (and its -wal/-shm: a stale WAL must never be replayed into the
+        new file) aside, unless another process already replaced it since we opened `inode`."""
+        if _inode(self._path) != inode:
+            return
         stamp = time.strftime("%Y%m%dT%H%M%S")
         target = self._path.with_name(f"{self._path.name}.corrupt-{stamp}-{os.getpid()}")
         os.replace(self._path, target)
-        for suffix in ("-wal", "-shm"):  # a stale WAL must never be replayed into the new file
+        for suffix in ("-wal", "-shm"):
             sidecar = Path(f"{self._path}{suffix}")
             if sidecar.exists():
                 os.replace(sidecar, Path(f"{target}{suffix}"))
@@ -180,17 +197,31 @@ class EmbeddingCache:
             f"embedding cache {self._path} is damaged ({reason}); moved it to {target} and started an "
             "empty cache (vectors will be re-encoded once)",
             RuntimeWarning,
-            stacklevel=4,
+            stacklevel=2,
         )
 
     def _warn(self, message: str) -> None:
-        warnings.warn(f"embedding cache {self._path}: {message}", RuntimeWarning, stacklevel=4)
+        warnings.warn(f"embedding cache {self._path}: {message}", RuntimeWarning, stacklevel=2)
 
     def _unusable(self, reason: str) -> str:
         return (
             f"cannot use the embedding cache {self._path}: {reason}. Point {ENV_VAR} (or the cache "
             "argument) at a writable file, or run without the cache (cache=False / --no-cache)."
         )
+
+
+def _select(conn: Connection, params: tuple[str, str, str]) -> list[tuple[str, bytes]]:
+    return conn.execute(_SELECT, params).fetchall()
+
+
+def _write(conn: Connection, rows: list[tuple[str, str, str, bytes]]) -> None:
+    conn.execute("BEGIN IMMEDIATE")
+    conn.executemany(_UPSERT, rows)
+    conn.commit()
+
+
+def _count(conn: Connection, params: tuple[()]) -> int:
+    return int(conn.execute("SELECT count(*) FROM embeddings").fetchone()[0])
 
 
 def _inode(path: Path) -> int | None:
@@ -223,12 +254,10 @@ def _enable_wal(conn: Connection, timeout: float) -> None:
 
 
 def _prepare(conn: Connection, timeout: float) -> None:
-    """WAL mode, integrity check, then create the schema or check it (under a write lock, so two
-    processes creating the same new file do not race)."""
+    """WAL mode, then create the schema or check it (under a write lock, so two processes creating
+    the same new file do not race). No full integrity check: it would read the whole file on every
+    open; damage in pages this check does not read surfaces when a lookup or write reads them."""
     _enable_wal(conn, timeout)
-    problems = [row[0] for row in conn.execute("PRAGMA quick_check").fetchall()]
-    if problems != ["ok"]:
-        raise _Damaged("integrity check: " + "; ".join(problems[:3]))
     conn.execute("BEGIN IMMEDIATE")
     try:
         version = conn.execute("PRAGMA user_version").fetchone()[0]

@@ -179,7 +179,7 @@ class MemoryStore:
                     is_cluster=is_cluster,
                     is_global=is_global,
                     importance=importance,
-                    embedding=None if embedding is None else tuple(float(x) for x in embedding),
+                    embedding=None if embedding is None else tuple(embedding),
                 )
             ]
         )
@@ -187,9 +187,11 @@ class MemoryStore:
     def add_thoughts(self, thoughts: Iterable[Thought]) -> int:
         """Store thoughts in one transaction, embedding those without an embedding in batches.
 
-        All or nothing: a duplicate id (in the batch or the store), a bad status, an importance
-        outside [0, 1] or an embedding of the wrong dimension or with non-finite values raises
-        StoreError and stores none of them. Returns the number stored.
+        All or nothing: a duplicate id (in the batch or the store), an empty id, text fields that
+        are not strings SQLite can store, a bad status, a created_at that is not a datetime, an
+        importance outside [0, 1], or an embedding that is not numeric, of the wrong dimension or
+        with non-finite values raises StoreError and stores none of them (nor any earlier batch
+        of the same call). Returns the number stored.
         """
         now = datetime.now(UTC)
         seen: set[str] = set()
@@ -275,7 +277,10 @@ class MemoryStore:
         return vectors
 
     def _checked_vector(self, values: Sequence[float] | np.ndarray, what: str) -> np.ndarray:
-        vec = np.asarray(values, dtype=np.float32)
+        try:
+            vec = np.asarray(values, dtype=np.float32)
+        except (TypeError, ValueError) as exc:
+            raise StoreError(f"{what}: embedding must be a sequence of numbers ({exc})") from None
         if vec.shape != (self.embedder.dim,):
             raise StoreError(f"{what}: embedding has shape {vec.shape}, expected ({self.embedder.dim},)")
         if not np.all(np.isfinite(vec)):

@@ -1,0 +1,205 @@
+"""`evalkit bench beir|locomo PATH`: run a public benchmark, print its metrics, write the report.
+
+The report JSON is the one `evalkit run` writes (`evalkit.load_report` and the notebooks read
+it). The console shows what was loaded, one metric row per scenario plus the overall row (a
+LoCoMo scenario is one conversation), for LoCoMo the per-category table, and with --gated the
+ungated-vs-gated comparison. Exit 0 = the run finished, 2 = bad input or usage.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from pathlib import Path
+from typing import TypedDict
+
+import pandas as pd
+
+from evalkit.bench import (
+    BEIR_METRICS,
+    DEFAULT_BEIR_KS,
+    DEFAULT_LOCOMO_KS,
+    LOCOMO_METRICS,
+    category_table,
+    check_ks,
+    metric_table,
+    run_beir,
+    run_locomo,
+)
+from evalkit.cli.exit_codes import EXIT_OK, EXIT_REGRESSIONS
+from evalkit.console import render_gate_comparison
+from evalkit.errors import UsageError
+from evalkit.frames import EvalRun
+from evalkit.importers import LOCOMO_CATEGORIES, STANDARD_CATEGORIES
+from evalkit.memory import RETRIEVAL_MODES
+from evalkit.memory.schema import FTS_TOKENIZERS
+
+
+def parse_ks(text: str) -> tuple[int, ...]:
+    """`--k` value: comma-separated cutoffs such as "10,100" (see `evalkit.bench.check_ks`)."""
+    try:
+        return check_ks(int(part) for part in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected comma-separated integers from 1 to 1000 such as 10,100, got {text!r}"
+        ) from None
+    except UsageError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def parse_categories(text: str) -> tuple[str, ...]:
+    """`--categories` value: comma-separated LoCoMo category numbers such as "1,2,3,4"."""
+    parts = [part.strip() for part in text.split(",")]
+    unknown = [part for part in parts if part not in LOCOMO_CATEGORIES]
+    if unknown:
+        valid = ", ".join(f"{c} {name}" for c, name in LOCOMO_CATEGORIES.items())
+        raise argparse.ArgumentTypeError(f"unknown LoCoMo categories {unknown} in {text!r}; valid: {valid}")
+    return tuple(dict.fromkeys(parts))
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    """Add `evalkit bench` with its `beir` and `locomo` subcommands."""
+    bench = commands.add_parser(
+        "bench",
+        help="run a public benchmark (BEIR directory, LoCoMo file) and write the JSON report",
+        description="Import a public benchmark, run it through the harness on the reference store "
+        "(ungated; --gated adds the report-only gated pass) and write the same report JSON as `evalkit "
+        "run`. Exit 0 = the run finished, 2 = bad input or usage.",
+    )
+    datasets = bench.add_subparsers(dest="benchmark", required=True, metavar="BENCHMARK")
+    beir = datasets.add_parser(
+        "beir",
+        help="a BEIR directory (corpus.jsonl, queries.jsonl, qrels/<split>.tsv), e.g. SciFact",
+        description=f"Metrics: {', '.join(BEIR_METRICS)} at every k, plus the harness metrics over top_k "
+        "= the largest k.",
+    )
+    beir.add_argument("path", type=Path, metavar="PATH", help="the BEIR dataset directory")
+    beir.add_argument("--split", default="test", help="qrels split (qrels/<split>.tsv; default test)")
+    _common(beir, DEFAULT_BEIR_KS, "bench-beir")
+    beir.set_defaults(handler=beir_command)
+    locomo = datasets.add_parser(
+        "locomo",
+        help="the LoCoMo file (locomo10.json), turn-level retrieval per conversation",
+        description=f"Metrics: {', '.join(LOCOMO_METRICS)} at every k, plus the harness metrics over "
+        "top_k = the largest k, and a per-category table. Each conversation is its own store.",
+    )
+    locomo.add_argument("path", type=Path, metavar="PATH", help="the LoCoMo JSON file")
+    locomo.add_argument(
+        "--categories", type=parse_categories, default=STANDARD_CATEGORIES, metavar="LIST",
+        help="question categories to evaluate (default 1,2,3,4: "
+        + ", ".join(f"{c} {LOCOMO_CATEGORIES[c]}" for c in STANDARD_CATEGORIES) + "; 5 adversarial)",
+    )  # fmt: skip
+    _common(locomo, DEFAULT_LOCOMO_KS, "bench-locomo")
+    locomo.set_defaults(handler=locomo_command)
+
+
+def _common(parser: argparse.ArgumentParser, ks: tuple[int, ...], stem: str) -> None:
+    parser.add_argument(
+        "--retrieval", choices=RETRIEVAL_MODES, default="bm25", help="search legs (default bm25)"
+    )
+    parser.add_argument(
+        "--k", type=parse_ks, default=ks, metavar="LIST",
+        help=f"metric cutoffs, comma-separated (default {','.join(map(str, ks))}); top_k = the largest",
+    )  # fmt: skip
+    parser.add_argument(
+        "--tokenizer", choices=tuple(FTS_TOKENIZERS), default="unicode61",
+        help="FTS5 tokenizer of the BM25 leg (default unicode61; porter adds Porter stemming)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--out", type=Path, default=Path(f"reports/{stem}.json"), metavar="PATH",
+        help=f"JSON report path (default reports/{stem}.json)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--gated", action="store_true", help="add the report-only pass under the service's relevance gate"
+    )
+    parser.add_argument("--real", action="store_true", help="use a real sentence-transformers embedder")
+    parser.add_argument(
+        "--model", metavar="NAME_OR_PATH",
+        help="with --real: sentence-transformers model (default: packaged all-MiniLM-L6-v2)",
+    )  # fmt: skip
+    cache = parser.add_mutually_exclusive_group()
+    cache.add_argument(
+        "--cache", type=Path, metavar="PATH",
+        help="with --real: embedding cache file (default: $EVALKIT_EMBED_CACHE or the user cache dir)",
+    )  # fmt: skip
+    cache.add_argument("--no-cache", action="store_true", help="with --real: do not use the embedding cache")
+    parser.add_argument(
+        "--progress", action=argparse.BooleanOptionalAction, default=None, help="progress bars"
+    )
+
+
+class _Options(TypedDict):
+    retrieval: str
+    mode: str
+    model: str | None
+    ks: tuple[int, ...]
+    tokenizer: str
+    gated: bool
+    cache: bool | Path | None
+    progress: bool | None
+
+
+def _options(args: argparse.Namespace) -> _Options:
+    """The keyword arguments shared by `run_beir` and `run_locomo`, after the usage checks."""
+    if args.model and not args.real:
+        raise UsageError("--model needs --real")
+    if (args.cache or args.no_cache) and not args.real:
+        raise UsageError("--cache/--no-cache need --real")
+    return _Options(
+        retrieval=args.retrieval,
+        mode="real" if args.real else "deterministic",
+        model=args.model,
+        ks=args.k,
+        tokenizer=args.tokenizer,
+        gated=args.gated,
+        cache=False if args.no_cache else args.cache,
+        progress=args.progress,
+    )
+
+
+def beir_command(args: argparse.Namespace) -> int:
+    options = _options(args)
+    return _finish(run_beir(args.path, args.split, **options), args.out)
+
+
+def locomo_command(args: argparse.Namespace) -> int:
+    options = _options(args)
+    run = run_locomo(args.path, args.categories, **options)
+    recall = [f"recall@{k}" for k in args.k]
+    return _finish(run, args.out, lambda r: category_table(r, [*recall, *(f"success@{k}" for k in args.k)]))
+
+
+def _finish(run: EvalRun, out: Path, categories: Callable[[EvalRun], pd.DataFrame] | None = None) -> int:
+    """Save the report, print the summary; exit 0 (1 only if an imported query failed an assertion)."""
+    run.save(out)
+    print(render_bench(run, categories(run) if categories is not None else None))
+    print(f"report: {out}")
+    return EXIT_OK if run.ok else EXIT_REGRESSIONS
+
+
+def render_bench(run: EvalRun, categories: pd.DataFrame | None = None) -> str:
+    """The console summary: header, notes, metric table, per-category table, gated comparison."""
+    report = run.report
+    retrieval = report.provenance["system"]["retrieval"]
+    tokenizer = report.provenance["system"]["tokenizer"]
+    embedder = report.provenance["embedder"]["identity"]
+    lines = [
+        f"evalkit bench · mode {report.mode} · retrieval {retrieval} · tokenizer {tokenizer} · "
+        f"top_k {report.top_k} · {'gated pass added' if report.gated else 'ungated'}",
+        f"embedder: {embedder}",
+        *(f"  {note}" for note in report.notes),
+        "",
+        _table(metric_table(run)),
+    ]
+    if categories is not None:
+        lines += ["", "Per LoCoMo category (ungated):", _table(categories)]
+    if report.gated is not None:
+        lines += ["", *render_gate_comparison(report, report.gated)]
+    if report.regressions:
+        lines += ["", f"Assertion errors ({len(report.regressions)}):"]
+        lines += [f"  - {r.message}" for r in report.regressions]
+    return "\n".join(lines)
+
+
+def _table(frame: pd.DataFrame) -> str:
+    return frame.to_string(index=False, float_format=lambda x: f"{x:.4f}")

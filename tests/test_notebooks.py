@@ -1,0 +1,362 @@
+"""The report notebooks on three levels — static checks of the committed files, evalkit.notebooks
+(parameters, execution, HTML) on tiny notebooks, and `evalkit report` on the built-in suite. The
+fourth level, nbval, runs the notebooks themselves (`make test` passes `--nbval-lax notebooks`)."""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+from jupyter_client.kernelspec import KernelSpecManager
+
+from evalkit.cli import main
+from evalkit.datasets import load_suite
+from evalkit.errors import ReportError, UsageError
+from evalkit.notebooks import (
+    KERNEL_NAME,
+    NotebookError,
+    available_notebooks,
+    parse_parameters,
+    read_parameters,
+    resolve_notebook,
+    run_notebook,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+SCENARIOS = [s.name for s in load_suite(ROOT / "datasets").scenarios]
+
+# --- static: the committed notebooks ----------------------------------------------------------
+
+
+def test_the_report_notebooks_exist() -> None:
+    assert [p.stem for p in NOTEBOOKS] == ["eval_report", "scenario_drilldown"]
+
+
+@pytest.fixture(params=NOTEBOOKS, ids=lambda p: p.stem)
+def notebook(request: pytest.FixtureRequest) -> tuple[Path, nbformat.NotebookNode]:
+    path = request.param
+    nb = nbformat.read(path, as_version=4)
+    nbformat.validate(nb)
+    return path, nb
+
+
+def test_outputs_are_stripped(notebook: tuple[Path, nbformat.NotebookNode]) -> None:
+    _, nb = notebook
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            assert cell.outputs == [], cell.source
+            assert cell.execution_count is None, cell.source
+        assert "execution" not in cell.metadata and "papermill" not in cell.metadata
+    assert "papermill" not in nb.metadata
+
+
+def test_generic_python3_kernelspec(notebook: tuple[Path, nbformat.NotebookNode]) -> None:
+    _, nb = notebook
+    assert nb.metadata.kernelspec == {"display_name": "Python 3", "language": "python", "name": "python3"}
+
+
+def test_one_parameters_cell_and_it_comes_first(notebook: tuple[Path, nbformat.NotebookNode]) -> None:
+    _, nb = notebook
+    tagged = [i for i, c in enumerate(nb.cells) if "parameters" in c.metadata.get("tags", [])]
+    assert tagged == [0]
+    assert nb.cells[0].cell_type == "code"
+
+
+def test_parameters_are_typed_literals_with_help(notebook: tuple[Path, nbformat.NotebookNode]) -> None:
+    path, nb = notebook
+    declared = read_parameters(path)
+    assert len(declared) == len(ast.parse(nb.cells[0].source).body)
+    for p in declared.values():
+        assert p.help, f"{p.name} has no # help comment"
+        fits = (p.default is None and None in p.types) or any(
+            t is not None and type(p.default) is t for t in p.types
+        )
+        assert fits, f"{p.name}: default {p.default!r} does not match {p.annotation}"
+
+
+_FORBIDDEN = (
+    ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda, ast.For, ast.AsyncFor, ast.While,
+    ast.If, ast.IfExp, ast.Try, ast.With, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp,
+)  # fmt: skip
+_SQL = re.compile(r"\b(SELECT|INSERT|UPDATE|DELETE|CREATE\s+TABLE|DROP\s+TABLE)\b", re.IGNORECASE)
+
+
+def test_no_logic_in_notebooks(notebook: tuple[Path, nbformat.NotebookNode]) -> None:
+    _, nb = notebook
+    for cell in nb.cells[1:]:
+        if cell.cell_type != "code":
+            continue
+        tree = ast.parse(cell.source)
+        assert len(tree.body) == 1, f"one statement per cell: {cell.source!r}"
+        for node in ast.walk(tree):
+            assert not isinstance(node, _FORBIDDEN), f"{type(node).__name__} in {cell.source!r}"
+            if isinstance(node, ast.Import | ast.ImportFrom):
+                modules = (
+                    [node.module or ""] if isinstance(node, ast.ImportFrom) else [a.name for a in node.names]
+                )
+                assert all(m == "evalkit" or m.startswith("evalkit.") for m in modules), cell.source
+        assert not _SQL.search(cell.source), cell.source
+
+
+def test_every_display_cell_follows_a_markdown_heading(notebook: tuple[Path, nbformat.NotebookNode]) -> None:
+    _, nb = notebook
+    for before, cell in zip(nb.cells, nb.cells[1:], strict=False):
+        if cell.cell_type == "code" and isinstance(ast.parse(cell.source).body[0], ast.Expr):
+            assert before.cell_type == "markdown" and re.search(r"^#{1,4} ", before.source, re.M), cell.source
+
+
+def test_eval_report_declares_the_documented_parameters() -> None:
+    declared = read_parameters(ROOT / "notebooks" / "eval_report.ipynb")
+    assert {name: p.annotation for name, p in declared.items()} == {
+        "mode": "str",
+        "top_k": "int",
+        "gated": "bool",
+        "min_relevance": "float | None",
+        "datasets": "str",
+        "thresholds": "str",
+        "report_json": "str | None",
+        "fail_on_regression": "bool",
+    }
+    assert declared["datasets"].default == "../datasets"
+    assert declared["min_relevance"].default is None
+    assert [n for n, p in declared.items() if p.is_path] == ["datasets", "thresholds", "report_json"]
+
+
+def test_drilldown_defaults_to_a_built_in_scenario() -> None:
+    declared = read_parameters(ROOT / "notebooks" / "scenario_drilldown.ipynb")
+    assert declared["scenario"].default in SCENARIOS
+    assert {"scenario", "mode", "top_k", "datasets", "report_json"} <= set(declared)
+
+
+def test_python3_kernel_runs_on_this_interpreter() -> None:
+    # jupyter_client replaces a bare "python"/"python3" argv[0] by sys.executable.
+    argv0 = KernelSpecManager().get_kernel_spec(KERNEL_NAME).argv[0]
+    bare = {"python", f"python{sys.version_info[0]}", "python{}.{}".format(*sys.version_info[:2])}
+    assert argv0 in bare or Path(argv0).resolve() == Path(sys.executable).resolve()
+
+
+# --- evalkit.notebooks on tiny notebooks ---------------------------------------------------------
+
+
+def _write_notebook(path: Path, parameters: str, *cells: str) -> Path:
+    nb = nbformat.v4.new_notebook()
+    nb.metadata = {"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"}}
+    nb.cells = [nbformat.v4.new_code_cell(parameters, metadata={"tags": ["parameters"]})]
+    nb.cells += [nbformat.v4.new_code_cell(c) for c in cells]
+    nbformat.write(nb, path)
+    return path
+
+
+PARAMS = """\
+data: str = "data"  # path of the data folder
+top_k: int = 5  # results per query
+gate: float | None = None  # gate; None = default
+flag: bool = True  # a switch
+"""
+
+
+def test_read_parameters_reads_names_types_defaults_and_help(tmp_path: Path) -> None:
+    declared = read_parameters(_write_notebook(tmp_path / "n.ipynb", PARAMS))
+    assert [(p.name, p.annotation, p.default, p.help) for p in declared.values()] == [
+        ("data", "str", "data", "path of the data folder"),
+        ("top_k", "int", 5, "results per query"),
+        ("gate", "float | None", None, "gate; None = default"),
+        ("flag", "bool", True, "a switch"),
+    ]
+    assert declared["data"].is_path and not declared["top_k"].is_path
+
+
+@pytest.mark.parametrize(
+    ("source", "problem"),
+    [
+        ("x = 1  # no annotation", "expected `name: type = value`"),
+        ("x: list = []  # a list", "use int, float, bool, str"),
+        ("x: int = 2 * 3  # computed", "must be a literal"),
+        ("x: int = (  # broken", "not valid Python"),
+    ],
+)
+def test_read_parameters_rejects_what_it_cannot_inject(tmp_path: Path, source: str, problem: str) -> None:
+    with pytest.raises(ReportError, match=re.escape(problem)):
+        read_parameters(_write_notebook(tmp_path / "n.ipynb", source))
+
+
+def test_read_parameters_needs_exactly_one_parameters_cell(tmp_path: Path) -> None:
+    path = _write_notebook(tmp_path / "n.ipynb", PARAMS)
+    nb = nbformat.read(path, as_version=4)
+    nb.cells.append(nbformat.v4.new_code_cell("y: int = 1  # y", metadata={"tags": ["parameters"]}))
+    nbformat.write(nb, path)
+    with pytest.raises(ReportError, match="exactly one cell tagged 'parameters', found 2"):
+        read_parameters(path)
+
+
+def test_parse_parameters_converts_text_to_the_declared_types(tmp_path: Path) -> None:
+    path = _write_notebook(tmp_path / "n.ipynb", PARAMS)
+    declared = read_parameters(path)
+    pairs = [("top_k", "10"), ("gate", "0.3"), ("flag", "no"), ("data", "None")]
+    assert parse_parameters(declared, pairs, path) == {
+        "top_k": 10,
+        "gate": 0.3,
+        "flag": False,
+        "data": "None",
+    }
+    assert parse_parameters(declared, [("gate", "none")], path) == {"gate": None}
+
+
+@pytest.mark.parametrize(
+    ("pairs", "message"),
+    [
+        ([("nope", "1")], r"does not declare parameter\(s\) 'nope'; it declares: data \(str\)"),
+        ([("top_k", "many")], r"parameter 'top_k' of n.ipynb expects int, got 'many'"),
+        ([("flag", "maybe")], r"expects bool"),
+        ([("gate", "high")], r"expects float \| None"),
+        ([("top_k", "1"), ("top_k", "2")], r"'top_k' is given twice"),
+    ],
+)
+def test_parse_parameters_rejects_bad_input(
+    tmp_path: Path, pairs: list[tuple[str, str]], message: str
+) -> None:
+    path = _write_notebook(tmp_path / "n.ipynb", PARAMS)
+    with pytest.raises(UsageError, match=message):
+        parse_parameters(read_parameters(path), pairs, path)
+
+
+@pytest.mark.parametrize(
+    ("parameters", "message"),
+    [({"unknown": 1}, "does not declare parameter"), ({"top_k": "5"}, "expects int, got '5'")],
+)
+def test_run_notebook_rejects_bad_parameters_before_running(
+    tmp_path: Path, parameters: dict, message: str
+) -> None:
+    path = _write_notebook(tmp_path / "n.ipynb", PARAMS, "raise SystemExit('must not run')")
+    with pytest.raises(UsageError, match=message):
+        run_notebook(path, parameters, tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+
+
+def test_resolve_notebook_names_the_available_notebooks(tmp_path: Path) -> None:
+    _write_notebook(tmp_path / "alpha.ipynb", PARAMS)
+    assert resolve_notebook("alpha", tmp_path) == tmp_path / "alpha.ipynb"
+    assert available_notebooks(tmp_path) == ["alpha"]
+    with pytest.raises(UsageError, match="available notebooks: alpha"):
+        resolve_notebook("beta", tmp_path)
+
+
+def test_run_notebook_executes_in_the_notebook_folder_and_writes_html(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = tmp_path / "nbs"
+    folder.mkdir()
+    path = _write_notebook(
+        folder / "tiny.ipynb",
+        PARAMS,
+        "import os, sys\nprint(sys.executable)\nprint(os.getcwd())\nprint(data, top_k, gate, flag)",
+    )
+    monkeypatch.chdir(tmp_path)
+    outputs = run_notebook(path, {"data": "mine", "top_k": 3}, "out", progress=False)
+    assert outputs.html == Path("out/tiny.html") and outputs.notebook == Path("out/tiny.ipynb")
+    executed = nbformat.read(outputs.notebook, as_version=4)
+    printed = executed.cells[2].outputs[0].text.splitlines()  # cell 1 holds the injected parameters
+    assert printed[0] == sys.executable
+    assert Path(printed[1]).resolve() == folder.resolve()
+    assert printed[2] == f"{tmp_path.resolve() / 'mine'} 3 None True"  # a path parameter, made absolute
+    html = outputs.html.read_text(encoding="utf-8")
+    assert "print(sys.executable)" not in html  # code hidden
+    assert "<script" not in html  # nothing loaded from a CDN
+
+
+def test_run_notebook_writes_both_files_then_raises_when_a_cell_fails(tmp_path: Path) -> None:
+    path = _write_notebook(tmp_path / "bad.ipynb", PARAMS, "print('before')", "raise ValueError('boom')")
+    with pytest.raises(NotebookError, match=r"bad.ipynb failed in cell \[\d+\] with ValueError") as caught:
+        run_notebook(path, {}, tmp_path / "out", progress=False)
+    assert (caught.value.ename, caught.value.evalue) == ("ValueError", "boom")
+    assert caught.value.outputs.html.is_file() and caught.value.outputs.notebook.is_file()
+    html = caught.value.outputs.html.read_text(encoding="utf-8")
+    assert "ValueError: boom" in html and "before" in html
+    assert "Traceback" not in html and "raise ValueError" not in html  # shortened in the HTML only
+    executed = nbformat.read(caught.value.outputs.notebook, as_version=4)
+    assert any(o.get("output_type") == "error" for c in executed.cells for o in c.get("outputs", []))
+
+
+# --- the report itself: `evalkit report` on the built-in suite --------------------------------------
+
+
+@pytest.fixture
+def at_root(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)
+
+
+@pytest.mark.usefixtures("at_root")
+def test_report_writes_self_contained_html_with_scenario_table_and_charts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["report", "--out-dir", str(tmp_path), "--no-progress"]) == 0
+    assert f"report: {tmp_path / 'eval_report.html'}" in capsys.readouterr().out
+    html = (tmp_path / "eval_report.html").read_text(encoding="utf-8")
+    assert "Per scenario: ungated (measured, gates CI) vs gated" in html
+    assert all(f">{name}</th>" in html for name in SCENARIOS)
+    assert html.count("data:image/png;base64,") >= 3
+    assert "report.scenario_table(run)" not in html  # no code input
+    assert "<script" not in html
+    assert "No gating regressions." in html
+    executed = nbformat.read(tmp_path / "eval_report.ipynb", as_version=4)
+    assert not [o for c in executed.cells for o in c.get("outputs", []) if o.get("output_type") == "error"]
+
+
+def _unreachable_thresholds(path: Path, top_k: int = 5) -> Path:
+    ones = {"recall": 1.0, "precision": 1.0, "mrr": 1.0, "hit_rate": 1.0}
+    entry = {
+        "recorded_at": "2026-01-01T00:00:00+00:00",
+        "top_k": top_k,
+        "baseline": {"overall": {**ones, "queries": 1}, "categories": {}},
+        "thresholds": {"overall": ones, "categories": {}},
+    }
+    path.write_text(json.dumps({"deterministic": entry}), encoding="utf-8")
+    return path
+
+
+@pytest.mark.usefixtures("at_root")
+def test_report_exits_1_with_regressions_on_stderr_and_still_writes_the_html(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    thresholds = _unreachable_thresholds(tmp_path / "thresholds.json")
+    argv = [
+        "report",
+        "-p",
+        "thresholds",
+        str(thresholds),
+        "--out-dir",
+        str(tmp_path / "out"),
+        "--no-progress",
+    ]
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert "the threshold check failed" in err
+    assert "regression(s) against the thresholds" in err
+    assert "[metric] overall: precision" in err
+    html = (tmp_path / "out" / "eval_report.html").read_text(encoding="utf-8")
+    assert "RegressionError" in html and "overall: precision" in html
+    assert html.count("data:image/png;base64,") >= 3  # the charts above the failing cell are there
+    assert (tmp_path / "out" / "eval_report.ipynb").is_file()
+
+
+@pytest.mark.usefixtures("at_root")
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["-p", "colour", "red"], "does not declare parameter(s) 'colour'"),
+        (["-p", "top_k", "many"], "parameter 'top_k' of eval_report.ipynb expects int, got 'many'"),
+        (["--notebook", "nope"], "available notebooks: eval_report, scenario_drilldown"),
+    ],
+)
+def test_report_rejects_bad_parameters_with_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str], message: str
+) -> None:
+    assert main(["report", *argv, "--out-dir", str(tmp_path)]) == 2
+    assert message in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
