@@ -540,3 +540,30 @@ def test_load_or_run_loads_a_saved_report_instead_of_running(
     pd.testing.assert_frame_equal(scenario_table(loaded).data, scenario_table(run).data)
     fresh = load_or_run(None, datasets=root, thresholds=None, gated=False)
     assert fresh.report.gated is None
+
+
+def test_mutants_table_marks_escapes_and_false_alarms_red():
+    from evalkit.memory import DEFAULT_PIPELINE
+    from evalkit.mutations import MutantOutcome, MutantsResult, Mutation
+    from evalkit.report import GOOD_CSS, mutants_table
+    from evalkit.results import Regression
+
+    alarm = (Regression(kind="metric", message="overall: recall 0.5 is below its threshold 0.9"),)
+    caught = MutantOutcome(Mutation("caught", "a bug", lambda: DEFAULT_PIPELINE), alarm)
+    escaped = MutantOutcome(Mutation("escaped", "a bug", lambda: DEFAULT_PIPELINE), ())
+    control = MutantOutcome(Mutation("noop", "no change", lambda: DEFAULT_PIPELINE, control=True), alarm)
+    styler = mutants_table(MutantsResult((caught, escaped, control)))
+    html = styler.to_html()
+    assert "1 of 2 injected search bugs caught — GATE MISSED SOMETHING" in html
+    styles = styler._compute().ctx  # (row, col) -> [(prop, value)]
+    caught_col = list(styler.data.columns).index("caught")
+    css = ["; ".join(f"{k}: {v}" for k, v in styles[(row, caught_col)]) for row in range(3)]
+    assert css == [GOOD_CSS, FAIL_CSS, FAIL_CSS]
+
+
+def test_detection_power_can_be_skipped():
+    from evalkit.report import detection_power
+
+    styler = detection_power(False)
+    assert styler.data.empty
+    assert "skipped" in styler.to_html()

@@ -13,6 +13,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
@@ -123,6 +124,14 @@ def test_nan_option_is_an_error_not_a_silent_clamp(store: MemoryStore, option: s
     with pytest.raises(StoreError, match=f"search option {option} must be a number, got nan"):
         options: dict[str, Any] = {option: math.nan}
         store.search("x", **options)
+
+
+def test_numpy_scalar_options_are_numbers(store: MemoryStore) -> None:
+    store.add_thoughts([thought("a", 0.8), thought("b", 0.7)])
+    options: dict[str, Any] = {"top_k": np.int64(1), "min_relevance": np.float32(0.5)}
+    response = store.search("", retrieval="vector", query_embedding=Q, **options)
+    assert response.ids == ["a"]
+    assert response.min_relevance == pytest.approx(0.5)
 
 
 # ---------------------------------------------------------------- step 1: over-fetch

@@ -27,6 +27,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from itertools import islice
+from numbers import Real
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -75,7 +76,7 @@ def _choice(name: str, value: str, allowed: Sequence[str]) -> str:
 
 def _number(name: str, value: object) -> float:
     """`value` as a float, or StoreError when it is not a number (NaN included)."""
-    if isinstance(value, bool) or not isinstance(value, int | float) or math.isnan(value):
+    if isinstance(value, bool) or not isinstance(value, Real) or math.isnan(value):
         raise StoreError(f"search option {name} must be a number, got {value!r}")
     return float(value)
 
@@ -247,7 +248,7 @@ class MemoryStore:
                 raise StoreError(
                     f"thought {t.id!r}: created_at must be a datetime or None, got {t.created_at!r}"
                 )
-            if isinstance(t.importance, bool) or not isinstance(t.importance, int | float):
+            if isinstance(t.importance, bool) or not isinstance(t.importance, Real):
                 raise StoreError(
                     f"thought {t.id!r}: importance must be a number in [0, 1], got {t.importance!r}"
                 )
