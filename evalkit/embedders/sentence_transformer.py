@@ -20,6 +20,8 @@ Explicit `query_prefix` / `passage_prefix` arguments win; an empty string means 
 from __future__ import annotations
 
 import hashlib
+import importlib.util
+import json
 import os
 import re
 from collections.abc import Iterator, Sequence
@@ -176,12 +178,59 @@ def _load(model_dir: Path, device: str, progress: bool) -> SentenceEncoder:
     return encoder
 
 
+_DIM_PRESERVING_MODULES = frozenset(
+    {"sentence_transformers.models.Transformer", "sentence_transformers.models.Normalize"}
+)
+_POOLING_MODES = (
+    "pooling_mode_cls_token",
+    "pooling_mode_mean_tokens",
+    "pooling_mode_max_tokens",
+    "pooling_mode_mean_sqrt_len_tokens",
+    "pooling_mode_weightedmean_tokens",
+    "pooling_mode_lasttoken",
+)
+
+
+def declared_dim(model_dir: Path) -> int | None:
+    """The output dimension a sentence-transformers directory declares, read from `modules.json`
+    and its module configs without loading the model: the Pooling dimension times its active
+    modes, or the last Dense layer's `out_features`. None when a module of another kind could
+    change the dimension (the caller then loads the model and asks it)."""
+    try:
+        modules = json.loads((model_dir / "modules.json").read_text(encoding="utf-8"))
+        dim: int | None = None
+        for module in modules:
+            kind = module["type"]
+            if kind in _DIM_PRESERVING_MODULES:
+                continue
+            config = json.loads((model_dir / module["path"] / "config.json").read_text(encoding="utf-8"))
+            if kind == "sentence_transformers.models.Pooling":
+                dim = int(config["word_embedding_dimension"]) * max(
+                    1, sum(bool(config.get(mode)) for mode in _POOLING_MODES)
+                )
+            elif kind == "sentence_transformers.models.Dense":
+                dim = int(config["out_features"])
+            else:
+                return None
+        return dim
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _require_sentence_transformers() -> None:
+    """Fail at construction, not at the first encode, when the `real` extra is missing."""
+    if importlib.util.find_spec("sentence_transformers") is None:
+        raise EmbedderError(f"cannot import sentence-transformers (not installed). {_INSTALL_HINT}")
+
+
 class SentenceTransformerEmbedder:
     """Embedder over a sentence-transformers model; see the module docstring for resolution and prefixes.
 
     Vectors are float32 and L2-normalised by the model (`normalize_embeddings=True`); passages are
     encoded `batch_size` at a time. `identity` is the model name (the absolute path for a local
     directory, `DEFAULT_MODEL` for the packaged default) plus both prefixes. `dim` is the model's.
+    The model is loaded on the first encode (its dimension is read from its config files), so a
+    run served entirely from the embedding cache never pays for importing torch or loading weights.
 
     `progress` draws encoding bars for passages (None = `evalkit.progress.progress_enabled`); when
     off, transformers' own "Loading weights" bar is silenced too. Queries never draw a bar.
@@ -208,11 +257,13 @@ class SentenceTransformerEmbedder:
             raise UsageError(f"batch_size must be >= 1, got {batch_size}")
         self._progress = progress_enabled(progress)
         self._batch_size = batch_size
+        self._device = device
+        self._encoder: SentenceEncoder | None = encoder
         if encoder is None:
             path = resolve_model_dir(model)
+            _require_sentence_transformers()
             self._path: Path | None = path
             self._name = _display_name(model, path)
-            self._encoder = _load(path, device, self._progress)
         elif model is None:
             raise UsageError(
                 "an injected encoder needs a model name (model=...) for its identity and prefixes"
@@ -220,12 +271,11 @@ class SentenceTransformerEmbedder:
         else:
             self._path = None
             self._name = model
-            self._encoder = encoder
         family_query, family_passage = default_prefixes(model or DEFAULT_MODEL)
         self._query_prefix = family_query if query_prefix is None else query_prefix
         self._passage_prefix = family_passage if passage_prefix is None else passage_prefix
-        dim = self._encoder.get_embedding_dimension()
-        self._dim = dim if dim is not None else int(self._encode([""], progress=False).shape[1])
+        declared = None if self._path is None else declared_dim(self._path)
+        self._dim = declared if declared is not None else self._model_dim()
         self._digest: str | None = None
 
     @property
@@ -273,8 +323,19 @@ class SentenceTransformerEmbedder:
             "weights_sha256": self._digest,
         }
 
+    def _model(self) -> SentenceEncoder:
+        """The encoder, loaded on first use: a run whose texts are all cached never loads it."""
+        if self._encoder is None:
+            assert self._path is not None  # set whenever no encoder was injected
+            self._encoder = _load(self._path, self._device, self._progress)
+        return self._encoder
+
+    def _model_dim(self) -> int:
+        dim = self._model().get_embedding_dimension()
+        return dim if dim is not None else int(self._encode([""], progress=False).shape[1])
+
     def _encode(self, texts: list[str], *, progress: bool) -> Vectors:
-        out = self._encoder.encode(
+        out = self._model().encode(
             texts,
             batch_size=self._batch_size,
             show_progress_bar=progress,
