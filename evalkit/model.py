@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Literal
+from typing import Literal, get_args
 
-EDGE_TYPES: tuple[str, ...] = (
+EdgeType = Literal[
     "related",
     "parent",
     "develops",
@@ -20,11 +20,15 @@ EDGE_TYPES: tuple[str, ...] = (
     "depends_on",
     "contradicts",
     "supports",
-)
-"""Every edge type a store accepts. `replaces` is directed (source supersedes target),
-`contradicts` is symmetric, `cluster` goes from a cluster thought to a member."""
+]
+"""An edge type. `replaces` is directed (source supersedes target), `contradicts` is symmetric,
+`cluster` goes from a cluster thought to a member."""
 
-STATUSES: tuple[str, ...] = ("active", "draft", "archived")
+EDGE_TYPES: tuple[str, ...] = get_args(EdgeType)
+"""Every edge type a store accepts."""
+
+Status = Literal["active", "draft", "archived"]
+STATUSES: tuple[str, ...] = get_args(Status)
 """Every thought status a store accepts."""
 
 Standing = Literal["current", "contradicted", "superseded"]

@@ -12,6 +12,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from evalkit.model import EdgeType, Status
+
 BUILTIN_CATEGORIES: tuple[str, ...] = (
     "explicit-fact",
     "multi-hop",
@@ -37,7 +39,7 @@ class ThoughtSpec(_Frozen):
     id: str = Field(min_length=1)
     content: str
     project: str = "default"
-    status: Literal["active", "draft", "archived"] = "active"
+    status: Status = "active"
     created_at: str | datetime | None = None
     is_cluster: bool = False
     is_global: bool = False
@@ -49,17 +51,7 @@ class EdgeSpec(_Frozen):
 
     source: str
     target: str
-    type: Literal[
-        "related",
-        "parent",
-        "develops",
-        "replaces",
-        "cluster",
-        "references",
-        "depends_on",
-        "contradicts",
-        "supports",
-    ] = "related"
+    type: EdgeType = "related"
 
 
 class RankBefore(_Frozen):

@@ -122,6 +122,7 @@ def test_eval_report_declares_the_documented_parameters() -> None:
         "thresholds": "str",
         "report_json": "str | None",
         "fail_on_regression": "bool",
+        "mutants": "bool",
     }
     assert declared["datasets"].default == "../datasets"
     assert declared["min_relevance"].default is None
