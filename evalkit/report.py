@@ -141,14 +141,23 @@ def detection_power(
 def mutants_table(result: MutantsResult) -> Styler:
     """Mutations with `caught` highlighted: red when a real mutation escaped or the control
     raised an alarm, green otherwise."""
-    table = result.table
+    table = result.table[["mutation", "caught", "control", "caught_by", "regressions", "description"]]
     caught = sum(table["caught"] & ~table["control"])
     real = int((~table["control"]).sum())
     verdict = "every mutation caught, control quiet" if result.ok else "GATE MISSED SOMETHING"
     styler = _styled(table, f"Detection power: {caught} of {real} injected search bugs caught — {verdict}")
     expected = table["caught"] != table["control"]
-    return styler.apply(
-        lambda column: [GOOD_CSS if ok else FAIL_CSS for ok in expected], subset=["caught"], axis=0
+    wrapped = ("caught_by", "description")
+    return (
+        styler.hide(axis="index")
+        .set_table_styles(
+            {
+                column: [{"selector": "td", "props": "white-space: normal; min-width: 24em"}]
+                for column in wrapped
+            },
+            overwrite=False,
+        )
+        .apply(lambda column: [GOOD_CSS if ok else FAIL_CSS for ok in expected], subset=["caught"], axis=0)
     )
 
 
