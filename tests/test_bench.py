@@ -11,9 +11,11 @@ import json
 import shutil
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from pandas.io.formats.style import Styler
 
 from evalkit import load_report
 from evalkit import report as notebook_report
@@ -95,7 +97,9 @@ def test_beir_run_scores_the_hand_checked_ranking() -> None:
     assert run.overall["ndcg@10"].item() == pytest.approx(2 / 3)
     system = run.report.provenance["system"]
     assert (system["retrieval"], system["tokenizer"]) == ("bm25", "unicode61")
-    assert run.report.notes[0].startswith("benchmark: BEIR beir_tiny (test split): 5 documents, 3 judged queries")
+    assert run.report.notes[0].startswith(
+        "benchmark: BEIR beir_tiny (test split): 5 documents, 3 judged queries"
+    )
 
 
 def test_locomo_category_table_matches_hand_computed_recall() -> None:
@@ -104,7 +108,7 @@ def test_locomo_category_table_matches_hand_computed_recall() -> None:
     #   cat 1: "What happened to Rex?" D1:3 (4th of the 4 Rex turns), D2:1 (1st) -> r@1 .5, r@2 .5, r@5 1
     #          "What did Bob do with the violin?" D2:2 (1st), D1:2 (2nd)      -> .5, 1, 1
     #          "What are Bob's hobbies and home?" D1:2: no term matches        -> 0, 0, 0
-    #          "What did Ann say about Rex?" D2:1, D1:1 (2nd), D2:3 (4th/5th)  -> 0, .5, 1   (D1:1, D2:3 relevant)
+    #          "What did Ann say about Rex?" D1:1 (2nd), D2:3 (4th or 5th)    -> 0, .5, 1
     #   cat 2: "When did Rex turn one?" D2:1 (1st); "When did Bob play a concert?" D2:2 (1st)
     #   cat 3: "Would Ann visit Portugal?" D2:3 (1st), D1:4 never matched       -> .5, .5, .5
     #   cat 4: puppy D1:1 (1st); "Where did Bob move?" D1:4 (1st, tie with D2:2 broken by
@@ -145,6 +149,21 @@ def test_metric_table_has_one_row_per_conversation_then_overall() -> None:
     assert list(table.columns) == ["scenario", "queries", "recall@1", "success@1", "ndcg@1"]
     assert list(table["scenario"]) == ["conv-1", "conv-2", "overall"]
     assert list(table["queries"]) == [1, 2, 3]
+
+
+def test_porter_tokenizer_stems_query_terms() -> None:
+    # "Where did Bob move?": D1:4 "Bob: I moved to Lisbon last month." and D2:2 "Bob: I played my
+    # first violin concert." both have 7 tokens and one "bob"; only Porter stemming lets "move"
+    # match "moved", so the tie breaks in D1:4's favour by score, not by insertion order.
+    def scores(tokenizer: str) -> dict[str, float]:
+        run = run_locomo(LOCOMO_TINY, categories=("4",), ks=(5,), tokenizer=tokenizer, progress=False)
+        assert run.report.provenance["system"]["tokenizer"] == tokenizer
+        hits = run.hits[run.hits["query"] == "Where did Bob move?"]
+        return dict(zip(hits["id"], hits["bm25_score"], strict=True))
+
+    plain, porter = scores("unicode61"), scores("porter")
+    assert plain["conv-1/D1:4"] == pytest.approx(plain["conv-1/D2:2"])
+    assert porter["conv-1/D1:4"] > porter["conv-1/D2:2"]
 
 
 def test_gated_flag_adds_the_report_only_pass() -> None:
@@ -196,9 +215,10 @@ def test_cli_beir_writes_a_report_that_loads_back_with_every_metric(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = tmp_path / "bench.json"
-    assert main(["bench", "beir", str(BEIR_TINY), "--out", str(out), "--no-progress"]) == 0
+    argv = ["bench", "beir", str(BEIR_TINY), "--tokenizer", "porter", "--out", str(out), "--no-progress"]
+    assert main(argv) == 0
     printed = capsys.readouterr().out
-    assert "retrieval bm25 · tokenizer unicode61 · top_k 100 · ungated" in printed
+    assert "retrieval bm25 · tokenizer porter · top_k 100 · ungated" in printed
     assert "ndcg@10" in printed and "recall@100" in printed
     assert f"report: {out}" in printed
     run = load_report(out)
@@ -226,15 +246,21 @@ def test_bench_report_renders_with_the_report_notebook_functions(tmp_path: Path)
     out = tmp_path / "bench.json"
     assert main(["bench", "locomo", str(LOCOMO_TINY), "--gated", "--out", str(out), "--no-progress"]) == 0
     run = notebook_report.load_or_run(out)
-    assert notebook_report.run_summary(run).data.loc["mode", "value"] == "deterministic"
-    assert list(notebook_report.scenario_table(run).data.index) == ["conv-1"]
-    assert list(notebook_report.category_table(run).data.index) == ["locomo", "overall"]
-    assert len(notebook_report.hits_table(run, "conv-1").data) == (run.hits["pass"] == "ungated").sum()
-    assert notebook_report.assertion_failures(run).data.empty
-    assert notebook_report.regressions_table(run).data.empty
+    assert _data(notebook_report.run_summary(run)).loc["mode", "value"] == "deterministic"
+    assert list(_data(notebook_report.scenario_table(run)).index) == ["conv-1"]
+    assert list(_data(notebook_report.category_table(run)).index) == ["locomo", "overall"]
+    assert len(_data(notebook_report.hits_table(run, "conv-1"))) == (run.hits["pass"] == "ungated").sum()
+    assert _data(notebook_report.assertion_failures(run)).empty
+    assert _data(notebook_report.regressions_table(run)).empty
     for chart in (notebook_report.gate_chart(run), notebook_report.category_chart(run)):
         assert chart._repr_png_().startswith(b"\x89PNG")
     assert notebook_report.assert_thresholds(run) == "No gating regressions."
+
+
+def _data(styler: Styler) -> pd.DataFrame:
+    """The frame behind a notebook table (pandas-stubs do not declare `Styler.data`)."""
+    frame: pd.DataFrame = styler.data  # type: ignore[attr-defined]
+    return frame
 
 
 @pytest.mark.parametrize(

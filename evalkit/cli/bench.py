@@ -66,7 +66,9 @@ def register(commands: argparse._SubParsersAction) -> None:
         "(ungated; --gated adds the report-only gated pass) and write the same report JSON as `evalkit "
         "run`. Exit 0 = the run finished, 2 = bad input or usage.",
     )
-    datasets = bench.add_subparsers(dest="benchmark", required=True, metavar="BENCHMARK")
+    datasets = bench.add_subparsers(
+        dest="benchmark", required=True, metavar="BENCHMARK", help="the benchmark's format: beir or locomo"
+    )
     beir = datasets.add_parser(
         "beir",
         help="a BEIR directory (corpus.jsonl, queries.jsonl, qrels/<split>.tsv), e.g. SciFact",
