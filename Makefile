@@ -38,9 +38,13 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
+## Benchmarks print figures (never run by the tests): store latency, encoder cache, whole real
+## runs, SciFact end to end
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_store.py
 	$(BIN)/python benchmarks/bench_encode.py
+	$(BIN)/python benchmarks/bench_real_run.py
+	$(BIN)/python benchmarks/bench_scifact.py
 
 clean:
 	rm -rf $(VENV) reports/*.json reports/*.html reports/*.ipynb

@@ -43,6 +43,7 @@ from evalkit.evaluate import evaluate
 from evalkit.frames import EvalRun
 from evalkit.importers import LOCOMO_CATEGORIES, STANDARD_CATEGORIES, load_beir, load_locomo
 from evalkit.memory import RETRIEVAL_MODES
+from evalkit.memory.fts_query import QUERY_SYNTAX_MODES
 from evalkit.memory.schema import FTS_TOKENIZERS
 from evalkit.metrics import MetricSpec, parse_metrics
 from evalkit.results import HARNESS_METRICS
@@ -207,6 +208,7 @@ def run_beir(
     model: str | None = None,
     ks: Sequence[int] = DEFAULT_BEIR_KS,
     tokenizer: str = "unicode61",
+    query_syntax: str = "delete",
     gated: bool = False,
     cache: bool | str | Path | None = None,
     progress: bool | None = None,
@@ -215,14 +217,16 @@ def run_beir(
 
     `retrieval`: bm25 | vector | hybrid; `mode`: deterministic (hashing embedder) | real
     (sentence-transformers; `model` a name or path, default the packaged all-MiniLM-L6-v2;
-    `cache` as in `run_eval`); `tokenizer`: the store's FTS5 tokenizer, unicode61 | porter.
+    `cache` as in `run_eval`); `tokenizer`: the store's FTS5 tokenizer, unicode61 | porter;
+    `query_syntax`: delete (the SPEC) | space (FTS5 syntax characters inside a word split it into
+    a phrase: "IL-6" → "IL 6"; see `evalkit.memory.fts_query`).
     Metrics: `BEIR_METRICS` at every k of `ks` (see the module docstring); top_k = max(ks).
     Raises UsageError for bad options (before anything is loaded), DatasetError for bad data,
     EmbedderError when the real model cannot be loaded.
     """
-    _check_store_options(retrieval, tokenizer)
+    _check_store_options(retrieval, tokenizer, query_syntax)
     bench = beir_set(path, split, ks, progress)
-    return _run_reference(bench, retrieval, mode, model, tokenizer, gated, cache, progress)
+    return _run_reference(bench, retrieval, mode, model, tokenizer, query_syntax, gated, cache, progress)
 
 
 def run_locomo(
@@ -233,6 +237,7 @@ def run_locomo(
     model: str | None = None,
     ks: Sequence[int] = DEFAULT_LOCOMO_KS,
     tokenizer: str = "unicode61",
+    query_syntax: str = "delete",
     gated: bool = False,
     cache: bool | str | Path | None = None,
     progress: bool | None = None,
@@ -242,16 +247,20 @@ def run_locomo(
     Metrics: `LOCOMO_METRICS` at every k of `ks`; top_k = max(ks). Other options and errors as in
     `run_beir`, plus those of `locomo_set`.
     """
-    _check_store_options(retrieval, tokenizer)
+    _check_store_options(retrieval, tokenizer, query_syntax)
     bench = locomo_set(path, categories, ks, progress)
-    return _run_reference(bench, retrieval, mode, model, tokenizer, gated, cache, progress)
+    return _run_reference(bench, retrieval, mode, model, tokenizer, query_syntax, gated, cache, progress)
 
 
-def _check_store_options(retrieval: str, tokenizer: str) -> None:
+def _check_store_options(retrieval: str, tokenizer: str, query_syntax: str) -> None:
     if retrieval not in RETRIEVAL_MODES:
         raise UsageError(f"unknown retrieval {retrieval!r}; use one of: {', '.join(RETRIEVAL_MODES)}")
     if tokenizer not in FTS_TOKENIZERS:
         raise UsageError(f"unknown tokenizer {tokenizer!r}; use one of: {', '.join(FTS_TOKENIZERS)}")
+    if query_syntax not in QUERY_SYNTAX_MODES:
+        raise UsageError(
+            f"unknown query_syntax {query_syntax!r}; use one of: {', '.join(QUERY_SYNTAX_MODES)}"
+        )
 
 
 def _run_reference(
@@ -260,12 +269,13 @@ def _run_reference(
     mode: str,
     model: str | None,
     tokenizer: str,
+    query_syntax: str,
     gated: bool,
     cache: bool | str | Path | None,
     progress: bool | None,
 ) -> EvalRun:
     embedder = make_embedder(mode, model=model, cache=cache, progress=progress)
-    system = ReferenceSystem(embedder, retrieval=retrieval, tokenizer=tokenizer)
+    system = ReferenceSystem(embedder, retrieval=retrieval, tokenizer=tokenizer, query_syntax=query_syntax)
     return run_bench(
         bench, system, mode=mode, embedder_info=embedder_provenance(embedder), gated=gated, progress=progress
     )

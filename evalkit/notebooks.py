@@ -164,7 +164,6 @@ def run_notebook(
     from papermill.iorw import load_notebook_node
     from papermill.parameterize import parameterize_notebook
 
-
     path = Path(notebook)
     declared = read_parameters(path)
     given = dict(parameters or {})

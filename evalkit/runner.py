@@ -70,6 +70,7 @@ def run_suite(
             ):
                 memory.add_thoughts(seed_thoughts(scenario, suite.distractors, now))
                 memory.add_edges(seed_edges(scenario))
+                own = own_ids(scenario)
                 plain: list[QueryResult] = []
                 filtered: list[QueryResult] = []
                 for index, query in enumerate(scenario.queries):
@@ -86,14 +87,14 @@ def run_suite(
                     response = memory.search(
                         query.query, min_relevance=0.0 if pinned is None else pinned, **options
                     )
-                    plain.append(_query_result(index, query, response, k, scenario, extra_metrics))
+                    plain.append(_query_result(index, query, response, k, own, extra_metrics))
                     if gated:
                         response = memory.search(
                             query.query, min_relevance=min_relevance if pinned is None else pinned, **options
                         )
                         if pinned is None:
                             gate_values.add(response.min_relevance)
-                        filtered.append(_query_result(index, query, response, k, scenario, extra_metrics))
+                        filtered.append(_query_result(index, query, response, k, own, extra_metrics))
                     bar.update()
             ungated.append(_scenario_result(scenario, plain))
             if gated:
@@ -113,7 +114,7 @@ def _query_result(
     query: QuerySpec,
     response: SearchResponse,
     top_k: int,
-    scenario: Scenario,
+    own: frozenset[str],
     extra_metrics: Sequence[MetricSpec],
 ) -> QueryResult:
     relevant = set(query.relevant)
@@ -157,7 +158,7 @@ def _query_result(
             for h in response.hits
         ],
         metrics=metrics,
-        check_errors=check_query(query, response.hits, own_ids(scenario)),
+        check_errors=check_query(query, response.hits, own),
         candidates=response.candidates,
         dropped=[DroppedRecord(id=i, relevant=i in relevant) for i in response.dropped_ids],
     )

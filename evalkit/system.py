@@ -11,12 +11,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from datetime import datetime
+from functools import partial
 from pathlib import Path
 from typing import Any, Protocol
 
 from evalkit.embedders import Embedder, HashingEmbedder
+from evalkit.errors import UsageError
 from evalkit.memory import DEFAULT_PIPELINE, MemoryStore, SearchPipeline
+from evalkit.memory.fts_query import QUERY_SYNTAX_MODES, build_fts_query
 from evalkit.model import Edge, SearchResponse, Thought
 
 
@@ -100,8 +104,9 @@ class ReferenceSystem:
     """evalkit's reference store as the system under test.
 
     `embedder` (default HashingEmbedder), `retrieval` (hybrid | bm25 | vector), `tokenizer`
-    (unicode61 | porter) and `pipeline` (the SPEC's, or a variant such as a mutation) are fixed
-    for every memory this system opens.
+    (unicode61 | porter), `query_syntax` (delete | space: what the BM25 query builder does with
+    FTS5 syntax characters inside a word, see `evalkit.memory.fts_query`) and `pipeline` (the
+    SPEC's, or a variant such as a mutation) are fixed for every memory this system opens.
     """
 
     name = "reference"
@@ -112,12 +117,22 @@ class ReferenceSystem:
         *,
         retrieval: str = "hybrid",
         tokenizer: str = "unicode61",
+        query_syntax: str = "delete",
         pipeline: SearchPipeline = DEFAULT_PIPELINE,
     ) -> None:
+        if query_syntax not in QUERY_SYNTAX_MODES:
+            raise UsageError(
+                f"unknown query_syntax {query_syntax!r}; use one of: {', '.join(QUERY_SYNTAX_MODES)}"
+            )
         self.embedder: Embedder = embedder if embedder is not None else HashingEmbedder()
         self.retrieval = retrieval
         self.tokenizer = tokenizer
-        self.pipeline = pipeline
+        self.query_syntax = query_syntax
+        self.pipeline = (
+            pipeline
+            if query_syntax == "delete"
+            else replace(pipeline, fts_query=partial(build_fts_query, syntax=query_syntax))
+        )
 
     def describe(self) -> dict[str, Any]:
         """Settings recorded in the report's provenance."""
@@ -125,6 +140,7 @@ class ReferenceSystem:
             "system": self.name,
             "retrieval": self.retrieval,
             "tokenizer": self.tokenizer,
+            "query_syntax": self.query_syntax,
             "embedder": self.embedder.identity,
             "dim": self.embedder.dim,
         }

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from datetime import UTC, datetime
 
 import pytest
 from hypothesis import example, given, settings
@@ -11,6 +12,8 @@ from hypothesis import strategies as st
 
 from evalkit.memory import STOPWORDS, build_fts_query, connect, fts_terms
 from evalkit.memory.connect import Connection
+from evalkit.model import Thought
+from evalkit.system import ReferenceSystem
 
 HOSTILE = st.sampled_from(
     [
@@ -124,3 +127,25 @@ def test_built_query_is_well_formed_and_never_an_fts5_error(fts: Connection, tex
     assert _QUERY_SHAPE.fullmatch(query)
     rows = fts.execute("SELECT rowid FROM docs WHERE docs MATCH ?", (query,)).fetchall()
     assert {r[0] for r in rows} <= {1, 2, 3, 4}
+
+
+def test_space_syntax_turns_syntax_characters_inside_a_word_into_a_phrase():
+    from evalkit.memory.fts_query import build_fts_query
+
+    assert build_fts_query("IL-6 (TNF) a:b", syntax="space") == '"IL 6" OR "TNF" OR "a b"'
+    assert build_fts_query("IL-6 (TNF) a:b") == '"IL6" OR "TNF" OR "ab"'
+    assert build_fts_query('-- ** "" ::', syntax="space") is None
+    assert build_fts_query('x"y\x00z', syntax="space") == '"x yz"'  # quotes become spaces, NUL is deleted
+
+
+def test_space_syntax_matches_hyphenated_words_the_delete_mode_misses(tmp_path):
+    for syntax, expected in (("delete", []), ("space", ["il6"])):
+        workdir = tmp_path / syntax
+        workdir.mkdir()
+        with ReferenceSystem(retrieval="bm25", query_syntax=syntax).open(workdir) as memory:
+            memory.add_thoughts([Thought(id="il6", content="IL-6 levels rise after exercise")])
+            response = memory.search(
+                "IL-6", top_k=5, project=None, min_relevance=0.0, recency_weight=0.0,
+                recency_half_life_days=30.0, now=datetime(2026, 1, 1, tzinfo=UTC),
+            )  # fmt: skip
+            assert response.ids == expected, syntax

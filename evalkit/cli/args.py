@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from evalkit.errors import UsageError
 
 
 def int_in(low: int, high: int) -> Callable[[str], int]:
@@ -29,3 +33,36 @@ def unit_float(text: str) -> float:
     if not 0.0 <= value <= 1.0:
         raise argparse.ArgumentTypeError(f"expected a number from 0 to 1, got {value}")
     return value
+
+
+def add_embedder_args(parser: argparse.ArgumentParser) -> None:
+    """--real, --model, --cache/--no-cache and --progress, shared by `run` and `bench`."""
+    parser.add_argument("--real", action="store_true", help="use a real sentence-transformers embedder")
+    parser.add_argument(
+        "--model", metavar="NAME_OR_PATH",
+        help="with --real: sentence-transformers model (default: packaged all-MiniLM-L6-v2)",
+    )  # fmt: skip
+    cache = parser.add_mutually_exclusive_group()
+    cache.add_argument(
+        "--cache", type=Path, metavar="PATH",
+        help="with --real: embedding cache file (default: $EVALKIT_EMBED_CACHE or the user cache dir)",
+    )  # fmt: skip
+    cache.add_argument("--no-cache", action="store_true", help="with --real: do not use the embedding cache")
+    parser.add_argument(
+        "--progress", action=argparse.BooleanOptionalAction, default=None, help="progress bars"
+    )
+
+
+def embedder_options(args: argparse.Namespace) -> dict[str, Any]:
+    """`mode`, `model`, `cache` and `progress` keyword arguments from `add_embedder_args` flags;
+    UsageError when a flag that needs --real comes without it."""
+    if args.model and not args.real:
+        raise UsageError("--model needs --real")
+    if (args.cache or args.no_cache) and not args.real:
+        raise UsageError("--cache/--no-cache need --real")
+    return {
+        "mode": "real" if args.real else "deterministic",
+        "model": args.model,
+        "cache": False if args.no_cache else args.cache,
+        "progress": args.progress,
+    }

@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 from pathlib import Path
-from typing import TypedDict
+from typing import Any
 
 import pandas as pd
 
@@ -26,12 +26,14 @@ from evalkit.bench import (
     run_beir,
     run_locomo,
 )
+from evalkit.cli.args import add_embedder_args, embedder_options
 from evalkit.cli.exit_codes import EXIT_OK, EXIT_REGRESSIONS
 from evalkit.console import render_gate_comparison
 from evalkit.errors import UsageError
 from evalkit.frames import EvalRun
 from evalkit.importers import LOCOMO_CATEGORIES, STANDARD_CATEGORIES
 from evalkit.memory import RETRIEVAL_MODES
+from evalkit.memory.fts_query import QUERY_SYNTAX_MODES
 from evalkit.memory.schema import FTS_TOKENIZERS
 
 
@@ -108,55 +110,30 @@ def _common(parser: argparse.ArgumentParser, ks: tuple[int, ...], stem: str) -> 
         help="FTS5 tokenizer of the BM25 leg (default unicode61; porter adds Porter stemming)",
     )  # fmt: skip
     parser.add_argument(
+        "--query-syntax", choices=QUERY_SYNTAX_MODES, default="delete",
+        help="FTS5 syntax characters inside a query word: delete them (the SPEC: IL-6 -> IL6) or "
+        "treat them as a space (IL-6 -> the phrase 'IL 6'); default delete",
+    )  # fmt: skip
+    parser.add_argument(
         "--out", type=Path, default=Path(f"reports/{stem}.json"), metavar="PATH",
         help=f"JSON report path (default reports/{stem}.json)",
     )  # fmt: skip
     parser.add_argument(
         "--gated", action="store_true", help="add the report-only pass under the service's relevance gate"
     )
-    parser.add_argument("--real", action="store_true", help="use a real sentence-transformers embedder")
-    parser.add_argument(
-        "--model", metavar="NAME_OR_PATH",
-        help="with --real: sentence-transformers model (default: packaged all-MiniLM-L6-v2)",
-    )  # fmt: skip
-    cache = parser.add_mutually_exclusive_group()
-    cache.add_argument(
-        "--cache", type=Path, metavar="PATH",
-        help="with --real: embedding cache file (default: $EVALKIT_EMBED_CACHE or the user cache dir)",
-    )  # fmt: skip
-    cache.add_argument("--no-cache", action="store_true", help="with --real: do not use the embedding cache")
-    parser.add_argument(
-        "--progress", action=argparse.BooleanOptionalAction, default=None, help="progress bars"
-    )
+    add_embedder_args(parser)
 
 
-class _Options(TypedDict):
-    retrieval: str
-    mode: str
-    model: str | None
-    ks: tuple[int, ...]
-    tokenizer: str
-    gated: bool
-    cache: bool | Path | None
-    progress: bool | None
-
-
-def _options(args: argparse.Namespace) -> _Options:
+def _options(args: argparse.Namespace) -> dict[str, Any]:
     """The keyword arguments shared by `run_beir` and `run_locomo`, after the usage checks."""
-    if args.model and not args.real:
-        raise UsageError("--model needs --real")
-    if (args.cache or args.no_cache) and not args.real:
-        raise UsageError("--cache/--no-cache need --real")
-    return _Options(
-        retrieval=args.retrieval,
-        mode="real" if args.real else "deterministic",
-        model=args.model,
-        ks=args.k,
-        tokenizer=args.tokenizer,
-        gated=args.gated,
-        cache=False if args.no_cache else args.cache,
-        progress=args.progress,
-    )
+    return {
+        "retrieval": args.retrieval,
+        "ks": args.k,
+        "tokenizer": args.tokenizer,
+        "query_syntax": args.query_syntax,
+        "gated": args.gated,
+        **embedder_options(args),
+    }
 
 
 def beir_command(args: argparse.Namespace) -> int:

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from evalkit.api import DEFAULT_DATASETS, DEFAULT_THRESHOLDS, run_eval
-from evalkit.cli.args import int_in, unit_float
+from evalkit.cli.args import add_embedder_args, embedder_options, int_in, unit_float
 from evalkit.cli.exit_codes import EXIT_OK, EXIT_REGRESSIONS
 from evalkit.console import render_report
 from evalkit.errors import UsageError
@@ -52,45 +52,28 @@ def register(commands: argparse._SubParsersAction) -> None:
         "--min-relevance", type=unit_float, metavar="X",
         help="gate of the gated pass (default: the service default, 0.4)",
     )  # fmt: skip
-    run.add_argument("--real", action="store_true", help="use a real sentence-transformers embedder")
-    run.add_argument(
-        "--model", metavar="NAME_OR_PATH",
-        help="with --real: sentence-transformers model (default: packaged all-MiniLM-L6-v2)",
-    )  # fmt: skip
-    cache = run.add_mutually_exclusive_group()
-    cache.add_argument(
-        "--cache", type=Path, metavar="PATH",
-        help="with --real: embedding cache file (default: $EVALKIT_EMBED_CACHE or the user cache dir)",
-    )  # fmt: skip
-    cache.add_argument("--no-cache", action="store_true", help="with --real: do not use the embedding cache")
-    run.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None, help="progress bars")
+    add_embedder_args(run)
     run.set_defaults(handler=run_command)
 
 
 def run_command(args: argparse.Namespace) -> int:
-    if args.model and not args.real:
-        raise UsageError("--model needs --real")
-    if (args.cache or args.no_cache) and not args.real:
-        raise UsageError("--cache/--no-cache need --real")
     if args.update_baseline and args.scenario:
         raise UsageError("--update-baseline records the whole suite; drop --scenario")
-    mode = "real" if args.real else "deterministic"
+    options = embedder_options(args)
     run = run_eval(
-        mode=mode,
         top_k=args.top_k,
         gated=not args.no_gated,
         datasets=args.datasets,
         thresholds=args.thresholds,
         scenarios=args.scenario,
         min_relevance=args.min_relevance,
-        model=args.model,
-        cache=False if args.no_cache else args.cache,
-        progress=args.progress,
+        **options,
     )
     run.save(args.out)
     print(render_report(run.report))
     print(f"report: {args.out}")
     if args.update_baseline:
+        mode = options["mode"]
         path = update_thresholds(args.thresholds, mode, baseline_entry(run.report, args.top_k))
         print(f"baseline for mode {mode!r} recorded in {path}")
         return EXIT_OK

@@ -15,7 +15,13 @@ from __future__ import annotations
 
 import re
 
-_DELETED = re.compile(r'["*:()^+\-\[\]\\\x00\ud800-\udfff]')
+_SYNTAX = re.compile(r'["*:()^+\-\[\]\\]')
+_UNSENDABLE = re.compile(r"[\x00\ud800-\udfff]")
+
+QUERY_SYNTAX_MODES: tuple[str, ...] = ("delete", "space")
+"""What happens to FTS5 syntax characters inside a piece: `delete` (the SPEC: "IL-6" → "IL6")
+or `space` ("IL-6" → the phrase "IL 6", which matches the indexed tokens `il 6`). Both are safe:
+every term is still one quoted FTS5 string with no double quote in it."""
 
 STOPWORDS: frozenset[str] = frozenset(
     """
@@ -31,19 +37,21 @@ STOPWORDS: frozenset[str] = frozenset(
 """A curated English stopword list (NLTK-style function words, no content words)."""
 
 
-def fts_terms(text: str, stopwords: frozenset[str] = STOPWORDS) -> list[str]:
-    """The terms the BM25 leg searches for, in query order (duplicates kept)."""
+def fts_terms(text: str, stopwords: frozenset[str] = STOPWORDS, syntax: str = "delete") -> list[str]:
+    """The terms the BM25 leg searches for, in query order (duplicates kept); `syntax` is one of
+    QUERY_SYNTAX_MODES."""
+    replacement = {"delete": "", "space": " "}[syntax]
     terms = []
     for piece in text.split():
-        term = _DELETED.sub("", piece.strip('"'))
+        term = " ".join(_SYNTAX.sub(replacement, _UNSENDABLE.sub("", piece.strip('"'))).split())
         if term and term.lower() not in stopwords:
             terms.append(term)
     return terms
 
 
-def build_fts_query(text: str, stopwords: frozenset[str] = STOPWORDS) -> str | None:
+def build_fts_query(text: str, stopwords: frozenset[str] = STOPWORDS, syntax: str = "delete") -> str | None:
     """The FTS5 MATCH expression for `text`, or None when no term survives."""
-    terms = fts_terms(text, stopwords)
+    terms = fts_terms(text, stopwords, syntax)
     if not terms:
         return None
     return " OR ".join(f'"{term}"' for term in terms)
