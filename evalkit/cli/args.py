@@ -7,6 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from evalkit.api import DEFAULT_DATASETS, DEFAULT_THRESHOLDS
 from evalkit.errors import UsageError
 
 
@@ -66,3 +67,15 @@ def embedder_options(args: argparse.Namespace) -> dict[str, Any]:
         "cache": False if args.no_cache else args.cache,
         "progress": args.progress,
     }
+
+
+def add_dataset_args(parser: argparse.ArgumentParser) -> None:
+    """--datasets and --thresholds, shared by `run` and `mutants`."""
+    parser.add_argument(
+        "--datasets", type=Path, default=DEFAULT_DATASETS, metavar="DIR",
+        help="scenario directory (default datasets/)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--thresholds", type=Path, default=DEFAULT_THRESHOLDS, metavar="PATH",
+        help="baselines and thresholds file (default datasets/thresholds.json)",
+    )  # fmt: skip

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import argparse
 import time
-from pathlib import Path
 
-from evalkit.api import DEFAULT_DATASETS, DEFAULT_THRESHOLDS
+from evalkit.cli.args import add_dataset_args
 from evalkit.cli.exit_codes import EXIT_OK, EXIT_REGRESSIONS
 from evalkit.mutations import CAUGHT_BY_MESSAGES, MUTATIONS, MutantsResult, run_mutants
 
@@ -26,14 +25,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "--mutation", action="append", metavar="NAME",
         help="run only this mutation (repeatable; default: the whole catalogue)",
     )  # fmt: skip
-    mutants.add_argument(
-        "--datasets", type=Path, default=DEFAULT_DATASETS, metavar="DIR",
-        help="scenario directory (default datasets/)",
-    )  # fmt: skip
-    mutants.add_argument(
-        "--thresholds", type=Path, default=DEFAULT_THRESHOLDS, metavar="PATH",
-        help="baselines and thresholds file with a deterministic entry (default datasets/thresholds.json)",
-    )  # fmt: skip
+    add_dataset_args(mutants)
     mutants.set_defaults(handler=mutants_command)
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from evalkit.api import DEFAULT_DATASETS, DEFAULT_THRESHOLDS, run_eval
-from evalkit.cli.args import add_embedder_args, embedder_options, int_in, unit_float
+from evalkit.api import run_eval
+from evalkit.cli.args import add_dataset_args, add_embedder_args, embedder_options, int_in, unit_float
 from evalkit.cli.exit_codes import EXIT_OK, EXIT_REGRESSIONS
 from evalkit.console import render_report
 from evalkit.errors import UsageError
@@ -36,14 +36,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     run.add_argument(
         "--no-gated", action="store_true", help="skip the report-only pass under the relevance gate"
     )
-    run.add_argument(
-        "--datasets", type=Path, default=DEFAULT_DATASETS, metavar="DIR",
-        help="scenario directory (default datasets/)",
-    )  # fmt: skip
-    run.add_argument(
-        "--thresholds", type=Path, default=DEFAULT_THRESHOLDS, metavar="PATH",
-        help="baselines and thresholds file (default datasets/thresholds.json)",
-    )  # fmt: skip
+    add_dataset_args(run)
     run.add_argument(
         "--scenario", action="append", metavar="NAME",
         help="run only this scenario (repeatable); assertions gate, metrics are not compared",
