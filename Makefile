@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed-stamp
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	# CPU build of torch (see README "Installing elsewhere"), then evalkit with every extra.
+	# CPU build of torch (see the README, "Installing"), then evalkit with every extra.
 	$(BIN)/python -m pip install --quiet "torch==2.13.*"
 	$(BIN)/python -m pip install --quiet -e ".[dev,real]"
 	touch $(STAMP)
