@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from evalkit.aggregate import counts_toward_aggregates
 from evalkit.results import HARNESS_METRICS, Aggregate, PassResult, Report, read_report, write_report
 
 QUERY_COLUMNS: tuple[str, ...] = (
@@ -35,10 +36,11 @@ DROPPED_COLUMNS: tuple[str, ...] = ("scenario", "category", "query_index", "quer
 """One row per row the gated pass's relevance gate removed."""
 
 SCENARIO_COLUMNS: tuple[str, ...] = (
-    "pass", "scenario", "category", "outcome", "status", "measure_only", "queries", *HARNESS_METRICS,
-    "errors", "candidates", "dropped_rows", "relevant_dropped",
+    "pass", "scenario", "category", "outcome", "status", "measure_only", "counted", "queries",
+    *HARNESS_METRICS, "errors", "candidates", "dropped_rows", "relevant_dropped",
 )  # fmt: skip
-"""One row per pass × scenario; metrics are means over the scenario's queries."""
+"""One row per pass × scenario; metrics are means over the scenario's queries. `counted`: the
+scenario feeds category/overall means (outcome pass, not measure-only)."""
 
 CATEGORY_COLUMNS: tuple[str, ...] = ("pass", "category", "queries", *HARNESS_METRICS)
 """One row per pass × category (gating scenarios only: outcome pass, not measure-only)."""
@@ -115,7 +117,7 @@ class EvalRun:
         rows = []
         for name, result in self.passes.items():
             for s in result.scenarios:
-                counted = s.outcome == "pass" and not s.measure_only
+                counted = counts_toward_aggregates(s)
                 for q in s.queries:
                     rows.append(
                         {
@@ -213,6 +215,7 @@ class EvalRun:
                         "outcome": s.outcome,
                         "status": s.status,
                         "measure_only": s.measure_only,
+                        "counted": counts_toward_aggregates(s),
                         "queries": s.metrics.queries,
                         **_metric_values(s.metrics, [*HARNESS_METRICS, *extra]),
                         "errors": sum(len(q.check_errors) for q in s.queries),

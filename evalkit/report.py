@@ -207,7 +207,7 @@ def scenario_table(run: EvalRun, scenario: str | None = None) -> Styler:
     if scenario is not None:
         _check_scenario(run, scenario)
     ungated, gated = _by_pass(run.scenarios, "scenario", names)
-    counted = (ungated["outcome"] == "pass") & ~ungated["measure_only"].astype(bool)
+    counted = ungated["counted"].astype(bool)
     columns: dict[tuple[str, str], pd.Series] = {
         ("", "category"): ungated["category"],
         ("", "status"): ungated["status"],
