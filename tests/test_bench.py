@@ -33,13 +33,7 @@ from evalkit.bench import (
 from evalkit.cli import main
 from evalkit.errors import DatasetError, UsageError
 from evalkit.results import HARNESS_METRICS
-
-FIXTURES = Path(__file__).parent / "fixtures"
-BEIR_TINY = FIXTURES / "beir_tiny"
-LOCOMO_TINY = FIXTURES / "locomo_tiny.json"
-SHARED_DATA = Path(__file__).parents[1] / ".." / "shared" / "data"
-SCIFACT = SHARED_DATA / "scifact"
-LOCOMO = SHARED_DATA / "locomo" / "locomo10.json"
+from tests.shared import BEIR_TINY, LOCOMO, LOCOMO_TINY, SCIFACT
 
 BEIR_DEFAULT_LABELS = [f"{m}@{k}" for m in BEIR_METRICS for k in (10, 100)]
 

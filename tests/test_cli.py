@@ -9,8 +9,7 @@ from pathlib import Path
 import pytest
 
 from evalkit.cli import build_parser, main
-
-DATASETS = Path(__file__).parents[1] / "datasets"
+from tests.shared import DATASETS
 
 
 @pytest.fixture

@@ -18,9 +18,8 @@ from evalkit.errors import DatasetError
 from evalkit.memory import MemoryStore, fts_terms
 from evalkit.model import Edge
 from evalkit.scenarios import BUILTIN_CATEGORIES
+from tests.shared import DATASETS, FIXTURES
 
-DATASETS = Path(__file__).resolve().parents[1] / "datasets"
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
 TINY = FIXTURES / "datasets_tiny"
 CLOCK = datetime(2025, 6, 2, 12, 0, tzinfo=UTC)
 DEFAULT_TOP_K = 5

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pandas as pd
 import pytest
 
 import evalkit
 from evalkit.frames import FRAME_NAMES
-
-DATASETS = Path(__file__).parents[1] / "datasets"
+from tests.shared import DATASETS
 
 
 @pytest.fixture(scope="module")

@@ -14,30 +14,7 @@ from evalkit.memory import STOPWORDS, build_fts_query, connect, fts_terms
 from evalkit.memory.connect import Connection
 from evalkit.model import Thought
 from evalkit.system import ReferenceSystem
-
-HOSTILE = st.sampled_from(
-    [
-        '"',
-        "NEAR(",
-        "NEAR/3",
-        "*",
-        "-",
-        "^",
-        "AND",
-        "OR",
-        "NOT",
-        "(",
-        ")",
-        "((",
-        ":",
-        "+",
-        "[",
-        "]",
-        "\\",
-        "{",
-        "}",
-    ]
-)
+from tests.shared import FTS_SYNTAX
 
 
 def test_terms_are_quoted_and_joined_with_or() -> None:
@@ -113,7 +90,7 @@ _QUERY_SHAPE = re.compile(r'"[^"]+"( OR "[^"]+")*')
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.one_of(HOSTILE, st.text(max_size=12)), max_size=12).map(" ".join))
+@given(st.lists(st.one_of(FTS_SYNTAX, st.text(max_size=12)), max_size=12).map(" ".join))
 @example('"unbalanced (NEAR( cats* AND -dogs OR NOT ^x')
 @example('\x00\x00 \ud83c 🎉 "" ) (')
 @example("x" * 10_000)

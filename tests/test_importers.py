@@ -25,14 +25,7 @@ from evalkit.importers import (
     parse_session_datetime,
     resolve_evidence,
 )
-
-FIXTURES = Path(__file__).parent / "fixtures"
-BEIR_TINY = FIXTURES / "beir_tiny"
-LOCOMO_TINY = FIXTURES / "locomo_tiny.json"
-SHARED_DATA = Path(__file__).parents[1] / ".." / "shared" / "data"
-SCIFACT = SHARED_DATA / "scifact"
-LOCOMO = SHARED_DATA / "locomo" / "locomo10.json"
-
+from tests.shared import BEIR_TINY, LOCOMO, LOCOMO_TINY, SCIFACT
 
 # --- BEIR -----------------------------------------------------------------------------------------
 

@@ -27,8 +27,8 @@ from evalkit.mutations import (
     select_mutations,
 )
 from evalkit.results import Regression
+from tests.shared import DATASETS
 
-DATASETS = Path(__file__).parents[1] / "datasets"
 THRESHOLDS = DATASETS / "thresholds.json"
 CONTROL = "control-rrf-rewritten"
 

@@ -3,13 +3,10 @@ recorded `real` baseline. Loads the model (needs the `real` extra); runs in CI."
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 import evalkit
-
-DATASETS = Path(__file__).parents[1] / "datasets"
+from tests.shared import DATASETS
 
 
 @pytest.mark.real

@@ -22,6 +22,7 @@ from evalkit.embedders import HashingEmbedder
 from evalkit.errors import StoreError
 from evalkit.memory import DEFAULT_MIN_RELEVANCE, VECTOR_FLOOR, MemoryStore
 from evalkit.model import Edge, Hit, SearchResponse, Thought
+from tests.shared import FTS_SYNTAX
 
 DIM = 4
 Q = (1.0, 0.0, 0.0, 0.0)
@@ -560,30 +561,6 @@ def hostile_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MemorySt
         yield s
 
 
-FTS_SYNTAX = st.sampled_from(
-    [
-        '"',
-        '""',
-        "NEAR(",
-        "NEAR/2",
-        "*",
-        "-",
-        "^",
-        "AND",
-        "OR",
-        "NOT",
-        "(",
-        ")",
-        ")(",
-        ":",
-        "+",
-        "{",
-        "}",
-        "[",
-        "]",
-        "\\",
-    ]
-)
 ANY_CHAR = st.characters(exclude_categories=())  # surrogates and control characters included
 
 

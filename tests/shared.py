@@ -1,0 +1,23 @@
+"""Paths and hypothesis strategies that several test modules use."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hypothesis import strategies as st
+
+ROOT = Path(__file__).resolve().parents[1]
+DATASETS = ROOT / "datasets"
+FIXTURES = ROOT / "tests" / "fixtures"
+BEIR_TINY = FIXTURES / "beir_tiny"
+LOCOMO_TINY = FIXTURES / "locomo_tiny.json"
+SHARED_DATA = ROOT.parent / "shared" / "data"
+"""The shared real data beside the repository (present in CI, maybe absent in a user's clone)."""
+SCIFACT = SHARED_DATA / "scifact"
+LOCOMO = SHARED_DATA / "locomo" / "locomo10.json"
+
+FTS_SYNTAX = st.sampled_from(
+    ['"', '""', "NEAR(", "NEAR/2", "NEAR/3", "*", "-", "^", "AND", "OR", "NOT", "(", ")", "((", ")(",
+     ":", "+", "[", "]", "\\", "{", "}"]
+)  # fmt: skip
+"""Pieces of FTS5 query syntax, to mix into hostile query text."""
