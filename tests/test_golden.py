@@ -1,0 +1,21 @@
+"""The built-in suite's JSON report (deterministic mode, both passes) is pinned byte for byte,
+apart from the run's timestamp and provenance: refactors must not move a single number."""
+
+from __future__ import annotations
+
+import json
+
+from evalkit import run_eval
+from tests.shared import DATASETS, ROOT
+
+GOLDEN = ROOT / "tests" / "golden" / "builtin_deterministic.json"
+"""Recorded from `evalkit run` at commit 2a49230; re-record only when a number moves on purpose
+(say which and why in the commit message)."""
+
+
+def test_builtin_report_matches_the_golden_file(tmp_path):
+    run = run_eval(datasets=DATASETS, thresholds=DATASETS / "thresholds.json")
+    saved = json.loads(run.save(tmp_path / "report.json").read_text())
+    saved.pop("generated_at")
+    saved.pop("provenance")
+    assert saved == json.loads(GOLDEN.read_text())
