@@ -6,8 +6,8 @@ Usage (from the repo root):
                                        [--retrieval hybrid] [--batch-size 64]
 
 Each mode runs in its own child process (so its peak RSS is its own) and goes through the same
-code as `evalkit bench beir` (`evalkit.bench.beir_set` + `run_bench`, top_k 100, ungated), with
-the embedder and the memory system wrapped in timers. It prints:
+code as `evalkit bench beir` (`evalkit.suites.benchmarks.beir_set` + `evalkit.run_benchmark`,
+top_k 100, ungated), with the embedder and the memory system wrapped in timers. It prints:
 
 - import: `beir_set` (read, validate and wrap the corpus; hash the files);
 - seeding: `add_thoughts` on the store, which embeds every passage (`passage encoding` is the
@@ -19,7 +19,7 @@ Real mode measures encoding for real: no embedding cache. Side by side in the sa
 times a bare `SentenceTransformer.encode` of the same passages and queries (one call each, same
 batch size, normalised), using the same loaded model object (the harness embedder is built
 around it with `SentenceTransformerEmbedder(encoder=...)`, which is exactly what
-`make_embedder("real", cache=False)` builds around its own copy). The bare encode runs once
+`make_embedder("real", use_cache=False)` builds around its own copy). The bare encode runs once
 before and once after the harness run; their mean is the baseline. "Harness overhead" is
 (harness total − bare encode) / bare encode; the target is at most 20 %. Then it runs the
 harness twice more through an embedding cache in a temporary file: cold (encode + write) and
@@ -43,13 +43,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evalkit.bench import BenchSet, beir_set, run_bench
+from evalkit import RunConfig, StoreOptions, run_benchmark
 from evalkit.embedders import Embedder, HashingEmbedder, Vectors
 from evalkit.embedders.cache import CachedEmbedder, EmbeddingCache
-from evalkit.embedders.factory import DETERMINISTIC_DIM, embedder_provenance
+from evalkit.embedders.factory import DETERMINISTIC_DIM
 from evalkit.embedders.sentence_transformer import DEFAULT_MODEL, SentenceTransformerEmbedder
-from evalkit.model import Edge, SearchResponse, Thought
-from evalkit.system import ReferenceSystem
+from evalkit.records import Edge, SearchResponse, Thought
+from evalkit.suites.benchmarks import BenchSet, beir_set
+from evalkit.systems import ReferenceSystem
 
 _DEFAULT_DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "scifact"
 
@@ -146,11 +147,13 @@ class HarnessRun:
 
 
 def time_harness(bench: BenchSet, embedder: Embedder, mode: str, retrieval: str) -> HarnessRun:
-    """One ungated benchmark run through `run_bench`, embedder and memory timed."""
+    """One ungated benchmark run through `run_benchmark`, embedder and memory timed."""
     timers = Timers()
-    system = TimedSystem(ReferenceSystem(TimedEmbedder(embedder, timers), retrieval=retrieval), timers)
+    options = StoreOptions(retrieval=retrieval)
+    system = TimedSystem(ReferenceSystem(TimedEmbedder(embedder, timers), options=options), timers)
+    config = RunConfig(mode=mode, store=options, gated=False, thresholds=None)
     start = time.perf_counter()
-    run = run_bench(bench, system, mode=mode, embedder_info=embedder_provenance(embedder), progress=False)
+    run = run_benchmark(bench, config, system=system, progress=False)
     total = time.perf_counter() - start
     return HarnessRun(timers, total, float(run.overall["ndcg@10"].iloc[0]))
 

@@ -35,9 +35,10 @@ from typing import Any
 import numpy as np
 
 from evalkit.embedders import HashingEmbedder
-from evalkit.memory import MemoryStore, connect
+from evalkit.memory import MemoryStore
 from evalkit.memory.pipeline import candidate_budget, vector_pool
-from evalkit.model import Thought
+from evalkit.records import Thought
+from evalkit.sqlite import connect
 
 _ONSETS = ("b", "c", "d", "f", "g", "h", "k", "l", "m", "n", "p", "r", "s", "t", "v", "st", "tr", "pl", "gr")
 _VOWELS = ("a", "e", "i", "o", "u", "ai", "ou", "ea")

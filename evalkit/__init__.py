@@ -1,11 +1,24 @@
 """evalkit: measure how well an AI agent's long-term memory retrieves what it should.
 
-The public API is what `__all__` lists; notebooks use only these names. `report` (tables and
-charts; imports matplotlib) and `mutations` (the mutation catalogue) are submodules, imported on
-first use: `from evalkit import report`.
+The public API is what `__all__` lists; notebooks use only these names. `tables` and `charts`
+(report tables and charts; they import matplotlib) and `mutations` (the mutation catalogue) are
+submodules imported on first use: `from evalkit import tables`.
 """
 
-from evalkit.api import run_eval
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+
+from evalkit.api import (
+    detect_mutations,
+    make_config,
+    run_and_load,
+    run_beir,
+    run_benchmark,
+    run_eval,
+    run_locomo,
+)
 from evalkit.embedders import Embedder, HashingEmbedder
 from evalkit.errors import (
     DatasetError,
@@ -17,24 +30,43 @@ from evalkit.errors import (
     ThresholdsError,
     UsageError,
 )
-from evalkit.frames import (
+from evalkit.harness.config import RunConfig
+from evalkit.harness.evaluate import evaluate
+from evalkit.harness.provenance import evalkit_version
+from evalkit.harness.results import RunResult
+from evalkit.memory import DEFAULT_MIN_RELEVANCE, VECTOR_FLOOR, MemoryStore, StoreOptions
+from evalkit.records import Edge, Hit, SearchResponse, Thought
+from evalkit.scenarios import Suite, load_suite
+from evalkit.systems import MemorySystem, ReferenceSystem, ScenarioMemory
+from evalkit.views.frames import (
     CATEGORY_COLUMNS,
     DROPPED_COLUMNS,
     GATE_COMPARISON_COLUMNS,
     HIT_COLUMNS,
+    MUTATION_COLUMNS,
     OVERALL_COLUMNS,
     QUERY_COLUMNS,
     REGRESSION_COLUMNS,
     SCENARIO_COLUMNS,
     EvalRun,
-    load_report,
+    load_run,
 )
-from evalkit.memory import DEFAULT_MIN_RELEVANCE, VECTOR_FLOOR, MemoryStore
-from evalkit.model import Edge, Hit, SearchResponse, Thought
-from evalkit.provenance import evalkit_version
-from evalkit.system import Memory, MemorySystem, ReferenceSystem
 
 __version__ = evalkit_version()
+
+_SUBMODULES = {
+    "charts": "evalkit.views.charts",
+    "mutations": "evalkit.suites.mutations",
+    "tables": "evalkit.views.tables",
+}
+
+
+def __getattr__(name: str) -> ModuleType:
+    """`evalkit.tables`, `evalkit.charts` and `evalkit.mutations`, imported on first use."""
+    if name in _SUBMODULES:
+        return importlib.import_module(_SUBMODULES[name])
+    raise AttributeError(f"module 'evalkit' has no attribute {name!r}")
+
 
 __all__ = [
     "CATEGORY_COLUMNS",
@@ -42,6 +74,7 @@ __all__ = [
     "DROPPED_COLUMNS",
     "GATE_COMPARISON_COLUMNS",
     "HIT_COLUMNS",
+    "MUTATION_COLUMNS",
     "OVERALL_COLUMNS",
     "QUERY_COLUMNS",
     "REGRESSION_COLUMNS",
@@ -55,19 +88,32 @@ __all__ = [
     "EvalkitError",
     "HashingEmbedder",
     "Hit",
-    "Memory",
     "MemoryStore",
     "MemorySystem",
     "ReferenceSystem",
     "RegressionError",
     "ReportError",
+    "RunConfig",
+    "RunResult",
+    "ScenarioMemory",
     "SearchResponse",
     "StoreError",
+    "StoreOptions",
+    "Suite",
     "Thought",
     "ThresholdsError",
     "UsageError",
-    "load_report",
+    "charts",
+    "detect_mutations",
+    "evaluate",
+    "load_run",
+    "load_suite",
+    "make_config",
     "mutations",
-    "report",
+    "run_and_load",
+    "run_beir",
+    "run_benchmark",
     "run_eval",
+    "run_locomo",
+    "tables",
 ]

@@ -40,5 +40,10 @@ class UsageError(EvalkitError):
     """A caller passed an invalid option value (bad mode, bad top_k, unknown parameter...)."""
 
 
+class StoreOptionError(StoreError, UsageError):
+    """A store option has a value the reference store does not offer (both a store error and a
+    usage error: the CLI exits 2)."""
+
+
 class RegressionError(EvalkitError):
     """The run has regressions against its thresholds; the message lists every one of them."""

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from evalkit.aggregate import mean_metrics, pass_result
-from evalkit.checks import scenario_status
-from evalkit.results import DroppedRecord, PassResult, QueryResult, ScenarioResult
+from evalkit.harness.aggregation import mean_metrics, pass_result
+from evalkit.harness.checks import scenario_status
+from evalkit.harness.results import DroppedRecord, PassResult, QueryResult, ScenarioResult
 
 
 def query(

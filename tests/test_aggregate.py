@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from evalkit.aggregate import mean_metrics
+from evalkit.harness.aggregation import mean_metrics
 from tests.factories import a_pass, query, scenario
 
 

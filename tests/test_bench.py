@@ -1,4 +1,4 @@
-"""Benchmark runs (evalkit.bench) and the `evalkit bench` command.
+"""Benchmark runs (evalkit.suites.benchmarks) and the `evalkit bench` command.
 
 Unit tests use the tiny fixtures; expected values are worked out by hand below. Tests marked
 `shared_data` run the real SciFact and LoCoMo files and pin the figures recorded in
@@ -17,22 +17,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pandas.io.formats.style import Styler
 
-from evalkit import load_report
-from evalkit import report as notebook_report
-from evalkit.bench import (
-    BEIR_METRICS,
-    LOCOMO_METRICS,
-    bench_metrics,
-    category_table,
-    check_ks,
-    files_digest,
-    metric_table,
-    run_beir,
-    run_locomo,
-)
+from evalkit import charts, load_run, run_beir, run_locomo, tables
 from evalkit.cli import main
 from evalkit.errors import DatasetError, UsageError
-from evalkit.results import HARNESS_METRICS
+from evalkit.metrics import HARNESS_METRICS
+from evalkit.suites.benchmarks import BEIR_METRICS, LOCOMO_METRICS, bench_metrics, check_ks, files_digest
+from evalkit.views.frames import benchmark_metric_frame, question_category_frame
 from tests.shared import BEIR_TINY, LOCOMO, LOCOMO_TINY, SCIFACT
 
 BEIR_DEFAULT_LABELS = [f"{m}@{k}" for m in BEIR_METRICS for k in (10, 100)]
@@ -80,8 +70,8 @@ def test_beir_run_scores_the_hand_checked_ranking() -> None:
     # q1 "Does aspirin help headaches?" -> d1 (grade 2) first; q2 "What is in coffee?" -> d2 first;
     # q3 judges only d4 with grade 0 (d9 is not in the corpus): nothing relevant, every metric 0.
     run = run_beir(BEIR_TINY, progress=False)
-    assert run.report.top_k == 100
-    assert run.report.gated is None
+    assert run.result.top_k == 100
+    assert run.result.gated is None
     queries = run.queries
     assert list(queries["query_id"]) == ["q1", "q2", "q3"]
     assert list(queries["retrieved"].map(lambda ids: ids[0])) == ["d1", "d2", "d4"]
@@ -89,9 +79,9 @@ def test_beir_run_scores_the_hand_checked_ranking() -> None:
         assert list(queries[label]) == [1.0, 1.0, 0.0], label
     assert set(HARNESS_METRICS) <= set(queries.columns)
     assert run.overall["ndcg@10"].item() == pytest.approx(2 / 3)
-    system = run.report.provenance["system"]
+    system = run.result.provenance.system
     assert (system["retrieval"], system["tokenizer"]) == ("bm25", "unicode61")
-    assert run.report.notes[0].startswith(
+    assert run.result.notes[0].startswith(
         "benchmark: BEIR beir_tiny (test split): 5 documents, 3 judged queries"
     )
 
@@ -108,7 +98,7 @@ def test_locomo_category_table_matches_hand_computed_recall() -> None:
     #   cat 4: puppy D1:1 (1st); "Where did Bob move?" D1:4 (1st, tie with D2:2 broken by
     #          insertion order); "Where was Rex photographed?" D1:3 (4th)       -> 1,1,1 / 1,1,1 / 0,0,1
     run = run_locomo(LOCOMO_TINY, ks=(1, 2, 5), progress=False)
-    table = category_table(run, ["recall@1", "recall@2", "recall@5"])
+    table = question_category_frame(run, ["recall@1", "recall@2", "recall@5"])
     assert list(table.columns) == ["category", "name", "queries", "recall@1", "recall@2", "recall@5"]
     assert list(table["category"]) == ["1", "2", "3", "4", "overall"]
     assert list(table["name"]) == ["multi-hop", "temporal", "open-domain", "single-hop", ""]
@@ -125,21 +115,21 @@ def test_locomo_category_table_matches_hand_computed_recall() -> None:
 
 def test_locomo_category_selection_keeps_only_those_questions() -> None:
     run = run_locomo(LOCOMO_TINY, categories=("4", "2"), ks=(5,), progress=False)
-    table = category_table(run, ["recall@5"])
+    table = question_category_frame(run, ["recall@5"])
     assert list(table["category"]) == ["2", "4", "overall"]
     assert list(table["queries"]) == [2, 3, 5]
-    assert "categories evaluated: 2 temporal, 4 single-hop (5 queries)" in run.report.notes[1]
+    assert "categories evaluated: 2 temporal, 4 single-hop (5 queries)" in run.result.notes[1]
 
 
 def test_locomo_adversarial_only_runs_conversations_that_have_such_questions() -> None:
     run = run_locomo(LOCOMO_TINY, categories=("5",), ks=(1,), progress=False)
     assert list(run.scenarios["scenario"]) == ["conv-1", "conv-2"]
-    assert list(category_table(run, ["recall@1"])["queries"]) == [3, 3]
+    assert list(question_category_frame(run, ["recall@1"])["queries"]) == [3, 3]
 
 
 def test_metric_table_has_one_row_per_conversation_then_overall() -> None:
     run = run_locomo(LOCOMO_TINY, categories=("5",), ks=(1,), progress=False)
-    table = metric_table(run)
+    table = benchmark_metric_frame(run)
     assert list(table.columns) == ["scenario", "queries", "recall@1", "success@1", "ndcg@1"]
     assert list(table["scenario"]) == ["conv-1", "conv-2", "overall"]
     assert list(table["queries"]) == [1, 2, 3]
@@ -151,7 +141,7 @@ def test_porter_tokenizer_stems_query_terms() -> None:
     # match "moved", so the tie breaks in D1:4's favour by score, not by insertion order.
     def scores(tokenizer: str) -> dict[str, float]:
         run = run_locomo(LOCOMO_TINY, categories=("4",), ks=(5,), tokenizer=tokenizer, progress=False)
-        assert run.report.provenance["system"]["tokenizer"] == tokenizer
+        assert run.result.provenance.system["tokenizer"] == tokenizer
         hits = run.hits[run.hits["query"] == "Where did Bob move?"]
         return dict(zip(hits["id"], hits["bm25_score"], strict=True))
 
@@ -162,18 +152,18 @@ def test_porter_tokenizer_stems_query_terms() -> None:
 
 def test_gated_flag_adds_the_report_only_pass() -> None:
     run = run_beir(BEIR_TINY, ks=(10,), gated=True, progress=False)
-    assert run.report.gated is not None
-    assert run.report.gated.relevance_gate.min_relevance == pytest.approx(0.4)
-    assert run.report.relevance_gate.min_relevance == 0.0
+    assert run.result.gated is not None
+    assert run.result.gated.relevance_gate.min_relevance == pytest.approx(0.4)
+    assert run.result.relevance_gate.min_relevance == 0.0
     assert set(run.overall["pass"]) == {"ungated", "gated"}
 
 
 def test_category_table_refuses_runs_without_query_categories() -> None:
     run = run_beir(BEIR_TINY, ks=(10,), progress=False)
     with pytest.raises(UsageError, match="carry a category"):
-        category_table(run, ["recall@10"])
+        question_category_frame(run, ["recall@10"])
     with pytest.raises(UsageError, match="recall@5 not in this run"):
-        metric_table(run, ["recall@5"])
+        benchmark_metric_frame(run, ["recall@5"])
 
 
 @pytest.mark.parametrize(
@@ -215,8 +205,8 @@ def test_cli_beir_writes_a_report_that_loads_back_with_every_metric(
     assert "retrieval bm25 · tokenizer porter · top_k 100 · ungated" in printed
     assert "ndcg@10" in printed and "recall@100" in printed
     assert f"report: {out}" in printed
-    run = load_report(out)
-    assert run.report.mode == "deterministic"
+    run = load_run(out)
+    assert run.result.mode == "deterministic"
     for frame in (run.queries, run.scenarios, run.categories, run.overall):
         assert {*HARNESS_METRICS, *BEIR_DEFAULT_LABELS} <= set(frame.columns)
     assert run.overall["ndcg@10"].item() == pytest.approx(2 / 3)
@@ -233,22 +223,22 @@ def test_cli_locomo_prints_the_category_table(tmp_path: Path, capsys: pytest.Cap
     # category, name, queries, recall@1, recall@2, recall@5, success@1, ...
     assert lines["1"][:6] == ["1", "multi-hop", "4", "0.2500", "0.5000", "0.7500"]
     assert lines["4"][:6] == ["4", "single-hop", "3", "0.6667", "0.6667", "1.0000"]
-    assert load_report(out).report.top_k == 5
+    assert load_run(out).result.top_k == 5
 
 
 def test_bench_report_renders_with_the_report_notebook_functions(tmp_path: Path) -> None:
     out = tmp_path / "bench.json"
     assert main(["bench", "locomo", str(LOCOMO_TINY), "--gated", "--out", str(out), "--no-progress"]) == 0
-    run = notebook_report.load_or_run(out)
-    assert _data(notebook_report.run_summary(run)).loc["mode", "value"] == "deterministic"
-    assert list(_data(notebook_report.scenario_table(run)).index) == ["conv-1"]
-    assert list(_data(notebook_report.category_table(run)).index) == ["locomo", "overall"]
-    assert len(_data(notebook_report.hits_table(run, "conv-1"))) == (run.hits["pass"] == "ungated").sum()
-    assert _data(notebook_report.assertion_failures(run)).empty
-    assert _data(notebook_report.regressions_table(run)).empty
-    for chart in (notebook_report.gate_chart(run), notebook_report.category_chart(run)):
+    run = load_run(out)
+    assert _data(tables.run_summary(run)).loc["mode", "value"] == "deterministic"
+    assert list(_data(tables.scenario_table(run)).index) == ["conv-1"]
+    assert list(_data(tables.category_table(run)).index) == ["locomo", "overall"]
+    assert len(_data(tables.hits_table(run, "conv-1"))) == (run.hits["pass"] == "ungated").sum()
+    assert _data(tables.assertion_failures(run)).empty
+    assert _data(tables.regressions_table(run)).empty
+    for chart in (charts.gate_chart(run), charts.category_chart(run)):
         assert chart._repr_png_().startswith(b"\x89PNG")
-    assert notebook_report.assert_thresholds(run) == "No gating regressions."
+    assert tables.assert_thresholds(run) == "No gating regressions."
 
 
 def _data(styler: Styler) -> pd.DataFrame:
@@ -305,7 +295,7 @@ def test_scifact_bm25_reproduces_the_recorded_figures() -> None:
 @needs_locomo
 def test_locomo_bm25_categories_1_to_4_reproduce_the_recorded_recall() -> None:
     run = run_locomo(LOCOMO, retrieval="bm25", progress=False)
-    table = category_table(run, ["recall@5", "recall@10"]).set_index("category")
+    table = question_category_frame(run, ["recall@5", "recall@10"]).set_index("category")
     assert list(table["queries"]) == [282, 321, 92, 841, 1536]
     assert table.loc["overall", "recall@5"] == pytest.approx(0.4942, abs=0.005)
     assert table.loc["overall", "recall@10"] == pytest.approx(0.5600, abs=0.005)
@@ -319,4 +309,4 @@ def test_scifact_bm25_with_porter_and_spaced_syntax_closes_the_gap_to_anserini()
     overall = run.overall.iloc[0]
     assert overall["ndcg@10"] == pytest.approx(0.6884, abs=0.005)  # Anserini flat: 0.679
     assert overall["recall@100"] == pytest.approx(0.9210, abs=0.005)  # published 0.908-0.925
-    assert run.report.provenance["system"]["query_syntax"] == "space"
+    assert run.result.provenance.system["query_syntax"] == "space"

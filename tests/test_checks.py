@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from evalkit.checks import check_query, scenario_status
-from evalkit.model import Hit
-from evalkit.scenarios import QuerySpec, RankBefore
+from evalkit.harness.checks import check_query, scenario_status
+from evalkit.records import Hit
+from evalkit.scenarios.model import QuerySpec, RankBefore
 
 
 def hit(

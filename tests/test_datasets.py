@@ -1,4 +1,4 @@
-"""Tests for evalkit.datasets: the loader, its validation report, and the built-in scenario suite."""
+"""Tests for evalkit.scenarios.loading: the loader, its validation report, and the built-in scenario suite."""
 
 from __future__ import annotations
 
@@ -11,13 +11,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from evalkit.checks import check_query
-from evalkit.datasets import Suite, load_suite, own_ids, resolve_created_at, seed_edges, seed_thoughts
 from evalkit.embedders import HashingEmbedder, hashing_tokens
 from evalkit.errors import DatasetError
+from evalkit.harness.checks import check_query
 from evalkit.memory import MemoryStore, fts_terms
-from evalkit.model import Edge
-from evalkit.scenarios import BUILTIN_CATEGORIES
+from evalkit.records import Edge
+from evalkit.scenarios.dates import resolve_created_at
+from evalkit.scenarios.loading import Suite, load_suite
+from evalkit.scenarios.model import BUILTIN_CATEGORIES
+from evalkit.scenarios.seeding import own_ids, seed_edges, seed_thoughts
 from tests.shared import DATASETS, FIXTURES
 
 TINY = FIXTURES / "datasets_tiny"

@@ -264,7 +264,7 @@ def test_factory_deterministic_mode_is_uncached_hashing_384() -> None:
     embedder = make_embedder()
     assert isinstance(embedder, HashingEmbedder)
     assert embedder.dim == 384
-    assert embedder_provenance(embedder) == {
+    assert embedder_provenance(embedder).model_dump(exclude_unset=True) == {
         "mode": "deterministic",
         "identity": "hashing-fnv1a-384",
         "dim": 384,
@@ -294,7 +294,7 @@ class PlainEmbedder:
 
 
 def test_provenance_of_other_embedders_and_of_cached_ones(tmp_path: Path) -> None:
-    assert embedder_provenance(PlainEmbedder()) == {
+    assert embedder_provenance(PlainEmbedder()).model_dump(exclude_unset=True) == {
         "mode": "custom",
         "identity": "plain-3",
         "dim": 3,
@@ -302,7 +302,7 @@ def test_provenance_of_other_embedders_and_of_cached_ones(tmp_path: Path) -> Non
     }
     fake, _ = fake_embedder("intfloat/e5-small-v2")
     with EmbeddingCache(tmp_path / "c.sqlite3") as cache:
-        assert embedder_provenance(CachedEmbedder(fake, cache)) == {
+        assert embedder_provenance(CachedEmbedder(fake, cache)).model_dump(exclude_unset=True) == {
             "mode": "real",
             "identity": fake.identity,
             "dim": 16,
@@ -422,8 +422,8 @@ def test_directory_without_a_model_raises_one_error(tmp_path: Path) -> None:
 def test_factory_real_mode_is_cached_unless_disabled(
     tmp_path: Path, minilm: SentenceTransformerEmbedder
 ) -> None:
-    assert isinstance(make_embedder("real", cache=False, progress=False), SentenceTransformerEmbedder)
-    embedder = make_embedder("real", cache=tmp_path / "cache.sqlite3", progress=False)
+    assert isinstance(make_embedder("real", use_cache=False, progress=False), SentenceTransformerEmbedder)
+    embedder = make_embedder("real", cache_path=tmp_path / "cache.sqlite3", progress=False)
     assert isinstance(embedder, CachedEmbedder)
     texts = ["The backup job runs nightly.", "Alerts go to the on-call channel."]
     first = embedder.embed_passages(texts)
@@ -433,7 +433,7 @@ def test_factory_real_mode_is_cached_unless_disabled(
     assert np.array_equal(first, second)
     np.testing.assert_allclose(first, minilm.embed_passages(texts), atol=1e-6)
     np.testing.assert_allclose(query, minilm.embed_query(texts[0]), atol=1e-5)
-    provenance = embedder_provenance(embedder)
+    provenance = embedder_provenance(embedder).model_dump(exclude_unset=True)
     assert provenance == {
         "mode": "real",
         "identity": MINILM_IDENTITY,

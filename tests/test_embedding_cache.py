@@ -23,7 +23,7 @@ from evalkit.embedders.cache import (
     text_key,
 )
 from evalkit.errors import EmbedderError
-from evalkit.memory.connect import connect
+from evalkit.sqlite import connect
 
 
 class CountingEmbedder:

@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 import evalkit
-from evalkit.frames import FRAME_NAMES
+from evalkit.views.frames import FRAME_NAMES
 from tests.shared import DATASETS
 
 
@@ -27,7 +27,7 @@ def test_frames_have_the_documented_columns(run):
 
 
 def test_one_row_per_pass_per_query_and_per_hit(run):
-    n_queries = sum(len(s.queries) for s in run.report.scenarios)
+    n_queries = sum(len(s.queries) for s in run.result.scenarios)
     assert len(run.queries) == 2 * n_queries
     assert set(run.queries["pass"]) == {"ungated", "gated"}
     n_hits = sum(len(q.hits) for p in run.passes.values() for s in p.scenarios for q in s.queries)
@@ -39,11 +39,11 @@ def test_one_row_per_pass_per_query_and_per_hit(run):
 
 def test_overall_frame_matches_the_report(run):
     ungated = run.overall.set_index("pass").loc["ungated"]
-    assert ungated["recall"] == pytest.approx(run.report.overall.metrics["recall"])
-    assert ungated["queries"] == run.report.overall.queries
+    assert ungated["recall"] == pytest.approx(run.result.overall.metrics["recall"])
+    assert ungated["queries"] == run.result.overall.queries
     gated = run.overall.set_index("pass").loc["gated"]
     assert gated["min_relevance"] == 0.4
-    assert gated["dropped_rows"] == run.report.gated.relevance_gate.dropped_rows
+    assert gated["dropped_rows"] == run.result.gated.relevance_gate.dropped_rows
 
 
 def test_dropped_by_gate_flags_match_the_dropped_frame(run):
@@ -63,13 +63,13 @@ def test_gate_comparison_deltas_and_drops(run):
         assert row["recall_gated"] == scenarios.loc[("gated", name), "recall"]
         assert row["recall_delta"] == pytest.approx(row["recall_gated"] - row["recall"])
         assert row["dropped_rows"] == scenarios.loc[("gated", name), "dropped_rows"]
-    assert comparison["dropped_rows"].sum() == run.report.gated.relevance_gate.dropped_rows
+    assert comparison["dropped_rows"].sum() == run.result.gated.relevance_gate.dropped_rows
 
 
 def test_load_report_gives_identical_frames(run, tmp_path):
     path = run.save(tmp_path / "report.json")
-    loaded = evalkit.load_report(path)
-    assert loaded.report == run.report
+    loaded = evalkit.load_run(path)
+    assert loaded.result == run.result
     original, reloaded = run.frames(), loaded.frames()
     assert set(original) == set(FRAME_NAMES)
     for name in FRAME_NAMES:
@@ -85,11 +85,11 @@ def test_no_gated_pass_gives_empty_comparison_with_columns():
 
 def test_load_report_errors_name_the_file(tmp_path):
     with pytest.raises(evalkit.ReportError, match="does not exist"):
-        evalkit.load_report(tmp_path / "missing.json")
+        evalkit.load_run(tmp_path / "missing.json")
     bad = tmp_path / "bad.json"
     bad.write_text('{"mode": 1}')
     with pytest.raises(evalkit.ReportError, match="is not an evalkit report"):
-        evalkit.load_report(bad)
+        evalkit.load_run(bad)
 
 
 def test_run_eval_rejects_bad_arguments():

@@ -10,10 +10,10 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from evalkit.memory import STOPWORDS, build_fts_query, connect, fts_terms
-from evalkit.memory.connect import Connection
-from evalkit.model import Thought
-from evalkit.system import ReferenceSystem
+from evalkit.memory import STOPWORDS, StoreOptions, build_fts_query, fts_terms
+from evalkit.records import Thought
+from evalkit.sqlite import Connection, connect
+from evalkit.systems.reference import ReferenceSystem
 from tests.shared import FTS_SYNTAX
 
 
@@ -119,7 +119,9 @@ def test_space_syntax_matches_hyphenated_words_the_delete_mode_misses(tmp_path):
     for syntax, expected in (("delete", []), ("space", ["il6"])):
         workdir = tmp_path / syntax
         workdir.mkdir()
-        with ReferenceSystem(retrieval="bm25", query_syntax=syntax).open(workdir) as memory:
+        with ReferenceSystem(options=StoreOptions(retrieval="bm25", query_syntax=syntax)).open(
+            workdir
+        ) as memory:
             memory.add_thoughts([Thought(id="il6", content="IL-6 levels rise after exercise")])
             response = memory.search(
                 "IL-6", top_k=5, project=None, min_relevance=0.0, recency_weight=0.0,

@@ -15,12 +15,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from evalkit.errors import DatasetError, UsageError
-from evalkit.importers import (
+from evalkit.suites.beir import QrelRow, load_beir
+from evalkit.suites.locomo import (
     LOCOMO_CATEGORIES,
     STANDARD_CATEGORIES,
-    QrelRow,
     UnresolvedEvidence,
-    load_beir,
     load_locomo,
     parse_session_datetime,
     resolve_evidence,

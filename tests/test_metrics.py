@@ -19,8 +19,8 @@ from hypothesis import strategies as st
 
 from evalkit.errors import UsageError
 from evalkit.metrics import (
+    HARNESS_METRICS,
     METRICS,
-    QUERY_SCORE_FIELDS,
     MetricDef,
     MetricSpec,
     QueryScores,
@@ -78,7 +78,7 @@ def test_score_query_empty_or_missed_gives_zeros_not_nan(retrieved: list[str], r
 
 
 def test_query_scores_field_names_are_the_frame_columns() -> None:
-    assert QUERY_SCORE_FIELDS == ("recall", "precision", "mrr", "hit_rate")
+    assert HARNESS_METRICS == ("recall", "precision", "mrr", "hit_rate")
 
 
 def test_query_scores_is_frozen() -> None:
@@ -384,7 +384,7 @@ def test_every_metric_is_in_unit_interval(
 @given(retrieved=RANKINGS, relevant=st.sets(DOC, max_size=8))
 def test_query_scores_are_in_unit_interval(retrieved: list[str], relevant: set[str]) -> None:
     scores = score_query(retrieved, relevant)
-    for field in QUERY_SCORE_FIELDS:
+    for field in HARNESS_METRICS:
         assert 0.0 <= getattr(scores, field) <= 1.0, field
 
 

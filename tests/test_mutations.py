@@ -1,4 +1,4 @@
-"""Mutation testing (evalkit.mutations, `evalkit mutants`): every catalogued search bug turns the
+"""Mutation testing (evalkit.suites.mutations, `evalkit mutants`): every catalogued search bug turns the
 built-in suite into a gating regression, and the no-op control raises none."""
 
 from __future__ import annotations
@@ -14,19 +14,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from evalkit import EvalRun, RunConfig, load_suite, run_eval
 from evalkit.cli import main
 from evalkit.errors import UsageError
+from evalkit.harness.results import DetectionPower, MutationOutcome, Regression
+from evalkit.memory import STOPWORDS
 from evalkit.memory.pipeline import DEFAULT_PIPELINE, Candidate, RowFilter, SearchPipeline, fuse_rrf
-from evalkit.mutations import (
-    CAUGHT_BY_MESSAGES,
-    MUTANT_COLUMNS,
-    MUTATIONS,
-    MutantOutcome,
-    MutantsResult,
-    run_mutants,
-    select_mutations,
-)
-from evalkit.results import Regression
+from evalkit.suites.mutations import MUTATIONS, most_specific_first, run_mutants, select_mutations
+from evalkit.views.frames import CAUGHT_BY_MESSAGES, MUTATION_COLUMNS, mutation_frame
 from tests.shared import DATASETS
 
 THRESHOLDS = DATASETS / "thresholds.json"
@@ -54,21 +49,28 @@ scenario written to expose that bug. A new mutation must say here where it is ca
 
 
 @pytest.fixture(scope="module")
-def catalogue_run() -> MutantsResult:
-    """The whole catalogue on the built-in suite, run once for the module (about 10 s)."""
-    return run_mutants(datasets=DATASETS, thresholds=THRESHOLDS)
+def catalogue_eval() -> EvalRun:
+    """The built-in suite with the whole catalogue's detection power saved with it (about 5 s)."""
+    return run_eval(datasets=DATASETS, thresholds=THRESHOLDS, gated=False, mutations=True)
+
+
+@pytest.fixture(scope="module")
+def catalogue_run(catalogue_eval: EvalRun) -> DetectionPower:
+    detection = catalogue_eval.result.detection
+    assert detection is not None
+    return detection
 
 
 # ----------------------------------------------------------------------------- the key property
 
 
 def test_every_mutation_is_caught_and_the_control_is_not(catalogue_run):
-    assert [o.mutation.name for o in catalogue_run.outcomes] == list(MUTATIONS)
-    escaped = [o.mutation.name for o in catalogue_run.outcomes if not o.mutation.control and not o.caught]
+    assert [o.mutation for o in catalogue_run.outcomes] == list(MUTATIONS)
+    escaped = [o.mutation for o in catalogue_run.outcomes if not o.control and not o.caught]
     false_alarms = [
-        (o.mutation.name, [r.message for r in o.regressions])
+        (o.mutation, [r.message for r in o.regressions])
         for o in catalogue_run.outcomes
-        if o.mutation.control and o.caught
+        if o.control and o.caught
     ]
     assert escaped == []
     assert false_alarms == []
@@ -79,16 +81,16 @@ def test_each_mutation_is_caught_by_the_scenario_that_exposes_its_bug(catalogue_
     real = {name for name, m in MUTATIONS.items() if not m.control}
     assert set(WHERE_CAUGHT) == real
     for outcome in catalogue_run.outcomes:
-        if outcome.mutation.control:
+        if outcome.control:
             continue
-        where = WHERE_CAUGHT[outcome.mutation.name]
+        where = WHERE_CAUGHT[outcome.mutation]
         reporters = {r.scenario for r in outcome.regressions} | {r.category for r in outcome.regressions}
-        assert where in reporters, (outcome.mutation.name, [r.message for r in outcome.regressions])
+        assert where in reporters, (outcome.mutation, [r.message for r in outcome.regressions])
 
 
-def test_table_has_one_row_per_mutation_with_the_documented_columns(catalogue_run):
-    table = catalogue_run.table
-    assert tuple(table.columns) == MUTANT_COLUMNS
+def test_table_has_one_row_per_mutation_with_the_documented_columns(catalogue_eval, catalogue_run):
+    table = catalogue_eval.mutations()
+    assert tuple(table.columns) == MUTATION_COLUMNS
     assert list(table["mutation"]) == list(MUTATIONS)
     assert table["caught"].dtype == bool and table["control"].dtype == bool
     control = table.set_index("mutation").loc[CONTROL]
@@ -127,25 +129,26 @@ def test_select_mutations_keeps_the_given_order_and_drops_duplicates():
 
 def test_unknown_mutation_name_is_a_usage_error_listing_the_valid_ones():
     with pytest.raises(UsageError, match=r"unknown mutation\(s\): no-such-bug; valid mutations: ") as info:
-        run_mutants(["bm25-leg-off", "no-such-bug"], datasets=DATASETS, thresholds=THRESHOLDS)
+        run_mutants(load_suite(DATASETS), RunConfig(thresholds=THRESHOLDS), ["bm25-leg-off", "no-such-bug"])
     assert all(name in str(info.value) for name in MUTATIONS)
 
 
 def test_mutants_need_a_baseline_recorded_at_the_same_top_k(tmp_path):
+    suite = load_suite(DATASETS)
     with pytest.raises(UsageError, match="needs a 'deterministic' baseline recorded at top_k=5"):
-        run_mutants(datasets=DATASETS, thresholds=tmp_path / "missing.json")
+        run_mutants(suite, RunConfig(thresholds=tmp_path / "missing.json"))
     with pytest.raises(UsageError, match=r"top_k=10 .*--top-k 10 --update-baseline"):
-        run_mutants(datasets=DATASETS, thresholds=THRESHOLDS, top_k=10)
+        run_mutants(suite, RunConfig(thresholds=THRESHOLDS, top_k=10))
     with pytest.raises(UsageError, match="workers must be a positive integer"):
-        run_mutants(datasets=DATASETS, thresholds=THRESHOLDS, workers=0)
+        run_mutants(suite, RunConfig(thresholds=THRESHOLDS), workers=0)
 
 
 def test_caught_by_quotes_the_most_specific_messages_first():
     def regression(kind: str, message: str, category: str | None = None) -> Regression:
         return Regression(kind=kind, message=message, category=category)  # type: ignore[arg-type]
 
-    outcome = MutantOutcome.from_regressions(
-        MUTATIONS["bm25-leg-off"],
+    mutation = MUTATIONS["bm25-leg-off"]
+    ranked = most_specific_first(
         [
             regression("metric", "overall"),
             regression("metric", "category a", "a"),
@@ -154,10 +157,13 @@ def test_caught_by_quotes_the_most_specific_messages_first():
             regression("metric", "category c", "c"),
         ],
     )
+    outcome = MutationOutcome(
+        mutation=mutation.name, description=mutation.description, control=False, regressions=ranked
+    )
     assert [r.message for r in outcome.regressions] == [
         "scenario x", "category a", "category c", "missing b", "overall",
     ]  # fmt: skip
-    row = MutantsResult((outcome,)).table.iloc[0]
+    row = mutation_frame(DetectionPower(outcomes=[outcome])).iloc[0]
     assert CAUGHT_BY_MESSAGES == 3
     assert row["caught_by"] == "scenario x; category a; category c (+2 more)"
     assert (row["caught"], row["regressions"]) == (True, 5)
@@ -253,7 +259,10 @@ def test_budget_without_over_fetch_is_top_k():
 def test_leg_stopword_and_rrf_constant_mutations():
     assert MUTATIONS["bm25-leg-off"].build().use_bm25 is False
     assert MUTATIONS["vector-leg-off"].build().use_vector is False
-    assert MUTATIONS["stopwords-not-removed"].build().stopwords == frozenset()
+    unfiltered = MUTATIONS["stopwords-not-removed"].build()
+    assert (
+        unfiltered.fts_query("what is the port", STOPWORDS, "delete") == '"what" OR "is" OR "the" OR "port"'
+    )
     assert MUTATIONS["rrf-constant-1"].build().rrf_k == 1
 
 

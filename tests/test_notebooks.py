@@ -15,7 +15,6 @@ import pytest
 from jupyter_client.kernelspec import KernelSpecManager
 
 from evalkit.cli import main
-from evalkit.datasets import load_suite
 from evalkit.errors import ReportError, UsageError
 from evalkit.notebooks import (
     KERNEL_NAME,
@@ -26,6 +25,7 @@ from evalkit.notebooks import (
     resolve_notebook,
     run_notebook,
 )
+from evalkit.scenarios.loading import load_suite
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
@@ -121,12 +121,18 @@ def test_eval_report_declares_the_documented_parameters() -> None:
         "datasets": "str",
         "thresholds": "str",
         "report_json": "str | None",
+        "save_json": "str",
         "fail_on_regression": "bool",
         "mutants": "bool",
     }
     assert declared["datasets"].default == "../datasets"
     assert declared["min_relevance"].default is None
-    assert [n for n, p in declared.items() if p.is_path] == ["datasets", "thresholds", "report_json"]
+    assert [n for n, p in declared.items() if p.is_path] == [
+        "datasets",
+        "thresholds",
+        "report_json",
+        "save_json",
+    ]
 
 
 def test_drilldown_defaults_to_a_built_in_scenario() -> None:

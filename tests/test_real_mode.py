@@ -13,21 +13,21 @@ from tests.shared import DATASETS
 def test_builtin_suite_passes_in_real_mode_against_its_baseline(tmp_path):
     cache = tmp_path / "embeddings.sqlite3"
     run = evalkit.run_eval(
-        mode="real", datasets=DATASETS, thresholds=DATASETS / "thresholds.json", cache=cache
+        mode="real", datasets=DATASETS, thresholds=DATASETS / "thresholds.json", embedding_cache=cache
     )
-    assert run.report.notes == []  # the real entry exists at this top_k: metrics were gated
+    assert run.result.notes == []  # the real entry exists at this top_k: metrics were gated
     assert run.regressions.empty, run.regressions["message"].tolist()
     scenarios = run.scenarios[run.scenarios["pass"] == "ungated"].set_index("scenario")
     assert scenarios.loc["contradiction", "status"] == "xfail"
-    embedder = run.report.provenance["embedder"]
-    assert embedder["mode"] == "real" and embedder["dim"] == 384
-    assert embedder["model"] == "sentence-transformers/all-MiniLM-L6-v2"
-    assert len(embedder["weights_sha256"]) == 64
-    assert embedder["cache"] == str(cache)
+    embedder = run.result.provenance.embedder
+    assert embedder.mode == "real" and embedder.dim == 384
+    assert embedder.model == "sentence-transformers/all-MiniLM-L6-v2"
+    assert len(embedder.weights_sha256) == 64
+    assert embedder.cache == str(cache)
 
     # A second run is served from the cache and gives the same measurements.
     again = evalkit.run_eval(
-        mode="real", datasets=DATASETS, thresholds=DATASETS / "thresholds.json", cache=cache
+        mode="real", datasets=DATASETS, thresholds=DATASETS / "thresholds.json", embedding_cache=cache
     )
-    assert again.report.overall == run.report.overall
-    assert again.report.gated == run.report.gated
+    assert again.result.overall == run.result.overall
+    assert again.result.gated == run.result.gated

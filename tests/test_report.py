@@ -1,5 +1,5 @@
-"""evalkit.report: the tables and charts of the report notebooks, on a hand-built report (values
-computed by hand) and on a real small run of the reference store."""
+"""evalkit.views (tables, charts, styles): the tables and charts of the report notebooks, on a
+hand-built report (values computed by hand) and on a real small run of the reference store."""
 
 from __future__ import annotations
 
@@ -10,35 +10,42 @@ import matplotlib.pyplot as plt
 import pandas as pd
 import pytest
 
-from evalkit import EvalkitError, EvalRun, UsageError, run_eval
-from evalkit.report import (
+from evalkit import EvalkitError, EvalRun, RegressionError, RunConfig, UsageError, run_and_load, run_eval
+from evalkit.harness.gating import assertion_regressions
+from evalkit.harness.results import (
+    DetectionPower,
+    DroppedRecord,
+    HitRecord,
+    MutationOutcome,
+    QueryResult,
+    Regression,
+    RunResult,
+)
+from evalkit.views.charts import category_chart, dropped_chart, gate_chart, rank_chart
+from evalkit.views.styles import (
     FAIL_CSS,
     GAIN_CSS,
+    GOOD_CSS,
     LOSS_CSS,
     QUIET_CSS,
     RELEVANT_CSS,
     WARN_CSS,
-    RegressionError,
+    delta_css,
+    format_delta,
+    status_css,
+)
+from evalkit.views.tables import (
     assert_thresholds,
     assertion_failures,
     assertion_results,
-    category_chart,
     category_table,
-    delta_css,
-    dropped_chart,
-    format_delta,
-    gate_chart,
+    detection_table,
     hits_table,
-    load_or_run,
     missed_relevant,
-    rank_chart,
     regressions_table,
     run_summary,
     scenario_table,
-    status_css,
 )
-from evalkit.results import DroppedRecord, HitRecord, QueryResult, Regression, Report
-from evalkit.thresholds import assertion_regressions
 from tests.factories import a_pass, scenario
 
 # --- a hand-built report ------------------------------------------------------------------------
@@ -154,21 +161,24 @@ METRIC_REGRESSION = Regression(
 )
 
 
-def _report(gated: bool = True, regressions: bool = True) -> Report:
+def _report(gated: bool = True, regressions: bool = True) -> RunResult:
     ungated = a_pass(*_ungated_scenarios())
-    return Report(
+    return RunResult(
         **ungated.model_dump(),
         mode="deterministic",
         generated_at="2026-01-02T03:04:05+00:00",
         top_k=5,
         system="reference",
         provenance={
+            "config": RunConfig(),
             "evalkit_version": "0.1.0",
             "git": {"commit": "0123456789abcdef0123", "dirty": True},
             "python": "3.11.7",
             "platform": "Linux",
+            "packages": {},
             "dataset_digest": "f" * 64,
-            "embedder": {"identity": "hashing-fnv1a-384"},
+            "system": {"system": "reference"},
+            "embedder": {"mode": "deterministic", "identity": "hashing-fnv1a-384", "dim": 384},
         },
         regressions=[*assertion_regressions(ungated), METRIC_REGRESSION] if regressions else [],
         gated=a_pass(*_gated_scenarios(), gate=0.4) if gated else None,
@@ -511,16 +521,16 @@ def test_tables_of_a_real_run_agree_with_its_frames(small: tuple[EvalRun, Path])
     for metric, label in (("recall", "recall"), ("precision", "precision"), ("mrr", "MRR")):
         assert table.loc["tiny-facts", (label, "ungated")] == frames.loc[("ungated", "tiny-facts"), metric]
         assert table.loc["tiny-facts", (label, "gated")] == frames.loc[("gated", "tiny-facts"), metric]
-    assert table.loc["tiny-facts", ("gate", "dropped rows")] == run.report.gated.relevance_gate.dropped_rows
+    assert table.loc["tiny-facts", ("gate", "dropped rows")] == run.result.gated.relevance_gate.dropped_rows
     ungated_hits = run.hits[run.hits["pass"] == "ungated"]
     hits = hits_table(run, "tiny-facts").data
     assert len(hits) == len(ungated_hits)
     assert list(hits["dropped by gate"]) == list(ungated_hits["dropped_by_gate"])
     # the gated pass over-fetches, so it may drop rows beyond the ungated top-k as well
-    gated_queries = run.report.gated.scenarios[0].queries
+    gated_queries = run.result.gated.scenarios[0].queries
     expected = sum(
         h.id in {d.id for d in g.dropped}
-        for q, g in zip(run.report.scenarios[0].queries, gated_queries, strict=True)
+        for q, g in zip(run.result.scenarios[0].queries, gated_queries, strict=True)
         for h in q.hits
     )
     assert hits["dropped by gate"].sum() == expected > 0
@@ -531,28 +541,27 @@ def test_tables_of_a_real_run_agree_with_its_frames(small: tuple[EvalRun, Path])
     assert sum(len(c.get_offsets()) for c in fig.axes[0].collections[:2]) == len(ungated_hits)
 
 
-def test_load_or_run_loads_a_saved_report_instead_of_running(
+def test_run_and_load_loads_a_saved_report_instead_of_running(
     small: tuple[EvalRun, Path], tmp_path: Path
 ) -> None:
     run, root = small
     path = run.save(tmp_path / "report.json")
-    loaded = load_or_run(path, datasets="does-not-exist")
+    loaded = run_and_load(tmp_path / "unused.json", report_json=path, datasets="does-not-exist")
     pd.testing.assert_frame_equal(scenario_table(loaded).data, scenario_table(run).data)
-    fresh = load_or_run(None, datasets=root, thresholds=None, gated=False)
-    assert fresh.report.gated is None
+    fresh = run_and_load(tmp_path / "fresh.json", datasets=root, thresholds=None, gated=False)
+    assert fresh.result.gated is None
+    assert not (tmp_path / "unused.json").exists() and (tmp_path / "fresh.json").is_file()
 
 
-def test_mutants_table_marks_escapes_and_false_alarms_red():
-    from evalkit.memory import DEFAULT_PIPELINE
-    from evalkit.mutations import MutantOutcome, MutantsResult, Mutation
-    from evalkit.report import GOOD_CSS, mutants_table
-    from evalkit.results import Regression
-
-    alarm = (Regression(kind="metric", message="overall: recall 0.5 is below its threshold 0.9"),)
-    caught = MutantOutcome(Mutation("caught", "a bug", lambda: DEFAULT_PIPELINE), alarm)
-    escaped = MutantOutcome(Mutation("escaped", "a bug", lambda: DEFAULT_PIPELINE), ())
-    control = MutantOutcome(Mutation("noop", "no change", lambda: DEFAULT_PIPELINE, control=True), alarm)
-    styler = mutants_table(MutantsResult((caught, escaped, control)))
+def test_detection_table_marks_escapes_and_false_alarms_red():
+    alarm = [Regression(kind="metric", message="overall: recall 0.5 is below its threshold 0.9")]
+    caught = MutationOutcome(mutation="caught", description="a bug", control=False, regressions=alarm)
+    escaped = MutationOutcome(mutation="escaped", description="a bug", control=False, regressions=[])
+    control = MutationOutcome(mutation="noop", description="no change", control=True, regressions=alarm)
+    run = EvalRun(
+        _report().model_copy(update={"detection": DetectionPower(outcomes=[caught, escaped, control])})
+    )
+    styler = detection_table(run)
     html = styler.to_html()
     assert "1 of 2 injected search bugs caught — GATE MISSED SOMETHING" in html
     styles = styler._compute().ctx  # (row, col) -> [(prop, value)]
@@ -561,9 +570,7 @@ def test_mutants_table_marks_escapes_and_false_alarms_red():
     assert css == [GOOD_CSS, FAIL_CSS, FAIL_CSS]
 
 
-def test_detection_power_can_be_skipped():
-    from evalkit.report import detection_power
-
-    styler = detection_power(False)
+def test_detection_table_says_when_none_was_saved_with_the_run():
+    styler = detection_table(EvalRun(_report()))
     assert styler.data.empty
-    assert "skipped" in styler.to_html()
+    assert "not measured with this run" in styler.to_html()

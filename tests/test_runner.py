@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from evalkit.datasets import Suite, load_suite
 from evalkit.embedders import HashingEmbedder
-from evalkit.runner import run_suite
-from evalkit.scenarios import QuerySpec, Scenario, ThoughtSpec
-from evalkit.system import ReferenceSystem
+from evalkit.harness.config import RunConfig
+from evalkit.harness.runner import SuiteResult, run_suite
+from evalkit.scenarios import QuerySpec, Scenario, Suite, ThoughtSpec, load_suite
+from evalkit.systems import MemorySystem, ReferenceSystem
 
 CLOCK = datetime(2026, 1, 15, 12, 0, tzinfo=UTC)
 
@@ -27,6 +27,11 @@ THOUGHTS = [
 ]
 
 
+def run(suite: Suite, system: MemorySystem, *, clock: datetime, **config: object) -> SuiteResult:
+    """`run_suite` with a RunConfig made of `config` (top_k, gated, min_relevance, ...)."""
+    return run_suite(suite, system, RunConfig(**config), clock=clock)
+
+
 def suite_of(*scenarios: Scenario) -> Suite:
     return Suite(scenarios=scenarios, sources={}, distractors=(), digest="test")
 
@@ -38,7 +43,7 @@ def scenario(name: str, queries: list[QuerySpec], **extra: object) -> Scenario:
 
 
 def test_metrics_and_hits_of_a_simple_query():
-    result = run_suite(
+    result = run(
         suite_of(scenario("facts", [QuerySpec(query="billing API port", relevant=["port"])])),
         ReferenceSystem(),
         top_k=3,
@@ -55,7 +60,7 @@ def test_metrics_and_hits_of_a_simple_query():
 
 
 def test_gated_pass_resolves_the_service_default_and_records_dropped_ids():
-    result = run_suite(
+    result = run(
         suite_of(scenario("facts", [QuerySpec(query="billing API port", relevant=["port"])])),
         ReferenceSystem(),
         top_k=3,
@@ -75,25 +80,22 @@ def test_gated_pass_resolves_the_service_default_and_records_dropped_ids():
 def test_explicit_gate_value_and_no_gated_pass():
     s = suite_of(scenario("facts", [QuerySpec(query="billing API port", relevant=["port"])]))
     assert (
-        run_suite(s, ReferenceSystem(), clock=CLOCK, min_relevance=0.75).gated.relevance_gate.min_relevance
-        == 0.75
+        run(s, ReferenceSystem(), clock=CLOCK, min_relevance=0.75).gated.relevance_gate.min_relevance == 0.75
     )
-    assert run_suite(s, ReferenceSystem(), clock=CLOCK, gated=False).gated is None
+    assert run(s, ReferenceSystem(), clock=CLOCK, gated=False).gated is None
 
 
 def test_failing_assertion_makes_the_scenario_fail_and_xfail_turns_it_into_xfail():
     forbid = [QuerySpec(query="billing API port", relevant=["port"], forbid=["db"])]
-    failing = run_suite(suite_of(scenario("f", forbid)), ReferenceSystem(), clock=CLOCK, gated=False)
+    failing = run(suite_of(scenario("f", forbid)), ReferenceSystem(), clock=CLOCK, gated=False)
     assert failing.ungated.scenarios[0].status == "fail"
     assert failing.ungated.scenarios[0].queries[0].check_errors == ["forbid: 'db' was retrieved at rank 2"]
-    expected = run_suite(
+    expected = run(
         suite_of(scenario("x", forbid, outcome="xfail")), ReferenceSystem(), clock=CLOCK, gated=False
     )
     assert expected.ungated.scenarios[0].status == "xfail"
     clean = [QuerySpec(query="billing API port", relevant=["port"], forbid=["cat"])]
-    passing = run_suite(
-        suite_of(scenario("x", clean, outcome="xfail")), ReferenceSystem(), clock=CLOCK, top_k=2
-    )
+    passing = run(suite_of(scenario("x", clean, outcome="xfail")), ReferenceSystem(), clock=CLOCK, top_k=2)
     assert passing.ungated.scenarios[0].status == "xpass"
 
 
@@ -109,7 +111,7 @@ def test_query_top_k_and_project_override_the_run():
         distractors=False,
         queries=[QuerySpec(query="deploy script", relevant=["a1"], project="alpha", top_k=1)],
     )
-    q = run_suite(suite_of(s), ReferenceSystem(), clock=CLOCK, gated=False).ungated.scenarios[0].queries[0]
+    q = run(suite_of(s), ReferenceSystem(), clock=CLOCK, gated=False).ungated.scenarios[0].queries[0]
     assert q.top_k == 1 and q.retrieved == ["a1"] and q.project == "alpha"
 
 
@@ -141,14 +143,14 @@ class _Exploding:
 def test_temp_stores_are_removed_on_error_and_ctrl_c(error):
     system = _Exploding(error)
     with pytest.raises(type(error)):
-        run_suite(suite_of(scenario("f", [QuerySpec(query="port", relevant=["port"])])), system, clock=CLOCK)
+        run(suite_of(scenario("f", [QuerySpec(query="port", relevant=["port"])])), system, clock=CLOCK)
     assert len(system.workdirs) == 1
     assert not system.workdirs[0].exists()
     assert Path(tempfile.gettempdir()) == system.workdirs[0].parent
 
 
 def test_builtin_suite_every_gating_scenario_passes_contradiction_is_xfail_and_gate_drops_rows():
-    result = run_suite(load_suite("datasets"), ReferenceSystem(), clock=CLOCK)
+    result = run(load_suite("datasets"), ReferenceSystem(), clock=CLOCK)
     statuses = {s.name: s.status for s in result.ungated.scenarios}
     assert statuses.pop("contradiction") == "xfail"
     assert set(statuses.values()) == {"pass"}, statuses
@@ -157,7 +159,7 @@ def test_builtin_suite_every_gating_scenario_passes_contradiction_is_xfail_and_g
 
 def test_two_runs_on_the_same_clock_give_identical_results():
     suite = load_suite("datasets")
-    first = run_suite(suite, ReferenceSystem(), clock=CLOCK)
-    second = run_suite(suite, ReferenceSystem(), clock=CLOCK)
+    first = run(suite, ReferenceSystem(), clock=CLOCK)
+    second = run(suite, ReferenceSystem(), clock=CLOCK)
     assert first.ungated == second.ungated
     assert first.gated == second.gated

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from evalkit.embedders import HashingEmbedder
 from evalkit.errors import StoreError
 from evalkit.memory import DEFAULT_MIN_RELEVANCE, VECTOR_FLOOR, MemoryStore
-from evalkit.model import Edge, Hit, SearchResponse, Thought
+from evalkit.records import Edge, Hit, SearchResponse, Thought
 from tests.shared import FTS_SYNTAX
 
 DIM = 4

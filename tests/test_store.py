@@ -12,8 +12,9 @@ import pytest
 
 from evalkit.embedders import HashingEmbedder
 from evalkit.errors import StoreError
-from evalkit.memory import MemoryStore, connect
-from evalkit.model import Edge, Thought
+from evalkit.memory import MemoryStore, StoreOptions
+from evalkit.records import Edge, Thought
+from evalkit.sqlite import connect
 
 
 @pytest.fixture
@@ -137,7 +138,7 @@ def test_reopening_with_another_dimension_is_an_error(tmp_path: Path) -> None:
 
 def test_unknown_tokenizer_is_an_error(tmp_path: Path) -> None:
     with pytest.raises(StoreError, match="unknown tokenizer 'snowball'; use one of: unicode61, porter"):
-        MemoryStore(tmp_path / "s.sqlite3", tokenizer="snowball")
+        MemoryStore(tmp_path / "s.sqlite3", options=StoreOptions(tokenizer="snowball"))
 
 
 def test_unopenable_path_is_an_error(tmp_path: Path) -> None:

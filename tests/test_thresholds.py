@@ -7,7 +7,7 @@ import json
 import pytest
 
 from evalkit.errors import ThresholdsError
-from evalkit.thresholds import (
+from evalkit.harness.gating import (
     assertion_regressions,
     baseline_entry,
     load_thresholds,

@@ -7,8 +7,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from evalkit.api import DEFAULT_DATASETS, DEFAULT_THRESHOLDS
 from evalkit.errors import UsageError
+from evalkit.harness.config import DEFAULT_DATASETS, DEFAULT_THRESHOLDS
 
 
 def int_in(low: int, high: int) -> Callable[[str], int]:
@@ -55,8 +55,8 @@ def add_embedder_args(parser: argparse.ArgumentParser) -> None:
 
 
 def embedder_options(args: argparse.Namespace) -> dict[str, Any]:
-    """`mode`, `model`, `cache` and `progress` keyword arguments from `add_embedder_args` flags;
-    UsageError when a flag that needs --real comes without it."""
+    """The RunConfig fields `mode`, `model`, `embedding_cache` and `use_cache` from
+    `add_embedder_args` flags; UsageError when a flag that needs --real comes without it."""
     if args.model and not args.real:
         raise UsageError("--model needs --real")
     if (args.cache or args.no_cache) and not args.real:
@@ -64,18 +64,18 @@ def embedder_options(args: argparse.Namespace) -> dict[str, Any]:
     return {
         "mode": "real" if args.real else "deterministic",
         "model": args.model,
-        "cache": False if args.no_cache else args.cache,
-        "progress": args.progress,
+        "embedding_cache": args.cache,
+        "use_cache": not args.no_cache,
     }
 
 
 def add_dataset_args(parser: argparse.ArgumentParser) -> None:
     """--datasets and --thresholds, shared by `run` and `mutants`."""
     parser.add_argument(
-        "--datasets", type=Path, default=DEFAULT_DATASETS, metavar="DIR",
+        "--datasets", type=Path, default=Path(DEFAULT_DATASETS), metavar="DIR",
         help="scenario directory (default datasets/)",
     )  # fmt: skip
     parser.add_argument(
-        "--thresholds", type=Path, default=DEFAULT_THRESHOLDS, metavar="PATH",
+        "--thresholds", type=Path, default=Path(DEFAULT_THRESHOLDS), metavar="PATH",
         help="baselines and thresholds file (default datasets/thresholds.json)",
     )  # fmt: skip

@@ -9,41 +9,37 @@ ungated-vs-gated comparison. Exit 0 = the run finished, 2 = bad input or usage.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from evalkit.bench import (
+from evalkit.api import run_beir, run_locomo
+from evalkit.cli.args import add_embedder_args, embedder_options
+from evalkit.cli.exit_codes import EXIT_OK, EXIT_REGRESSIONS
+from evalkit.errors import UsageError
+from evalkit.memory import RETRIEVAL_MODES, TOKENIZERS
+from evalkit.memory.fts_query import QUERY_SYNTAX_MODES
+from evalkit.records import MAX_TOP_K
+from evalkit.suites.benchmarks import (
     BEIR_METRICS,
     DEFAULT_BEIR_KS,
     DEFAULT_LOCOMO_KS,
     LOCOMO_METRICS,
-    category_table,
     check_ks,
-    metric_table,
-    run_beir,
-    run_locomo,
 )
-from evalkit.cli.args import add_embedder_args, embedder_options
-from evalkit.cli.exit_codes import EXIT_OK, EXIT_REGRESSIONS
-from evalkit.console import render_gate_comparison
-from evalkit.errors import UsageError
-from evalkit.frames import EvalRun
-from evalkit.importers import LOCOMO_CATEGORIES, STANDARD_CATEGORIES
-from evalkit.memory import RETRIEVAL_MODES
-from evalkit.memory.fts_query import QUERY_SYNTAX_MODES
-from evalkit.memory.schema import FTS_TOKENIZERS
+from evalkit.suites.locomo import LOCOMO_CATEGORIES, STANDARD_CATEGORIES
+from evalkit.views.console import render_benchmark
+from evalkit.views.frames import EvalRun, question_category_frame
 
 
 def parse_ks(text: str) -> tuple[int, ...]:
-    """`--k` value: comma-separated cutoffs such as "10,100" (see `evalkit.bench.check_ks`)."""
+    """`--k` value: comma-separated cutoffs such as "10,100" (see `evalkit.suites.benchmarks.check_ks`)."""
     try:
         return check_ks(int(part) for part in text.split(","))
     except ValueError:
         raise argparse.ArgumentTypeError(
-            f"expected comma-separated integers from 1 to 1000 such as 10,100, got {text!r}"
+            f"expected comma-separated integers from 1 to {MAX_TOP_K} such as 10,100, got {text!r}"
         ) from None
     except UsageError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
@@ -106,7 +102,7 @@ def _common(parser: argparse.ArgumentParser, ks: tuple[int, ...], stem: str) -> 
         help=f"metric cutoffs, comma-separated (default {','.join(map(str, ks))}); top_k = the largest",
     )  # fmt: skip
     parser.add_argument(
-        "--tokenizer", choices=tuple(FTS_TOKENIZERS), default="unicode61",
+        "--tokenizer", choices=TOKENIZERS, default="unicode61",
         help="FTS5 tokenizer of the BM25 leg (default unicode61; porter adds Porter stemming)",
     )  # fmt: skip
     parser.add_argument(
@@ -125,60 +121,31 @@ def _common(parser: argparse.ArgumentParser, ks: tuple[int, ...], stem: str) -> 
 
 
 def _options(args: argparse.Namespace) -> dict[str, Any]:
-    """The keyword arguments shared by `run_beir` and `run_locomo`, after the usage checks."""
+    """The run options shared by `run_beir` and `run_locomo`, after the usage checks."""
     return {
         "retrieval": args.retrieval,
         "ks": args.k,
         "tokenizer": args.tokenizer,
         "query_syntax": args.query_syntax,
         "gated": args.gated,
+        "progress": args.progress,
         **embedder_options(args),
     }
 
 
 def beir_command(args: argparse.Namespace) -> int:
-    options = _options(args)
-    return _finish(run_beir(args.path, args.split, **options), args.out)
+    return _finish(run_beir(args.path, args.split, **_options(args)), args.out)
 
 
 def locomo_command(args: argparse.Namespace) -> int:
-    options = _options(args)
-    run = run_locomo(args.path, args.categories, **options)
-    recall = [f"recall@{k}" for k in args.k]
-    return _finish(run, args.out, lambda r: category_table(r, [*recall, *(f"success@{k}" for k in args.k)]))
+    run = run_locomo(args.path, args.categories, **_options(args))
+    labels = [f"{family}@{k}" for family in ("recall", "success") for k in args.k]
+    return _finish(run, args.out, question_category_frame(run, labels))
 
 
-def _finish(run: EvalRun, out: Path, categories: Callable[[EvalRun], pd.DataFrame] | None = None) -> int:
+def _finish(run: EvalRun, out: Path, categories: pd.DataFrame | None = None) -> int:
     """Save the report, print the summary; exit 0 (1 only if an imported query failed an assertion)."""
     run.save(out)
-    print(render_bench(run, categories(run) if categories is not None else None))
+    print(render_benchmark(run, categories))
     print(f"report: {out}")
     return EXIT_OK if run.ok else EXIT_REGRESSIONS
-
-
-def render_bench(run: EvalRun, categories: pd.DataFrame | None = None) -> str:
-    """The console summary: header, notes, metric table, per-category table, gated comparison."""
-    report = run.report
-    retrieval = report.provenance["system"]["retrieval"]
-    tokenizer = report.provenance["system"]["tokenizer"]
-    embedder = report.provenance["embedder"]["identity"]
-    lines = [
-        f"evalkit bench · mode {report.mode} · retrieval {retrieval} · tokenizer {tokenizer} · "
-        f"top_k {report.top_k} · {'gated pass added' if report.gated else 'ungated'}",
-        f"embedder: {embedder}",
-        *(f"  {note}" for note in report.notes),
-        "",
-        _table(metric_table(run)),
-    ]
-    if categories is not None:
-        lines += ["", "Per LoCoMo category (ungated):", _table(categories)]
-    if report.gated is not None:
-        lines += ["", *render_gate_comparison(report, report.gated)]
-    if report.regressions:
-        lines += ["", f"Assertion errors ({len(report.regressions)}):"]
-        lines += [f"  - {r.message}" for r in report.regressions]
-    return "\n".join(lines)
-
-
-def _table(frame: pd.DataFrame) -> str:
-    return frame.to_string(index=False, float_format=lambda x: f"{x:.4f}")

@@ -5,9 +5,12 @@ from __future__ import annotations
 import argparse
 import time
 
+from evalkit.api import detect_mutations, make_config
 from evalkit.cli.args import add_dataset_args
 from evalkit.cli.exit_codes import EXIT_OK, EXIT_REGRESSIONS
-from evalkit.mutations import CAUGHT_BY_MESSAGES, MUTATIONS, MutantsResult, run_mutants
+from evalkit.scenarios import load_suite
+from evalkit.suites.mutations import MUTATIONS
+from evalkit.views.console import render_detection
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -31,30 +34,8 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
 def mutants_command(args: argparse.Namespace) -> int:
     started = time.perf_counter()
-    result = run_mutants(args.mutation, datasets=args.datasets, thresholds=args.thresholds)
-    print(render_mutants(result))
-    print(f"{len(result.outcomes)} suite run(s) in {time.perf_counter() - started:.1f} s")
-    return EXIT_OK if result.ok else EXIT_REGRESSIONS
-
-
-def render_mutants(result: MutantsResult) -> str:
-    """The console table: one line per mutation (caught yes/no, regression count, verdict), then
-    the first regression messages that caught it, indented; a closing verdict line."""
-    names = [
-        f"{o.mutation.name} (control)" if o.mutation.control else o.mutation.name for o in result.outcomes
-    ]
-    width = max(len("mutation"), *(len(name) for name in names))
-    lines = [f"{'mutation':<{width}}  caught  regressions  verdict", "-" * (width + 32)]
-    for name, outcome in zip(names, result.outcomes, strict=True):
-        verdict = "ok" if outcome.expected else ("FALSE ALARM" if outcome.mutation.control else "ESCAPED")
-        caught = "yes" if outcome.caught else "no"
-        lines.append(f"{name:<{width}}  {caught:<6}  {len(outcome.regressions):>11}  {verdict}")
-        lines.extend(f"    {r.message}" for r in outcome.regressions[:CAUGHT_BY_MESSAGES])
-    lines.append("-" * (width + 32))
-    escaped = [o.mutation.name for o in result.outcomes if not o.expected]
-    lines.append(
-        "Every mutation was caught; the control raised no alarm."
-        if not escaped
-        else f"Not as expected: {', '.join(escaped)}"
-    )
-    return "\n".join(lines)
+    suite = load_suite(args.datasets)
+    detection = detect_mutations(suite, make_config(thresholds=args.thresholds), args.mutation)
+    print(render_detection(detection))
+    print(f"{len(detection.outcomes)} suite run(s) in {time.perf_counter() - started:.1f} s")
+    return EXIT_OK if detection.ok else EXIT_REGRESSIONS

@@ -8,9 +8,11 @@ from pathlib import Path
 from evalkit.api import run_eval
 from evalkit.cli.args import add_dataset_args, add_embedder_args, embedder_options, int_in, unit_float
 from evalkit.cli.exit_codes import EXIT_OK, EXIT_REGRESSIONS
-from evalkit.console import render_report
 from evalkit.errors import UsageError
-from evalkit.thresholds import baseline_entry, update_thresholds
+from evalkit.harness.config import DEFAULT_TOP_K
+from evalkit.harness.gating import baseline_entry, update_thresholds
+from evalkit.records import MAX_TOP_K
+from evalkit.views.console import render_run
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -23,7 +25,11 @@ def register(commands: argparse._SubParsersAction) -> None:
         "the JSON report. Exit 0 = no regressions, 1 = regressions, 2 = bad input or usage.",
     )
     run.add_argument(
-        "--top-k", type=int_in(1, 1000), default=5, metavar="N", help="results per query (default 5)"
+        "--top-k",
+        type=int_in(1, MAX_TOP_K),
+        default=DEFAULT_TOP_K,
+        metavar="N",
+        help=f"results per query (default {DEFAULT_TOP_K})",
     )
     run.add_argument(
         "--out", type=Path, default=Path("reports/report.json"), metavar="PATH",
@@ -52,22 +58,22 @@ def register(commands: argparse._SubParsersAction) -> None:
 def run_command(args: argparse.Namespace) -> int:
     if args.update_baseline and args.scenario:
         raise UsageError("--update-baseline records the whole suite; drop --scenario")
-    options = embedder_options(args)
     run = run_eval(
+        datasets=args.datasets,
+        scenarios=args.scenario,
+        progress=args.progress,
         top_k=args.top_k,
         gated=not args.no_gated,
-        datasets=args.datasets,
         thresholds=args.thresholds,
-        scenarios=args.scenario,
         min_relevance=args.min_relevance,
-        **options,
+        **embedder_options(args),
     )
     run.save(args.out)
-    print(render_report(run.report))
+    print(render_run(run))
     print(f"report: {args.out}")
     if args.update_baseline:
-        mode = options["mode"]
-        path = update_thresholds(args.thresholds, mode, baseline_entry(run.report, args.top_k))
+        mode = run.result.mode
+        path = update_thresholds(args.thresholds, mode, baseline_entry(run.result, args.top_k))
         print(f"baseline for mode {mode!r} recorded in {path}")
         return EXIT_OK
     return EXIT_OK if run.ok else EXIT_REGRESSIONS

@@ -2,7 +2,7 @@
 sentence-transformers embedder (torch is imported only when a model is loaded).
 
 The cache (`evalkit.embedders.cache`) and the factory (`evalkit.embedders.factory`) are imported
-from their modules: they use `evalkit.memory.connect`, whose package imports this one.
+from their modules: they use `evalkit.sqlite`, whose package imports this one.
 """
 
 from evalkit.embedders.base import Embedder, Vectors

@@ -42,7 +42,7 @@ import platformdirs
 
 from evalkit.embedders.base import Embedder, Vectors
 from evalkit.errors import EmbedderError, StoreError
-from evalkit.memory.connect import Connection, DatabaseError, connect
+from evalkit.sqlite import Connection, DatabaseError, connect
 
 ENV_VAR = "EVALKIT_EMBED_CACHE"
 SCHEMA_VERSION = 2

@@ -1,12 +1,11 @@
 """The reference memory store (SQLite + FTS5 + sqlite-vec) and its search pipeline."""
 
-from evalkit.memory.connect import connect
 from evalkit.memory.fts_query import STOPWORDS, build_fts_query, fts_terms
+from evalkit.memory.options import DEFAULT_STORE_OPTIONS, RETRIEVAL_MODES, TOKENIZERS, StoreOptions
 from evalkit.memory.pipeline import DEFAULT_PIPELINE, RRF_K, Candidate, RowFilter, SearchPipeline
 from evalkit.memory.store import (
     CONTRADICTION_MODES,
     DEFAULT_MIN_RELEVANCE,
-    RETRIEVAL_MODES,
     SUPERSESSION_MODES,
     VECTOR_FLOOR,
     MemoryStore,
@@ -16,16 +15,18 @@ __all__ = [
     "CONTRADICTION_MODES",
     "DEFAULT_MIN_RELEVANCE",
     "DEFAULT_PIPELINE",
+    "DEFAULT_STORE_OPTIONS",
     "RETRIEVAL_MODES",
     "RRF_K",
     "STOPWORDS",
     "SUPERSESSION_MODES",
+    "TOKENIZERS",
     "VECTOR_FLOOR",
     "Candidate",
     "MemoryStore",
     "RowFilter",
     "SearchPipeline",
+    "StoreOptions",
     "build_fts_query",
-    "connect",
     "fts_terms",
 ]

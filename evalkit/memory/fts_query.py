@@ -14,11 +14,13 @@ UTF-8 and so cannot be sent to SQLite at all (no stored text can contain them ei
 from __future__ import annotations
 
 import re
+from typing import Literal, get_args
 
 _SYNTAX = re.compile(r'["*:()^+\-\[\]\\]')
 _UNSENDABLE = re.compile(r"[\x00\ud800-\udfff]")
 
-QUERY_SYNTAX_MODES: tuple[str, ...] = ("delete", "space")
+QuerySyntax = Literal["delete", "space"]
+QUERY_SYNTAX_MODES: tuple[str, ...] = get_args(QuerySyntax)
 """What happens to FTS5 syntax characters inside a piece: `delete` (the SPEC: "IL-6" → "IL6")
 or `space` ("IL-6" → the phrase "IL 6", which matches the indexed tokens `il 6`). Both are safe:
 every term is still one quoted FTS5 string with no double quote in it."""

@@ -8,16 +8,16 @@ pipeline (e.g. a deliberately broken one for mutation testing) is an explicit va
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 
 from evalkit.memory.fts_query import STOPWORDS, build_fts_query
+from evalkit.records import MAX_TOP_K
 
 RRF_K = 60
 """Reciprocal-rank-fusion constant: score = Σ 1/(RRF_K + rank)."""
-
-MAX_TOP_K = 1000
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,12 +78,12 @@ class Candidate:
 
 
 def candidate_budget(top_k: int, suppress: bool, gated: bool) -> int:
-    """K: top_k, or min(1000, 4·top_k) when suppression or a gate may remove rows to back-fill."""
+    """K: top_k, or min(MAX_TOP_K, 4·top_k) when suppression or a gate may remove rows to back-fill."""
     return min(MAX_TOP_K, 4 * top_k) if (suppress or gated) else top_k
 
 
 def vector_pool(budget: int) -> int:
-    """How many nearest rows each leg fetches before filtering: min(1000, 10·K)."""
+    """How many nearest rows each leg fetches before filtering: min(MAX_TOP_K, 10·K)."""
     return min(MAX_TOP_K, 10 * budget)
 
 
@@ -127,20 +127,26 @@ def recency_decay(age_days: float, half_life_days: float) -> float:
 
 
 def apply_recency(
-    rows: Sequence[Candidate], weight: float, half_life_days: float, now: datetime
+    rows: Sequence[Candidate],
+    weight: float,
+    half_life_days: float,
+    now: datetime,
+    combine: Callable[[float, float], float] = operator.add,
 ) -> tuple[Candidate, ...]:
-    """final = relevance + weight·decay, stable re-sort by final; weight 0 → rows unchanged."""
+    """final = combine(relevance, weight·decay) — relevance + weight·decay — then a stable re-sort
+    by final; weight 0 → rows unchanged."""
     if weight <= 0.0:
         return tuple(rows)
     out = []
     for c in rows:
         decay = recency_decay((now - c.created_at).total_seconds() / 86400.0, half_life_days)
-        out.append(replace(c, recency_score=decay, final_score=c.relevance + weight * decay))
+        out.append(replace(c, recency_score=decay, final_score=combine(c.relevance, weight * decay)))
     out.sort(key=lambda c: c.final_score or 0.0, reverse=True)
     return tuple(out)
 
 
-_STANDING_ORDER = {"current": 0, "contradicted": 1, "superseded": 2}
+STANDING_ORDER: Mapping[str, int] = {"current": 0, "contradicted": 1, "superseded": 2}
+"""The standing partition: current rows first, then contradicted, then superseded."""
 
 
 def apply_standing(
@@ -149,10 +155,11 @@ def apply_standing(
     contradicted_by: Mapping[str, tuple[str, ...]],
     supersession: str,
     contradiction: str,
+    order: Mapping[str, int] = STANDING_ORDER,
 ) -> tuple[Candidate, ...]:
-    """Annotate standing, drop superseded rows under `suppress`, partition current < contradicted
-    < superseded (stable). `off` modes leave that signal out entirely; contradicted rows are
-    never dropped."""
+    """Annotate standing, drop superseded rows under `suppress`, partition by `order` (current <
+    contradicted < superseded; stable). `off` modes leave that signal out entirely; contradicted
+    rows are never dropped."""
     out = []
     for c in rows:
         sup = superseded_by.get(c.id, ()) if supersession != "off" else ()
@@ -161,7 +168,7 @@ def apply_standing(
         if standing == "superseded" and supersession == "suppress":
             continue
         out.append(replace(c, standing=standing, superseded_by=sup, contradicted_by=con))
-    out.sort(key=lambda c: _STANDING_ORDER[c.standing])
+    out.sort(key=lambda c: order[c.standing])
     return tuple(out)
 
 
@@ -170,12 +177,14 @@ def is_strong(c: Candidate, floor: float) -> bool:
     return c.bm25_rank is not None or (c.similarity is not None and c.similarity >= floor)
 
 
-def apply_gate(rows: Sequence[Candidate], min_relevance: float) -> tuple[tuple[Candidate, ...], int, int]:
-    """Keep rows strong under floor = min_relevance. Returns (kept, candidates, filtered_out);
+def apply_gate(
+    rows: Sequence[Candidate], min_relevance: float, strong: Callable[[Candidate, float], bool] = is_strong
+) -> tuple[tuple[Candidate, ...], int, int]:
+    """Keep rows `strong` under floor = min_relevance. Returns (kept, candidates, filtered_out);
     min_relevance 0 means no gate: (rows, 0, 0)."""
     if min_relevance <= 0.0:
         return tuple(rows), 0, 0
-    kept = tuple(c for c in rows if is_strong(c, min_relevance))
+    kept = tuple(c for c in rows if strong(c, min_relevance))
     return kept, len(rows), len(rows) - len(kept)
 
 
@@ -184,8 +193,9 @@ class SearchPipeline:
     """The tunable parts of search. `DEFAULT_PIPELINE` is the SPEC; any other value is a variant.
 
     `row_filter` builds the project/status filter both legs apply; `use_vector`/`use_bm25` switch
-    legs off; `pool` sizes both legs' fetch from K; `fts_query` turns the query text into the
-    FTS5 MATCH expression (None = no BM25 rows); `fuse` ranks hybrid and bm25 results,
+    legs off; `pool` sizes both legs' fetch from K; `fts_query` turns the query text, the stopwords
+    and the store's query syntax into the FTS5 MATCH expression (None = no BM25 rows); `fuse` ranks
+    hybrid and bm25 results,
     `vector_relevance` ranks vector-mode results; `strong` decides confidence (step 7, called with
     VECTOR_FLOOR) while `gate` applies step 8. Every callable must keep the contract of the default
     it replaces.
@@ -198,7 +208,7 @@ class SearchPipeline:
     row_filter: Callable[[str | None, bool, str | None], RowFilter] = RowFilter
     budget: Callable[[int, bool, bool], int] = candidate_budget
     pool: Callable[[int], int] = vector_pool
-    fts_query: Callable[[str, frozenset[str]], str | None] = build_fts_query
+    fts_query: Callable[[str, frozenset[str], str], str | None] = build_fts_query
     fuse: Callable[[Sequence[Candidate], Sequence[Candidate], int, int], tuple[Candidate, ...]] = fuse_rrf
     vector_relevance: Callable[[Sequence[Candidate], int, int], tuple[Candidate, ...]] = similarity_relevance
     recency: Callable[[Sequence[Candidate], float, float, datetime], tuple[Candidate, ...]] = apply_recency

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-FTS_TOKENIZERS: dict[str, str] = {
+_TOKENIZE_CLAUSES: dict[str, str] = {
     "unicode61": "unicode61",
     "porter": "porter unicode61",
 }
-"""BM25 tokenizer options: plain `unicode61` (the SPEC default) or Porter stemming over it."""
+"""The FTS5 `tokenize` clause of each `evalkit.memory.options.TOKENIZERS` name."""
 
 
 def schema_sql(dim: int, tokenizer: str) -> list[str]:
@@ -30,7 +30,7 @@ def schema_sql(dim: int, tokenizer: str) -> list[str]:
             importance REAL NOT NULL
         )""",
         f"""CREATE VIRTUAL TABLE IF NOT EXISTS thoughts_fts USING fts5(
-            content, content='thoughts', content_rowid='rowid', tokenize='{FTS_TOKENIZERS[tokenizer]}'
+            content, content='thoughts', content_rowid='rowid', tokenize='{_TOKENIZE_CLAUSES[tokenizer]}'
         )""",
         """CREATE TRIGGER IF NOT EXISTS thoughts_ai AFTER INSERT ON thoughts BEGIN
             INSERT INTO thoughts_fts(rowid, content) VALUES (new.rowid, new.content);

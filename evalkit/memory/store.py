@@ -36,16 +36,11 @@ import numpy as np
 
 from evalkit.embedders import Embedder, HashingEmbedder
 from evalkit.errors import StoreError
-from evalkit.memory.connect import connect
-from evalkit.memory.pipeline import (
-    DEFAULT_PIPELINE,
-    MAX_TOP_K,
-    Candidate,
-    RowFilter,
-    SearchPipeline,
-)
-from evalkit.memory.schema import FTS_TOKENIZERS, schema_sql
-from evalkit.model import EDGE_TYPES, STATUSES, Edge, Hit, SearchResponse, Thought
+from evalkit.memory.options import DEFAULT_STORE_OPTIONS, RETRIEVAL_MODES, StoreOptions
+from evalkit.memory.pipeline import DEFAULT_PIPELINE, Candidate, RowFilter, SearchPipeline
+from evalkit.memory.schema import schema_sql
+from evalkit.records import EDGE_TYPES, MAX_TOP_K, STATUSES, Edge, Hit, SearchResponse, Thought
+from evalkit.sqlite import connect
 
 DEFAULT_MIN_RELEVANCE = 0.4
 """The relevance gate the service applies when a caller passes min_relevance=None."""
@@ -53,7 +48,6 @@ DEFAULT_MIN_RELEVANCE = 0.4
 VECTOR_FLOOR = 0.9
 """A vector-only hit below this similarity is `low_confidence`."""
 
-RETRIEVAL_MODES = ("hybrid", "bm25", "vector")
 SUPERSESSION_MODES = ("suppress", "flag", "off")
 CONTRADICTION_MODES = ("flag", "off")
 
@@ -99,8 +93,9 @@ class MemoryStore:
     """A file-backed memory store. Use as a context manager or call `close()`.
 
     `embedder` embeds passages and queries (default: `HashingEmbedder(384)`); the vector
-    dimension follows it. `tokenizer` picks the BM25 tokenizer (`unicode61`, or `porter` for
-    Porter stemming). `pipeline` selects the ranking steps (default: the SPEC's).
+    dimension follows it. `options` are the store's settings (default retrieval, BM25 tokenizer,
+    query syntax; see `StoreOptions`). `pipeline` selects the ranking steps (default: the SPEC's;
+    a variant such as a mutation replaces or wraps steps).
     Reopening an existing file with an embedder of another dimension is a StoreError.
     """
 
@@ -109,20 +104,20 @@ class MemoryStore:
         path: str | Path,
         embedder: Embedder | None = None,
         *,
-        tokenizer: str = "unicode61",
+        options: StoreOptions = DEFAULT_STORE_OPTIONS,
         pipeline: SearchPipeline = DEFAULT_PIPELINE,
     ) -> None:
         self.embedder: Embedder = embedder if embedder is not None else HashingEmbedder()
+        self.options = options
         self.pipeline = pipeline
         self.path = Path(path)
-        _choice("tokenizer", tokenizer, tuple(FTS_TOKENIZERS))
         self._conn = connect(path)
         try:
             self._conn.execute("PRAGMA foreign_keys = ON")
             self._conn.execute("PRAGMA journal_mode = WAL")
             self._conn.execute("PRAGMA synchronous = NORMAL")
             with self._conn:
-                for statement in schema_sql(self.embedder.dim, tokenizer):
+                for statement in schema_sql(self.embedder.dim, options.tokenizer):
                     self._conn.execute(statement)
                 self._conn.execute(
                     "INSERT OR IGNORE INTO meta(key, value) VALUES ('dim', ?)", (str(self.embedder.dim),)
@@ -340,7 +335,7 @@ class MemoryStore:
         project: str | None = None,
         include_global: bool = False,
         status: str | None = None,
-        retrieval: str = "hybrid",
+        retrieval: str | None = None,
         supersession: str = "flag",
         contradiction: str = "flag",
         recency_weight: float = 0.0,
@@ -351,14 +346,15 @@ class MemoryStore:
     ) -> SearchResponse:
         """Run one query through the SPEC §1.3 pipeline. Never raises for any query text.
 
-        Numeric options are clamped (top_k to [1, 1000], recency weight to [0, 1], half-life to
+        `retrieval` None = the store's `options.retrieval`. Numeric options are clamped (top_k to
+        [1, MAX_TOP_K], recency weight to [0, 1], half-life to
         [1, 3650] with non-positive → 30, min_relevance to [0, 1] with None → DEFAULT_MIN_RELEVANCE);
         unknown mode strings, an unknown status, numeric options that are not numbers (NaN
         included) and a `query_embedding` of the wrong shape or with non-finite values raise
         StoreError.
         """
         pipe = self.pipeline
-        _choice("retrieval mode", retrieval, RETRIEVAL_MODES)
+        retrieval = _choice("retrieval mode", retrieval or self.options.retrieval, RETRIEVAL_MODES)
         _choice("supersession mode", supersession, SUPERSESSION_MODES)
         _choice("contradiction mode", contradiction, CONTRADICTION_MODES)
         if status is not None:
@@ -436,7 +432,7 @@ class MemoryStore:
 
     def _bm25_leg(self, query: str, budget: int, row_filter: RowFilter) -> list[Candidate]:
         """The best pool(`budget`) FTS5 matches passing the filters, score = -bm25()."""
-        match = self.pipeline.fts_query(query, self.pipeline.stopwords)
+        match = self.pipeline.fts_query(query, self.pipeline.stopwords, self.options.query_syntax)
         if match is None:
             return []
         where, params = row_filter.sql("t")

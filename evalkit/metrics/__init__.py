@@ -16,7 +16,7 @@ from evalkit.metrics.common import RELEVANCE_LEVEL, cutoff, dedupe, relevant_ids
 from evalkit.metrics.hit_rate import hit_rate, success_at_k
 from evalkit.metrics.ndcg import ndcg_at_k
 from evalkit.metrics.precision import precision, precision_at_k
-from evalkit.metrics.query_scores import QUERY_SCORE_FIELDS, QueryScores, score_query
+from evalkit.metrics.query_scores import HARNESS_METRICS, QueryScores, score_query
 from evalkit.metrics.r_precision import r_precision
 from evalkit.metrics.recall import recall, recall_at_k
 from evalkit.metrics.recall_all import recall_all_at_k
@@ -32,8 +32,8 @@ from evalkit.metrics.registry import (
 )
 
 __all__ = [
+    "HARNESS_METRICS",
     "METRICS",
-    "QUERY_SCORE_FIELDS",
     "RELEVANCE_LEVEL",
     "CutScorer",
     "MetricDef",

@@ -25,8 +25,9 @@ class QueryScores:
     hit_rate: float
 
 
-QUERY_SCORE_FIELDS: tuple[str, ...] = tuple(field.name for field in fields(QueryScores))
-"""The `QueryScores` field names, in order: the metric columns of per-query frames."""
+HARNESS_METRICS: tuple[str, ...] = tuple(field.name for field in fields(QueryScores))
+"""The harness metrics of SPEC §3.3, in order: the `QueryScores` field names, which are also the
+metric keys of every query, aggregate, baseline and frame (benchmarks add `name@k` metrics)."""
 
 
 def score_query(retrieved: Sequence[str], relevant: Collection[str]) -> QueryScores:

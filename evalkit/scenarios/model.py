@@ -2,7 +2,7 @@
 
 These are pydantic models (frozen, extra="forbid") because they cross a file boundary. They
 validate the shape of one scenario; cross-references (dangling ids, duplicates across files)
-are checked by `evalkit.datasets`, which reports every problem with file, scenario and field.
+are checked by `evalkit.scenarios.loading`, which reports every problem with file, scenario and field.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from evalkit.model import EdgeType, Status
+from evalkit.records import EdgeType, Status
 
 BUILTIN_CATEGORIES: tuple[str, ...] = (
     "explicit-fact",

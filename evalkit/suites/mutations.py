@@ -1,19 +1,20 @@
 """Mutation testing of the deterministic gate: does the built-in suite catch real search bugs?
 
 A mutation is a named, documented variant of the reference store's `SearchPipeline` that models
-one realistic bug a developer could ship (a flag ignored, a sign flipped, a leg left off). The
-mechanism is explicit: `Mutation.build()` returns a `SearchPipeline`, and the suite runs on
-`ReferenceSystem(embedder, pipeline=...)` exactly as `evalkit run` runs it — nothing is patched.
-`run_mutants` runs the suite once per mutation; a mutation is *caught* when that run has at
-least one gating regression (an assertion error or a metric below its threshold). The control
-is a rewrite that must not change any result: it is caught only if the gate raises false alarms.
+one realistic bug a developer could ship (a flag ignored, a sign flipped, a leg left off). Each
+variant changes a parameter of a default step or wraps it (`functools.partial`, a small wrapper
+around the default) — no step body is copied. The suite runs on `ReferenceSystem(embedder,
+pipeline=...)` through the one evaluation path (`evaluate`), exactly as `evalkit run` runs it;
+nothing is patched. A mutation is *caught* when its run has at least one gating regression (an
+assertion error or a metric below its threshold). The control is an independent rewrite that
+must not change any result: it is caught only if the gate raises false alarms.
 
 Decisions where the issue is silent:
 - Mutation testing needs metric gating: `run_mutants` refuses (UsageError) when the thresholds
-  file has no `deterministic` entry recorded at the requested top_k, because a run without it
+  file has no `deterministic` entry recorded at the config's top_k, because a run without it
   would quietly test assertions only.
-- The report-only gated pass is skipped: it never produces regressions, so it cannot catch
-  anything and would only double the cost.
+- Mutants always run in deterministic mode (identical on every machine, no model) and skip the
+  report-only gated pass: it never produces regressions, so it could not catch anything.
 - Each run is independent (its own temporary stores), so runs execute on a small thread pool:
   the time goes to SQLite file I/O, not Python.
 - Both directions of the include_global flag are catalogued (`include-global-ignored`: globals
@@ -24,48 +25,42 @@ Decisions where the issue is silent:
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
-from datetime import datetime
-from pathlib import Path
+from functools import partial
 from types import MappingProxyType
 
-import pandas as pd
-
-from evalkit.api import DEFAULT_DATASETS, DEFAULT_THRESHOLDS
-from evalkit.datasets import load_suite
 from evalkit.embedders.factory import DETERMINISTIC_DIM, embedder_provenance
 from evalkit.embedders.hashing import HashingEmbedder
 from evalkit.errors import UsageError
-from evalkit.evaluate import check_top_k, evaluate
+from evalkit.harness.config import RunConfig
+from evalkit.harness.evaluate import evaluate
+from evalkit.harness.gating import load_thresholds
+from evalkit.harness.results import DetectionPower, MutationOutcome, Regression
+from evalkit.memory.fts_query import build_fts_query
 from evalkit.memory.pipeline import (
     DEFAULT_PIPELINE,
     RRF_K,
+    STANDING_ORDER,
     Candidate,
     RowFilter,
     SearchPipeline,
+    apply_gate,
+    apply_recency,
     apply_standing,
+    candidate_budget,
     fuse_rrf,
-    recency_decay,
 )
-from evalkit.results import Regression
-from evalkit.system import ReferenceSystem
-from evalkit.thresholds import load_thresholds
+from evalkit.scenarios import Suite
+from evalkit.systems import ReferenceSystem
 
 MODE = "deterministic"
 """Mutants always run on the deterministic embedder: identical on every machine, no model."""
 
-CAUGHT_BY_MESSAGES = 3
-"""How many regression messages `caught_by` quotes (the most specific first, see `MutantOutcome`)."""
-
 MAX_WORKERS = 8
 """Suite runs in flight at once by default (each is I/O bound on its own temporary stores)."""
-
-MUTANT_COLUMNS: tuple[str, ...] = ("mutation", "description", "control", "caught", "caught_by", "regressions")
-"""One row per mutation run, in catalogue order. `control`: a no-op that must NOT be caught.
-`caught`: the run had at least one gating regression. `caught_by`: the first few regression
-messages ("; "-joined, "(+N more)" when there are more). `regressions`: how many there were."""
 
 
 @dataclass(frozen=True)
@@ -82,7 +77,7 @@ class Mutation:
 # ----------------------------------------------------------------------------- the faulty steps
 
 
-def _standing_suppress_as_flag(
+def _suppress_as_flag(
     rows: Sequence[Candidate],
     superseded_by: Mapping[str, tuple[str, ...]],
     contradicted_by: Mapping[str, tuple[str, ...]],
@@ -94,7 +89,7 @@ def _standing_suppress_as_flag(
     return apply_standing(rows, superseded_by, contradicted_by, mode, contradiction)
 
 
-def _standing_suppress_contradicted(
+def _suppress_every_non_current(
     rows: Sequence[Candidate],
     superseded_by: Mapping[str, tuple[str, ...]],
     contradicted_by: Mapping[str, tuple[str, ...]],
@@ -109,17 +104,8 @@ def _standing_suppress_contradicted(
     return tuple(c for c in rows if c.standing == "current")
 
 
-def _standing_partition_reversed(
-    rows: Sequence[Candidate],
-    superseded_by: Mapping[str, tuple[str, ...]],
-    contradicted_by: Mapping[str, tuple[str, ...]],
-    supersession: str,
-    contradiction: str,
-) -> tuple[Candidate, ...]:
-    """Bug: the standing partition's order table is inverted (superseded < contradicted < current)."""
-    order = {"superseded": 0, "contradicted": 1, "current": 2}
-    rows = apply_standing(rows, superseded_by, contradicted_by, supersession, contradiction)
-    return tuple(sorted(rows, key=lambda c: order[c.standing]))
+_REVERSED_STANDING_ORDER = {standing: -rank for standing, rank in STANDING_ORDER.items()}
+"""Bug: the standing partition's order table is inverted (superseded < contradicted < current)."""
 
 
 def _filter_ignoring_project(project: str | None, include_global: bool, status: str | None) -> RowFilter:
@@ -130,6 +116,11 @@ def _filter_ignoring_project(project: str | None, include_global: bool, status: 
 def _filter_always_global(project: str | None, include_global: bool, status: str | None) -> RowFilter:
     """Bug: the include_global flag is ignored and global thoughts always join a project search."""
     return RowFilter(project, True, status)
+
+
+def _filter_never_global(project: str | None, include_global: bool, status: str | None) -> RowFilter:
+    """Bug: the include_global flag is not passed on, so global thoughts never join a project search."""
+    return RowFilter(project, False, status)
 
 
 def _filter_without_clusters(project: str | None, include_global: bool, status: str | None) -> RowFilter:
@@ -145,24 +136,20 @@ def _fuse_unnormalised(
     return tuple(replace(c, relevance=c.rrf_score or 0.0) for c in fuse_rrf(vector, bm25, budget, rrf_k))
 
 
-def _recency_sign_flipped(
-    rows: Sequence[Candidate], weight: float, half_life_days: float, now: datetime
-) -> tuple[Candidate, ...]:
-    """Bug: final = relevance − weight·decay, so the freshest rows are pushed down, not up."""
-    if weight <= 0.0:
-        return tuple(rows)
-    out = []
-    for c in rows:
-        decay = recency_decay((now - c.created_at).total_seconds() / 86400.0, half_life_days)
-        out.append(replace(c, recency_score=decay, final_score=c.relevance - weight * decay))
-    out.sort(key=lambda c: c.final_score or 0.0, reverse=True)
-    return tuple(out)
-
-
 def _budget_without_over_fetch(top_k: int, suppress: bool, gated: bool) -> int:
-    """Bug: the candidate budget is always top_k, so rows removed by suppression (or a gate) are
-    not back-filled."""
-    return top_k
+    """Bug: the candidate budget ignores suppression and the gate, so rows they remove are not
+    back-filled."""
+    return candidate_budget(top_k, suppress=False, gated=False)
+
+
+def _fts_query_without_stopwords(text: str, stopwords: frozenset[str], syntax: str) -> str | None:
+    """Bug: the stopword list is not passed on, so every word of the query is searched."""
+    return build_fts_query(text, frozenset(), syntax)
+
+
+def _strong_if_similar(c: Candidate, floor: float) -> bool:
+    """Bug: only the vector leg's similarity counts as strong; BM25 matches are ignored."""
+    return c.similarity is not None and c.similarity >= floor
 
 
 def _fuse_rrf_fsum(
@@ -189,22 +176,6 @@ def _fuse_rrf_fsum(
     return tuple(replace(merged[i], rrf_score=rrf[i], relevance=relevance[i]) for i in ordered)
 
 
-def _filter_never_global(project: str | None, include_global: bool, status: str | None) -> RowFilter:
-    """Bug: the include_global flag is not passed on, so global thoughts never join a project search."""
-    return RowFilter(project, False, status)
-
-
-def _gate_vector_only(
-    rows: Sequence[Candidate], min_relevance: float
-) -> tuple[tuple[Candidate, ...], int, int]:
-    """Bug: the relevance gate keeps only vector hits with similarity >= min_relevance, so BM25
-    matches with a low similarity are dropped although they are strong."""
-    if min_relevance <= 0.0:
-        return tuple(rows), 0, 0
-    kept = tuple(c for c in rows if c.similarity is not None and c.similarity >= min_relevance)
-    return kept, len(rows), len(rows) - len(kept)
-
-
 # ----------------------------------------------------------------------------- the catalogue
 
 
@@ -212,18 +183,18 @@ _CATALOGUE: tuple[Mutation, ...] = (
     Mutation(
         "supersession-not-suppressed",
         "supersession=suppress behaves like flag: superseded rows stay in the results (ranked last)",
-        lambda: replace(DEFAULT_PIPELINE, standing=_standing_suppress_as_flag),
+        lambda: replace(DEFAULT_PIPELINE, standing=_suppress_as_flag),
     ),
     Mutation(
         "contradicted-rows-suppressed",
         "suppress drops every non-current row, so contradicted rows vanish instead of being flagged",
-        lambda: replace(DEFAULT_PIPELINE, standing=_standing_suppress_contradicted),
+        lambda: replace(DEFAULT_PIPELINE, standing=_suppress_every_non_current),
     ),
     Mutation(
         "superseded-ranked-first",
         "the standing partition is reversed (superseded < contradicted < current); under the agent's "
         "suppress mode this shows as contradicted rows ranked above current ones",
-        lambda: replace(DEFAULT_PIPELINE, standing=_standing_partition_reversed),
+        lambda: replace(DEFAULT_PIPELINE, standing=partial(apply_standing, order=_REVERSED_STANDING_ORDER)),
     ),
     Mutation(
         "project-filter-ignored",
@@ -263,12 +234,12 @@ _CATALOGUE: tuple[Mutation, ...] = (
     Mutation(
         "stopwords-not-removed",
         "the stopword list is empty: BM25 matches every note that shares 'the', 'is', 'what', ...",
-        lambda: replace(DEFAULT_PIPELINE, stopwords=frozenset()),
+        lambda: replace(DEFAULT_PIPELINE, fts_query=_fts_query_without_stopwords),
     ),
     Mutation(
         "recency-decay-sign-flipped",
         "final = relevance - weight * decay: recency pushes fresh rows down instead of up",
-        lambda: replace(DEFAULT_PIPELINE, recency=_recency_sign_flipped),
+        lambda: replace(DEFAULT_PIPELINE, recency=partial(apply_recency, combine=operator.sub)),
     ),
     Mutation(
         "over-fetch-removed",
@@ -278,7 +249,7 @@ _CATALOGUE: tuple[Mutation, ...] = (
     Mutation(
         "gate-drops-bm25-hits",
         "the relevance gate keeps only vector hits above the floor, dropping strong BM25 matches",
-        lambda: replace(DEFAULT_PIPELINE, gate=_gate_vector_only),
+        lambda: replace(DEFAULT_PIPELINE, gate=partial(apply_gate, strong=_strong_if_similar)),
     ),
     Mutation(
         "cluster-thought-never-returned",
@@ -300,71 +271,18 @@ MUTATIONS: Mapping[str, Mutation] = MappingProxyType({m.name: m for m in _CATALO
 # ----------------------------------------------------------------------------- running
 
 
+def most_specific_first(regressions: Sequence[Regression]) -> list[Regression]:
+    """`regressions` ordered so the first say best what caught a mutation: assertion errors, then
+    category metrics, then missing categories, then overall metrics (stable within a kind)."""
+    return sorted(regressions, key=_specificity)
+
+
 def _specificity(regression: Regression) -> int:
-    """Sort key: assertion errors, then category metrics, then missing categories, then overall."""
     if regression.kind == "assertion":
         return 0
     if regression.kind == "metric" and regression.category is not None:
         return 1
     return 2 if regression.kind == "present" else 3
-
-
-@dataclass(frozen=True)
-class MutantOutcome:
-    """The suite run of one mutation: its gating regressions (none = the mutation escaped),
-    most specific first — a scenario's assertion, then a category metric, then the overall mean —
-    so the first messages say best what caught it."""
-
-    mutation: Mutation
-    regressions: tuple[Regression, ...]
-
-    @classmethod
-    def from_regressions(cls, mutation: Mutation, regressions: Sequence[Regression]) -> MutantOutcome:
-        """The outcome with `regressions` put in the documented order (stable within a kind)."""
-        return cls(mutation, tuple(sorted(regressions, key=_specificity)))
-
-    @property
-    def caught(self) -> bool:
-        return bool(self.regressions)
-
-    @property
-    def expected(self) -> bool:
-        """Caught for a real mutation, not caught for the control."""
-        return self.caught != self.mutation.control
-
-
-@dataclass(frozen=True)
-class MutantsResult:
-    """Every mutation's outcome, in catalogue order."""
-
-    outcomes: tuple[MutantOutcome, ...]
-
-    @property
-    def ok(self) -> bool:
-        """True when every mutation was caught and no control was (exit code 0)."""
-        return all(o.expected for o in self.outcomes)
-
-    @property
-    def table(self) -> pd.DataFrame:
-        """One row per mutation with the columns of MUTANT_COLUMNS."""
-        rows = [
-            {
-                "mutation": o.mutation.name,
-                "description": o.mutation.description,
-                "control": o.mutation.control,
-                "caught": o.caught,
-                "caught_by": _caught_by(o.regressions),
-                "regressions": len(o.regressions),
-            }
-            for o in self.outcomes
-        ]
-        return pd.DataFrame(rows, columns=list(MUTANT_COLUMNS))
-
-
-def _caught_by(regressions: Sequence[Regression]) -> str:
-    quoted = "; ".join(r.message for r in regressions[:CAUGHT_BY_MESSAGES])
-    more = len(regressions) - CAUGHT_BY_MESSAGES
-    return f"{quoted} (+{more} more)" if more > 0 else quoted
 
 
 def select_mutations(names: Sequence[str] | None = None) -> tuple[Mutation, ...]:
@@ -380,51 +298,50 @@ def select_mutations(names: Sequence[str] | None = None) -> tuple[Mutation, ...]
     return tuple(MUTATIONS[n] for n in dict.fromkeys(names))
 
 
-def _require_baseline(thresholds: Path, top_k: int) -> None:
-    entry = (load_thresholds(thresholds) or {}).get(MODE)
+def mutant_config(config: RunConfig) -> RunConfig:
+    """The configuration a mutant runs with: `config` in deterministic mode, ungated (the gated
+    pass is report-only and cannot catch anything). UsageError when its thresholds file has no
+    deterministic baseline at its top_k."""
+    thresholds, top_k = config.thresholds, config.top_k
+    entry = None if thresholds is None else (load_thresholds(thresholds) or {}).get(MODE)
     if entry is None or entry.top_k != top_k:
         raise UsageError(
             f"mutation testing needs a {MODE!r} baseline recorded at top_k={top_k} in {thresholds} "
             f"(without it only assertions would gate); record one with "
             f"`evalkit run --top-k {top_k} --update-baseline`"
         )
+    return config.model_copy(update={"mode": MODE, "model": None, "embedding_cache": None, "gated": False})
 
 
 def run_mutants(
+    suite: Suite,
+    config: RunConfig,
     names: Sequence[str] | None = None,
-    datasets: str | Path = DEFAULT_DATASETS,
-    thresholds: str | Path = DEFAULT_THRESHOLDS,
-    top_k: int = 5,
     workers: int | None = None,
-) -> MutantsResult:
-    """Run the scenario suite in `datasets` once per mutation (all, or those `names` selects) on
-    the deterministic embedder, gated on `thresholds` exactly as `evalkit run` gates.
+) -> DetectionPower:
+    """Run `suite` once per mutation (all, or those `names` selects) on the deterministic
+    embedder, gated on `config.thresholds` exactly as `evalkit run` gates, through `evaluate`.
 
     `workers`: suite runs in flight at once (default min(MAX_WORKERS, number of mutations)).
-    Raises UsageError for an unknown mutation name, a bad top_k or workers, or a thresholds file
-    without a deterministic baseline at `top_k`; DatasetError / ThresholdsError on bad input.
+    Raises UsageError for an unknown mutation name, bad workers, or a thresholds file without a
+    deterministic baseline at `config.top_k`; ThresholdsError on an invalid file.
     """
     selected = select_mutations(names)
-    check_top_k(top_k)
     if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
         raise UsageError(f"workers must be a positive integer, got {workers!r}")
-    _require_baseline(Path(thresholds), top_k)
-    suite = load_suite(datasets)
+    settings = mutant_config(config)
     embedder = HashingEmbedder(DETERMINISTIC_DIM)
     info = embedder_provenance(embedder)
 
-    def run_one(mutation: Mutation) -> MutantOutcome:
-        report = evaluate(
-            suite,
-            ReferenceSystem(embedder, pipeline=mutation.build()),
-            mode=MODE,
-            embedder_info=info,
-            top_k=top_k,
-            gated=False,
-            thresholds=thresholds,
-            progress=False,
+    def run_one(mutation: Mutation) -> MutationOutcome:
+        system = ReferenceSystem(embedder, options=settings.store, pipeline=mutation.build())
+        result = evaluate(suite, system, settings, embedder=info, progress=False)
+        return MutationOutcome(
+            mutation=mutation.name,
+            description=mutation.description,
+            control=mutation.control,
+            regressions=most_specific_first(result.regressions),
         )
-        return MutantOutcome.from_regressions(mutation, report.regressions)
 
     with ThreadPoolExecutor(max_workers=workers or min(MAX_WORKERS, len(selected))) as pool:
-        return MutantsResult(tuple(pool.map(run_one, selected)))
+        return DetectionPower(outcomes=list(pool.map(run_one, selected)))

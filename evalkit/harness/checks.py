@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 
-from evalkit.model import Hit
-from evalkit.scenarios import QuerySpec
+from evalkit.records import Hit
+from evalkit.scenarios.model import QuerySpec
 
 
 def check_query(query: QuerySpec, hits: Sequence[Hit], own_ids: Collection[str]) -> list[str]:

@@ -38,7 +38,7 @@ from tqdm import tqdm
 
 from evalkit.errors import DatasetError
 from evalkit.progress import progress_enabled
-from evalkit.scenarios import QuerySpec, Scenario, ThoughtSpec
+from evalkit.scenarios.model import QuerySpec, Scenario, ThoughtSpec
 
 QRELS_HEADER: tuple[str, str, str] = ("query-id", "corpus-id", "score")
 """The header row every BEIR qrels file starts with (tab-separated)."""

@@ -13,11 +13,14 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, RootModel, ValidationError
+from pydantic import Field, RootModel, ValidationError
 
 from evalkit.errors import ThresholdsError
 from evalkit.files import write_atomic
-from evalkit.results import HARNESS_METRICS, Aggregate, PassResult, Regression
+from evalkit.harness.results import Aggregate, PassResult, Regression
+from evalkit.metrics import HARNESS_METRICS
+from evalkit.validation import FrozenModel as _Model
+from evalkit.validation import field_problems
 
 MARGIN = 0.02
 """How far below the baseline a metric may fall before it regresses."""
@@ -26,12 +29,9 @@ TOLERANCE = 1e-6
 """A metric regresses when actual + TOLERANCE < threshold (absorbs float noise)."""
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
 class MetricLevels(_Model):
-    """One value per harness metric, each in [0, 1]."""
+    """One value per harness metric, each in [0, 1]. The fields spell out HARNESS_METRICS because
+    they are the file's schema; a test pins them to it."""
 
     recall: float = Field(ge=0.0, le=1.0)
     precision: float = Field(ge=0.0, le=1.0)
@@ -89,9 +89,7 @@ def load_thresholds(path: str | Path) -> dict[str, ModeEntry] | None:
             "fix it or regenerate it with `evalkit run --update-baseline`"
         ) from exc
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors(include_url=False)
-        )
+        problems = "; ".join(field_problems(exc, ThresholdsFile))
         raise ThresholdsError(
             f"thresholds file {source} does not match the schema ({problems}); "
             "fix it or regenerate it with `evalkit run --update-baseline`"

@@ -12,21 +12,23 @@ from __future__ import annotations
 
 import tempfile
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from tqdm import tqdm
 
-from evalkit.aggregate import mean_metrics, pass_result
-from evalkit.checks import check_query, scenario_status
-from evalkit.datasets import Suite, own_ids, seed_edges, seed_thoughts
-from evalkit.metrics import MetricSpec, score_query
-from evalkit.model import SearchResponse
+from evalkit.harness.aggregation import mean_metrics, pass_result
+from evalkit.harness.checks import check_query, scenario_status
+from evalkit.harness.config import RunConfig
+from evalkit.harness.results import DroppedRecord, HitRecord, PassResult, QueryResult, ScenarioResult
+from evalkit.metrics import MetricSpec, parse_metrics, score_query
 from evalkit.progress import progress_enabled
-from evalkit.results import DroppedRecord, HitRecord, PassResult, QueryResult, ScenarioResult
-from evalkit.scenarios import QuerySpec, Scenario
-from evalkit.system import MemorySystem
+from evalkit.records import SearchResponse
+from evalkit.scenarios import QuerySpec, Scenario, Suite
+from evalkit.scenarios.seeding import own_ids, seed_edges, seed_thoughts
+from evalkit.systems import MemorySystem
 
 
 @dataclass(frozen=True)
@@ -41,22 +43,22 @@ class SuiteResult:
 def run_suite(
     suite: Suite,
     system: MemorySystem,
+    config: RunConfig,
     *,
-    top_k: int = 5,
-    gated: bool = True,
-    min_relevance: float | None = None,
-    extra_metrics: Sequence[MetricSpec] = (),
     clock: datetime | None = None,
     progress: bool | None = None,
 ) -> SuiteResult:
     """Run every scenario of `suite` on fresh memories of `system`.
 
-    `top_k` applies to queries without their own; `min_relevance` is the gated pass's gate
-    (None = the system's default, resolved from its responses). `extra_metrics` (e.g. ndcg@10)
-    are computed per query beside the harness metrics. `clock` resolves relative dates and is
-    the "now" of every search (default: the current UTC time, truncated to seconds).
+    From `config`: `top_k` applies to queries without their own; `gated` adds the gated pass and
+    `min_relevance` is its gate (None = the system's default, resolved from its responses);
+    `metrics` (e.g. ndcg@10) are computed per query beside the harness metrics. `clock` resolves
+    relative dates and is the "now" of every search (default: the current UTC time, truncated to
+    seconds).
     """
     now = clock or datetime.now(UTC).replace(microsecond=0)
+    top_k, gated, min_relevance = config.top_k, config.gated, config.min_relevance
+    extra_metrics = parse_metrics(",".join(config.metrics)) if config.metrics else ()
     total = sum(len(s.queries) for s in suite.scenarios)
     bar = tqdm(total=total, desc="queries", unit="q", disable=not progress_enabled(progress))
     ungated: list[ScenarioResult] = []
@@ -75,7 +77,7 @@ def run_suite(
                 filtered: list[QueryResult] = []
                 for index, query in enumerate(scenario.queries):
                     k = query.top_k or top_k
-                    options = dict(
+                    options: dict[str, Any] = dict(
                         top_k=k,
                         project=query.project,
                         include_global=query.include_global,
@@ -119,13 +121,7 @@ def _query_result(
 ) -> QueryResult:
     relevant = set(query.relevant)
     retrieved = list(dict.fromkeys(h.id for h in response.hits))
-    scores = score_query(retrieved, relevant)
-    metrics = {
-        "recall": scores.recall,
-        "precision": scores.precision,
-        "mrr": scores.mrr,
-        "hit_rate": scores.hit_rate,
-    }
+    metrics = asdict(score_query(retrieved, relevant))
     if extra_metrics:
         qrels = {**dict.fromkeys(query.relevant, 1), **query.grades}
         metrics.update({spec.label: spec.compute(retrieved, qrels) for spec in extra_metrics})

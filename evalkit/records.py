@@ -10,6 +10,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal, get_args
 
+MAX_TOP_K = 1000
+"""The most rows one search returns (SPEC §1.3 clamps top_k to [1, MAX_TOP_K]); also the cap of
+every over-fetch, candidate pool, run top_k and benchmark cutoff."""
+
 EdgeType = Literal[
     "related",
     "parent",

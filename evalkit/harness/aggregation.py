@@ -9,14 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from evalkit.results import (
-    HARNESS_METRICS,
+from evalkit.harness.results import (
     Aggregate,
     GateSummary,
     PassResult,
     QueryResult,
     ScenarioResult,
 )
+from evalkit.metrics import HARNESS_METRICS
 
 
 def mean_metrics(queries: Sequence[QueryResult]) -> Aggregate:

@@ -53,7 +53,7 @@ from tqdm import tqdm
 
 from evalkit.errors import DatasetError, UsageError
 from evalkit.progress import progress_enabled
-from evalkit.scenarios import QuerySpec, Scenario, ThoughtSpec
+from evalkit.scenarios.model import QuerySpec, Scenario, ThoughtSpec
 
 LOCOMO_CATEGORIES: Mapping[str, str] = {
     "1": "multi-hop",

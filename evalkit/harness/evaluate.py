@@ -1,0 +1,84 @@
+"""The one evaluation path: `evaluate(suite, system, config) -> RunResult`.
+
+`evalkit run`, `bench`, `mutants`, the notebooks and the Python API all come here: run both
+passes, gate on the recorded thresholds, record provenance. Decisions where the SPEC is silent:
+- The thresholds file is read before anything runs, so an invalid file fails fast (exit 2).
+- Metric gating is off, with a note in the report, when the file is missing, has no entry for
+  the mode, or the entry was recorded at another top_k (metrics at another cut-off are not
+  comparable). Assertion regressions always gate. `config.thresholds` None turns metric gating
+  off without a note (benchmarks).
+- A suite restricted to some scenarios (`Suite.subset`) is not metric-gated either (a note says
+  so): baselines average whole categories of the whole suite, so a subset's means differ.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from evalkit.embedders.factory import EmbedderInfo
+from evalkit.harness.config import RunConfig
+from evalkit.harness.gating import ModeEntry, assertion_regressions, load_thresholds, metric_regressions
+from evalkit.harness.provenance import collect
+from evalkit.harness.results import PassResult, Regression, RunResult
+from evalkit.harness.runner import run_suite
+from evalkit.scenarios import Suite
+from evalkit.systems import MemorySystem
+
+
+def evaluate(
+    suite: Suite,
+    system: MemorySystem,
+    config: RunConfig,
+    *,
+    embedder: EmbedderInfo | None = None,
+    notes: tuple[str, ...] = (),
+    clock: datetime | None = None,
+    progress: bool | None = None,
+) -> RunResult:
+    """Run `suite` on `system` as `config` says and build the result, regressions included.
+
+    `embedder` describes the embedder evalkit built for `system` (None when the system embeds by
+    itself); `notes` open the result's notes (what a benchmark loaded); `clock` is the run's "now"
+    (see `run_suite`). Raises ThresholdsError for an invalid thresholds file, before running.
+    """
+    entries = load_thresholds(config.thresholds) if config.thresholds is not None else None
+    result = run_suite(suite, system, config, clock=clock, progress=progress)
+    metric_notes, metric_found = _metric_gating(suite, config, result.ungated, entries)
+    return RunResult(
+        scenarios=result.ungated.scenarios,
+        overall=result.ungated.overall,
+        categories=result.ungated.categories,
+        relevance_gate=result.ungated.relevance_gate,
+        mode=config.mode,
+        generated_at=datetime.now(UTC).replace(microsecond=0).isoformat(),
+        top_k=config.top_k,
+        system=system.name,
+        provenance=collect(config, suite.digest, system.describe(), embedder),
+        regressions=assertion_regressions(result.ungated) + metric_found,
+        notes=[*notes, *metric_notes],
+        gated=result.gated,
+    )
+
+
+def _metric_gating(
+    suite: Suite, config: RunConfig, ungated: PassResult, entries: dict[str, ModeEntry] | None
+) -> tuple[list[str], list[Regression]]:
+    """(notes, metric regressions): why metric gating is off, or what it found."""
+    thresholds, mode, top_k = config.thresholds, config.mode, config.top_k
+    entry = None if entries is None else entries.get(mode)
+    if thresholds is None:
+        return [], []
+    if suite.subset and entries is not None:
+        return ["scenarios were selected by name: metric gating is off (assertions still gate)"], []
+    if entries is None:
+        return [f"no thresholds file at {thresholds}: metric gating is off (assertions still gate)"], []
+    if entry is None:
+        return [
+            f"{thresholds} has no {mode!r} entry: metric gating is off; record one with --update-baseline"
+        ], []
+    if entry.top_k != top_k:
+        return [
+            f"the {mode!r} baseline was recorded at top_k={entry.top_k}, this run used top_k={top_k}: "
+            "metric gating is off (assertions still gate)"
+        ], []
+    return [], metric_regressions(ungated, entry)

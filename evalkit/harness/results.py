@@ -1,0 +1,184 @@
+"""Every result of a run, as pydantic models that are also the JSON report's schema.
+
+One `PassResult` per pass (ungated, gated); the `RunResult` is the ungated pass plus run metadata
+(the `RunConfig` and the rest of the provenance), regressions, the gated pass nested under `gated`
+and, when mutation testing ran with the run, its `DetectionPower`. Field names are the JSON keys
+and, flattened, the DataFrame columns (`evalkit.views.frames`). `schema_version` changes when a
+field changes meaning or shape.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, ValidationError
+
+from evalkit.errors import ReportError
+from evalkit.files import write_atomic
+from evalkit.harness.provenance import Provenance
+from evalkit.validation import FrozenModel as _Model
+
+SCHEMA_VERSION = 2
+"""2: provenance is a typed record holding the run's `RunConfig`; `detection` added."""
+
+
+class HitRecord(_Model):
+    """One retrieved row with its signals; `relevant` is whether the query labels it relevant."""
+
+    id: str
+    rank: int
+    relevant: bool
+    similarity: float | None
+    relevance: float
+    low_confidence: bool | None
+    match_source: list[str]
+    standing: str
+    superseded_by: list[str] = Field(default_factory=list)
+    contradicted_by: list[str] = Field(default_factory=list)
+    bm25_score: float | None = None
+    rrf_score: float | None = None
+    recency_score: float | None = None
+    final_score: float | None = None
+
+
+class DroppedRecord(_Model):
+    """A row the relevance gate removed from one query's candidates."""
+
+    id: str
+    relevant: bool
+
+
+class QueryResult(_Model):
+    """One query of one pass: what came back, its scores and its assertion errors."""
+
+    index: int
+    query: str
+    query_id: str | None = None
+    query_category: str | None = None
+    project: str | None = None
+    top_k: int
+    relevant: list[str]
+    retrieved: list[str]
+    hits: list[HitRecord]
+    metrics: dict[str, float]
+    check_errors: list[str]
+    candidates: int = 0
+    dropped: list[DroppedRecord] = Field(default_factory=list)
+
+
+class Aggregate(_Model):
+    """Mean metrics over `queries` queries."""
+
+    queries: int
+    metrics: dict[str, float]
+
+
+class ScenarioResult(_Model):
+    """One scenario of one pass. status: pass | fail | xfail | xpass."""
+
+    name: str
+    category: str
+    outcome: Literal["pass", "xfail"]
+    status: Literal["pass", "fail", "xfail", "xpass"]
+    measure_only: bool
+    metrics: Aggregate
+    queries: list[QueryResult]
+
+
+class GateSummary(_Model):
+    """What the relevance gate did in one pass (all zeros for the ungated pass)."""
+
+    min_relevance: float
+    candidates: int
+    dropped_rows: int
+    queries_with_drops: int
+    queries: int
+
+
+class PassResult(_Model):
+    """One sweep over all scenarios."""
+
+    scenarios: list[ScenarioResult]
+    overall: Aggregate
+    categories: dict[str, Aggregate]
+    relevance_gate: GateSummary
+
+
+class Regression(_Model):
+    """One reason a run fails CI. kind: assertion | metric | present."""
+
+    kind: Literal["assertion", "metric", "present"]
+    message: str
+    scenario: str | None = None
+    category: str | None = None
+    metric: str | None = None
+    actual: float | None = None
+    threshold: float | None = None
+
+
+class MutationOutcome(_Model):
+    """One catalogued mutation's suite run: the gating regressions it caused, most specific first
+    (none = the mutation escaped). `control` marks the no-op that must NOT be caught."""
+
+    mutation: str
+    description: str
+    control: bool
+    regressions: list[Regression]
+
+    @property
+    def caught(self) -> bool:
+        return bool(self.regressions)
+
+    @property
+    def expected(self) -> bool:
+        """Caught for a real mutation, not caught for the control."""
+        return self.caught != self.control
+
+
+class DetectionPower(_Model):
+    """The mutation suite's outcomes, in catalogue order: does the gate catch real search bugs?"""
+
+    outcomes: list[MutationOutcome]
+
+    @property
+    def ok(self) -> bool:
+        """True when every mutation was caught and no control was."""
+        return all(o.expected for o in self.outcomes)
+
+
+class RunResult(PassResult):
+    """A whole run: the ungated pass (top level), its regressions, provenance, the gated pass and
+    the detection power measured with the run (None when mutation testing did not run)."""
+
+    schema_version: int = SCHEMA_VERSION
+    mode: str
+    generated_at: str
+    top_k: int
+    system: str
+    provenance: Provenance
+    regressions: list[Regression]
+    notes: list[str] = Field(default_factory=list)
+    gated: PassResult | None = None
+    detection: DetectionPower | None = None
+
+
+def write_result(result: RunResult, path: str | Path) -> Path:
+    """Write the run as indented JSON, atomically (temp file in the same folder + rename).
+    `detection` is left out when mutation testing did not run."""
+    exclude = {"detection"} if result.detection is None else None
+    return write_atomic(path, result.model_dump_json(indent=2, exclude=exclude) + "\n")
+
+
+def read_result(path: str | Path) -> RunResult:
+    """Load a run written by `write_result`; a missing or invalid file raises ReportError."""
+    source = Path(path)
+    try:
+        return RunResult.model_validate_json(source.read_bytes())
+    except FileNotFoundError as exc:
+        raise ReportError(f"report {source} does not exist; run `evalkit run --out {source}` first") from exc
+    except ValidationError as exc:
+        raise ReportError(
+            f"report {source} is not an evalkit report of schema {SCHEMA_VERSION} "
+            f"(re-run it with this evalkit version): {exc}"
+        ) from exc

@@ -1,0 +1,287 @@
+"""Load and validate the scenario dataset under `datasets/` (SPEC §2).
+
+Layout: `<directory>/scenarios/*.yaml|*.yml|*.json` (one scenario per file) and
+`<directory>/distractors.yaml` (or `.yml`/`.json`): a mapping whose only key `thoughts` lists the
+shared distractor thoughts appended to every scenario with `distractors: true` (the default).
+
+Contract of `load_suite`: either it returns a fully valid `Suite`, or it raises one `DatasetError`
+whose `problems` list every problem found across all files, each naming the file, the scenario and
+the field (`datasets/scenarios/temporal.yaml: scenario 'temporal': queries[1].rank_before.before:
+unknown thought id 'x' ...`). Nothing runs on an invalid dataset. Decisions where the SPEC is silent:
+
+- Scenario files are the directory's files with a scenario suffix, in file-name order. Hidden files
+  and Markdown notes (`*.md`) are ignored; any other file there is a problem (a typo such as
+  `temporal.yam` must not silently drop a scenario). Sub-directories are not searched.
+- Files are UTF-8 (a leading BOM is allowed). YAML is read with a safe loader that rejects duplicate
+  keys and keeps dates as strings (so `created_at: 2024-05-01` means midnight UTC that day, never a
+  `date` object); JSON objects with duplicate keys are rejected too. `created_at` must be a string
+  in a file: a bare number would otherwise be read as a Unix timestamp.
+- Shape problems (pydantic) are reported first; cross-reference checks run only on scenarios whose
+  shape is valid, so fixing shape problems may reveal more. Duplicate scenario names are checked on
+  every file that names its scenario, valid or not.
+- References (edges, relevant, forbid, rank_before, grades) may name the scenario's own thoughts and,
+  when `distractors: true`, the shared distractors. Beyond the SPEC's list the loader also rejects
+  what the store or the metrics would reject or silently misread: edges from a thought to itself,
+  duplicate edges, an id listed twice in `relevant`/`forbid`, `rank_before` with before == after,
+  grades below 1 or for ids not in `relevant`, and a query `project` that holds none of the
+  scenario's thoughts (the query would search an empty corpus).
+- A missing distractors file is a problem only when some scenario asks for distractors.
+- The whole directory is validated and digested even when `names` selects a subset.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import types
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from evalkit.errors import DatasetError
+from evalkit.scenarios.model import Scenario, ThoughtSpec
+from evalkit.scenarios.parsing import SyntaxProblem, parse_text, raw_date_problems
+from evalkit.scenarios.references import scenario_problems, thought_problems
+from evalkit.validation import FrozenModel, did_you_mean, field_problems
+
+SCENARIO_SUFFIXES: tuple[str, ...] = (".yaml", ".yml", ".json")
+"""File suffixes read as scenario (and distractor) files."""
+
+SCENARIOS_SUBDIR = "scenarios"
+"""Sub-directory of the dataset directory holding one scenario per file."""
+
+DISTRACTORS_STEM = "distractors"
+"""File name (without suffix) of the shared distractors file in the dataset directory."""
+
+_IGNORED_SUFFIXES = (".md",)
+
+
+@dataclass(frozen=True)
+class Suite:
+    """A validated scenario dataset.
+
+    `scenarios` are in file-name order; `sources` maps each scenario name to the file it came from;
+    `distractors` are the shared distractor thoughts; `digest` is a sha256 (hex) over the relative
+    path and bytes of every file read, sorted by path, identifying the dataset in reports.
+    `subset` marks a suite restricted to some scenarios by name: its means are not comparable with
+    whole-suite baselines, so it is never metric-gated.
+    """
+
+    scenarios: tuple[Scenario, ...]
+    sources: Mapping[str, Path]
+    distractors: tuple[ThoughtSpec, ...]
+    digest: str
+    subset: bool = False
+
+
+class _DistractorFile(FrozenModel):
+    thoughts: list[ThoughtSpec]
+
+
+def load_suite(directory: str | Path = "datasets", names: Sequence[str] | None = None) -> Suite:
+    """Read, validate and return the dataset in `directory` (see the module docstring).
+
+    `names` selects scenarios by name (kept in file order; a single string counts as one name);
+    None selects all. Raises DatasetError listing every problem when the dataset is invalid, and
+    DatasetError naming the available scenarios when a selected name does not exist.
+    """
+    root = Path(directory)
+    if not root.is_dir():
+        raise DatasetError(
+            f"no scenario dataset at {root}",
+            [
+                f"{root}: directory not found; pass the directory holding "
+                f"{SCENARIOS_SUBDIR}/ and distractors.yaml"
+            ],
+        )
+    reader = _Reader(root)
+    distractors = _load_distractors(reader)
+    entries = _load_scenario_files(reader)
+    _check_duplicate_names(entries, reader)
+    for entry in entries:
+        if entry.scenario is not None:
+            reader.add(entry.path, scenario_problems(entry.scenario, distractors), entry.label)
+    if distractors is None and reader.distractors_missing:
+        wanting = [e.scenario.name for e in entries if e.scenario is not None and e.scenario.distractors]
+        if wanting:
+            reader.add(
+                root / (DISTRACTORS_STEM + ".yaml"),
+                [
+                    f"file not found, but scenario(s) {', '.join(wanting)} ask for shared distractors "
+                    "(distractors: true is the default); add the file or set distractors: false there"
+                ],
+            )
+    problems = reader.sorted_problems()
+    if problems:
+        raise DatasetError(
+            f"{root}: {len(problems)} problem(s) in the scenario dataset; fix them, nothing was run", problems
+        )
+    valid = [(e.scenario, e.path) for e in entries if e.scenario is not None]
+    selected = _select(valid, names)
+    return Suite(
+        scenarios=tuple(s for s, _ in selected),
+        sources=types.MappingProxyType({s.name: path for s, path in selected}),
+        distractors=tuple(distractors or ()),
+        digest=reader.digest(),
+        subset=names is not None,
+    )
+
+
+@dataclass(frozen=True)
+class _Entry:
+    path: Path
+    raw_name: str | None
+    scenario: Scenario | None
+
+    @property
+    def label(self) -> str:
+        return f"scenario {self.raw_name!r}" if self.raw_name is not None else "scenario <unnamed>"
+
+
+class _Reader:
+    """Reads dataset files once, remembering their bytes (for the digest) and every problem."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.distractors_missing = False
+        self._problems: list[tuple[str, str]] = []
+        self._blobs: dict[str, bytes] = {}
+
+    def add(self, path: Path, problems: Iterable[str], label: str | None = None) -> int:
+        """Record problems of `path` (each `<field>: <message>` or a whole-file message), prefixed
+        with the path and `label` (e.g. "scenario 'temporal'"). Returns how many were added."""
+        prefix = f"{path}: " + (f"{label}: " if label else "")
+        added = [(str(path), prefix + p) for p in problems]
+        self._problems.extend(added)
+        return len(added)
+
+    def sorted_problems(self) -> list[str]:
+        """Every problem, grouped by file in path order, in the order found within a file."""
+        return [text for _, text in sorted(self._problems, key=lambda item: item[0])]
+
+    def parse(self, path: Path) -> tuple[bool, Any]:
+        """(ok, data) for one file; on failure the problem is recorded and ok is False."""
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            self.add(path, [f"cannot read the file ({exc.strerror or exc})"])
+            return False, None
+        self._blobs[path.relative_to(self.root).as_posix()] = data
+        try:
+            text = data.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            self.add(
+                path,
+                [f"not valid UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start}); save it as UTF-8"],
+            )
+            return False, None
+        try:
+            parsed = parse_text(text, path.suffix)
+        except SyntaxProblem as exc:
+            self.add(path, [str(exc)])
+            return False, None
+        if not isinstance(parsed, dict):
+            what = "empty" if parsed is None else f"a {type(parsed).__name__}"
+            self.add(path, [f"the file is {what}; it must hold one mapping (key: value pairs)"])
+            return False, None
+        return True, parsed
+
+    def digest(self) -> str:
+        """sha256 over (relative posix path, NUL, byte length, NUL, bytes) of every file read, by path."""
+        h = hashlib.sha256()
+        for rel in sorted(self._blobs):
+            blob = self._blobs[rel]
+            h.update(rel.encode("utf-8") + b"\0" + str(len(blob)).encode("ascii") + b"\0")
+            h.update(blob)
+        return h.hexdigest()
+
+
+def _load_distractors(reader: _Reader) -> list[ThoughtSpec] | None:
+    """The shared distractors, or None when their file is absent (`reader.distractors_missing` is
+    then set; only scenarios that want distractors make that a problem) or invalid (reported)."""
+    found = [p for s in SCENARIO_SUFFIXES if (p := reader.root / (DISTRACTORS_STEM + s)).is_file()]
+    if not found:
+        reader.distractors_missing = True
+        return None
+    if len(found) > 1:
+        reader.add(
+            reader.root, [f"several distractor files ({', '.join(p.name for p in found)}); keep exactly one"]
+        )
+        return None
+    path = found[0]
+    ok, data = reader.parse(path)
+    if not ok:
+        return None
+    found_problems = reader.add(path, raw_date_problems(data))
+    try:
+        spec = _DistractorFile.model_validate(data)
+    except ValidationError as exc:
+        reader.add(path, field_problems(exc, _DistractorFile))
+        return None
+    found_problems += reader.add(path, thought_problems(spec.thoughts, None))
+    return None if found_problems else list(spec.thoughts)
+
+
+def _load_scenario_files(reader: _Reader) -> list[_Entry]:
+    """One entry per scenario file that parses to a mapping (its scenario None when invalid)."""
+    folder = reader.root / SCENARIOS_SUBDIR
+    if not folder.is_dir():
+        reader.add(folder, ["directory not found; put one scenario per .yaml/.yml/.json file there"])
+        return []
+    paths = []
+    for path in sorted(folder.iterdir(), key=lambda p: p.name):
+        if path.name.startswith(".") or path.is_dir() or path.suffix in _IGNORED_SUFFIXES:
+            continue
+        if path.suffix in SCENARIO_SUFFIXES:
+            paths.append(path)
+        else:
+            reader.add(
+                path, [f"not a scenario file; rename it to end in {', '.join(SCENARIO_SUFFIXES)} or move it"]
+            )
+    if not paths:
+        reader.add(folder, ["no scenario files; add one .yaml/.yml/.json file per scenario"])
+    entries = []
+    for path in paths:
+        ok, data = reader.parse(path)
+        if not ok:
+            continue
+        entry = _Entry(path, data.get("name") if isinstance(data.get("name"), str) else None, None)
+        reader.add(path, raw_date_problems(data), entry.label)
+        try:
+            entry = replace(entry, scenario=Scenario.model_validate(data))
+        except ValidationError as exc:
+            reader.add(path, field_problems(exc, Scenario), entry.label)
+        entries.append(entry)
+    return entries
+
+
+def _check_duplicate_names(entries: Iterable[_Entry], reader: _Reader) -> None:
+    first: dict[str, Path] = {}
+    for e in entries:
+        if e.raw_name is None:
+            continue
+        if e.raw_name in first:
+            reader.add(
+                e.path,
+                [f"name: duplicate scenario name, also used by {first[e.raw_name]}; names must be unique"],
+                e.label,
+            )
+        first.setdefault(e.raw_name, e.path)
+
+
+def _select(
+    valid: Sequence[tuple[Scenario, Path]], names: Sequence[str] | None
+) -> list[tuple[Scenario, Path]]:
+    if names is None:
+        return list(valid)
+    wanted = [names] if isinstance(names, str) else list(names)
+    available = [s.name for s, _ in valid]
+    unknown = [n for n in dict.fromkeys(wanted) if n not in available]
+    if unknown or not wanted:
+        problems = [f"unknown scenario {n!r}{did_you_mean(n, available)}" for n in unknown] or [
+            "no scenario name given; pass None to select every scenario"
+        ]
+        raise DatasetError(f"cannot select scenarios; available: {', '.join(available)}", problems)
+    return [(s, path) for s, path in valid if s.name in wanted]

@@ -1,0 +1,174 @@
+"""Cross-reference checks of one shape-valid scenario (SPEC §2): dangling ids in edges, relevant,
+forbid, rank_before and grades; duplicate ids and edges; bad categories and dates; queries whose
+project holds none of the scenario's thoughts. Each problem is `<field>: <message with the fix>`."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime
+
+from evalkit.errors import DatasetError
+from evalkit.scenarios.dates import resolve_created_at
+from evalkit.scenarios.model import BUILTIN_CATEGORIES, QuerySpec, Scenario, ThoughtSpec
+from evalkit.scenarios.seeding import own_ids
+
+
+def scenario_problems(scenario: Scenario, distractors: Sequence[ThoughtSpec] | None) -> list[str]:
+    """Cross-reference problems of one shape-valid scenario, each as `<field>: <message>`.
+
+    `distractors` are the shared distractors, or None when they are unknown (the distractors file
+    is missing or invalid): references that might point at a distractor are then not judged.
+    Checks: category, thought ids (duplicates, clashes with distractors), created_at, edges,
+    and every query's relevant / forbid / rank_before / grades / project / no_relevant.
+    """
+    problems: list[str] = []
+    if scenario.category not in BUILTIN_CATEGORIES:
+        problems.append(
+            f"category: unknown category {scenario.category!r}; use one of: {', '.join(BUILTIN_CATEGORIES)}"
+        )
+    distractor_ids = None if distractors is None else frozenset(t.id for t in distractors)
+    problems.extend(thought_problems(scenario.thoughts, distractor_ids if scenario.distractors else None))
+    resolver = _Resolver(scenario, distractor_ids)
+    problems.extend(_edge_problems(scenario, resolver))
+    projects = {t.project for t in scenario.thoughts}
+    if scenario.distractors:
+        projects |= {t.project for t in distractors or ()}
+    for qi, query in enumerate(scenario.queries):
+        problems.extend(_query_problems(f"queries[{qi}]", query, resolver, projects))
+    return problems
+
+
+def _query_problems(where: str, query: QuerySpec, resolver: _Resolver, projects: set[str]) -> list[str]:
+    """Problems of one query located at `where`; `projects` are the projects seeded for it."""
+    problems = _relevance_problems(where, query.relevant, query.forbid, query.no_relevant, resolver)
+    if query.rank_before is not None:
+        rb = query.rank_before
+        problems.extend(resolver.check(f"{where}.rank_before.before", rb.before))
+        problems.extend(resolver.check(f"{where}.rank_before.after", rb.after))
+        if rb.before == rb.after:
+            problems.append(
+                f"{where}.rank_before: before and after are both {rb.before!r}; name two thoughts"
+            )
+    for ref, grade in query.grades.items():
+        field = f"{where}.grades[{ref!r}]"
+        unresolved = resolver.check(field, ref)
+        problems.extend(unresolved)
+        if grade < 1:
+            problems.append(f"{field}: grade {grade} must be >= 1; leave non-relevant ids out of grades")
+        if not unresolved and ref not in query.relevant:
+            problems.append(
+                f"{field}: {ref!r} has a grade but is not in relevant; add it there or drop the grade"
+            )
+    if query.include_global and query.project is None:
+        problems.append(
+            f"{where}.include_global: only means something with a project filter (no project already "
+            "searches every project); set project or drop include_global"
+        )
+    if query.project is not None and query.project not in projects and resolver.judged:
+        problems.append(
+            f"{where}.project: no thought of this scenario is in project {query.project!r}, so the query "
+            f"would search an empty corpus; use one of: {', '.join(sorted(projects))}"
+        )
+    return problems
+
+
+class _Resolver:
+    """Judges references to thought ids from inside one scenario. With `distractor_ids` None (the
+    distractors file is missing or invalid) a reference that may name a distractor is not judged;
+    `judged` says whether every reference can be judged."""
+
+    def __init__(self, scenario: Scenario, distractor_ids: frozenset[str] | None) -> None:
+        self.own = own_ids(scenario)
+        self.distractor_ids = distractor_ids
+        self.uses_distractors = scenario.distractors
+        self.judged = distractor_ids is not None or not scenario.distractors
+
+    def check(self, field: str, ref: str) -> list[str]:
+        if ref in self.own:
+            return []
+        if self.distractor_ids is None:
+            return [] if self.uses_distractors else [self._unknown(field, ref)]
+        if ref in self.distractor_ids:
+            if self.uses_distractors:
+                return []
+            return [
+                f"{field}: {ref!r} is a shared distractor, but this scenario sets distractors: false; "
+                "set distractors: true or reference one of its own thoughts"
+            ]
+        return [self._unknown(field, ref)]
+
+    def _unknown(self, field: str, ref: str) -> str:
+        where = (
+            "the scenario's thoughts or the distractors"
+            if self.uses_distractors
+            else "the scenario's thoughts"
+        )
+        return f"{field}: unknown thought id {ref!r} (not in {where})"
+
+
+def thought_problems(thoughts: Sequence[ThoughtSpec], distractor_ids: frozenset[str] | None) -> list[str]:
+    """Duplicate ids, ids clashing with the distractors (when given) and unreadable created_at."""
+    problems = []
+    first: dict[str, int] = {}
+    probe_clock = datetime(2000, 1, 1, tzinfo=UTC)
+    for i, t in enumerate(thoughts):
+        if t.id in first:
+            problems.append(
+                f"thoughts[{i}].id: duplicate thought id {t.id!r} (also thoughts[{first[t.id]}].id)"
+            )
+        first.setdefault(t.id, i)
+        if distractor_ids is not None and t.id in distractor_ids:
+            problems.append(
+                f"thoughts[{i}].id: {t.id!r} is also a shared distractor id; "
+                "rename it or set distractors: false"
+            )
+        try:
+            resolve_created_at(t.created_at, probe_clock)
+        except DatasetError as exc:
+            problems.append(f"thoughts[{i}].created_at: {exc}")
+    return problems
+
+
+def _edge_problems(scenario: Scenario, resolver: _Resolver) -> list[str]:
+    problems = []
+    first: dict[tuple[str, str, str], int] = {}
+    for i, e in enumerate(scenario.edges):
+        problems.extend(resolver.check(f"edges[{i}].source", e.source))
+        problems.extend(resolver.check(f"edges[{i}].target", e.target))
+        if e.source == e.target:
+            problems.append(
+                f"edges[{i}]: {e.type} edge from {e.source!r} to itself; an edge links two thoughts"
+            )
+        key = (e.source, e.target, e.type)
+        if key in first:
+            problems.append(f"edges[{i}]: duplicate of edges[{first[key]}] (same source, target and type)")
+        first.setdefault(key, i)
+    return problems
+
+
+def _relevance_problems(
+    where: str, relevant: Sequence[str], forbid: Sequence[str], no_relevant: bool, resolver: _Resolver
+) -> list[str]:
+    problems = []
+    for name, ids in (("relevant", relevant), ("forbid", forbid)):
+        seen: set[str] = set()
+        for i, ref in enumerate(ids):
+            field = f"{where}.{name}[{i}]"
+            problems.extend(resolver.check(field, ref))
+            if ref in seen:
+                problems.append(f"{field}: {ref!r} is listed twice")
+            seen.add(ref)
+            if name == "forbid" and ref in relevant:
+                problems.append(
+                    f"{field}: {ref!r} is also in relevant; an id cannot be both relevant and forbidden"
+                )
+    if relevant and no_relevant:
+        problems.append(
+            f"{where}.no_relevant: no_relevant is true but relevant lists ids; keep one of the two"
+        )
+    if not relevant and not no_relevant:
+        problems.append(
+            f"{where}.relevant: no relevant ids; list the thought ids this query should retrieve, "
+            "or set no_relevant: true if nothing should match"
+        )
+    return problems

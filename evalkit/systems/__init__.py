@@ -1,0 +1,7 @@
+"""The system under test: the protocol any memory system implements, and the reference store
+adapted to it."""
+
+from evalkit.systems.protocol import MemorySystem, ScenarioMemory
+from evalkit.systems.reference import ReferenceSystem
+
+__all__ = ["MemorySystem", "ReferenceSystem", "ScenarioMemory"]

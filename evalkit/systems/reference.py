@@ -1,0 +1,90 @@
+"""evalkit's own reference store as a `MemorySystem`, searched with agent-facing semantics
+(supersession="suppress", contradiction="flag") as the original service's agents search it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from evalkit.embedders import Embedder, HashingEmbedder
+from evalkit.memory import DEFAULT_PIPELINE, DEFAULT_STORE_OPTIONS, MemoryStore, SearchPipeline, StoreOptions
+from evalkit.records import Edge, SearchResponse, Thought
+
+
+class _AgentFacingStore:
+    """A MemoryStore searched the way an agent searches it: suppress superseded, flag contradicted."""
+
+    def __init__(self, store: MemoryStore) -> None:
+        self._store = store
+
+    def add_thoughts(self, thoughts: Sequence[Thought]) -> int:
+        return self._store.add_thoughts(thoughts)
+
+    def add_edges(self, edges: Sequence[Edge]) -> None:
+        self._store.add_edges(edges)
+
+    def search(
+        self,
+        query: str,
+        *,
+        top_k: int,
+        project: str | None,
+        min_relevance: float | None,
+        recency_weight: float,
+        recency_half_life_days: float,
+        now: datetime,
+        include_global: bool = False,
+    ) -> SearchResponse:
+        return self._store.search(
+            query,
+            top_k=top_k,
+            project=project,
+            include_global=include_global,
+            supersession="suppress",
+            contradiction="flag",
+            recency_weight=recency_weight,
+            recency_half_life_days=recency_half_life_days,
+            min_relevance=min_relevance,
+            now=now,
+        )
+
+
+class ReferenceSystem:
+    """evalkit's reference store as the system under test.
+
+    `embedder` (default HashingEmbedder), `options` (the store's settings: retrieval, BM25
+    tokenizer, query syntax; see `StoreOptions`) and `pipeline` (the SPEC's, or a variant such as
+    a mutation) are fixed for every memory this system opens.
+    """
+
+    name = "reference"
+
+    def __init__(
+        self,
+        embedder: Embedder | None = None,
+        *,
+        options: StoreOptions = DEFAULT_STORE_OPTIONS,
+        pipeline: SearchPipeline = DEFAULT_PIPELINE,
+    ) -> None:
+        self.embedder: Embedder = embedder if embedder is not None else HashingEmbedder()
+        self.options = options
+        self.pipeline = pipeline
+
+    def describe(self) -> dict[str, Any]:
+        """Settings recorded in the report's provenance: the store options and the embedder."""
+        return {
+            "system": self.name,
+            **self.options.model_dump(),
+            "embedder": self.embedder.identity,
+            "dim": self.embedder.dim,
+        }
+
+    @contextmanager
+    def open(self, workdir: Path) -> Iterator[_AgentFacingStore]:
+        with MemoryStore(
+            workdir / "memory.sqlite3", self.embedder, options=self.options, pipeline=self.pipeline
+        ) as store:
+            yield _AgentFacingStore(store)

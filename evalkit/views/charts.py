@@ -1,0 +1,158 @@
+"""Charts of a finished run, for the report notebooks: each function reads an `EvalRun` and
+returns a `ReportFigure` (a matplotlib `Figure` built without pyplot: no global figure registry,
+nothing to close), which renders itself as PNG in IPython and in nbconvert's HTML."""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
+
+from evalkit.memory import VECTOR_FLOOR
+from evalkit.metrics import HARNESS_METRICS
+from evalkit.views.frames import COMPARED_METRICS, EvalRun, by_pass, check_scenario, gate_label
+from evalkit.views.styles import (
+    DROPPED_IRRELEVANT_COLOR,
+    DROPPED_RELEVANT_COLOR,
+    GATED_COLOR,
+    METRIC_COLORS,
+    METRIC_LABELS,
+    RELEVANT_COLOR,
+    UNGATED_COLOR,
+)
+
+
+class ReportFigure(Figure):
+    """A matplotlib Figure that renders itself as PNG in IPython (`_repr_png_`), so a notebook
+    displays it — and nbconvert embeds it as base64 — whatever the matplotlib backend."""
+
+    def _repr_png_(self) -> bytes:
+        buffer = io.BytesIO()
+        self.savefig(buffer, format="png", dpi=100, bbox_inches="tight")
+        return buffer.getvalue()
+
+
+def gate_chart(run: EvalRun) -> ReportFigure:
+    """Three panels (recall, precision, MRR), one horizontal bar pair per scenario: ungated vs
+    gated. Without a gated pass, one bar per scenario."""
+    ungated, gated = by_pass(run.scenarios, "scenario", None)
+    names = list(ungated.index)
+    y = np.arange(len(names))
+    height = 0.4 if gated is not None else 0.7
+    fig = ReportFigure(figsize=(13, 1.6 + 0.42 * len(names)), layout="constrained")
+    axes = fig.subplots(1, 3, sharey=True)
+    for ax, metric in zip(axes, COMPARED_METRICS, strict=True):
+        offset = -height / 2 if gated is not None else 0.0
+        ax.barh(y + offset, ungated[metric], height=height, color=UNGATED_COLOR, label="ungated")
+        if gated is not None:
+            ax.barh(
+                y + height / 2,
+                gated[metric],
+                height=height,
+                color=GATED_COLOR,
+                label=f"gated ({gate_label(run)})",
+            )
+        ax.set_title(METRIC_LABELS[metric])
+        ax.set_xlim(0, 1.05)
+        ax.grid(axis="x", alpha=0.3)
+    axes[0].set_yticks(y, names)
+    axes[0].invert_yaxis()
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncols=2, frameon=False)
+    fig.suptitle("Ungated vs gated, per scenario")
+    return fig
+
+
+def dropped_chart(run: EvalRun) -> ReportFigure:
+    """Rows the relevance gate dropped, per scenario: one stacked horizontal bar each, relevant
+    (red) then irrelevant (grey). Without a gated pass the panel says so and holds no bars."""
+    comparison = run.gate_comparison()
+    fig = ReportFigure(figsize=(13, 1.6 + 0.35 * max(len(comparison), 1)), layout="constrained")
+    ax = fig.subplots()
+    gated = run.result.gated
+    if gated is None:
+        ax.text(0.5, 0.5, "gated pass skipped: nothing was dropped", ha="center", va="center")
+        ax.set_axis_off()
+        return fig
+    y = np.arange(len(comparison))
+    relevant = comparison["relevant_dropped"].to_numpy()
+    irrelevant = comparison["dropped_rows"].to_numpy() - relevant
+    ax.barh(y, relevant, color=DROPPED_RELEVANT_COLOR, label="relevant rows dropped")
+    ax.barh(y, irrelevant, left=relevant, color=DROPPED_IRRELEVANT_COLOR, label="irrelevant rows dropped")
+    ax.set_yticks(y, comparison["scenario"])
+    ax.invert_yaxis()
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_xlabel("rows dropped (summed over the scenario's queries)")
+    ax.grid(axis="x", alpha=0.3)
+    ax.legend(loc="lower right")
+    g = gated.relevance_gate
+    ax.set_title(
+        f"Rows dropped by the relevance gate ({gate_label(run)}): {g.dropped_rows} of {g.candidates} "
+        f"candidates across {g.queries_with_drops}/{g.queries} queries"
+    )
+    return fig
+
+
+def category_chart(run: EvalRun) -> ReportFigure:
+    """Grouped vertical bars: recall, precision, MRR and hit rate per category and overall
+    (ungated pass: what the thresholds gate)."""
+    ungated, _ = by_pass(run.categories, "category", None)
+    overall, _ = by_pass(run.overall.assign(category="overall"), "category", None)
+    frame = pd.concat([ungated, overall])
+    x = np.arange(len(frame))
+    width = 0.8 / len(HARNESS_METRICS)
+    fig = ReportFigure(figsize=(13, 4.8), layout="constrained")
+    ax = fig.subplots()
+    for i, (metric, color) in enumerate(zip(HARNESS_METRICS, METRIC_COLORS, strict=True)):
+        ax.bar(x + (i - 1.5) * width, frame[metric], width=width, color=color, label=METRIC_LABELS[metric])
+    ax.set_xticks(x, list(frame.index), rotation=20, ha="right")
+    ax.set_ylim(0, 1.05)
+    ax.set_ylabel("mean over the category's queries")
+    ax.grid(axis="y", alpha=0.3)
+    fig.legend(loc="outside right upper", frameon=False)
+    ax.set_title("Per-category metrics (ungated pass, gating scenarios only)")
+    return fig
+
+
+def rank_chart(run: EvalRun, scenario: str) -> ReportFigure:
+    """Two panels for `scenario`'s ungated hits: similarity by rank and relevance by rank, one
+    line per query, points green when relevant and grey otherwise, a red cross on rows the gate
+    dropped. The similarity panel draws the low-confidence floor and the gate's floor."""
+    check_scenario(run, scenario)
+    hits = run.hits
+    rows = hits[(hits["pass"] == "ungated") & (hits["scenario"] == scenario)]
+    fig = ReportFigure(figsize=(13, 4.5), layout="constrained")
+    axes = fig.subplots(1, 2, sharex=True)
+    for ax, column in zip(axes, ("similarity", "relevance"), strict=True):
+        values = rows[column].astype(float)
+        for _, group in rows.assign(value=values).groupby("query_index", sort=False):
+            ax.plot(group["rank"], group["value"], color="#ced4da", linewidth=1, zorder=1)
+        relevant = rows["relevant"].astype(bool)
+        dropped = rows["dropped_by_gate"].astype(bool)
+        ax.scatter(rows["rank"][relevant], values[relevant], color=RELEVANT_COLOR, label="relevant", zorder=2)
+        ax.scatter(
+            rows["rank"][~relevant], values[~relevant], color="#868e96", label="not relevant", zorder=2
+        )
+        ax.scatter(
+            rows["rank"][dropped],
+            values[dropped],
+            marker="x",
+            s=90,
+            color=DROPPED_RELEVANT_COLOR,
+            label="dropped by gate",
+            zorder=3,
+        )
+        ax.set_title(f"{column} by rank")
+        ax.set_xlabel("rank")
+        ax.grid(alpha=0.3)
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    axes[0].axhline(VECTOR_FLOOR, linestyle="--", color="#495057", linewidth=1, label="low-confidence floor")
+    if run.result.gated is not None:
+        floor = run.result.gated.relevance_gate.min_relevance
+        axes[0].axhline(floor, linestyle=":", color=DROPPED_RELEVANT_COLOR, linewidth=1.5, label="gate floor")
+    fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncols=5, frameon=False)
+    fig.suptitle(f"{scenario}: similarity and relevance by rank (ungated pass, one line per query)")
+    return fig

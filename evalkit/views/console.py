@@ -1,0 +1,155 @@
+"""The console summaries (SPEC §3.6), each one string built from a saved run.
+
+`render_run` is what `evalkit run` prints; `render_benchmark` what `evalkit bench` prints;
+`render_detection` what `evalkit mutants` prints. They read an `EvalRun` (fresh or loaded from
+JSON) and never run anything.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from evalkit.harness.results import DetectionPower, PassResult
+from evalkit.metrics import HARNESS_METRICS
+from evalkit.views.frames import (
+    CAUGHT_BY_MESSAGES,
+    COMPARED_METRICS,
+    EvalRun,
+    benchmark_metric_frame,
+)
+
+_HEADER = (
+    f"{'scenario':<22} {'category':<18} {'nq':>3} {'recall':>7} {'prec':>7} {'mrr':>7} {'hit':>7}  status"
+)
+
+
+def _row(name: str, category: str, queries: int, metrics: dict[str, float], status: str) -> str:
+    values = " ".join(f"{metrics[m]:>7.3f}" for m in HARNESS_METRICS)
+    return f"{name:<22} {category:<18} {queries:>3} {values}  {status}".rstrip()
+
+
+def _status(outcome_status: str, measure_only: bool) -> str:
+    return f"{outcome_status} (measure-only)" if measure_only else outcome_status
+
+
+def render_pass_table(result: PassResult) -> list[str]:
+    """Per-scenario rows, the overall row and one line per category."""
+    lines = [_HEADER, "-" * len(_HEADER)]
+    for s in result.scenarios:
+        lines.append(
+            _row(s.name, s.category, s.metrics.queries, s.metrics.metrics, _status(s.status, s.measure_only))
+        )
+    lines.append("-" * len(_HEADER))
+    lines.append(_row("overall", "", result.overall.queries, result.overall.metrics, ""))
+    for category, agg in result.categories.items():
+        m = agg.metrics
+        lines.append(
+            f"  {category:<20} recall {m['recall']:.3f}  precision {m['precision']:.3f}  "
+            f"mrr {m['mrr']:.3f}  hit {m['hit_rate']:.3f}  ({agg.queries} queries)"
+        )
+    return lines
+
+
+def gate_headline(gated: PassResult) -> str:
+    """ "Gated pass (report-only): min_relevance X — dropped N of M candidate rows across Q/T queries"."""
+    g = gated.relevance_gate
+    return (
+        f"Gated pass (report-only): min_relevance {g.min_relevance:g} — dropped {g.dropped_rows} of "
+        f"{g.candidates} candidate rows across {g.queries_with_drops}/{g.queries} queries"
+    )
+
+
+def render_gate_comparison(run: EvalRun) -> list[str]:
+    """Ungated → gated recall, precision and MRR per scenario and overall, with dropped rows;
+    [] when the run has no gated pass."""
+    result = run.result
+    if result.gated is None:
+        return []
+    lines = [
+        gate_headline(result.gated),
+        f"{'scenario':<22} {'recall':>15} {'precision':>15} {'mrr':>15} {'dropped':>8} {'rel.dropped':>11}",
+    ]
+    for row in run.gate_comparison().itertuples(index=False):
+        before = {m: getattr(row, m) for m in COMPARED_METRICS}
+        after = {m: getattr(row, f"{m}_gated") for m in COMPARED_METRICS}
+        lines.append(
+            f"{row.scenario:<22} {_arrows(before, after)} {row.dropped_rows:>8} {row.relevant_dropped:>11}"
+        )
+    lines.append(f"{'overall':<22} {_arrows(result.overall.metrics, result.gated.overall.metrics)}")
+    return lines
+
+
+def _arrows(before: dict[str, float], after: dict[str, float]) -> str:
+    return " ".join(f"{before[m]:>6.3f} → {after[m]:<6.3f}" for m in COMPARED_METRICS)
+
+
+def render_run(run: EvalRun) -> str:
+    """The whole console summary: header, pass table, gated comparison, regressions, notes."""
+    result = run.result
+    queries = sum(len(s.queries) for s in result.scenarios)
+    lines = [
+        f"evalkit · mode {result.mode} · system {result.system} · top_k {result.top_k} · "
+        f"{len(result.scenarios)} scenarios · {queries} queries",
+        "",
+        *render_pass_table(result),
+    ]
+    if result.gated is not None:
+        lines += ["", *render_gate_comparison(run)]
+    lines.append("")
+    if result.regressions:
+        lines.append(f"Regressions ({len(result.regressions)}):")
+        lines += [f"  - [{r.kind}] {r.message}" for r in result.regressions]
+    else:
+        lines.append("No gating regressions.")
+    lines += [f"note: {n}" for n in result.notes]
+    return "\n".join(lines)
+
+
+def render_benchmark(run: EvalRun, categories: pd.DataFrame | None = None) -> str:
+    """A benchmark's summary: header, notes, metric table, the per-category table when given
+    (LoCoMo), the gated comparison, assertion errors."""
+    result = run.result
+    store = result.provenance.config.store
+    embedder = result.provenance.embedder
+    lines = [
+        f"evalkit bench · mode {result.mode} · system {result.system} · retrieval {store.retrieval} · "
+        f"tokenizer {store.tokenizer} · top_k {result.top_k} · "
+        f"{'gated pass added' if result.gated else 'ungated'}",
+        f"embedder: {'none (the system embeds by itself)' if embedder is None else embedder.identity}",
+        *(f"  {note}" for note in result.notes),
+        "",
+        _table(benchmark_metric_frame(run)),
+    ]
+    if categories is not None:
+        lines += ["", "Per LoCoMo category (ungated):", _table(categories)]
+    if result.gated is not None:
+        lines += ["", *render_gate_comparison(run)]
+    if result.regressions:
+        lines += ["", f"Assertion errors ({len(result.regressions)}):"]
+        lines += [f"  - {r.message}" for r in result.regressions]
+    return "\n".join(lines)
+
+
+def _table(frame: pd.DataFrame) -> str:
+    return frame.to_string(index=False, float_format=lambda x: f"{x:.4f}")
+
+
+def render_detection(detection: DetectionPower) -> str:
+    """The mutation table: one line per mutation (caught yes/no, regression count, verdict), then
+    the first regression messages that caught it, indented; a closing verdict line."""
+    names = [f"{o.mutation} (control)" if o.control else o.mutation for o in detection.outcomes]
+    width = max(len("mutation"), *(len(name) for name in names))
+    lines = [f"{'mutation':<{width}}  caught  regressions  verdict", "-" * (width + 32)]
+    for name, outcome in zip(names, detection.outcomes, strict=True):
+        verdict = "ok" if outcome.expected else ("FALSE ALARM" if outcome.control else "ESCAPED")
+        caught = "yes" if outcome.caught else "no"
+        lines.append(f"{name:<{width}}  {caught:<6}  {len(outcome.regressions):>11}  {verdict}")
+        lines.extend(f"    {r.message}" for r in outcome.regressions[:CAUGHT_BY_MESSAGES])
+    lines.append("-" * (width + 32))
+    escaped = [o.mutation for o in detection.outcomes if not o.expected]
+    lines.append(
+        "Every mutation was caught; the control raised no alarm."
+        if not escaped
+        else f"Not as expected: {', '.join(escaped)}"
+    )
+    return "\n".join(lines)

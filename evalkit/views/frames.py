@@ -1,0 +1,458 @@
+"""The analyst's API: a finished run as tidy pandas DataFrames.
+
+`EvalRun` wraps a `RunResult` (fresh from a run or loaded from JSON — the frames are built from
+the result alone, so both give identical frames). The long frames (`queries`, `hits`) are built
+once per EvalRun; the per-scenario frame and the gate comparison are derived from them, so a
+count such as `relevant_dropped` is computed in one place. Every frame is long/tidy with a `pass`
+column ("ungated" or "gated") where both passes apply; rows are ordered by scenario file order,
+query order and `rank`, never by score. Benchmark metrics such as `ndcg@10` are appended after
+the documented columns of the query, scenario, category and overall frames. Each access returns
+a fresh copy: changing a frame never changes the run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import cached_property
+from pathlib import Path
+
+import pandas as pd
+
+from evalkit.errors import UsageError
+from evalkit.harness.aggregation import counts_toward_aggregates
+from evalkit.harness.results import DetectionPower, PassResult, RunResult, read_result, write_result
+from evalkit.metrics import HARNESS_METRICS
+from evalkit.suites.locomo import LOCOMO_CATEGORIES
+
+COMPARED_METRICS: tuple[str, ...] = ("recall", "precision", "mrr")
+"""The metrics shown ungated → gated side by side (gate comparison, console, gate chart)."""
+
+QUERY_COLUMNS: tuple[str, ...] = (
+    "pass", "scenario", "category", "outcome", "measure_only", "counted", "query_index", "query_id",
+    "query_category", "query", "project", "top_k", "relevant", "retrieved", "n_relevant", "n_retrieved",
+    *HARNESS_METRICS, "passed", "check_errors", "candidates", "dropped_rows", "relevant_dropped",
+)  # fmt: skip
+"""One row per pass × scenario × query. `counted`: the query feeds category/overall means.
+`passed`: no assertion error. `relevant`/`retrieved`/`check_errors` hold lists."""
+
+HIT_COLUMNS: tuple[str, ...] = (
+    "pass", "scenario", "category", "query_index", "query", "rank", "id", "relevant", "dropped_by_gate",
+    "similarity", "relevance", "low_confidence", "match_source", "standing", "superseded_by",
+    "contradicted_by", "bm25_score", "rrf_score", "recency_score", "final_score",
+)  # fmt: skip
+"""One row per pass × query × retrieved hit, in rank order. `match_source` is "vector", "bm25" or
+"vector+bm25". `dropped_by_gate` (ungated rows only): the gated pass's gate removed this id."""
+
+DROPPED_COLUMNS: tuple[str, ...] = ("scenario", "category", "query_index", "query", "id", "relevant")
+"""One row per row the gated pass's relevance gate removed."""
+
+SCENARIO_COLUMNS: tuple[str, ...] = (
+    "pass", "scenario", "category", "outcome", "status", "measure_only", "counted", "queries",
+    *HARNESS_METRICS, "errors", "candidates", "dropped_rows", "relevant_dropped",
+)  # fmt: skip
+"""One row per pass × scenario; metrics are means over the scenario's queries. `counted`: the
+scenario feeds category/overall means (outcome pass, not measure-only)."""
+
+CATEGORY_COLUMNS: tuple[str, ...] = ("pass", "category", "queries", *HARNESS_METRICS)
+"""One row per pass × category (gating scenarios only: outcome pass, not measure-only)."""
+
+OVERALL_COLUMNS: tuple[str, ...] = (
+    "pass", "queries", *HARNESS_METRICS, "min_relevance", "candidates", "dropped_rows", "queries_with_drops",
+)  # fmt: skip
+"""One row per pass: the means over every gating query and the relevance gate's totals."""
+
+REGRESSION_COLUMNS: tuple[str, ...] = (
+    "kind",
+    "scenario",
+    "category",
+    "metric",
+    "actual",
+    "threshold",
+    "message",
+)
+"""One row per regression (kind: assertion, metric, present). Empty frame = the run gates green."""
+
+GATE_COMPARISON_COLUMNS: tuple[str, ...] = (
+    "scenario", "category", "status", "gated_status",
+    *(f"{m}{suffix}" for m in COMPARED_METRICS for suffix in ("", "_gated", "_delta")),
+    "candidates", "dropped_rows", "relevant_dropped",
+)  # fmt: skip
+"""One row per scenario: ungated vs gated recall/precision/MRR, delta = gated − ungated."""
+
+MUTATION_COLUMNS: tuple[str, ...] = (
+    "mutation",
+    "description",
+    "control",
+    "caught",
+    "caught_by",
+    "regressions",
+)
+"""One row per mutation run, in catalogue order. `control`: a no-op that must NOT be caught.
+`caught`: the run had at least one gating regression. `caught_by`: the first few regression
+messages ("; "-joined, "(+N more)" when there are more). `regressions`: how many there were."""
+
+CAUGHT_BY_MESSAGES = 3
+"""How many regression messages `caught_by` quotes (the most specific first)."""
+
+FRAME_NAMES: tuple[str, ...] = (
+    "queries", "hits", "dropped", "scenarios", "categories", "overall", "regressions", "gate_comparison",
+)  # fmt: skip
+"""The frames an EvalRun offers (the last one is a method: `gate_comparison()`)."""
+
+_SCENARIO_COUNTS = ("candidates", "dropped_rows", "relevant_dropped")
+
+
+class EvalRun:
+    """A finished evaluation. Build with `evalkit.run_eval(...)` or `evalkit.load_run(path)`."""
+
+    def __init__(self, result: RunResult) -> None:
+        self.result = result
+
+    @property
+    def passes(self) -> dict[str, PassResult]:
+        """The passes present, "ungated" first."""
+        out: dict[str, PassResult] = {"ungated": self.result}
+        if self.result.gated is not None:
+            out["gated"] = self.result.gated
+        return out
+
+    @property
+    def ok(self) -> bool:
+        """True when the run has no regressions (exit code 0)."""
+        return not self.result.regressions
+
+    def save(self, path: str | Path) -> Path:
+        """Write the result JSON atomically; `load_run(path)` gives this run back."""
+        return write_result(self.result, path)
+
+    @property
+    def extra_metrics(self) -> list[str]:
+        """Metric columns beyond the harness metrics (benchmarks: `ndcg@10`, ...), in query order."""
+        return list(self._extra_metrics)
+
+    @property
+    def queries(self) -> pd.DataFrame:
+        return self._queries.copy()
+
+    @property
+    def hits(self) -> pd.DataFrame:
+        return self._hits.copy()
+
+    @property
+    def dropped(self) -> pd.DataFrame:
+        return self._dropped.copy()
+
+    @property
+    def scenarios(self) -> pd.DataFrame:
+        return self._scenarios.copy()
+
+    @property
+    def categories(self) -> pd.DataFrame:
+        rows = [
+            {
+                "pass": name,
+                "category": c,
+                "queries": agg.queries,
+                **_metric_values(agg.metrics, self._metrics),
+            }
+            for name, result in self.passes.items()
+            for c, agg in result.categories.items()
+        ]
+        return pd.DataFrame(rows, columns=[*CATEGORY_COLUMNS, *self._extra_metrics])
+
+    @property
+    def overall(self) -> pd.DataFrame:
+        rows = []
+        for name, result in self.passes.items():
+            gate = result.relevance_gate
+            rows.append(
+                {
+                    "pass": name,
+                    "queries": result.overall.queries,
+                    **_metric_values(result.overall.metrics, self._metrics),
+                    "min_relevance": gate.min_relevance,
+                    "candidates": gate.candidates,
+                    "dropped_rows": gate.dropped_rows,
+                    "queries_with_drops": gate.queries_with_drops,
+                }
+            )
+        return pd.DataFrame(rows, columns=[*OVERALL_COLUMNS, *self._extra_metrics])
+
+    @property
+    def regressions(self) -> pd.DataFrame:
+        return pd.DataFrame(
+            [r.model_dump() for r in self.result.regressions], columns=list(REGRESSION_COLUMNS)
+        )
+
+    def gate_comparison(self) -> pd.DataFrame:
+        """Per scenario: ungated vs gated recall/precision/MRR, deltas and what the gate dropped.
+        Empty (with the documented columns) when the gated pass was skipped."""
+        frame = self._scenarios
+        ungated = frame[frame["pass"] == "ungated"].set_index("scenario")
+        gated = frame[frame["pass"] == "gated"].set_index("scenario")
+        if gated.empty:
+            return pd.DataFrame(columns=list(GATE_COMPARISON_COLUMNS))
+        table = pd.DataFrame(
+            {"category": ungated["category"], "status": ungated["status"], "gated_status": gated["status"]}
+        )
+        for m in COMPARED_METRICS:
+            table[m] = ungated[m]
+            table[f"{m}_gated"] = gated[m]
+            table[f"{m}_delta"] = gated[m] - ungated[m]
+        for count in _SCENARIO_COUNTS:
+            table[count] = gated[count]
+        return table.rename_axis("scenario").reset_index()[list(GATE_COMPARISON_COLUMNS)]
+
+    def mutations(self) -> pd.DataFrame:
+        """The detection power measured with this run (see `mutation_frame`); empty when mutation
+        testing did not run with it."""
+        return mutation_frame(self.result.detection)
+
+    def frames(self) -> dict[str, pd.DataFrame]:
+        """Every frame by name (see FRAME_NAMES), the gate comparison included."""
+        return {name: getattr(self, name) for name in FRAME_NAMES[:-1]} | {
+            "gate_comparison": self.gate_comparison()
+        }
+
+    # --- built once --------------------------------------------------------------------------
+
+    @cached_property
+    def _extra_metrics(self) -> tuple[str, ...]:
+        names: dict[str, None] = {}
+        for s in self.result.scenarios:
+            for q in s.queries:
+                names.update(dict.fromkeys(k for k in q.metrics if k not in HARNESS_METRICS))
+        return tuple(names)
+
+    @property
+    def _metrics(self) -> list[str]:
+        return [*HARNESS_METRICS, *self._extra_metrics]
+
+    @cached_property
+    def _queries(self) -> pd.DataFrame:
+        rows = []
+        for name, result in self.passes.items():
+            for s in result.scenarios:
+                counted = counts_toward_aggregates(s)
+                for q in s.queries:
+                    rows.append(
+                        {
+                            "pass": name,
+                            "scenario": s.name,
+                            "category": s.category,
+                            "outcome": s.outcome,
+                            "measure_only": s.measure_only,
+                            "counted": counted,
+                            "query_index": q.index,
+                            "query_id": q.query_id,
+                            "query_category": q.query_category,
+                            "query": q.query,
+                            "project": q.project,
+                            "top_k": q.top_k,
+                            "relevant": q.relevant,
+                            "retrieved": q.retrieved,
+                            "n_relevant": len(q.relevant),
+                            "n_retrieved": len(q.retrieved),
+                            **{m: q.metrics[m] for m in HARNESS_METRICS},
+                            "passed": not q.check_errors,
+                            "check_errors": q.check_errors,
+                            "candidates": q.candidates,
+                            "dropped_rows": len(q.dropped),
+                            "relevant_dropped": sum(d.relevant for d in q.dropped),
+                            **{m: q.metrics.get(m) for m in self._extra_metrics},
+                        }
+                    )
+        return pd.DataFrame(rows, columns=[*QUERY_COLUMNS, *self._extra_metrics])
+
+    @cached_property
+    def _hits(self) -> pd.DataFrame:
+        gated = self.result.gated
+        gone = (
+            {(s.name, q.index): {d.id for d in q.dropped} for s in gated.scenarios for q in s.queries}
+            if gated is not None
+            else {}
+        )
+        rows = []
+        for name, result in self.passes.items():
+            for s in result.scenarios:
+                for q in s.queries:
+                    dropped = gone.get((s.name, q.index), set()) if name == "ungated" else set()
+                    for h in q.hits:
+                        rows.append(
+                            {
+                                "pass": name,
+                                "scenario": s.name,
+                                "category": s.category,
+                                "query_index": q.index,
+                                "query": q.query,
+                                "rank": h.rank,
+                                "id": h.id,
+                                "relevant": h.relevant,
+                                "dropped_by_gate": h.id in dropped,
+                                "similarity": h.similarity,
+                                "relevance": h.relevance,
+                                "low_confidence": h.low_confidence,
+                                "match_source": "+".join(h.match_source),
+                                "standing": h.standing,
+                                "superseded_by": h.superseded_by,
+                                "contradicted_by": h.contradicted_by,
+                                "bm25_score": h.bm25_score,
+                                "rrf_score": h.rrf_score,
+                                "recency_score": h.recency_score,
+                                "final_score": h.final_score,
+                            }
+                        )
+        return pd.DataFrame(rows, columns=list(HIT_COLUMNS))
+
+    @cached_property
+    def _dropped(self) -> pd.DataFrame:
+        gated = self.result.gated
+        rows = [
+            {
+                "scenario": s.name,
+                "category": s.category,
+                "query_index": q.index,
+                "query": q.query,
+                "id": d.id,
+                "relevant": d.relevant,
+            }
+            for s in (gated.scenarios if gated else [])
+            for q in s.queries
+            for d in q.dropped
+        ]
+        return pd.DataFrame(rows, columns=list(DROPPED_COLUMNS))
+
+    @cached_property
+    def _scenarios(self) -> pd.DataFrame:
+        """Scenario metrics from the result (the means it recorded); counts summed from `queries`."""
+        queries = self._queries.assign(errors=self._queries["check_errors"].map(len))
+        counts = queries.groupby(["pass", "scenario"], sort=False)[["errors", *_SCENARIO_COUNTS]].sum()
+        by_scenario = counts.to_dict("index")
+        rows = [
+            {
+                "pass": name,
+                "scenario": s.name,
+                "category": s.category,
+                "outcome": s.outcome,
+                "status": s.status,
+                "measure_only": s.measure_only,
+                "counted": counts_toward_aggregates(s),
+                "queries": s.metrics.queries,
+                **_metric_values(s.metrics.metrics, self._metrics),
+                **by_scenario[(name, s.name)],
+            }
+            for name, result in self.passes.items()
+            for s in result.scenarios
+        ]
+        return pd.DataFrame(rows, columns=[*SCENARIO_COLUMNS, *self._extra_metrics])
+
+
+def _metric_values(metrics: dict[str, float], names: list[str]) -> dict[str, float | None]:
+    return {m: metrics.get(m) for m in names}
+
+
+def mutation_frame(detection: DetectionPower | None) -> pd.DataFrame:
+    """One row per mutation of `detection` (MUTATION_COLUMNS), in catalogue order; empty with the
+    columns for None."""
+    rows = [
+        {
+            "mutation": o.mutation,
+            "description": o.description,
+            "control": o.control,
+            "caught": o.caught,
+            "caught_by": _caught_by([r.message for r in o.regressions]),
+            "regressions": len(o.regressions),
+        }
+        for o in (detection.outcomes if detection else [])
+    ]
+    return pd.DataFrame(rows, columns=list(MUTATION_COLUMNS))
+
+
+def _caught_by(messages: list[str]) -> str:
+    quoted = "; ".join(messages[:CAUGHT_BY_MESSAGES])
+    more = len(messages) - CAUGHT_BY_MESSAGES
+    return f"{quoted} (+{more} more)" if more > 0 else quoted
+
+
+def benchmark_metric_frame(
+    run: EvalRun, metrics: Sequence[str] | None = None, pass_name: str = "ungated"
+) -> pd.DataFrame:
+    """One row per scenario of the pass, then an "overall" row: `scenario`, `queries` and the
+    mean of each metric (default: every benchmark metric of the run). UsageError for an unknown
+    metric or pass."""
+    labels = _checked_metrics(run, metrics)
+    scenarios = _pass_rows(run.scenarios, pass_name)
+    overall = _pass_rows(run.overall, pass_name).assign(scenario="overall")
+    columns = ["scenario", "queries", *labels]
+    return pd.concat([scenarios[columns], overall[columns]], ignore_index=True)
+
+
+def question_category_frame(
+    run: EvalRun, metrics: Sequence[str] = ("recall@5", "recall@10"), pass_name: str = "ungated"
+) -> pd.DataFrame:
+    """Per LoCoMo question category: `category` ("1".."5", ascending), `name` (multi-hop,
+    temporal, open-domain, single-hop, adversarial), `queries` and the mean of each metric over
+    that category's queries; then an "overall" row over all of them. Only queries that count
+    toward aggregates are used (every imported query does). UsageError when the run's queries
+    carry no category (not a LoCoMo run), or for an unknown metric or pass."""
+    labels = _checked_metrics(run, metrics)
+    queries = _pass_rows(run.queries, pass_name)
+    queries = queries[queries["counted"]]
+    if queries.empty or queries["query_category"].isna().any():
+        raise UsageError(
+            "question_category_frame needs a run whose queries all carry a category, such as a LoCoMo run"
+        )
+    grouped = queries.groupby("query_category", sort=False)
+    table = grouped[labels].mean().join(grouped.size().rename("queries"))
+    table = table.loc[sorted(table.index, key=_category_key)].rename_axis("category").reset_index()
+    table.insert(1, "name", [LOCOMO_CATEGORIES.get(c, "") for c in table["category"]])
+    overall = {"category": "overall", "name": "", "queries": len(queries), **queries[labels].mean().to_dict()}
+    table = pd.concat([table, pd.DataFrame([overall])], ignore_index=True)
+    return table[["category", "name", "queries", *labels]]
+
+
+def _category_key(category: str) -> tuple[int, int, str]:
+    """Numeric categories first, in numeric order, then any other label alphabetically."""
+    return (0, int(category), "") if category.isdigit() else (1, 0, category)
+
+
+def _checked_metrics(run: EvalRun, metrics: Sequence[str] | None) -> list[str]:
+    available = [*HARNESS_METRICS, *run.extra_metrics]
+    labels = run.extra_metrics if metrics is None else list(metrics)
+    unknown = [m for m in labels if m not in available]
+    if unknown:
+        raise UsageError(f"metric(s) {', '.join(unknown)} not in this run; available: {', '.join(available)}")
+    return labels
+
+
+def _pass_rows(frame: pd.DataFrame, pass_name: str) -> pd.DataFrame:
+    if pass_name not in set(frame["pass"]):
+        raise UsageError(f"pass {pass_name!r} not in this run; passes: {', '.join(frame['pass'].unique())}")
+    return frame[frame["pass"] == pass_name]
+
+
+def check_scenario(run: EvalRun, scenario: str) -> None:
+    names = [s.name for s in run.result.scenarios]
+    if scenario not in names:
+        raise UsageError(f"scenario {scenario!r} is not in this run; its scenarios are: {', '.join(names)}")
+
+
+def by_pass(
+    frame: pd.DataFrame, key: str, names: list[str] | None
+) -> tuple[pd.DataFrame, pd.DataFrame | None]:
+    """The ungated rows and the gated rows (None when there is no gated pass), indexed by `key`."""
+    if names is not None:
+        frame = frame[frame[key].isin(names)]
+    ungated = frame[frame["pass"] == "ungated"].set_index(key)
+    gated = frame[frame["pass"] == "gated"].set_index(key)
+    return ungated, (gated.reindex(ungated.index) if len(gated) else None)
+
+
+def gate_label(run: EvalRun) -> str:
+    gated = run.result.gated
+    return "no gate" if gated is None else f"min_relevance {gated.relevance_gate.min_relevance:g}"
+
+
+def load_run(path: str | Path) -> EvalRun:
+    """An `EvalRun` from a JSON report file; its frames equal those of the run that wrote it."""
+    return EvalRun(read_result(path))

@@ -1,0 +1,118 @@
+"""The layout shows the architecture: imports flow one way, from records up to the CLI.
+
+Every `evalkit` import in the package (module level or inside a function) is read with `ast`;
+a package is a top-level name under `evalkit/` (`evalkit.harness.runner` belongs to `harness`).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.shared import ROOT
+
+PACKAGE = ROOT / "evalkit"
+
+LAYERS: tuple[frozenset[str], ...] = (
+    frozenset({"errors", "records", "files", "progress", "validation", "sqlite"}),
+    frozenset({"embedders"}),
+    frozenset({"memory"}),
+    frozenset({"systems"}),
+    frozenset({"scenarios"}),
+    frozenset({"metrics"}),
+    frozenset({"harness"}),
+    frozenset({"suites"}),
+    frozenset({"views"}),
+    frozenset({"notebooks"}),
+    frozenset({"api"}),
+    frozenset({"cli", "__main__", "__init__"}),
+)
+"""From the bottom up: a module may import its own layer's packages and those below it."""
+
+RUNNING = ("evalkit.harness.runner", "evalkit.harness.evaluate", "evalkit.suites.mutations", "evalkit.api")
+"""What runs an evaluation: no view may import it (views read saved results)."""
+
+
+def _package(module: str) -> str:
+    return module.split(".")[1] if "." in module else "__init__"
+
+
+def _imports(path: Path) -> Iterator[str]:
+    """Every evalkit module `path` imports, as a dotted name."""
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            yield from (a.name for a in node.names if a.name.startswith("evalkit"))
+        elif isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("evalkit"):
+            yield node.module
+            yield from (f"{node.module}.{a.name}" for a in node.names)
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" and len(parts) > 2 else parts)
+
+
+MODULES = {_module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+PACKAGES = {_package(name) for name in MODULES}
+
+
+def _edges() -> set[tuple[str, str]]:
+    """(importing package, imported package) for every import across packages."""
+    edges = set()
+    for name, path in MODULES.items():
+        source = _package(name) if name != "evalkit.__init__" else "__init__"
+        for imported in _imports(path):
+            target = _package(imported)
+            if target != source and target in PACKAGES:
+                edges.add((source, target))
+    return edges
+
+
+def _layer(package: str) -> int:
+    return next(i for i, layer in enumerate(LAYERS) if package in layer)
+
+
+def test_every_package_has_a_layer():
+    assert set().union(*LAYERS) >= PACKAGES, sorted(PACKAGES - set().union(*LAYERS))
+
+
+def test_imports_only_go_down_the_layers():
+    upward = sorted((a, b) for a, b in _edges() if _layer(b) > _layer(a))
+    assert upward == []
+
+
+def test_no_cycle_between_packages():
+    graph: dict[str, set[str]] = {}
+    for a, b in _edges():
+        graph.setdefault(a, set()).add(b)
+
+    def reaches(start: str, goal: str, seen: set[str]) -> bool:
+        for nxt in graph.get(start, ()):
+            if nxt == goal or (nxt not in seen and reaches(nxt, goal, seen | {nxt})):
+                return True
+        return False
+
+    cycles = sorted(a for a in graph if reaches(a, a, {a}))
+    assert cycles == []
+
+
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if m.startswith("evalkit.views")))
+def test_views_never_import_what_runs(module):
+    imported = set(_imports(MODULES[module]))
+    assert not {i for i in imported if i.startswith(RUNNING)}
+
+
+def test_nothing_imports_the_cli_or_the_notebooks():
+    for name, path in MODULES.items():
+        imported = set(_imports(path))
+        if not name.startswith(("evalkit.cli", "evalkit.__main__")):
+            assert not {i for i in imported if i.startswith(("evalkit.cli", "evalkit.notebooks"))}, name
+
+
+def test_the_checker_sees_a_known_import():
+    # guards the walker itself: the runner imports the harness config and the scenarios package
+    assert {("harness", "scenarios"), ("suites", "harness"), ("api", "suites")} <= _edges()
+    assert "evalkit.harness.config" in set(_imports(MODULES["evalkit.harness.runner"]))
