@@ -66,7 +66,7 @@ def test_gate_comparison_deltas_and_drops(run):
     assert comparison["dropped_rows"].sum() == run.result.gated.relevance_gate.dropped_rows
 
 
-def test_load_report_gives_identical_frames(run, tmp_path):
+def test_load_run_gives_identical_frames(run, tmp_path):
     path = run.save(tmp_path / "report.json")
     loaded = evalkit.load_run(path)
     assert loaded.result == run.result
@@ -83,7 +83,7 @@ def test_no_gated_pass_gives_empty_comparison_with_columns():
     assert set(run.queries["pass"]) == {"ungated"}
 
 
-def test_load_report_errors_name_the_file(tmp_path):
+def test_load_run_errors_name_the_file(tmp_path):
     with pytest.raises(evalkit.ReportError, match="does not exist"):
         evalkit.load_run(tmp_path / "missing.json")
     bad = tmp_path / "bad.json"

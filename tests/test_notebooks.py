@@ -308,7 +308,7 @@ def test_report_writes_self_contained_html_with_scenario_table_and_charts(
     assert "Per scenario: ungated (measured, gates CI) vs gated" in html
     assert all(f">{name}</th>" in html for name in SCENARIOS)
     assert html.count("data:image/png;base64,") >= 3
-    assert "report.scenario_table(run)" not in html  # no code input
+    assert "tables.scenario_table(run)" not in html  # no code input
     assert "<script" not in html
     assert "No gating regressions." in html
     executed = nbformat.read(tmp_path / "eval_report.ipynb", as_version=4)

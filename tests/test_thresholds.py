@@ -8,12 +8,14 @@ import pytest
 
 from evalkit.errors import ThresholdsError
 from evalkit.harness.gating import (
+    MetricLevels,
     assertion_regressions,
     baseline_entry,
     load_thresholds,
     metric_regressions,
     update_thresholds,
 )
+from evalkit.metrics import HARNESS_METRICS
 from tests.factories import a_pass, query, scenario
 
 
@@ -107,3 +109,7 @@ def test_update_refuses_to_overwrite_an_invalid_file(tmp_path):
     with pytest.raises(ThresholdsError):
         update_thresholds(path, "deterministic", baseline_entry(_run(), top_k=5))
     assert path.read_text() == "garbage"
+
+
+def test_threshold_levels_spell_out_exactly_the_harness_metrics():
+    assert tuple(MetricLevels.model_fields) == HARNESS_METRICS

@@ -1,6 +1,6 @@
 """`evalkit bench beir|locomo PATH`: run a public benchmark, print its metrics, write the report.
 
-The report JSON is the one `evalkit run` writes (`evalkit.load_report` and the notebooks read
+The report JSON is the one `evalkit run` writes (`evalkit.load_run` and the notebooks read
 it). The console shows what was loaded, one metric row per scenario plus the overall row (a
 LoCoMo scenario is one conversation), for LoCoMo the per-category table, and with --gated the
 ungated-vs-gated comparison. Exit 0 = the run finished, 2 = bad input or usage.

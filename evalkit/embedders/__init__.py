@@ -1,8 +1,8 @@
 """Embedders: the deterministic hashing embedder (default) and, with the `real` extra, a
 sentence-transformers embedder (torch is imported only when a model is loaded).
 
-The cache (`evalkit.embedders.cache`) and the factory (`evalkit.embedders.factory`) are imported
-from their modules: they use `evalkit.sqlite`, whose package imports this one.
+The persistent cache (`evalkit.embedders.cache`, on the `evalkit.sqlite` driver helper) and the
+factory (`evalkit.embedders.factory`) are imported from their modules.
 """
 
 from evalkit.embedders.base import Embedder, Vectors

@@ -12,7 +12,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from evalkit.records import EdgeType, Status
+from evalkit.records import MAX_TOP_K, EdgeType, Status
 
 BUILTIN_CATEGORIES: tuple[str, ...] = (
     "explicit-fact",
@@ -78,7 +78,7 @@ class QuerySpec(_Frozen):
     grades: dict[str, int] = Field(default_factory=dict)
     id: str | None = None
     category: str | None = None
-    top_k: int | None = Field(default=None, ge=1, le=1000)
+    top_k: int | None = Field(default=None, ge=1, le=MAX_TOP_K)
     project: str | None = None
     include_global: bool = False
     min_relevance: float | None = Field(default=None, ge=0.0, le=1.0)

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 import operator
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from functools import partial
@@ -65,13 +65,18 @@ MAX_WORKERS = 8
 
 @dataclass(frozen=True)
 class Mutation:
-    """One catalogued fault. `description` states the realistic bug it models; `build()` returns
-    the variant pipeline; `control` marks a change that must leave every result unchanged."""
+    """One catalogued fault. `description` states the realistic bug it models; `changes` are the
+    `SearchPipeline` fields it replaces (a parameter, or a step wrapped around the default);
+    `control` marks a change that must leave every result unchanged."""
 
     name: str
     description: str
-    build: Callable[[], SearchPipeline]
+    changes: Mapping[str, object]
     control: bool = False
+
+    def build(self) -> SearchPipeline:
+        """The variant pipeline: the SPEC's with `changes` applied."""
+        return replace(DEFAULT_PIPELINE, **self.changes)  # type: ignore[arg-type]
 
 
 # ----------------------------------------------------------------------------- the faulty steps
@@ -183,83 +188,83 @@ _CATALOGUE: tuple[Mutation, ...] = (
     Mutation(
         "supersession-not-suppressed",
         "supersession=suppress behaves like flag: superseded rows stay in the results (ranked last)",
-        lambda: replace(DEFAULT_PIPELINE, standing=_suppress_as_flag),
+        {"standing": _suppress_as_flag},
     ),
     Mutation(
         "contradicted-rows-suppressed",
         "suppress drops every non-current row, so contradicted rows vanish instead of being flagged",
-        lambda: replace(DEFAULT_PIPELINE, standing=_suppress_every_non_current),
+        {"standing": _suppress_every_non_current},
     ),
     Mutation(
         "superseded-ranked-first",
         "the standing partition is reversed (superseded < contradicted < current); under the agent's "
         "suppress mode this shows as contradicted rows ranked above current ones",
-        lambda: replace(DEFAULT_PIPELINE, standing=partial(apply_standing, order=_REVERSED_STANDING_ORDER)),
+        {"standing": partial(apply_standing, order=_REVERSED_STANDING_ORDER)},
     ),
     Mutation(
         "project-filter-ignored",
         "the project filter is dropped: a project-scoped search returns every project's thoughts",
-        lambda: replace(DEFAULT_PIPELINE, row_filter=_filter_ignoring_project),
+        {"row_filter": _filter_ignoring_project},
     ),
     Mutation(
         "include-global-ignored",
         "include_global is ignored: global thoughts of other projects leak into every project search",
-        lambda: replace(DEFAULT_PIPELINE, row_filter=_filter_always_global),
+        {"row_filter": _filter_always_global},
     ),
     Mutation(
         "include-global-dropped",
         "include_global is not passed on: global thoughts never join a project search that asks for them",
-        lambda: replace(DEFAULT_PIPELINE, row_filter=_filter_never_global),
+        {"row_filter": _filter_never_global},
     ),
     Mutation(
         "bm25-leg-off",
         "the BM25 leg is switched off: hybrid search is vector-only",
-        lambda: replace(DEFAULT_PIPELINE, use_bm25=False),
+        {"use_bm25": False},
     ),
     Mutation(
         "vector-leg-off",
         "the vector leg is switched off: hybrid search is BM25-only",
-        lambda: replace(DEFAULT_PIPELINE, use_vector=False),
+        {"use_vector": False},
     ),
     Mutation(
         "rrf-constant-1",
         "the RRF constant is 1 instead of 60: one leg's top hit dominates and relevance collapses with rank",
-        lambda: replace(DEFAULT_PIPELINE, rrf_k=1),
+        {"rrf_k": 1},
     ),
     Mutation(
         "relevance-not-normalised",
         "relevance is the raw RRF score instead of rrf / (legs / 61), so any recency weight swamps it",
-        lambda: replace(DEFAULT_PIPELINE, fuse=_fuse_unnormalised),
+        {"fuse": _fuse_unnormalised},
     ),
     Mutation(
         "stopwords-not-removed",
         "the stopword list is empty: BM25 matches every note that shares 'the', 'is', 'what', ...",
-        lambda: replace(DEFAULT_PIPELINE, fts_query=_fts_query_without_stopwords),
+        {"fts_query": _fts_query_without_stopwords},
     ),
     Mutation(
         "recency-decay-sign-flipped",
         "final = relevance - weight * decay: recency pushes fresh rows down instead of up",
-        lambda: replace(DEFAULT_PIPELINE, recency=partial(apply_recency, combine=operator.sub)),
+        {"recency": partial(apply_recency, combine=operator.sub)},
     ),
     Mutation(
         "over-fetch-removed",
         "the candidate budget is top_k even under suppress, so suppressed rows are not back-filled",
-        lambda: replace(DEFAULT_PIPELINE, budget=_budget_without_over_fetch),
+        {"budget": _budget_without_over_fetch},
     ),
     Mutation(
         "gate-drops-bm25-hits",
         "the relevance gate keeps only vector hits above the floor, dropping strong BM25 matches",
-        lambda: replace(DEFAULT_PIPELINE, gate=partial(apply_gate, strong=_strong_if_similar)),
+        {"gate": partial(apply_gate, strong=_strong_if_similar)},
     ),
     Mutation(
         "cluster-thought-never-returned",
         "cluster thoughts are filtered out of both legs, so a consolidated summary is never found",
-        lambda: replace(DEFAULT_PIPELINE, row_filter=_filter_without_clusters),
+        {"row_filter": _filter_without_clusters},
     ),
     Mutation(
         "control-rrf-rewritten",
         "no-op control: RRF re-implemented with an id -> ranks table and math.fsum (same results)",
-        lambda: replace(DEFAULT_PIPELINE, fuse=_fuse_rrf_fsum),
+        {"fuse": _fuse_rrf_fsum},
         control=True,
     ),
 )

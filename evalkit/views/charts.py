@@ -13,7 +13,7 @@ from matplotlib.ticker import MaxNLocator
 
 from evalkit.memory import VECTOR_FLOOR
 from evalkit.metrics import HARNESS_METRICS
-from evalkit.views.frames import COMPARED_METRICS, EvalRun, by_pass, check_scenario, gate_label
+from evalkit.views.frames import COMPARED_METRICS, EvalRun, by_pass, check_scenario, gate_drops, gate_label
 from evalkit.views.styles import (
     DROPPED_IRRELEVANT_COLOR,
     DROPPED_RELEVANT_COLOR,
@@ -88,11 +88,7 @@ def dropped_chart(run: EvalRun) -> ReportFigure:
     ax.set_xlabel("rows dropped (summed over the scenario's queries)")
     ax.grid(axis="x", alpha=0.3)
     ax.legend(loc="lower right")
-    g = gated.relevance_gate
-    ax.set_title(
-        f"Rows dropped by the relevance gate ({gate_label(run)}): {g.dropped_rows} of {g.candidates} "
-        f"candidates across {g.queries_with_drops}/{g.queries} queries"
-    )
+    ax.set_title(f"Rows the relevance gate dropped ({gate_label(run)}): {gate_drops(gated.relevance_gate)}")
     return fig
 
 

@@ -16,6 +16,7 @@ from evalkit.views.frames import (
     COMPARED_METRICS,
     EvalRun,
     benchmark_metric_frame,
+    gate_drops,
 )
 
 _HEADER = (
@@ -52,11 +53,8 @@ def render_pass_table(result: PassResult) -> list[str]:
 
 def gate_headline(gated: PassResult) -> str:
     """ "Gated pass (report-only): min_relevance X — dropped N of M candidate rows across Q/T queries"."""
-    g = gated.relevance_gate
-    return (
-        f"Gated pass (report-only): min_relevance {g.min_relevance:g} — dropped {g.dropped_rows} of "
-        f"{g.candidates} candidate rows across {g.queries_with_drops}/{g.queries} queries"
-    )
+    gate = gated.relevance_gate
+    return f"Gated pass (report-only): min_relevance {gate.min_relevance:g} — {gate_drops(gate)}"
 
 
 def render_gate_comparison(run: EvalRun) -> list[str]:

@@ -20,7 +20,14 @@ import pandas as pd
 
 from evalkit.errors import UsageError
 from evalkit.harness.aggregation import counts_toward_aggregates
-from evalkit.harness.results import DetectionPower, PassResult, RunResult, read_result, write_result
+from evalkit.harness.results import (
+    DetectionPower,
+    GateSummary,
+    PassResult,
+    RunResult,
+    read_result,
+    write_result,
+)
 from evalkit.metrics import HARNESS_METRICS
 from evalkit.suites.locomo import LOCOMO_CATEGORIES
 
@@ -446,6 +453,14 @@ def by_pass(
     ungated = frame[frame["pass"] == "ungated"].set_index(key)
     gated = frame[frame["pass"] == "gated"].set_index(key)
     return ungated, (gated.reindex(ungated.index) if len(gated) else None)
+
+
+def gate_drops(gate: GateSummary) -> str:
+    """What a pass's relevance gate did: "dropped N of M candidate rows across Q/T queries"."""
+    return (
+        f"dropped {gate.dropped_rows} of {gate.candidates} candidate rows across "
+        f"{gate.queries_with_drops}/{gate.queries} queries"
+    )
 
 
 def gate_label(run: EvalRun) -> str:
