@@ -19,13 +19,16 @@ unknown thought id 'x' ...`). Nothing runs on an invalid dataset. Decisions wher
 - Shape problems (pydantic) are reported first; cross-reference checks run only on scenarios whose
   shape is valid, so fixing shape problems may reveal more. Duplicate scenario names are checked on
   every file that names its scenario, valid or not.
-- References (edges, relevant, forbid, rank_before, grades) may name the scenario's own thoughts and,
-  when `distractors: true`, the shared distractors. Beyond the SPEC's list the loader also rejects
-  what the store or the metrics would reject or silently misread: edges from a thought to itself,
-  duplicate edges, an id listed twice in `relevant`/`forbid`, `rank_before` with before == after,
-  grades below 1 or for ids not in `relevant`, and a query `project` that holds none of the
-  scenario's thoughts (the query would search an empty corpus).
+- References (edges, relevant, forbid, rank_before, grades) may name the scenario's thoughts (those
+  marked `distractor: true` included) and, when `distractors: true`, the shared distractors.
+  Beyond the SPEC's list the loader also rejects what the store or the metrics would reject or
+  silently misread: edges from a thought to itself, duplicate edges, an id listed twice in
+  `relevant`/`forbid`, `rank_before` with before == after, grades below 1 or for ids not in
+  `relevant`, and a query `project` that holds none of the scenario's thoughts (the query would
+  search an empty corpus).
 - A missing distractors file is a problem only when some scenario asks for distractors.
+- `distractors_created_at` must be a readable date, and is a problem on a scenario with
+  `distractors: false` (there is nothing to re-date).
 - The whole directory is validated and digested even when `names` selects a subset.
 """
 
@@ -62,6 +65,9 @@ _IGNORED_SUFFIXES = (".md",)
 
 _OFFSET = re.compile(r"^([+-])(\d+(?:\.\d+)?)([mhdw])$")
 _OFFSET_UNITS = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
+_PROBE_CLOCK = datetime(2000, 1, 1, tzinfo=UTC)
+"""The clock dates are resolved against when validating: any clock shows whether a date reads."""
+
 _DATE_HELP = (
     "use an ISO-8601 date-time such as 2024-05-01T09:30:00Z, or an offset from the run's clock "
     "such as -30d, -12h, -90m, -2w or +1d"
@@ -169,15 +175,20 @@ def resolve_created_at(value: str | datetime | None, clock: datetime) -> datetim
 
 
 def own_ids(scenario: Scenario) -> frozenset[str]:
-    """The ids of the scenario's own thoughts (the shared distractors excluded)."""
-    return frozenset(t.id for t in scenario.thoughts)
+    """The ids of the scenario's own thoughts: those in its file not marked `distractor: true`
+    (the shared distractors are never its own)."""
+    return frozenset(t.id for t in scenario.thoughts if not t.distractor)
 
 
 def seed_thoughts(scenario: Scenario, distractors: Sequence[ThoughtSpec], clock: datetime) -> list[Thought]:
-    """The thoughts to seed for `scenario`, in order: its own thoughts in file order, then
-    `distractors` when `scenario.distractors` is true. `created_at` is resolved against `clock`
-    (see `resolve_created_at`), so every thought carries a UTC datetime."""
-    specs = list(scenario.thoughts) + (list(distractors) if scenario.distractors else [])
+    """The thoughts to seed for `scenario`, in order: the thoughts of its file in file order
+    (`distractor: true` ones included), then `distractors` when `scenario.distractors` is true,
+    each dated `scenario.distractors_created_at` when that is set. `created_at` is resolved
+    against `clock` (see `resolve_created_at`), so every thought carries a UTC datetime."""
+    shared = list(distractors) if scenario.distractors else []
+    if scenario.distractors_created_at is not None:
+        shared = [t.model_copy(update={"created_at": scenario.distractors_created_at}) for t in shared]
+    specs = list(scenario.thoughts) + shared
     return [
         Thought(
             id=t.id,
@@ -203,8 +214,9 @@ def _scenario_problems(scenario: Scenario, distractors: Sequence[ThoughtSpec] | 
 
     `distractors` are the shared distractors, or None when they are unknown (the distractors file
     is missing or invalid): references that might point at a distractor are then not judged.
-    Checks: category, thought ids (duplicates, clashes with distractors), created_at, edges,
-    and every query's relevant / forbid / rank_before / grades / project / no_relevant.
+    Checks: category, thought ids (duplicates, clashes with distractors), created_at,
+    distractors_created_at, edges, and every query's relevant / forbid / rank_before / grades /
+    project / no_relevant.
     """
     problems: list[str] = []
     if scenario.category not in BUILTIN_CATEGORIES:
@@ -213,6 +225,7 @@ def _scenario_problems(scenario: Scenario, distractors: Sequence[ThoughtSpec] | 
         )
     distractor_ids = None if distractors is None else frozenset(t.id for t in distractors)
     problems.extend(_thought_problems(scenario.thoughts, distractor_ids if scenario.distractors else None))
+    problems.extend(_distractors_created_at_problems(scenario))
     resolver = _Resolver(scenario, distractor_ids)
     problems.extend(_edge_problems(scenario, resolver))
     projects = {t.project for t in scenario.thoughts}
@@ -465,14 +478,20 @@ def _parse_json(text: str) -> Any:
 
 
 def _raw_date_problems(data: Mapping[str, Any]) -> list[str]:
-    """created_at values that are not strings (pydantic would read a number as a Unix timestamp)."""
+    """Dates that are not strings (pydantic would read a number as a Unix timestamp): each
+    thought's created_at and a scenario's distractors_created_at."""
     thoughts = data.get("thoughts")
-    if not isinstance(thoughts, list):
-        return []
+    dates = [("distractors_created_at", data.get("distractors_created_at"))]
+    if isinstance(thoughts, list):
+        dates += [
+            (f"thoughts[{i}].created_at", t.get("created_at"))
+            for i, t in enumerate(thoughts)
+            if isinstance(t, dict)
+        ]
     return [
-        f"thoughts[{i}].created_at: {t['created_at']!r} is not a string; {_DATE_HELP} (quoted in YAML)"
-        for i, t in enumerate(thoughts)
-        if isinstance(t, dict) and t.get("created_at") is not None and not isinstance(t["created_at"], str)
+        f"{field}: {value!r} is not a string; {_DATE_HELP} (quoted in YAML)"
+        for field, value in dates
+        if value is not None and not isinstance(value, str)
     ]
 
 
@@ -567,13 +586,13 @@ class _Resolver:
     `judged` says whether every reference can be judged."""
 
     def __init__(self, scenario: Scenario, distractor_ids: frozenset[str] | None) -> None:
-        self.own = own_ids(scenario)
+        self.scenario_ids = frozenset(t.id for t in scenario.thoughts)
         self.distractor_ids = distractor_ids
         self.uses_distractors = scenario.distractors
         self.judged = distractor_ids is not None or not scenario.distractors
 
     def check(self, field: str, ref: str) -> list[str]:
-        if ref in self.own:
+        if ref in self.scenario_ids:
             return []
         if self.distractor_ids is None:
             return [] if self.uses_distractors else [self._unknown(field, ref)]
@@ -599,7 +618,6 @@ def _thought_problems(thoughts: Sequence[ThoughtSpec], distractor_ids: frozenset
     """Duplicate ids, ids clashing with the distractors (when given) and unreadable created_at."""
     problems = []
     first: dict[str, int] = {}
-    probe_clock = datetime(2000, 1, 1, tzinfo=UTC)
     for i, t in enumerate(thoughts):
         if t.id in first:
             problems.append(
@@ -612,10 +630,26 @@ def _thought_problems(thoughts: Sequence[ThoughtSpec], distractor_ids: frozenset
                 "rename it or set distractors: false"
             )
         try:
-            resolve_created_at(t.created_at, probe_clock)
+            resolve_created_at(t.created_at, _PROBE_CLOCK)
         except DatasetError as exc:
             problems.append(f"thoughts[{i}].created_at: {exc}")
     return problems
+
+
+def _distractors_created_at_problems(scenario: Scenario) -> list[str]:
+    """An unreadable `distractors_created_at`, or one set where no shared distractor is seeded."""
+    if scenario.distractors_created_at is None:
+        return []
+    if not scenario.distractors:
+        return [
+            "distractors_created_at: this scenario sets distractors: false, so there are no shared "
+            "distractors to re-date; drop distractors_created_at or set distractors: true"
+        ]
+    try:
+        resolve_created_at(scenario.distractors_created_at, _PROBE_CLOCK)
+    except DatasetError as exc:
+        return [f"distractors_created_at: {exc}"]
+    return []
 
 
 def _edge_problems(scenario: Scenario, resolver: _Resolver) -> list[str]:
