@@ -108,6 +108,8 @@ def test_builtin_recency_probe_pits_a_fresh_note_against_a_better_matching_stale
     by_id = {t.id: t for t in seed_thoughts(scenario, builtin.distractors, CLOCK)}
     fresh_at, stale_at = by_id[fresh].created_at, by_id[stale].created_at
     assert fresh_at is not None and stale_at is not None and fresh_at > stale_at
+    # As in the original service's probe, the shared distractors are dated like the stale note.
+    assert {by_id[d.id].created_at for d in builtin.distractors} == {stale_at}
     words = set(hashing_tokens(query.query))
     assert len(words & set(hashing_tokens(by_id[stale].content))) > len(
         words & set(hashing_tokens(by_id[fresh].content))
