@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from evalkit.harness.aggregation import mean_metrics, pass_result
 from evalkit.harness.checks import scenario_status
-from evalkit.harness.results import DroppedRecord, PassResult, QueryResult, ScenarioResult
+from evalkit.harness.config import RunConfig
+from evalkit.harness.results import DroppedRecord, PassResult, QueryResult, RunResult, ScenarioResult
 
 
 def query(
@@ -54,3 +55,27 @@ def scenario(
 
 def a_pass(*scenarios: ScenarioResult, gate: float = 0.0) -> PassResult:
     return pass_result(list(scenarios), gate)
+
+
+def a_run(ungated: PassResult, gated: PassResult | None = None) -> RunResult:
+    """A whole run of hand-built passes, with placeholder provenance."""
+    return RunResult(
+        **ungated.model_dump(),
+        mode="deterministic",
+        generated_at="2026-01-02T03:04:05+00:00",
+        top_k=5,
+        system="reference",
+        provenance={
+            "config": RunConfig(),
+            "evalkit_version": "0.1.0",
+            "git": {"commit": None, "dirty": None},
+            "python": "3.11",
+            "platform": "Linux",
+            "packages": {},
+            "dataset_digest": "0" * 64,
+            "system": {"system": "reference"},
+            "embedder": None,
+        },
+        regressions=[],
+        gated=gated,
+    )

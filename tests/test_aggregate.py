@@ -33,6 +33,17 @@ def test_measure_only_and_xfail_scenarios_are_excluded_from_aggregates():
     assert set(result.categories) == {"cat"}
 
 
+def test_categories_are_in_order_of_first_appearance_among_gating_scenarios():
+    result = a_pass(
+        scenario("probe", "beta", [query(0)], measure_only=True),
+        scenario("a", "zeta", [query(0)]),
+        scenario("b", "alpha", [query(0)]),
+        scenario("c", "zeta", [query(0)]),
+        scenario("d", "beta", [query(0)]),
+    )
+    assert list(result.categories) == ["zeta", "alpha", "beta"]
+
+
 def test_empty_aggregate_is_zero_not_nan():
     agg = mean_metrics([])
     assert agg.queries == 0

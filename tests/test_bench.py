@@ -287,7 +287,7 @@ def test_scifact_bm25_reproduces_the_recorded_figures() -> None:
     run = run_beir(SCIFACT, retrieval="bm25", progress=False)
     overall = run.overall.iloc[0]
     assert overall["queries"] == 300
-    assert overall["ndcg@10"] == pytest.approx(0.6375, abs=0.005)
+    assert overall["ndcg@10"] == pytest.approx(0.6399, abs=0.005)
     assert overall["recall@100"] == pytest.approx(0.8509, abs=0.005)
 
 
@@ -297,9 +297,9 @@ def test_locomo_bm25_categories_1_to_4_reproduce_the_recorded_recall() -> None:
     run = run_locomo(LOCOMO, retrieval="bm25", progress=False)
     table = question_category_frame(run, ["recall@5", "recall@10"]).set_index("category")
     assert list(table["queries"]) == [282, 321, 92, 841, 1536]
-    assert table.loc["overall", "recall@5"] == pytest.approx(0.4942, abs=0.005)
-    assert table.loc["overall", "recall@10"] == pytest.approx(0.5600, abs=0.005)
-    assert list(table["recall@10"]) == pytest.approx([0.2497, 0.6638, 0.2909, 0.6538, 0.5600], abs=0.005)
+    assert table.loc["overall", "recall@5"] == pytest.approx(0.4952, abs=0.005)
+    assert table.loc["overall", "recall@10"] == pytest.approx(0.5630, abs=0.005)
+    assert list(table["recall@10"]) == pytest.approx([0.2515, 0.6643, 0.2800, 0.6597, 0.5630], abs=0.005)
 
 
 @pytest.mark.shared_data
@@ -307,6 +307,6 @@ def test_locomo_bm25_categories_1_to_4_reproduce_the_recorded_recall() -> None:
 def test_scifact_bm25_with_porter_and_spaced_syntax_closes_the_gap_to_anserini() -> None:
     run = run_beir(SCIFACT, retrieval="bm25", tokenizer="porter", query_syntax="space", progress=False)
     overall = run.overall.iloc[0]
-    assert overall["ndcg@10"] == pytest.approx(0.6884, abs=0.005)  # Anserini flat: 0.679
+    assert overall["ndcg@10"] == pytest.approx(0.6881, abs=0.005)  # Anserini flat: 0.679
     assert overall["recall@100"] == pytest.approx(0.9210, abs=0.005)  # published 0.908-0.925
     assert run.result.provenance.system["query_syntax"] == "space"

@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+import evalkit
 from evalkit.embedders import HashingEmbedder, hashing_tokens
 from evalkit.errors import DatasetError
 from evalkit.harness.checks import check_query
@@ -109,6 +110,8 @@ def test_builtin_recency_probe_pits_a_fresh_note_against_a_better_matching_stale
     by_id = {t.id: t for t in seed_thoughts(scenario, builtin.distractors, CLOCK)}
     fresh_at, stale_at = by_id[fresh].created_at, by_id[stale].created_at
     assert fresh_at is not None and stale_at is not None and fresh_at > stale_at
+    # As in the original service's probe, the shared distractors are dated like the stale note.
+    assert {by_id[d.id].created_at for d in builtin.distractors} == {stale_at}
     words = set(hashing_tokens(query.query))
     assert len(words & set(hashing_tokens(by_id[stale].content))) > len(
         words & set(hashing_tokens(by_id[fresh].content))
@@ -188,6 +191,85 @@ def test_seed_thoughts_puts_own_thoughts_first_then_distractors_with_resolved_da
         ("low", datetime(2025, 5, 19, 12, 0, tzinfo=UTC)),  # -2w
         ("high", datetime(2024, 1, 8, 0, 0, tzinfo=UTC)),  # date only: midnight UTC
     ]
+
+
+_FLAGGED = (
+    "name: flagged\ncategory: no-match\nmeasure_only: true\n{extra}thoughts:\n"
+    "  - {{id: own, content: Harbor deploy notes., project: alpha, created_at: -1d}}\n"
+    "  - {{id: local-distractor, content: Harbor lunch menu., project: beta{flag}}}\n"
+    "queries:\n  - {{query: harbor lunch, project: beta, no_relevant: true}}\n"
+)
+_TWO_DISTRACTORS = (
+    "thoughts:\n  - {id: d1, content: Parking passes., created_at: -10d}\n  - {id: d2, content: Plants.}\n"
+)
+
+
+def _flagged(tmp_path: Path, extra: str = "", flag: str = ", distractor: true") -> tuple[Suite, Path]:
+    directory = _write(
+        tmp_path / "ds", {"flagged.yaml": _FLAGGED.format(extra=extra, flag=flag)}, _TWO_DISTRACTORS
+    )
+    return load_suite(directory), directory
+
+
+def test_a_thought_marked_distractor_is_seeded_in_file_order_but_is_not_the_scenarios_own(
+    tmp_path: Path,
+) -> None:
+    suite, _ = _flagged(tmp_path)
+    (scenario,) = suite.scenarios
+    assert [t.id for t in seed_thoughts(scenario, suite.distractors, CLOCK)] == [
+        "own", "local-distractor", "d1", "d2",
+    ]  # fmt: skip
+    assert own_ids(scenario) == frozenset({"own"})
+
+
+@pytest.mark.parametrize(("flag", "errors"), [(", distractor: true", []), ("", ["no_relevant"])])
+def test_no_relevant_allows_a_retrieved_thought_marked_distractor(
+    tmp_path: Path, flag: str, errors: list[str]
+) -> None:
+    # The query searches project beta, which holds only local-distractor: it is always retrieved.
+    _, directory = _flagged(tmp_path, flag=flag)
+    run = evalkit.run_eval(datasets=directory, thresholds=None, gated=False)
+    (query,) = run.result.scenarios[0].queries
+    assert query.retrieved == ["local-distractor"]
+    assert [error.split(":")[0] for error in query.check_errors] == errors
+
+
+def test_distractors_created_at_re_dates_every_shared_distractor_and_nothing_else(tmp_path: Path) -> None:
+    suite, _ = _flagged(tmp_path, extra="distractors_created_at: -30d\n")
+    seeded = seed_thoughts(suite.scenarios[0], suite.distractors, CLOCK)
+    assert [(t.id, t.created_at) for t in seeded] == [
+        ("own", CLOCK - timedelta(days=1)),
+        ("local-distractor", CLOCK),
+        ("d1", CLOCK - timedelta(days=30)),
+        ("d2", CLOCK - timedelta(days=30)),
+    ]
+
+
+def test_shared_distractors_keep_their_own_dates_by_default(tmp_path: Path) -> None:
+    suite, _ = _flagged(tmp_path)
+    seeded = seed_thoughts(suite.scenarios[0], suite.distractors, CLOCK)
+    assert [t.created_at for t in seeded[2:]] == [CLOCK - timedelta(days=10), CLOCK]
+
+
+@pytest.mark.parametrize(
+    ("extra", "problem"),
+    [
+        ("distractors_created_at: -3x\n", "distractors_created_at: cannot read created_at '-3x'"),
+        ("distractors_created_at: 30\n", "distractors_created_at: 30 is not a string"),
+        (
+            "distractors: false\ndistractors_created_at: -30d\n",
+            "distractors_created_at: this scenario sets distractors: false",
+        ),
+    ],
+)
+def test_bad_distractors_created_at_is_reported_with_file_scenario_and_field(
+    tmp_path: Path, extra: str, problem: str
+) -> None:
+    directory = _write(
+        tmp_path / "ds", {"flagged.yaml": _FLAGGED.format(extra=extra, flag="")}, _TWO_DISTRACTORS
+    )
+    (found,) = _problems(directory)
+    assert found.startswith(f"{directory / 'scenarios' / 'flagged.yaml'}: scenario 'flagged': {problem}")
 
 
 @pytest.mark.parametrize(
@@ -324,8 +406,8 @@ def test_distractors_file_with_unknown_key_or_wrong_shape_is_a_problem(tmp_path:
         tmp_path / "a", {"m.yaml": _MINIMAL}, "thoughts:\n  - {id: d, content: D., colour: blue}\n"
     )
     assert _problems(bad_key) == [
-        f"{bad_key / 'distractors.yaml'}: thoughts[0].colour: unknown key 'colour'; "
-        "allowed keys: id, content, project, status, created_at, is_cluster, is_global, importance"
+        f"{bad_key / 'distractors.yaml'}: thoughts[0].colour: unknown key 'colour'; allowed keys: "
+        "id, content, project, status, created_at, is_cluster, is_global, importance, distractor"
     ]
     a_list = _write(tmp_path / "b", {"m.yaml": _MINIMAL}, "- {id: d, content: D.}\n")
     assert _problems(a_list) == [

@@ -26,6 +26,17 @@ def test_frames_have_the_documented_columns(run):
     assert list(run.gate_comparison().columns) == list(evalkit.GATE_COMPARISON_COLUMNS)
 
 
+def test_categories_are_listed_in_suite_order_in_report_and_frames(run, tmp_path):
+    # File-name order: ... recency-gentle.yaml (temporal) comes before retrieval-quality.yaml.
+    suite_order = [
+        "consolidation", "contradiction", "explicit-fact", "multi-hop", "project-scope", "temporal",
+        "retrieval-quality", "supersession",
+    ]  # fmt: skip
+    assert list(run.result.categories) == suite_order
+    assert list(run.categories[run.categories["pass"] == "ungated"]["category"]) == suite_order
+    assert list(evalkit.load_run(run.save(tmp_path / "report.json")).result.categories) == suite_order
+
+
 def test_one_row_per_pass_per_query_and_per_hit(run):
     n_queries = sum(len(s.queries) for s in run.result.scenarios)
     assert len(run.queries) == 2 * n_queries

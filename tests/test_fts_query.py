@@ -5,15 +5,25 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from evalkit.memory import STOPWORDS, StoreOptions, build_fts_query, fts_terms
+from evalkit.memory import (
+    DEFAULT_STOPWORD_LIST,
+    STOPWORD_LISTS,
+    STOPWORDS,
+    MemoryStore,
+    StoreOptions,
+    build_fts_query,
+    fts_terms,
+)
+from evalkit.memory.fts_query import NLTK_ENGLISH_STOPWORDS, SERVICE_STOPWORDS, fold
 from evalkit.records import Thought
 from evalkit.sqlite import Connection, connect
-from evalkit.systems.reference import ReferenceSystem
+from evalkit.systems import ReferenceSystem
 from tests.shared import FTS_SYNTAX
 
 
@@ -68,10 +78,48 @@ def test_custom_stopword_list_is_honoured() -> None:
     assert build_fts_query("the port", frozenset({"port"})) == '"the"'
 
 
-def test_stopword_list_is_lower_case_function_words() -> None:
-    assert {"the", "and", "or", "not", "what", "is"} <= STOPWORDS
-    assert all(w == w.lower() for w in STOPWORDS)
-    assert not {"port", "server", "database"} & STOPWORDS
+def test_stopword_lists_are_stored_folded_function_words() -> None:
+    for words in STOPWORD_LISTS.values():
+        assert {"the", "and", "or", "not", "what", "is"} <= words
+        assert all(fold(w) == w for w in words)
+        assert not {"port", "server", "database"} & words
+
+
+def test_default_stopwords_are_the_services_102_english_and_151_russian_words() -> None:
+    assert DEFAULT_STOPWORD_LIST == "service"
+    assert STOPWORDS is STOPWORD_LISTS["service"] is SERVICE_STOPWORDS
+    english = {w for w in STOPWORDS if w.isascii()}
+    russian = STOPWORDS - english
+    assert (len(english), len(russian)) == (102, 151)
+    assert all(re.fullmatch("[а-я]+", w) for w in russian)
+
+
+def test_earlier_nltk_list_stays_selectable_and_differs_by_30_words() -> None:
+    assert STOPWORD_LISTS["nltk-english"] is NLTK_ENGLISH_STOPWORDS
+    assert len(NLTK_ENGLISH_STOPWORDS) == 126
+    only_nltk = NLTK_ENGLISH_STOPWORDS - SERVICE_STOPWORDS
+    assert len(only_nltk) == 27
+    assert {"before", "after", "during", "between", "would", "could"} <= only_nltk
+    assert {w for w in SERVICE_STOPWORDS - NLTK_ENGLISH_STOPWORDS if w.isascii()} == {"else", "us", "whose"}
+
+
+def test_before_is_kept_and_whose_is_dropped() -> None:
+    assert fts_terms("whose cache before deploy") == ["cache", "before", "deploy"]
+    assert fts_terms("whose cache before deploy", NLTK_ENGLISH_STOPWORDS) == ["whose", "cache", "deploy"]
+
+
+def test_yo_folds_to_ye_when_comparing_with_stopwords() -> None:
+    # "всё", "ещё", "её" are listed as "все", "еще", "ее"; upper case folds the same way.
+    assert fts_terms("всё ещё её ВСЁ Ещё") == []
+    assert fold("ВСЁ") == "все"
+
+
+def test_terms_that_are_not_stopwords_keep_their_spelling() -> None:
+    assert fts_terms("Ёлка всё Server") == ["Ёлка", "Server"]
+
+
+def test_russian_stopword_only_query_builds_nothing() -> None:
+    assert build_fts_query("что это всё было") is None
 
 
 @pytest.fixture(scope="module")
@@ -99,7 +147,7 @@ def test_built_query_is_well_formed_and_never_an_fts5_error(fts: Connection, tex
     if query is None:
         # Nothing survived: every piece was empty after deleting the special characters, or a stopword.
         terms = [re.sub(r'["*:()^+\-\[\]\\\x00\ud800-\udfff]', "", p) for p in text.split()]
-        assert all(not t or t.lower() in STOPWORDS for t in terms)
+        assert all(not t or fold(t) in STOPWORDS for t in terms)
         return
     assert _QUERY_SHAPE.fullmatch(query)
     rows = fts.execute("SELECT rowid FROM docs WHERE docs MATCH ?", (query,)).fetchall()
@@ -128,3 +176,50 @@ def test_space_syntax_matches_hyphenated_words_the_delete_mode_misses(tmp_path):
                 recency_half_life_days=30.0, now=datetime(2026, 1, 1, tzinfo=UTC),
             )  # fmt: skip
             assert response.ids == expected, syntax
+
+
+def _bm25_and_hybrid_top(
+    path: Path, stopwords: str, thoughts: list[tuple[str, str]], query: str, top_k: int
+) -> dict[str, list[str]]:
+    """{retrieval: ids} of `query` over `thoughts` in a store whose BM25 leg drops the stopword
+    list named `stopwords`."""
+    with MemoryStore(path, options=StoreOptions(stopwords=stopwords)) as store:
+        for thought_id, content in thoughts:
+            store.add_thought(thought_id, content)
+        return {
+            retrieval: [
+                h.id for h in store.search(query, top_k=top_k, retrieval=retrieval, min_relevance=0).hits
+            ]
+            for retrieval in ("bm25", "hybrid")
+        }
+
+
+def test_russian_stopword_only_query_yields_no_bm25_rows(tmp_path):
+    thoughts = [("ru", "Это всё было давно, ещё до переезда."), ("en", "The move happened long ago.")]
+    query = "Это всё было ещё"
+    assert _bm25_and_hybrid_top(tmp_path / "service.db", "service", thoughts, query, 5)["bm25"] == []
+    # The English-only list keeps these words as terms, so the same query matches the Russian note.
+    assert _bm25_and_hybrid_top(tmp_path / "nltk.db", "nltk-english", thoughts, query, 5)["bm25"] == ["ru"]
+
+
+TRAFFIC_CORPUS = [
+    ("gateway", "Traffic is routed through the east gateway."),
+    ("warmup", "The cache is warmed at startup by a background job."),
+    ("keys", "Rotate the keys before launch."),
+    ("lunch", "Lunch is served at noon."),
+]
+"""Each query word of "traffic cache before" occurs in exactly one thought, so every match has
+the same IDF and BM25 prefers the shortest matching thought ("keys", which only says "before")."""
+
+
+def test_traffic_cache_before_ranks_the_before_thought_first(tmp_path):
+    top = _bm25_and_hybrid_top(tmp_path / "service.db", "service", TRAFFIC_CORPUS, "traffic cache before", 2)
+    assert top == {"bm25": ["keys", "gateway"], "hybrid": ["keys", "warmup"]}
+
+
+def test_traffic_cache_before_differs_under_the_earlier_list(tmp_path):
+    # "before" is dropped, so "keys" has no BM25 match: gone from BM25, second in hybrid (vector only).
+    top = _bm25_and_hybrid_top(
+        tmp_path / "nltk.db", "nltk-english", TRAFFIC_CORPUS, "traffic cache before", 2
+    )
+    assert top == {"bm25": ["gateway", "warmup"], "hybrid": ["warmup", "keys"]}

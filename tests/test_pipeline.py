@@ -302,7 +302,6 @@ def test_default_pipeline_is_the_spec_steps() -> None:
     pipe = SearchPipeline()
     assert pipe == DEFAULT_PIPELINE
     assert {f.name for f in fields(SearchPipeline)} == {
-        "stopwords",
         "rrf_k",
         "use_vector",
         "use_bm25",

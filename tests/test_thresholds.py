@@ -13,6 +13,7 @@ from evalkit.harness.gating import (
     baseline_entry,
     load_thresholds,
     metric_regressions,
+    round_half_away,
     update_thresholds,
 )
 from evalkit.metrics import HARNESS_METRICS
@@ -34,6 +35,29 @@ def test_baseline_is_rounded_and_thresholds_are_baseline_minus_margin_floored_at
     assert entry.thresholds.overall.precision == 0.0  # 0.01 - 0.02 floored
     assert entry.baseline.overall.mrr == 0.1235
     assert entry.baseline.categories["cat"].queries == 1
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        (0.03125, 0.0313),  # an exact binary tie: round() gives 0.0312
+        (0.00005, 0.0001),
+        (0.00145, 0.0015),  # 0.00145 * 10**4 is 14.499999999999998 in binary; the decimal is a tie
+        (0.12344999, 0.1234),
+        (2 / 3, 0.6667),
+        (1.0, 1.0),
+        (0.0, 0.0),
+    ],
+)
+def test_round_half_away_rounds_decimal_ties_away_from_zero(value: float, expected: float) -> None:
+    assert round_half_away(value) == expected
+
+
+def test_baseline_and_threshold_round_a_tie_away_from_zero():
+    result = a_pass(scenario("a", "cat", [query(0, recall=0.03125, precision=0.28125)]))
+    entry = baseline_entry(result, top_k=5)
+    assert (entry.baseline.overall.recall, entry.baseline.overall.precision) == (0.0313, 0.2813)
+    assert (entry.thresholds.overall.recall, entry.thresholds.overall.precision) == (0.0113, 0.2613)
 
 
 def test_metric_regression_when_actual_below_threshold():

@@ -4,12 +4,27 @@ Algorithm (SPEC §3.1): lower-case; split on every character outside [a-z0-9]; k
 than 2 characters; for each distinct token with count c add sign * (1 + ln c) at index
 FNV-1a-32(token) mod dim, sign +1 when FNV-1a-32("sign:" + token) is even, else -1; L2-normalise.
 Text with no token embeds to the zero vector (never NaN). Queries and passages embed identically.
+
+Arithmetic (SPEC §5), bit for bit that of the original service, whose vector is a Float32Array:
+distinct tokens are added in order of first appearance; each addend is computed in float64 and
+the slot's running value is rounded to float32 after every addition; the norm is the square root
+of the float64 sum, in slot order, of the squared float32 values; each slot is divided by it in
+float64 and rounded to float32. Summing and normalising in float64 and rounding once at the end
+differs in the last bit for some texts: a slot holding 1 + ln c enters the norm rounded, and two
+tokens sharing a slot add up differently. FNV-1a runs over UTF-16 code units (see `fnv1a_32`).
+The one remaining source of difference is the platform's `log` (C's here, JavaScript's
+`Math.log` there), which could differ in the last bit of a float64 for some counts.
+
+A property of the algorithm worth knowing: FNV-1a's low bit is the XOR of its input units' low
+bits (and the offset's), so at an even dim the sign is fixed by the slot's parity (odd slot +1,
+even slot −1) and tokens sharing a slot never cancel.
 """
 
 from __future__ import annotations
 
 import math
 import re
+import struct
 from collections import Counter
 from collections.abc import Sequence
 from functools import lru_cache
@@ -25,12 +40,27 @@ _NON_ALNUM = re.compile(r"[^a-z0-9]+")
 
 
 def fnv1a_32(text: str) -> int:
-    """FNV-1a 32-bit over the string's character codes (not its UTF-8 bytes)."""
+    """FNV-1a 32-bit over the string's UTF-16 code units (what JavaScript's `charCodeAt` reads),
+    not its UTF-8 bytes: a character outside the Basic Multilingual Plane counts as the two units
+    of its surrogate pair ("𝔘" = U+1D518 hashes as 0xD835, 0xDD18); a lone surrogate is one unit."""
     h = _FNV_OFFSET
-    for ch in text:
-        h ^= ord(ch)
+    for unit in _utf16_units(text):
+        h ^= unit
         h = (h * _FNV_PRIME) & 0xFFFFFFFF
     return h
+
+
+def _utf16_units(text: str) -> list[int]:
+    """The UTF-16 code units of `text`: a character above U+FFFF becomes its surrogate pair."""
+    units: list[int] = []
+    for ch in text:
+        code = ord(ch)
+        if code > 0xFFFF:
+            code -= 0x10000
+            units += (0xD800 | (code >> 10), 0xDC00 | (code & 0x3FF))
+        else:
+            units.append(code)
+    return units
 
 
 @lru_cache(maxsize=1 << 16)
@@ -65,20 +95,48 @@ class HashingEmbedder:
         return f"hashing-fnv1a-{self._dim}"
 
     def embed_query(self, text: str) -> Vectors:
-        return self._embed(text)
+        return self.embed_passages([text])[0]
 
     def embed_passages(self, texts: Sequence[str]) -> Vectors:
-        out = np.zeros((len(texts), self._dim), dtype=np.float32)
-        for i, text in enumerate(texts):
-            out[i] = self._embed(text)
-        return out
+        """Vectors of `texts`, with the float32 arithmetic of the module docstring: the slot sums
+        one text at a time, the norms and divisions for the whole batch at once."""
+        rows: list[int] = []
+        slots: list[int] = []
+        values: list[float] = []
+        for row, text in enumerate(texts):
+            sums = self._slot_sums(text)
+            rows += [row] * len(sums)
+            slots += sums
+            values += sums.values()
+        wide = np.zeros((len(texts), self._dim), dtype=np.float32)
+        wide[rows, slots] = values  # rounds each sum to float32
+        out = wide.astype(np.float64)
+        norms = np.sqrt(np.cumsum(out * out, axis=1)[:, -1:])  # float64 sums in slot order
+        np.divide(out, norms, out=out, where=norms > 0.0)  # a zero vector stays zero
+        return out.astype(np.float32)
 
-    def _embed(self, text: str) -> Vectors:
-        vec = np.zeros(self._dim, dtype=np.float64)
+    def _slot_sums(self, text: str) -> dict[int, float]:
+        """Slot → running sum of its addends, tokens taken in order of first appearance. The
+        service rounds a slot to float32 after every addition; here a slot's first addend is
+        left for the caller to round (rounding 0 + a is rounding a) and only a slot that a
+        second token hits is rounded on the way, which keeps the common case fast."""
+        sums: dict[int, float] = {}
         for token, count in Counter(hashing_tokens(text)).items():
             index, sign = _token_hashes(token)
-            vec[index % self._dim] += sign * (1.0 + math.log(count))
-        norm = float(np.linalg.norm(vec))
-        if norm > 0.0:
-            vec /= norm
-        return vec.astype(np.float32)
+            slot = index % self._dim
+            addend = sign if count == 1 else sign * (1.0 + math.log(count))  # ln 1 = 0 exactly
+            if slot in sums:
+                sums[slot] = _round_to_float32(_round_to_float32(sums[slot]) + addend)
+            else:
+                sums[slot] = addend
+        return sums
+
+
+_FLOAT32 = struct.Struct("<f")
+
+
+def _round_to_float32(value: float) -> float:
+    """`value` rounded to the nearest float32 (ties to even), as a Python float. Packing through
+    `struct` is C's double-to-float conversion, and several times faster than `np.float32`."""
+    rounded: float = _FLOAT32.unpack(_FLOAT32.pack(value))[0]
+    return rounded

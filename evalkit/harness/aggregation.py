@@ -48,7 +48,9 @@ def gate_summary(scenarios: Sequence[ScenarioResult], min_relevance: float) -> G
 
 
 def pass_result(scenarios: Sequence[ScenarioResult], min_relevance: float) -> PassResult:
-    """Assemble a pass: overall and per-category means over gating scenarios' queries."""
+    """Assemble a pass: overall and per-category means over gating scenarios' queries. Categories
+    are in the order in which they first appear among the gating scenarios (SPEC §5), so the
+    console, the report JSON and the frames list them as the suite does."""
     counted = [s for s in scenarios if counts_toward_aggregates(s)]
     by_category: dict[str, list[QueryResult]] = {}
     for s in counted:
@@ -56,6 +58,6 @@ def pass_result(scenarios: Sequence[ScenarioResult], min_relevance: float) -> Pa
     return PassResult(
         scenarios=list(scenarios),
         overall=mean_metrics([q for s in counted for q in s.queries]),
-        categories={c: mean_metrics(qs) for c, qs in sorted(by_category.items())},
+        categories={c: mean_metrics(qs) for c, qs in by_category.items()},
         relevance_gate=gate_summary(scenarios, min_relevance),
     )

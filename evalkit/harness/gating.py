@@ -1,7 +1,8 @@
 """Baselines, thresholds and regressions (SPEC §3.5).
 
 `datasets/thresholds.json` maps a mode (`deterministic`, `real`) to its recorded baseline and
-thresholds (baseline − 0.02, floored at 0, rounded to 4 places), overall and per category.
+thresholds (baseline − 0.02, floored at 0), overall and per category, all rounded to 4 places
+half away from zero (`round_half_away`).
 A missing file means "no metric gating" (the caller warns); a file that exists but cannot be
 read or validated is a ThresholdsError — never silently un-gated.
 """
@@ -11,6 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from datetime import UTC, datetime
+from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 
 from pydantic import Field, RootModel, ValidationError
@@ -96,14 +98,34 @@ def load_thresholds(path: str | Path) -> dict[str, ModeEntry] | None:
         ) from exc
 
 
+PLACES = 4
+"""Decimal places of recorded baselines and thresholds."""
+
+
+def round_half_away(value: float, places: int = PLACES) -> float:
+    """`value` rounded to `places` decimals, ties away from zero (SPEC §5): 0.03125 → 0.0313
+    (Python's `round`, ties to even, gives 0.0312), 0.00005 → 0.0001.
+
+    The tie is judged on the decimal the float prints as (its shortest `repr`), which is what a
+    reader of thresholds.json sees: 0.00145 → 0.0015. The original service computes
+    Math.round(x·10⁴)/10⁴ on the binary value instead, and 0.00145·10⁴ is 14.499999999999998
+    there, giving 0.0014; the two agree on every k/n with n < 200, the shape of the harness's
+    metrics, and differ only on such binary near-ties.
+    """
+    quantum = Decimal(1).scaleb(-places)
+    return float(Decimal(repr(value)).quantize(quantum, rounding=ROUND_HALF_UP))
+
+
 def _levels(aggregate: Aggregate) -> BaselineLevels:
     return BaselineLevels(
-        **{m: round(aggregate.metrics[m], 4) for m in HARNESS_METRICS}, queries=aggregate.queries
+        **{m: round_half_away(aggregate.metrics[m]) for m in HARNESS_METRICS}, queries=aggregate.queries
     )
 
 
 def _floor(levels: MetricLevels) -> MetricLevels:
-    return MetricLevels(**{m: round(max(0.0, getattr(levels, m) - MARGIN), 4) for m in HARNESS_METRICS})
+    return MetricLevels(
+        **{m: round_half_away(max(0.0, getattr(levels, m) - MARGIN)) for m in HARNESS_METRICS}
+    )
 
 
 def baseline_entry(result: PassResult, top_k: int, recorded_at: datetime | None = None) -> ModeEntry:

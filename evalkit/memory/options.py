@@ -12,7 +12,7 @@ from typing import Annotated, Literal, get_args
 from pydantic import BeforeValidator
 
 from evalkit.errors import StoreOptionError
-from evalkit.memory.fts_query import QUERY_SYNTAX_MODES, QuerySyntax
+from evalkit.memory.fts_query import DEFAULT_STOPWORD_LIST, QUERY_SYNTAX_MODES, STOPWORD_LISTS, QuerySyntax
 from evalkit.validation import CheckedModel, one_of
 
 Retrieval = Literal["hybrid", "bm25", "vector"]
@@ -30,7 +30,9 @@ class StoreOptions(CheckedModel):
     `retrieval`: the legs a search runs when it does not name its own; `tokenizer`: the BM25
     leg's FTS5 tokenizer (fixed when the store file is created); `query_syntax`: what the BM25
     query builder does with FTS5 syntax characters inside a word (`delete`, the SPEC: "IL-6" →
-    "IL6"; `space`: the phrase "IL 6"; see `evalkit.memory.fts_query`).
+    "IL6"; `space`: the phrase "IL 6"; see `evalkit.memory.fts_query`); `stopwords`: the name of
+    the BM25 query builder's stopword list (`service`, the original service's English + Russian
+    words, SPEC §5; or `nltk-english`).
     """
 
     error = StoreOptionError
@@ -39,6 +41,9 @@ class StoreOptions(CheckedModel):
     tokenizer: Annotated[Tokenizer, BeforeValidator(one_of("tokenizer", TOKENIZERS))] = "unicode61"
     query_syntax: Annotated[QuerySyntax, BeforeValidator(one_of("query_syntax", QUERY_SYNTAX_MODES))] = (
         "delete"
+    )
+    stopwords: Annotated[str, BeforeValidator(one_of("stopwords", tuple(STOPWORD_LISTS)))] = (
+        DEFAULT_STOPWORD_LIST
     )
 
 

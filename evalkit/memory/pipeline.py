@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 
-from evalkit.memory.fts_query import STOPWORDS, build_fts_query
+from evalkit.memory.fts_query import build_fts_query
 from evalkit.records import MAX_TOP_K
 
 RRF_K = 60
@@ -201,7 +201,6 @@ class SearchPipeline:
     it replaces.
     """
 
-    stopwords: frozenset[str] = STOPWORDS
     rrf_k: int = RRF_K
     use_vector: bool = True
     use_bm25: bool = True

@@ -36,6 +36,7 @@ import numpy as np
 
 from evalkit.embedders import Embedder, HashingEmbedder
 from evalkit.errors import StoreError
+from evalkit.memory.fts_query import STOPWORD_LISTS
 from evalkit.memory.options import DEFAULT_STORE_OPTIONS, RETRIEVAL_MODES, StoreOptions
 from evalkit.memory.pipeline import DEFAULT_PIPELINE, Candidate, RowFilter, SearchPipeline
 from evalkit.memory.schema import schema_sql
@@ -432,7 +433,9 @@ class MemoryStore:
 
     def _bm25_leg(self, query: str, budget: int, row_filter: RowFilter) -> list[Candidate]:
         """The best pool(`budget`) FTS5 matches passing the filters, score = -bm25()."""
-        match = self.pipeline.fts_query(query, self.pipeline.stopwords, self.options.query_syntax)
+        match = self.pipeline.fts_query(
+            query, STOPWORD_LISTS[self.options.stopwords], self.options.query_syntax
+        )
         if match is None:
             return []
         where, params = row_filter.sql("t")

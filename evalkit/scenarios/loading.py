@@ -19,13 +19,16 @@ unknown thought id 'x' ...`). Nothing runs on an invalid dataset. Decisions wher
 - Shape problems (pydantic) are reported first; cross-reference checks run only on scenarios whose
   shape is valid, so fixing shape problems may reveal more. Duplicate scenario names are checked on
   every file that names its scenario, valid or not.
-- References (edges, relevant, forbid, rank_before, grades) may name the scenario's own thoughts and,
-  when `distractors: true`, the shared distractors. Beyond the SPEC's list the loader also rejects
-  what the store or the metrics would reject or silently misread: edges from a thought to itself,
-  duplicate edges, an id listed twice in `relevant`/`forbid`, `rank_before` with before == after,
-  grades below 1 or for ids not in `relevant`, and a query `project` that holds none of the
-  scenario's thoughts (the query would search an empty corpus).
+- References (edges, relevant, forbid, rank_before, grades) may name the scenario's thoughts (those
+  marked `distractor: true` included) and, when `distractors: true`, the shared distractors.
+  Beyond the SPEC's list the loader also rejects what the store or the metrics would reject or
+  silently misread: edges from a thought to itself, duplicate edges, an id listed twice in
+  `relevant`/`forbid`, `rank_before` with before == after, grades below 1 or for ids not in
+  `relevant`, and a query `project` that holds none of the scenario's thoughts (the query would
+  search an empty corpus).
 - A missing distractors file is a problem only when some scenario asks for distractors.
+- `distractors_created_at` must be a readable date, and is a problem on a scenario with
+  `distractors: false` (there is nothing to re-date).
 - The whole directory is validated and digested even when `names` selects a subset.
 """
 

@@ -34,7 +34,13 @@ class _Frozen(BaseModel):
 
 class ThoughtSpec(_Frozen):
     """A thought to seed. `created_at` is an ISO-8601 datetime or a relative offset such as
-    `-30d`, `-12h`, `-90m` (resolved against one clock per run); None means the run's clock."""
+    `-30d`, `-12h`, `-90m` (resolved against one clock per run); None means the run's clock.
+
+    `distractor: true` marks one of a scenario's thoughts as a distractor: it is seeded like the
+    scenario's other thoughts (in file order, before the shared distractors) but, like a shared
+    distractor, it is not one of the scenario's own thoughts that `no_relevant` forbids. The flag
+    means nothing in the shared distractors file (they are distractors anyway).
+    """
 
     id: str = Field(min_length=1)
     content: str
@@ -44,6 +50,7 @@ class ThoughtSpec(_Frozen):
     is_cluster: bool = False
     is_global: bool = False
     importance: float = Field(default=1.0, ge=0.0, le=1.0)
+    distractor: bool = False
 
 
 class EdgeSpec(_Frozen):
@@ -91,7 +98,12 @@ class QuerySpec(_Frozen):
 
 
 class Scenario(_Frozen):
-    """A small labelled world: thoughts, edges and queries, seeded into a fresh store."""
+    """A small labelled world: thoughts, edges and queries, seeded into a fresh store.
+
+    `distractors` appends the shared distractor thoughts; `distractors_created_at` (any
+    `created_at` form, e.g. `-60d`) re-dates every one of them for this scenario only, so a
+    recency probe can date them like its stale thought. None keeps each distractor's own date.
+    """
 
     name: str = Field(pattern=r"^[a-z0-9]+(-[a-z0-9]+)*$")
     category: str
@@ -99,6 +111,7 @@ class Scenario(_Frozen):
     outcome: Literal["pass", "xfail"] = "pass"
     measure_only: bool = False
     distractors: bool = True
+    distractors_created_at: str | datetime | None = None
     thoughts: list[ThoughtSpec]
     edges: list[EdgeSpec] = Field(default_factory=list)
     queries: list[QuerySpec] = Field(min_length=1)

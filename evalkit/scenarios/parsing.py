@@ -94,12 +94,18 @@ def _parse_json(text: str) -> Any:
 
 
 def raw_date_problems(data: Mapping[str, Any]) -> list[str]:
-    """created_at values that are not strings (pydantic would read a number as a Unix timestamp)."""
+    """Dates that are not strings (pydantic would read a number as a Unix timestamp): each
+    thought's created_at and a scenario's distractors_created_at."""
     thoughts = data.get("thoughts")
-    if not isinstance(thoughts, list):
-        return []
+    dates = [("distractors_created_at", data.get("distractors_created_at"))]
+    if isinstance(thoughts, list):
+        dates += [
+            (f"thoughts[{i}].created_at", t.get("created_at"))
+            for i, t in enumerate(thoughts)
+            if isinstance(t, dict)
+        ]
     return [
-        f"thoughts[{i}].created_at: {t['created_at']!r} is not a string; {DATE_HELP} (quoted in YAML)"
-        for i, t in enumerate(thoughts)
-        if isinstance(t, dict) and t.get("created_at") is not None and not isinstance(t["created_at"], str)
+        f"{field}: {value!r} is not a string; {DATE_HELP} (quoted in YAML)"
+        for field, value in dates
+        if value is not None and not isinstance(value, str)
     ]

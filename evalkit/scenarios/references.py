@@ -10,7 +10,9 @@ from datetime import UTC, datetime
 from evalkit.errors import DatasetError
 from evalkit.scenarios.dates import resolve_created_at
 from evalkit.scenarios.model import BUILTIN_CATEGORIES, QuerySpec, Scenario, ThoughtSpec
-from evalkit.scenarios.seeding import own_ids
+
+_PROBE_CLOCK = datetime(2000, 1, 1, tzinfo=UTC)
+"""The clock dates are resolved against when validating: any clock shows whether a date reads."""
 
 
 def scenario_problems(scenario: Scenario, distractors: Sequence[ThoughtSpec] | None) -> list[str]:
@@ -18,8 +20,9 @@ def scenario_problems(scenario: Scenario, distractors: Sequence[ThoughtSpec] | N
 
     `distractors` are the shared distractors, or None when they are unknown (the distractors file
     is missing or invalid): references that might point at a distractor are then not judged.
-    Checks: category, thought ids (duplicates, clashes with distractors), created_at, edges,
-    and every query's relevant / forbid / rank_before / grades / project / no_relevant.
+    Checks: category, thought ids (duplicates, clashes with distractors), created_at,
+    distractors_created_at, edges, and every query's relevant / forbid / rank_before / grades /
+    project / no_relevant.
     """
     problems: list[str] = []
     if scenario.category not in BUILTIN_CATEGORIES:
@@ -28,6 +31,7 @@ def scenario_problems(scenario: Scenario, distractors: Sequence[ThoughtSpec] | N
         )
     distractor_ids = None if distractors is None else frozenset(t.id for t in distractors)
     problems.extend(thought_problems(scenario.thoughts, distractor_ids if scenario.distractors else None))
+    problems.extend(_distractors_created_at_problems(scenario))
     resolver = _Resolver(scenario, distractor_ids)
     problems.extend(_edge_problems(scenario, resolver))
     projects = {t.project for t in scenario.thoughts}
@@ -78,13 +82,13 @@ class _Resolver:
     `judged` says whether every reference can be judged."""
 
     def __init__(self, scenario: Scenario, distractor_ids: frozenset[str] | None) -> None:
-        self.own = own_ids(scenario)
+        self.scenario_ids = frozenset(t.id for t in scenario.thoughts)
         self.distractor_ids = distractor_ids
         self.uses_distractors = scenario.distractors
         self.judged = distractor_ids is not None or not scenario.distractors
 
     def check(self, field: str, ref: str) -> list[str]:
-        if ref in self.own:
+        if ref in self.scenario_ids:
             return []
         if self.distractor_ids is None:
             return [] if self.uses_distractors else [self._unknown(field, ref)]
@@ -110,7 +114,6 @@ def thought_problems(thoughts: Sequence[ThoughtSpec], distractor_ids: frozenset[
     """Duplicate ids, ids clashing with the distractors (when given) and unreadable created_at."""
     problems = []
     first: dict[str, int] = {}
-    probe_clock = datetime(2000, 1, 1, tzinfo=UTC)
     for i, t in enumerate(thoughts):
         if t.id in first:
             problems.append(
@@ -123,10 +126,26 @@ def thought_problems(thoughts: Sequence[ThoughtSpec], distractor_ids: frozenset[
                 "rename it or set distractors: false"
             )
         try:
-            resolve_created_at(t.created_at, probe_clock)
+            resolve_created_at(t.created_at, _PROBE_CLOCK)
         except DatasetError as exc:
             problems.append(f"thoughts[{i}].created_at: {exc}")
     return problems
+
+
+def _distractors_created_at_problems(scenario: Scenario) -> list[str]:
+    """An unreadable `distractors_created_at`, or one set where no shared distractor is seeded."""
+    if scenario.distractors_created_at is None:
+        return []
+    if not scenario.distractors:
+        return [
+            "distractors_created_at: this scenario sets distractors: false, so there are no shared "
+            "distractors to re-date; drop distractors_created_at or set distractors: true"
+        ]
+    try:
+        resolve_created_at(scenario.distractors_created_at, _PROBE_CLOCK)
+    except DatasetError as exc:
+        return [f"distractors_created_at: {exc}"]
+    return []
 
 
 def _edge_problems(scenario: Scenario, resolver: _Resolver) -> list[str]:

@@ -12,15 +12,20 @@ from evalkit.scenarios.model import Scenario, ThoughtSpec
 
 
 def own_ids(scenario: Scenario) -> frozenset[str]:
-    """The ids of the scenario's own thoughts (the shared distractors excluded)."""
-    return frozenset(t.id for t in scenario.thoughts)
+    """The ids of the scenario's own thoughts: those in its file not marked `distractor: true`
+    (the shared distractors are never its own)."""
+    return frozenset(t.id for t in scenario.thoughts if not t.distractor)
 
 
 def seed_thoughts(scenario: Scenario, distractors: Sequence[ThoughtSpec], clock: datetime) -> list[Thought]:
-    """The thoughts to seed for `scenario`, in order: its own thoughts in file order, then
-    `distractors` when `scenario.distractors` is true. `created_at` is resolved against `clock`
-    (see `resolve_created_at`), so every thought carries a UTC datetime."""
-    specs = list(scenario.thoughts) + (list(distractors) if scenario.distractors else [])
+    """The thoughts to seed for `scenario`, in order: the thoughts of its file in file order
+    (`distractor: true` ones included), then `distractors` when `scenario.distractors` is true,
+    each dated `scenario.distractors_created_at` when that is set. `created_at` is resolved
+    against `clock` (see `resolve_created_at`), so every thought carries a UTC datetime."""
+    shared = list(distractors) if scenario.distractors else []
+    if scenario.distractors_created_at is not None:
+        shared = [t.model_copy(update={"created_at": scenario.distractors_created_at}) for t in shared]
+    specs = list(scenario.thoughts) + shared
     return [
         Thought(
             id=t.id,

@@ -3,9 +3,17 @@
 `render_run` is what `evalkit run` prints; `render_benchmark` what `evalkit bench` prints;
 `render_detection` what `evalkit mutants` prints. They read an `EvalRun` (fresh or loaded from
 JSON) and never run anything.
+
+Tables size each column from its content (SPEC §5): width = max(header, widest cell), so long
+scenario or category names never push the other columns out of line. Text columns are
+left-aligned, numbers right-aligned, columns separated by two spaces, trailing blanks dropped.
+Categories are listed in the order of the pass's `categories`, which is the order in which they
+first appear in the suite.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 import pandas as pd
 
@@ -19,14 +27,18 @@ from evalkit.views.frames import (
     gate_drops,
 )
 
-_HEADER = (
-    f"{'scenario':<22} {'category':<18} {'nq':>3} {'recall':>7} {'prec':>7} {'mrr':>7} {'hit':>7}  status"
-)
 
-
-def _row(name: str, category: str, queries: int, metrics: dict[str, float], status: str) -> str:
-    values = " ".join(f"{metrics[m]:>7.3f}" for m in HARNESS_METRICS)
-    return f"{name:<22} {category:<18} {queries:>3} {values}  {status}".rstrip()
+def _columns(rows: Sequence[Sequence[str]], right: frozenset[int]) -> list[str]:
+    """`rows` (the header first) as aligned lines; columns whose index is in `right` are
+    right-aligned. Every row has the header's number of cells."""
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return [
+        "  ".join(
+            cell.rjust(w) if i in right else cell.ljust(w)
+            for i, (cell, w) in enumerate(zip(row, widths, strict=True))
+        ).rstrip()
+        for row in rows
+    ]
 
 
 def _status(outcome_status: str, measure_only: bool) -> str:
@@ -35,20 +47,33 @@ def _status(outcome_status: str, measure_only: bool) -> str:
 
 def render_pass_table(result: PassResult) -> list[str]:
     """Per-scenario rows, the overall row and one line per category."""
-    lines = [_HEADER, "-" * len(_HEADER)]
-    for s in result.scenarios:
-        lines.append(
-            _row(s.name, s.category, s.metrics.queries, s.metrics.metrics, _status(s.status, s.measure_only))
-        )
-    lines.append("-" * len(_HEADER))
-    lines.append(_row("overall", "", result.overall.queries, result.overall.metrics, ""))
+    header = ["scenario", "category", "nq", "recall", "prec", "mrr", "hit", "status"]
+    rows = [
+        [
+            s.name,
+            s.category,
+            str(s.metrics.queries),
+            *_values(s.metrics.metrics),
+            _status(s.status, s.measure_only),
+        ]
+        for s in result.scenarios
+    ]
+    overall = ["overall", "", str(result.overall.queries), *_values(result.overall.metrics), ""]
+    head, *body, foot = _columns([header, *rows, overall], right=frozenset(range(2, 7)))
+    rule = "-" * max(len(line) for line in (head, *body, foot))
+    lines = [head, rule, *body, rule, foot]
+    width = max((len(c) for c in result.categories), default=0)
     for category, agg in result.categories.items():
         m = agg.metrics
         lines.append(
-            f"  {category:<20} recall {m['recall']:.3f}  precision {m['precision']:.3f}  "
+            f"  {category:<{width}} recall {m['recall']:.3f}  precision {m['precision']:.3f}  "
             f"mrr {m['mrr']:.3f}  hit {m['hit_rate']:.3f}  ({agg.queries} queries)"
         )
     return lines
+
+
+def _values(metrics: dict[str, float]) -> list[str]:
+    return [f"{metrics[m]:.3f}" for m in HARNESS_METRICS]
 
 
 def gate_headline(gated: PassResult) -> str:
@@ -63,22 +88,25 @@ def render_gate_comparison(run: EvalRun) -> list[str]:
     result = run.result
     if result.gated is None:
         return []
-    lines = [
-        gate_headline(result.gated),
-        f"{'scenario':<22} {'recall':>15} {'precision':>15} {'mrr':>15} {'dropped':>8} {'rel.dropped':>11}",
+    header = ["scenario", "recall", "precision", "mrr", "dropped", "rel.dropped"]
+    rows = [
+        [
+            str(row.scenario),
+            *_arrows(
+                {m: getattr(row, m) for m in COMPARED_METRICS},
+                {m: getattr(row, f"{m}_gated") for m in COMPARED_METRICS},
+            ),
+            str(row.dropped_rows),
+            str(row.relevant_dropped),
+        ]
+        for row in run.gate_comparison().itertuples(index=False)
     ]
-    for row in run.gate_comparison().itertuples(index=False):
-        before = {m: getattr(row, m) for m in COMPARED_METRICS}
-        after = {m: getattr(row, f"{m}_gated") for m in COMPARED_METRICS}
-        lines.append(
-            f"{row.scenario:<22} {_arrows(before, after)} {row.dropped_rows:>8} {row.relevant_dropped:>11}"
-        )
-    lines.append(f"{'overall':<22} {_arrows(result.overall.metrics, result.gated.overall.metrics)}")
-    return lines
+    overall = ["overall", *_arrows(result.overall.metrics, result.gated.overall.metrics), "", ""]
+    return [gate_headline(result.gated), *_columns([header, *rows, overall], right=frozenset(range(1, 6)))]
 
 
-def _arrows(before: dict[str, float], after: dict[str, float]) -> str:
-    return " ".join(f"{before[m]:>6.3f} → {after[m]:<6.3f}" for m in COMPARED_METRICS)
+def _arrows(before: dict[str, float], after: dict[str, float]) -> list[str]:
+    return [f"{before[m]:.3f} → {after[m]:.3f}" for m in COMPARED_METRICS]
 
 
 def render_run(run: EvalRun) -> str:

@@ -1,0 +1,56 @@
+"""The console summary (SPEC §3.6, §5): columns sized from their content, categories in suite order."""
+
+from __future__ import annotations
+
+from evalkit.views.console import render_gate_comparison, render_pass_table
+from evalkit.views.frames import EvalRun
+from tests.factories import a_pass, a_run, query, scenario
+
+
+def _suite():
+    return a_pass(
+        scenario("short", "cat", [query(0, recall=1.0, precision=0.5, mrr=1.0, hit_rate=1.0)]),
+        scenario(
+            "scenario-with-long-name",
+            "a-long-category-name",
+            [query(0, recall=0.5, precision=0.25, mrr=0.5, hit_rate=1.0, dropped=(("x", True),))],
+            measure_only=True,
+        ),
+    )
+
+
+def test_pass_table_columns_are_as_wide_as_their_header_or_widest_cell() -> None:
+    # scenario 23 wide (the long name), category 20, nq 2, recall 6 (header), prec/mrr/hit 5
+    # (cells), status 19 ("pass (measure-only)"); two spaces between columns: the rule is
+    # 23 + 20 + 2 + 6 + 3 * 5 + 19 + 7 * 2 = 99 long.
+    assert render_pass_table(_suite()) == [
+        "scenario                 category              nq  recall   prec    mrr    hit  status",
+        "-" * 99,
+        "short                    cat                    1   1.000  0.500  1.000  1.000  pass",
+        "scenario-with-long-name  a-long-category-name   1   0.500  0.250  0.500  1.000  pass (measure-only)",
+        "-" * 99,
+        "overall                                         1   1.000  0.500  1.000  1.000",
+        "  cat recall 1.000  precision 0.500  mrr 1.000  hit 1.000  (1 queries)",
+    ]
+
+
+def test_gate_comparison_columns_are_as_wide_as_their_header_or_widest_cell() -> None:
+    ungated, gated = _suite(), _suite()
+    lines = render_gate_comparison(EvalRun(a_run(ungated, gated)))
+    assert lines[1:] == [
+        "scenario                        recall      precision            mrr  dropped  rel.dropped",
+        "short                    1.000 → 1.000  0.500 → 0.500  1.000 → 1.000        0            0",
+        "scenario-with-long-name  0.500 → 0.500  0.250 → 0.250  0.500 → 0.500        1            1",
+        "overall                  1.000 → 1.000  0.500 → 0.500  1.000 → 1.000",
+    ]
+
+
+def test_category_lines_follow_the_suite_and_share_one_width() -> None:
+    result = a_pass(
+        scenario("s1", "zeta", [query(0)]),
+        scenario("s2", "alpha-and-more", [query(0)]),
+        scenario("s3", "zeta", [query(0)]),
+    )
+    categories = [line for line in render_pass_table(result) if line.startswith("  ")]
+    assert [line.split()[0] for line in categories] == ["zeta", "alpha-and-more"]
+    assert {line.index("recall") for line in categories} == {len("  alpha-and-more ")}
