@@ -36,6 +36,11 @@ class ReportError(EvalkitError):
     """A report JSON file cannot be read back, or a notebook report cannot be produced."""
 
 
+class OutputError(EvalkitError):
+    """An output file (a report, the thresholds file, an executed notebook) cannot be written:
+    the message names the path, the reason (a directory, read-only, a full disk) and the fix."""
+
+
 class UsageError(EvalkitError):
     """A caller passed an invalid option value (bad mode, bad top_k, unknown parameter...)."""
 
