@@ -56,6 +56,9 @@ _TEMPLATE = """{%- extends 'lab/index.html.j2' -%}
 """The lab template without the scripts it loads from CDNs (require.js, MathJax, Mermaid): reports
 hold no widgets, maths or diagrams, and a report must render offline."""
 
+_KERNEL_LOG_LEVEL = "CRITICAL"
+"""Log level of the kernel application (its log goes to our stderr)."""
+
 _TYPES: dict[str, type | None] = {"int": int, "float": float, "bool": bool, "str": str, "None": None}
 _NONE_WORDS = ("none", "null")
 _BOOL_WORDS = {"true": True, "yes": True, "1": True, "false": False, "no": False, "0": False}
@@ -339,10 +342,12 @@ def _check_value(parameter: Parameter, value: object, notebook: str | Path) -> o
 
 
 def _kernel_config(connection_file: Path) -> Any:
-    """Kernel manager settings: the connection file at `connection_file` (inside the run's work
-    folder, so it is removed with it even when an interrupt cuts the kernel's shutdown short),
-    and CurveZMQ transport encryption when pyzmq supports it (otherwise the kernel warns on
-    stderr that it runs over TCP without encryption)."""
+    """Kernel settings: the connection file at `connection_file` (inside the run's work folder,
+    so it is removed with it even when an interrupt cuts the kernel's shutdown short), CurveZMQ
+    transport encryption when pyzmq supports it (otherwise the kernel warns on stderr that it
+    runs over TCP without encryption), and a kernel log level that keeps the kernel's own log
+    quiet (on Ctrl-C it logs a ZMQError traceback while its client goes away; cell errors are
+    unaffected: they are cell outputs, reported by papermill)."""
     import zmq
     from traitlets.config import Config
 
@@ -351,7 +356,8 @@ def _kernel_config(connection_file: Path) -> Any:
             "KernelManager": {
                 "connection_file": str(connection_file),
                 "transport_encryption": "auto" if zmq.has("curve") else "disabled",
-            }
+            },
+            "NotebookClient": {"extra_arguments": [f"--IPKernelApp.log_level={_KERNEL_LOG_LEVEL}"]},
         }
     )
 
