@@ -148,12 +148,13 @@ def update_thresholds(path: str | Path, mode: str, entry: ModeEntry) -> Path:
     lock_path = target.with_name(f".{target.name}.lock")
     try:
         with FileLock(lock_path, timeout=LOCK_TIMEOUT):
-            entries = dict(load_thresholds(target) or {})
-            entries[mode] = entry
-            payload = {name: e.model_dump(mode="json") for name, e in sorted(entries.items())}
-            written = write_atomic(target, json.dumps(payload, indent=2) + "\n", remove_stale=True)
-            lock_path.unlink()  # while held: a waiter on this inode sees it unlinked and retries
-            return written
+            try:
+                entries = dict(load_thresholds(target) or {})
+                entries[mode] = entry
+                payload = {name: e.model_dump(mode="json") for name, e in sorted(entries.items())}
+                return write_atomic(target, json.dumps(payload, indent=2) + "\n", remove_stale=True)
+            finally:
+                lock_path.unlink(missing_ok=True)  # while held: a waiter on this inode retries
     except Timeout:
         raise OutputError(
             f"cannot update {target}: another process held its lock {lock_path} for {LOCK_TIMEOUT:.0f} s; "
