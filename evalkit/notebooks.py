@@ -9,8 +9,13 @@ Contract of `run_notebook`:
   against the caller's working directory; the notebook itself runs with its own folder as the
   working directory, so its defaults (`"../datasets"`) are relative to the notebook.
 - The kernel is `python3`; jupyter_client starts it with this interpreter (`sys.executable`).
+  Its connection file and its temporary files (the stores of the run it executes) live in this
+  call's work folder, removed when the call ends, also on Ctrl-C or SIGTERM (even a second one
+  that cuts the kernel's shutdown short).
 - `<out_dir>/<stem>.ipynb` (the executed notebook) and `<out_dir>/<stem>.html` (code hidden,
-  figures embedded as base64 PNG, no prompts) are written atomically. When a cell raises, both are
+  figures embedded as base64 PNG, no prompts) are written atomically. Both paths are checked
+  before the kernel starts (`out_dir` that is a file is a UsageError, an unwritable path an
+  OutputError), so a mistake costs no run. When a cell raises, both are
   still written, then NotebookRegressionError (the final threshold assertion failed; `evalue`
   lists every regression) or NotebookError (anything else) is raised. In the HTML, an error shows
   as `Name: message`; the executed notebook keeps the full traceback.

@@ -6,6 +6,8 @@ min_relevance=0 (what baselines gate on) and, unless disabled, the gated pass wi
 default gate (or an explicit value), which is report-only. A query that pins its own
 `min_relevance` is asked with that gate in both passes: what the gate keeps is then measured and
 asserted by the gating pass (its drops show in the ungated pass's gate counts too).
+A hit with a NaN or infinite score stops the run with SystemOutputError naming the system, the
+scenario and the query (such a report could not be saved and loaded back).
 """
 
 from __future__ import annotations
