@@ -69,6 +69,19 @@ def _anchors() -> str:
     return "\n".join(lines) + "\n"
 
 
+def _json_scenario(content: str = "alpha", query: str = "alpha") -> str:
+    """A JSON scenario whose thought content and query are spliced in as raw JSON string text
+    (so they may hold escapes such as a lone \\ud800 that json.dumps would never write)."""
+    scenario = {
+        "name": "sur",
+        "category": "explicit-fact",
+        "distractors": False,
+        "thoughts": [{"id": "a", "content": "<CONTENT>"}],
+        "queries": [{"query": "<QUERY>", "relevant": ["a"]}],
+    }
+    return json.dumps(scenario).replace("<CONTENT>", content).replace("<QUERY>", query)
+
+
 def _snapshot(folder: Path) -> dict[str, tuple[bytes | None, int]]:
     """Every path under `folder` with its bytes (None for folders and pipes) and mode."""
     return {
@@ -151,28 +164,12 @@ BAD_SCENARIOS: dict[str, tuple[str, str, tuple[str, ...]]] = {
     "json-nesting-100": ("deep.json", '{"description": ' + "[" * 100 + "]" * 100 + "}", ("nested deeper",)),
     "json-lone-surrogate-in-thought": (
         "s.json",
-        json.dumps(
-            {
-                "name": "sur",
-                "category": "explicit-fact",
-                "distractors": False,
-                "thoughts": [{"id": "a", "content": "PLACEHOLDER"}],
-                "queries": [{"query": "alpha", "relevant": ["a"]}],
-            }
-        ).replace("PLACEHOLDER", "ok \\ud800 bad"),
+        _json_scenario(content="ok \\ud800 bad"),
         ("scenario 'sur'", "thoughts[0].content: lone surrogate \\ud800 at character 3"),
     ),
     "json-lone-surrogate-in-query": (
         "s.json",
-        json.dumps(
-            {
-                "name": "sur",
-                "category": "explicit-fact",
-                "distractors": False,
-                "thoughts": [{"id": "a", "content": "alpha"}],
-                "queries": [{"query": "PLACEHOLDER", "relevant": ["a"]}],
-            }
-        ).replace("PLACEHOLDER", "\\udfff"),
+        _json_scenario(query="\\udfff"),
         ("scenario 'sur'", "queries[0].query: lone surrogate \\udfff"),
     ),
     "json-lone-surrogate-in-key": (
