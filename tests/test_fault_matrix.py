@@ -194,6 +194,14 @@ BAD_SCENARIOS: dict[str, tuple[str, str, tuple[str, ...]]] = {
         HEAD + "description: {" + ", ".join(f"k{i}: {i}" for i in range(20000)) + "}\n" + THOUGHTS,
         ("description: Input should be a valid string", "..."),
     ),
+    "huge-duplicate-id": (
+        "ids.yaml",
+        HEAD
+        + "thoughts:\n"
+        + f"  - {{id: {'x' * 100000}, content: a}}\n" * 2
+        + "queries:\n  - {query: alpha, relevant: [a]}\n",
+        ("thoughts[1].id: duplicate thought id 'xxxx", "...", "unknown thought id 'a'"),
+    ),
     "duplicate-key": ("dup.yaml", HEAD + "name: again\n" + THOUGHTS, ("duplicate key 'name'",)),
     "invalid-utf8": ("bin.yaml", "", ("not valid UTF-8", "save it as UTF-8")),
     "yaml-syntax": ("syn.yaml", HEAD + "thoughts: [\n", ("YAML syntax error at line",)),

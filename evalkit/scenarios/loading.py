@@ -48,7 +48,7 @@ from evalkit.files import read_regular
 from evalkit.scenarios.model import Scenario, ThoughtSpec
 from evalkit.scenarios.parsing import SyntaxProblem, parse_text, raw_date_problems, surrogate_problems
 from evalkit.scenarios.references import scenario_problems, thought_problems
-from evalkit.validation import FrozenModel, did_you_mean, field_problems
+from evalkit.validation import FrozenModel, did_you_mean, field_problems, shown_value
 
 SCENARIO_SUFFIXES: tuple[str, ...] = (".yaml", ".yml", ".json")
 """File suffixes read as scenario (and distractor) files."""
@@ -141,7 +141,7 @@ class _Entry:
 
     @property
     def label(self) -> str:
-        return f"scenario {self.raw_name!r}" if self.raw_name is not None else "scenario <unnamed>"
+        return f"scenario {shown_value(self.raw_name)}" if self.raw_name is not None else "scenario <unnamed>"
 
 
 class _Reader:
@@ -284,7 +284,7 @@ def _select(
     available = [s.name for s, _ in valid]
     unknown = [n for n in dict.fromkeys(wanted) if n not in available]
     if unknown or not wanted:
-        problems = [f"unknown scenario {n!r}{did_you_mean(n, available)}" for n in unknown] or [
+        problems = [f"unknown scenario {shown_value(n)}{did_you_mean(n, available)}" for n in unknown] or [
             "no scenario name given; pass None to select every scenario"
         ]
         raise DatasetError(f"cannot select scenarios; available: {', '.join(available)}", problems)

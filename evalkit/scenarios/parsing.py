@@ -113,7 +113,10 @@ def _construct_unique_mapping(loader: _StrictYamlLoader, node: yaml.MappingNode)
             continue  # unhashable key: construct_mapping reports it
         if line != key_node.start_mark.line + 1:
             raise yaml.constructor.ConstructorError(
-                None, None, f"duplicate key {key!r} (first given on line {line})", key_node.start_mark
+                None,
+                None,
+                f"duplicate key {shown_value(key)} (first given on line {line})",
+                key_node.start_mark,
             )
     return loader.construct_mapping(node, deep=True)
 
@@ -160,7 +163,7 @@ def _parse_json(text: str) -> Any:
             f"JSON syntax error at line {exc.lineno}, column {exc.colno}: {exc.msg}"
         ) from None
     except _DuplicateJsonKey as exc:
-        raise SyntaxProblem(f"JSON error: duplicate key {exc.args[0]!r} in one object") from None
+        raise SyntaxProblem(f"JSON error: duplicate key {shown_value(exc.args[0])} in one object") from None
 
 
 def raw_date_problems(data: Mapping[str, Any]) -> list[str]:
