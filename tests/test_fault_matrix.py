@@ -627,6 +627,17 @@ def test_cache_path_that_is_not_an_evalkit_cache_is_refused_untouched(tmp_path: 
     assert _snapshot(tmp_path) == before
 
 
+@pytest.mark.parametrize("case", ["directory", "another-application-database", "text-file"])
+def test_real_run_with_a_cache_path_that_is_not_a_cache_exits_2(ws: Path, capsys, case: str) -> None:
+    make, needles = CACHE_REFUSALS[case]
+    make(ws / "cache.sqlite3")
+    before = _snapshot(ws)
+    code, out, err = _cli(capsys, *_run_args("--real", "--cache", "cache.sqlite3"))
+    _assert_refused(code, err, "cannot use the embedding cache cache.sqlite3", "--no-cache", *needles)
+    assert out == "" and ".." not in err
+    assert _snapshot(ws) == before
+
+
 @pytest.mark.parametrize("damage", ["truncated", "another-schema-version"])
 def test_damaged_evalkit_cache_is_moved_aside_with_a_warning(tmp_path: Path, damage: str) -> None:
     path = tmp_path / "cache.sqlite3"
