@@ -562,8 +562,18 @@ def test_signal_while_the_cli_is_importing_prints_no_traceback(
     assert list(tmp_path.iterdir()) == []
 
 
-def test_two_ctrl_c_during_report_leave_no_kernel_files_or_stores(tmp_path: Path) -> None:
-    """As a terminal does: SIGINT to the process group, twice, while the notebook's run is seeding."""
+@pytest.mark.parametrize(
+    ("signals", "expected", "message"),
+    [
+        ((signal.SIGINT, signal.SIGINT), 130, "evalkit: interrupted\n"),
+        ((signal.SIGTERM,), 143, "evalkit: terminated (SIGTERM)\n"),
+    ],
+    ids=["two-ctrl-c", "sigterm"],
+)
+def test_signal_during_report_leaves_no_kernel_files_or_stores(
+    tmp_path: Path, signals: tuple[int, ...], expected: int, message: str
+) -> None:
+    """As a terminal (or CI) does: signals to the process group while the notebook's run is seeding."""
     (tmp_path / "tmp").mkdir()
     child = subprocess.Popen(
         [sys.executable, "-m", "evalkit", "report", "--out-dir", str(tmp_path / "out"), "--no-progress"],
@@ -571,13 +581,13 @@ def test_two_ctrl_c_during_report_leave_no_kernel_files_or_stores(tmp_path: Path
         start_new_session=True,
     )  # fmt: skip
     _wait_for("evalkit-notebook-*/tmp/evalkit-*", tmp_path / "tmp", child)
-    os.killpg(child.pid, signal.SIGINT)
-    time.sleep(0.3)
-    if child.poll() is None:
-        os.killpg(child.pid, signal.SIGINT)
+    for signum in signals:
+        if child.poll() is None:
+            os.killpg(child.pid, signum)
+            time.sleep(0.3)
     out, err = child.communicate(timeout=60)
-    assert child.returncode == 130, err
-    assert err == "evalkit: interrupted\n" and out == ""  # no traceback, no [IPKernelApp] noise
+    assert child.returncode == expected, err
+    assert err == message and out == ""  # no traceback, no [IPKernelApp] noise
     time.sleep(0.5)  # the kernel notices its parent left
     assert list((tmp_path / "tmp").iterdir()) == []
     assert not (tmp_path / "out").exists()
