@@ -3,56 +3,84 @@
 The public API is what `__all__` lists; notebooks use only these names. `tables` and `charts`
 (report tables and charts; they import matplotlib) and `mutations` (the mutation catalogue) are
 submodules imported on first use: `from evalkit import tables`.
+
+Every name is imported on first use (PEP 562), so `import evalkit` (and the `evalkit` console
+script, which must install its Ctrl-C and SIGTERM handling before anything heavy loads) costs
+almost nothing; `_HOMES` says which module each public name lives in.
 """
 
 from __future__ import annotations
 
 import importlib
-from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
-from evalkit.api import (
-    detect_mutations,
-    make_config,
-    run_and_load,
-    run_beir,
-    run_benchmark,
-    run_eval,
-    run_locomo,
-)
-from evalkit.embedders import Embedder, HashingEmbedder
-from evalkit.errors import (
-    DatasetError,
-    EmbedderError,
-    EvalkitError,
-    RegressionError,
-    ReportError,
-    StoreError,
-    ThresholdsError,
-    UsageError,
-)
-from evalkit.harness.config import RunConfig
-from evalkit.harness.evaluate import evaluate
-from evalkit.harness.provenance import evalkit_version
-from evalkit.harness.results import RunResult
-from evalkit.memory import DEFAULT_MIN_RELEVANCE, VECTOR_FLOOR, MemoryStore, StoreOptions
-from evalkit.records import Edge, Hit, SearchResponse, Thought
-from evalkit.scenarios import Suite, load_suite
-from evalkit.systems import MemorySystem, ReferenceSystem, ScenarioMemory
-from evalkit.views.frames import (
-    CATEGORY_COLUMNS,
-    DROPPED_COLUMNS,
-    GATE_COMPARISON_COLUMNS,
-    HIT_COLUMNS,
-    MUTATION_COLUMNS,
-    OVERALL_COLUMNS,
-    QUERY_COLUMNS,
-    REGRESSION_COLUMNS,
-    SCENARIO_COLUMNS,
-    EvalRun,
-    load_run,
-)
+if TYPE_CHECKING:
+    from evalkit.api import (
+        detect_mutations,
+        make_config,
+        run_and_load,
+        run_beir,
+        run_benchmark,
+        run_eval,
+        run_locomo,
+    )
+    from evalkit.embedders import Embedder, HashingEmbedder
+    from evalkit.errors import (
+        DatasetError,
+        EmbedderError,
+        EvalkitError,
+        RegressionError,
+        ReportError,
+        StoreError,
+        ThresholdsError,
+        UsageError,
+    )
+    from evalkit.harness.config import RunConfig
+    from evalkit.harness.evaluate import evaluate
+    from evalkit.harness.results import RunResult
+    from evalkit.memory import DEFAULT_MIN_RELEVANCE, VECTOR_FLOOR, MemoryStore, StoreOptions
+    from evalkit.records import Edge, Hit, SearchResponse, Thought
+    from evalkit.scenarios import Suite, load_suite
+    from evalkit.systems import MemorySystem, ReferenceSystem, ScenarioMemory
+    from evalkit.views.frames import (
+        CATEGORY_COLUMNS,
+        DROPPED_COLUMNS,
+        GATE_COMPARISON_COLUMNS,
+        HIT_COLUMNS,
+        MUTATION_COLUMNS,
+        OVERALL_COLUMNS,
+        QUERY_COLUMNS,
+        REGRESSION_COLUMNS,
+        SCENARIO_COLUMNS,
+        EvalRun,
+        load_run,
+    )
 
-__version__ = evalkit_version()
+_HOMES: dict[str, tuple[str, ...]] = {
+    "evalkit.api": (
+        "detect_mutations", "make_config", "run_and_load", "run_beir", "run_benchmark", "run_eval",
+        "run_locomo",
+    ),
+    "evalkit.embedders": ("Embedder", "HashingEmbedder"),
+    "evalkit.errors": (
+        "DatasetError", "EmbedderError", "EvalkitError", "RegressionError", "ReportError", "StoreError",
+        "ThresholdsError", "UsageError",
+    ),
+    "evalkit.harness.config": ("RunConfig",),
+    "evalkit.harness.evaluate": ("evaluate",),
+    "evalkit.harness.results": ("RunResult",),
+    "evalkit.memory": ("DEFAULT_MIN_RELEVANCE", "VECTOR_FLOOR", "MemoryStore", "StoreOptions"),
+    "evalkit.records": ("Edge", "Hit", "SearchResponse", "Thought"),
+    "evalkit.scenarios": ("Suite", "load_suite"),
+    "evalkit.systems": ("MemorySystem", "ReferenceSystem", "ScenarioMemory"),
+    "evalkit.views.frames": (
+        "CATEGORY_COLUMNS", "DROPPED_COLUMNS", "GATE_COMPARISON_COLUMNS", "HIT_COLUMNS", "MUTATION_COLUMNS",
+        "OVERALL_COLUMNS", "QUERY_COLUMNS", "REGRESSION_COLUMNS", "SCENARIO_COLUMNS", "EvalRun", "load_run",
+    ),
+}  # fmt: skip
+"""Module → the public names it provides (checked against `__all__` by tests/test_architecture.py)."""
+
+_HOME_OF = {name: module for module, names in _HOMES.items() for name in names}
 
 _SUBMODULES = {
     "charts": "evalkit.views.charts",
@@ -61,11 +89,19 @@ _SUBMODULES = {
 }
 
 
-def __getattr__(name: str) -> ModuleType:
-    """`evalkit.tables`, `evalkit.charts` and `evalkit.mutations`, imported on first use."""
+def __getattr__(name: str) -> Any:
+    """Each public name, `__version__`, and the submodules `evalkit.tables`, `evalkit.charts` and
+    `evalkit.mutations`, imported on first use (then cached in the module's namespace)."""
     if name in _SUBMODULES:
         return importlib.import_module(_SUBMODULES[name])
-    raise AttributeError(f"module 'evalkit' has no attribute {name!r}")
+    if name == "__version__":
+        value: Any = importlib.import_module("evalkit.harness.provenance").evalkit_version()
+    elif name in _HOME_OF:
+        value = getattr(importlib.import_module(_HOME_OF[name]), name)
+    else:
+        raise AttributeError(f"module 'evalkit' has no attribute {name!r}")
+    globals()[name] = value
+    return value
 
 
 __all__ = [

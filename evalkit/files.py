@@ -1,32 +1,122 @@
-"""Atomic file writes: readers see the old file or the new one, never a partial one."""
+"""Files evalkit reads and writes: atomic writes (readers see the old file or the new one, never
+a partial one), a check that an output path can be written before any work starts, and reads
+that only open regular files (a named pipe would block forever)."""
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 import tempfile
 from pathlib import Path
 
+from evalkit.errors import OutputError
 
-def write_atomic(path: str | Path, data: str | bytes) -> Path:
-    """Replace `path` with `data` (str is written as UTF-8) via a temp file in the same folder,
-    fsync and rename; the folder is created if needed and the temp file removed on any error.
-    The file gets the permissions a plain `open(path, "w")` would give (0o666 minus the umask),
-    not mkstemp's private 0o600."""
+_FIXES = {
+    errno.ENOSPC: "the disk is full; free some space or write somewhere else",
+    errno.EDQUOT: "the disk quota is exceeded; free some space or write somewhere else",
+    errno.EACCES: "permission denied; choose a writable path or fix the permissions",
+    errno.EPERM: "permission denied; choose a writable path or fix the permissions",
+    errno.EROFS: "the file system is read-only; choose a writable path",
+    errno.EISDIR: "it is a directory; give a file path",
+    errno.ENOTDIR: "a parent of it is a file, not a directory; choose another path",
+}
+
+
+def write_atomic(path: str | Path, data: str | bytes, *, remove_stale: bool = False) -> Path:
+    """Replace `path` with `data` (str is written as UTF-8) via a temp file
+    `.<name>.<random>.tmp` in the same folder, fsync and rename; the folder is created if needed
+    and the temp file removed on any error.
+
+    Permissions: an existing file keeps its mode; a new one gets what a plain `open(path, "w")`
+    would give (0o666 minus the umask), not mkstemp's private 0o600. A path that `check_writable`
+    refuses (a directory, a read-only file, an unwritable folder) and any OSError while writing
+    (a full disk, say) raise OutputError naming the path, the reason and the fix; the old file
+    is then untouched. `remove_stale=True` (only for callers that serialise every writer of
+    `path`, e.g. under a lock) also deletes temp files of `path` left by a killed earlier write.
+    """
     target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
+    check_writable(target)
     payload = data.encode("utf-8") if isinstance(data, str) else data
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     try:
-        os.fchmod(fd, 0o666 & ~_umask())
+        mode = stat.S_IMODE(target.stat().st_mode) if target.exists() else 0o666 & ~_umask()
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    except OSError as exc:
+        raise OutputError(f"cannot write {target}: {os_reason(exc)}") from None
+    try:
+        os.fchmod(fd, mode)
         with os.fdopen(fd, "wb") as handle:
             handle.write(payload)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, target)
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        raise OutputError(f"cannot write {target}: {os_reason(exc)}; the old file is unchanged") from None
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+    if remove_stale:
+        for stale in target.parent.glob(f".{target.name}.*.tmp"):
+            stale.unlink(missing_ok=True)
     return target
+
+
+def check_writable(path: str | Path) -> None:
+    """Raise OutputError (naming the path, the reason and the fix) unless `write_atomic(path)`
+    can succeed as far as can be told before writing: `path` is not a directory or another
+    non-regular file, an existing file is not read-only (no owner write bit, or no write access),
+    and the nearest existing folder above it is a writable directory. Creates nothing."""
+    target = Path(path)
+    if target.is_dir():
+        raise OutputError(f"{target} is a directory; give a file path, e.g. {target / 'report.json'}")
+    if target.exists():
+        mode = target.stat().st_mode
+        if not stat.S_ISREG(mode):
+            raise OutputError(f"{target} is {file_kind(mode)}, not a regular file; give a file path")
+        if not mode & stat.S_IWUSR or not os.access(target, os.W_OK):
+            raise OutputError(
+                f"{target} is read-only; make it writable (chmod u+w {target}) or choose another path"
+            )
+    folder = target.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    if not folder.is_dir():
+        raise OutputError(f"cannot create {target}: {folder} is a file, not a directory; choose another path")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise OutputError(
+            f"cannot write {target}: the folder {folder} is not writable; choose a writable path "
+            "or fix the folder's permissions"
+        )
+
+
+def read_regular(path: str | Path) -> bytes:
+    """The bytes of `path`. Raises OSError as `open` would (FileNotFoundError, ...); a path that
+    is not a regular file (a named pipe, a directory, a device) raises OSError(EINVAL) saying what
+    it is, without opening it, so a pipe never blocks the caller."""
+    mode = os.stat(path).st_mode
+    if not stat.S_ISREG(mode):
+        raise OSError(errno.EINVAL, f"{file_kind(mode)}, not a regular file", str(path))
+    return Path(path).read_bytes()
+
+
+def file_kind(mode: int) -> str:
+    """What a `st_mode` denotes, for messages: 'a directory', 'a named pipe', 'a regular file'..."""
+    kinds = (
+        (stat.S_ISREG, "a regular file"),
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISFIFO, "a named pipe"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+    )
+    return next((name for test, name in kinds if test(mode)), "a special file")
+
+
+def os_reason(exc: OSError) -> str:
+    """Why an OSError happened and how to fix it, for messages (`the disk is full; free ...`)."""
+    return _FIXES.get(exc.errno or 0, exc.strerror or str(exc))
 
 
 def _umask() -> int:

@@ -9,8 +9,13 @@ Contract of `run_notebook`:
   against the caller's working directory; the notebook itself runs with its own folder as the
   working directory, so its defaults (`"../datasets"`) are relative to the notebook.
 - The kernel is `python3`; jupyter_client starts it with this interpreter (`sys.executable`).
+  Its connection file and its temporary files (the stores of the run it executes) live in this
+  call's work folder, removed when the call ends, also on Ctrl-C or SIGTERM (even a second one
+  that cuts the kernel's shutdown short).
 - `<out_dir>/<stem>.ipynb` (the executed notebook) and `<out_dir>/<stem>.html` (code hidden,
-  figures embedded as base64 PNG, no prompts) are written atomically. When a cell raises, both are
+  figures embedded as base64 PNG, no prompts) are written atomically. Both paths are checked
+  before the kernel starts (`out_dir` that is a file is a UsageError, an unwritable path an
+  OutputError), so a mistake costs no run. When a cell raises, both are
   still written, then NotebookRegressionError (the final threshold assertion failed; `evalue`
   lists every regression) or NotebookError (anything else) is raised. In the HTML, an error shows
   as `Name: message`; the executed notebook keeps the full traceback.
@@ -23,10 +28,12 @@ from __future__ import annotations
 import ast
 import copy
 import io
+import os
 import sys
 import tempfile
 import tokenize
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
@@ -35,7 +42,7 @@ import nbformat
 from nbformat import NotebookNode
 
 from evalkit.errors import RegressionError, ReportError, UsageError
-from evalkit.files import write_atomic
+from evalkit.files import check_writable, write_atomic
 
 NOTEBOOKS_DIR = Path("notebooks")
 """Where `evalkit report --notebook NAME` looks for NAME.ipynb (relative to the working directory)."""
@@ -53,6 +60,9 @@ _TEMPLATE = """{%- extends 'lab/index.html.j2' -%}
 """
 """The lab template without the scripts it loads from CDNs (require.js, MathJax, Mermaid): reports
 hold no widgets, maths or diagrams, and a report must render offline."""
+
+_KERNEL_LOG_LEVEL = "CRITICAL"
+"""Log level of the kernel application (its log goes to our stderr)."""
 
 _TYPES: dict[str, type | None] = {"int": int, "float": float, "bool": bool, "str": str, "None": None}
 _NONE_WORDS = ("none", "null")
@@ -171,8 +181,17 @@ def run_notebook(
     values = {name: _check_value(declared[name], value, path) for name, value in given.items()}
     out = Path(out_dir)
     outputs = NotebookOutputs(notebook=out / f"{path.stem}.ipynb", html=out / f"{path.stem}.html")
+    if out.exists() and not out.is_dir():
+        raise UsageError(
+            f"the output directory {out} is a file; give a directory (default {DEFAULT_OUT_DIR}/)"
+        )
+    check_writable(outputs.html)
+    check_writable(outputs.notebook)
     failure: papermill.PapermillExecutionError | None = None
-    with tempfile.TemporaryDirectory(prefix="evalkit-notebook-") as workdir:
+    with (
+        tempfile.TemporaryDirectory(prefix="evalkit-notebook-") as workdir,
+        _kernel_temp_dir(Path(workdir) / "tmp"),
+    ):
         # Parameters are injected here rather than by execute_notebook, whose own parameter
         # inspection cannot parse `float | None` annotations and warns about them.
         prepared = parameterize_notebook(load_notebook_node(str(path)), values, kernel_name=KERNEL_NAME)
@@ -185,7 +204,7 @@ def run_notebook(
                 kernel_name=KERNEL_NAME,
                 cwd=str(path.parent.resolve()),
                 progress_bar=_progress_bar(progress),
-                config=_kernel_config(),
+                config=_kernel_config(Path(workdir) / "kernel.json"),
             )
         except papermill.PapermillExecutionError as exc:
             failure = exc
@@ -327,13 +346,42 @@ def _check_value(parameter: Parameter, value: object, notebook: str | Path) -> o
     return value
 
 
-def _kernel_config() -> Any:
-    """Kernel manager settings: CurveZMQ transport encryption when pyzmq supports it (otherwise the
-    kernel warns on stderr that it runs over TCP without encryption)."""
+def _kernel_config(connection_file: Path) -> Any:
+    """Kernel settings: the connection file at `connection_file` (inside the run's work folder,
+    so it is removed with it even when an interrupt cuts the kernel's shutdown short), CurveZMQ
+    transport encryption when pyzmq supports it (otherwise the kernel warns on stderr that it
+    runs over TCP without encryption), and a kernel log level that keeps the kernel's own log
+    quiet (on Ctrl-C it logs a ZMQError traceback while its client goes away; cell errors are
+    unaffected: they are cell outputs, reported by papermill)."""
     import zmq
     from traitlets.config import Config
 
-    return Config({"KernelManager": {"transport_encryption": "auto" if zmq.has("curve") else "disabled"}})
+    return Config(
+        {
+            "KernelManager": {
+                "connection_file": str(connection_file),
+                "transport_encryption": "auto" if zmq.has("curve") else "disabled",
+            },
+            "NotebookClient": {"extra_arguments": [f"--IPKernelApp.log_level={_KERNEL_LOG_LEVEL}"]},
+        }
+    )
+
+
+@contextmanager
+def _kernel_temp_dir(folder: Path) -> Iterator[None]:
+    """Within the block, TMPDIR is `folder` (created here), so the kernel started in it keeps its
+    temporary files (the stores of the run it executes) there: they go with the work folder even
+    when an interrupt kills the kernel before its own cleanup ran. TMPDIR is restored after."""
+    folder.mkdir()
+    previous = os.environ.get("TMPDIR")
+    os.environ["TMPDIR"] = str(folder)
+    try:
+        yield
+    finally:
+        if previous is None:
+            os.environ.pop("TMPDIR", None)
+        else:
+            os.environ["TMPDIR"] = previous
 
 
 def _progress_bar(progress: bool | None) -> bool | dict[str, object]:

@@ -27,12 +27,18 @@ def connect(path: str | Path, *, timeout: float = 30.0) -> Connection:
     """
     try:
         conn = sqlean.connect(str(path), timeout=timeout)
+    except sqlean.Error as exc:
+        raise StoreError(
+            f"cannot open SQLite database {path} ({exc}); check that its folder exists and is writable"
+        ) from exc
+    try:
         conn.enable_load_extension(True)
         sqlite_vec.load(conn)
         conn.enable_load_extension(False)
-    except sqlean.Error as exc:
+    except (sqlean.Error, AttributeError) as exc:
+        conn.close()
         raise StoreError(
-            f"cannot open SQLite database {path}: {exc}. Check the path is writable "
-            "and that sqlean-py and sqlite-vec are installed (pip install evalkit)."
+            f"cannot load the sqlite-vec extension into {path} ({exc}); reinstall evalkit's "
+            "dependencies sqlean-py and sqlite-vec (pip install evalkit)"
         ) from exc
     return conn

@@ -116,3 +116,13 @@ def test_the_checker_sees_a_known_import():
     # guards the walker itself: the runner imports the harness config and the scenarios package
     assert {("harness", "scenarios"), ("suites", "harness"), ("api", "suites")} <= _edges()
     assert "evalkit.harness.config" in set(_imports(MODULES["evalkit.harness.runner"]))
+
+
+def test_every_public_name_has_a_home_module_that_provides_it():
+    """`evalkit/__init__.py` imports lazily: `_HOMES` must cover `__all__` and hold no extra name."""
+    import evalkit
+
+    lazy = set(evalkit._HOME_OF) | set(evalkit._SUBMODULES)
+    assert lazy == set(evalkit.__all__)
+    for name in evalkit.__all__:
+        assert getattr(evalkit, name) is not None

@@ -245,21 +245,31 @@ def _open_catching(path: Path) -> list[warnings.WarningMessage]:
     return caught
 
 
-def test_garbage_file_is_moved_aside_with_a_warning(tmp_path: Path) -> None:
+def _assert_refused_untouched(path: Path, content: bytes, reason: str) -> None:
+    """Not an evalkit cache: refused with the fix, the file left as it was, nothing moved."""
+    with pytest.raises(EmbedderError) as excinfo:
+        EmbeddingCache(path)
+    message = str(excinfo.value)
+    assert str(path) in message and reason in message and "not an evalkit embedding cache" in message
+    assert "left untouched" in message and "--no-cache" in message and ".." not in message
+    assert path.read_bytes() == content
+    assert list(path.parent.glob(f"{path.name}.corrupt-*")) == []
+
+
+def test_garbage_file_is_refused_and_left_untouched(tmp_path: Path) -> None:
     path = tmp_path / "cache.sqlite3"
     path.write_bytes(b"this is not a database " * 200)
-    caught = _open_catching(path)
-    _assert_rebuilt(path, caught).close()
-    (moved,) = tmp_path.glob("cache.sqlite3.corrupt-*")
-    assert moved.read_bytes() == b"this is not a database " * 200
+    _assert_refused_untouched(path, b"this is not a database " * 200, "not a readable SQLite database")
 
 
 def test_damaged_file_still_open_elsewhere_is_moved_with_its_wal(tmp_path: Path) -> None:
-    """Another process still holds the bad file and its live WAL: the WAL must move with it, or
-    the new cache would replay foreign frames."""
+    """Another process still holds an old-schema cache and its live WAL: the WAL must move with
+    it, or the new cache would replay foreign frames."""
     path = tmp_path / "cache.sqlite3"
+    EmbeddingCache(path).close()
     other = connect(path)
     other.execute("PRAGMA journal_mode=WAL")
+    other.execute("PRAGMA user_version = 99")
     other.execute("CREATE TABLE notes (body TEXT)")
     other.execute("INSERT INTO notes VALUES ('kept')")
     other.commit()
@@ -292,14 +302,13 @@ def test_truncated_file_is_rebuilt_when_read_and_the_batch_re_encoded(tmp_path: 
     cache.close()
 
 
-def test_database_with_another_schema_is_rebuilt_with_a_warning(tmp_path: Path) -> None:
+def test_database_of_another_application_is_refused_and_left_untouched(tmp_path: Path) -> None:
     path = tmp_path / "cache.sqlite3"
     conn = connect(path)
     conn.execute("CREATE TABLE notes (body TEXT)")
     conn.commit()
     conn.close()
-    caught = _open_catching(path)
-    _assert_rebuilt(path, caught).close()
+    _assert_refused_untouched(path, path.read_bytes(), "an SQLite database with the tables notes")
 
 
 def test_cache_of_another_schema_version_is_rebuilt_with_a_warning(tmp_path: Path) -> None:

@@ -18,6 +18,7 @@ from evalkit.api import run_beir, run_locomo
 from evalkit.cli.args import add_embedder_args, embedder_options
 from evalkit.cli.exit_codes import EXIT_OK, EXIT_REGRESSIONS
 from evalkit.errors import UsageError
+from evalkit.files import check_writable
 from evalkit.memory import RETRIEVAL_MODES, TOKENIZERS
 from evalkit.memory.fts_query import QUERY_SYNTAX_MODES
 from evalkit.records import MAX_TOP_K
@@ -134,10 +135,12 @@ def _options(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def beir_command(args: argparse.Namespace) -> int:
+    check_writable(args.out)
     return _finish(run_beir(args.path, args.split, **_options(args)), args.out)
 
 
 def locomo_command(args: argparse.Namespace) -> int:
+    check_writable(args.out)
     run = run_locomo(args.path, args.categories, **_options(args))
     labels = [f"{family}@{k}" for family in ("recall", "success") for k in args.k]
     return _finish(run, args.out, question_category_frame(run, labels))

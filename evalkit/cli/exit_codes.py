@@ -5,6 +5,8 @@ EXIT_OK = 0
 EXIT_REGRESSIONS = 1
 """The run has regressions (or a notebook's final assertion failed)."""
 EXIT_USAGE = 2
-"""Bad input or usage: any EvalkitError or argparse error."""
+"""Bad input or usage: any EvalkitError or argparse error, or an output that cannot be written."""
 EXIT_INTERRUPTED = 130
-"""Ctrl-C; temporary stores were removed."""
+"""Ctrl-C (SIGINT, 128 + 2); temporary stores were removed."""
+EXIT_TERMINATED = 143
+"""SIGTERM (128 + 15, how CI cancels a job); temporary stores were removed."""

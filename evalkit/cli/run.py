@@ -9,6 +9,7 @@ from evalkit.api import run_eval
 from evalkit.cli.args import add_dataset_args, add_embedder_args, embedder_options, int_in, unit_float
 from evalkit.cli.exit_codes import EXIT_OK, EXIT_REGRESSIONS
 from evalkit.errors import UsageError
+from evalkit.files import check_writable
 from evalkit.harness.config import DEFAULT_TOP_K
 from evalkit.harness.gating import baseline_entry, update_thresholds
 from evalkit.records import MAX_TOP_K
@@ -58,6 +59,7 @@ def register(commands: argparse._SubParsersAction) -> None:
 def run_command(args: argparse.Namespace) -> int:
     if args.update_baseline and args.scenario:
         raise UsageError("--update-baseline records the whole suite; drop --scenario")
+    check_outputs(args)
     run = run_eval(
         datasets=args.datasets,
         scenarios=args.scenario,
@@ -77,3 +79,17 @@ def run_command(args: argparse.Namespace) -> int:
         print(f"baseline for mode {mode!r} recorded in {path}")
         return EXIT_OK
     return EXIT_OK if run.ok else EXIT_REGRESSIONS
+
+
+def check_outputs(args: argparse.Namespace) -> None:
+    """Refuse, before anything runs, outputs the run could not write: `--out` that is the
+    thresholds file (the report would replace the baselines) or cannot be written, and with
+    --update-baseline a thresholds file that cannot be written (see `check_writable`)."""
+    if args.out.resolve() == args.thresholds.resolve():
+        raise UsageError(
+            f"--out {args.out} is the thresholds file; the report would replace the baselines. "
+            "Write the report elsewhere (default reports/report.json)"
+        )
+    check_writable(args.out)
+    if args.update_baseline:
+        check_writable(args.thresholds)

@@ -15,10 +15,15 @@ Concurrency: several processes may share one file. WAL journal, a busy timeout, 
 an existing row of the right length (`ON CONFLICT ... DO UPDATE ... WHERE` the stored blob has a
 different length, which heals a row left by a model of another dimension).
 
-Damage: a file that is not SQLite, has another schema, or reports corruption (SQLITE_CORRUPT,
-SQLITE_NOTADB) when opened or read — a truncated file, say — is renamed to
-`<name>.corrupt-<time>-<pid>` (with its -wal/-shm) and replaced by an empty cache, with a
-RuntimeWarning naming both files; the failed lookup or write is retried once on the new file.
+Damage: only a file recognised as an evalkit cache is ever moved. It is one when its SQLite
+header carries evalkit's application id (set on creation) or the cache's schema version, or
+when it holds an `embeddings` table. Such a file that has another schema version, or reports
+corruption (SQLITE_CORRUPT, SQLITE_NOTADB) when opened or read — a truncated file, say — is
+renamed to `<name>.corrupt-<time>-<pid>` (with its -wal/-shm) and replaced by an empty cache,
+with a RuntimeWarning naming both files; the failed lookup or write is retried once on the new
+file. Anything else at the path — a directory, a file that is not SQLite, another application's
+SQLite database — is refused with an EmbedderError and left untouched (a typo in `--cache` must
+never move the user's database).
 Any other failure of a lookup or write (disk full, a lock held past the timeout) warns and is
 treated as a miss / skipped: the cache never stops a run. A process that still has the old file
 open keeps using it until it closes; its writes to it are lost, which costs only re-encoding.
@@ -42,10 +47,15 @@ import platformdirs
 
 from evalkit.embedders.base import Embedder, Vectors
 from evalkit.errors import EmbedderError, StoreError
+from evalkit.files import file_kind
 from evalkit.sqlite import Connection, DatabaseError, connect
 
 ENV_VAR = "EVALKIT_EMBED_CACHE"
 SCHEMA_VERSION = 2
+APPLICATION_ID = 0x65766B63
+"""SQLite `application_id` of cache files evalkit creates ("evkc"); files made before it was
+set are recognised by their schema version or their `embeddings` table."""
+_SQLITE_MAGIC = b"SQLite format 3\x00"
 _COLUMNS = ["identity", "prefix", "text_sha256", "vector"]
 _CREATE = """
 CREATE TABLE embeddings (
@@ -86,7 +96,11 @@ def text_key(text: str) -> str:
 
 
 class _Damaged(Exception):
-    """Internal: the cache file is readable SQLite but not a healthy evalkit cache."""
+    """Internal: the cache file is an evalkit cache, but not a healthy one."""
+
+
+class _Foreign(Exception):
+    """Internal: the file is readable SQLite but not an evalkit cache (its tables are listed)."""
 
 
 class EmbeddingCache:
@@ -149,7 +163,7 @@ class EmbeddingCache:
             except DatabaseError as exc:
                 if self._conn.in_transaction:
                     self._conn.rollback()
-                if attempt == 2 or not _is_damage(exc):
+                if attempt == 2 or not _is_damage(exc) or not _looks_like_cache(self._path):
                     self._warn(f"{what} failed ({exc}); {fallback}")
                     return None
                 self._conn.close()
@@ -158,7 +172,14 @@ class EmbeddingCache:
         return None
 
     def _open(self) -> Connection:
-        """Connect and check the schema; a damaged file is moved aside once and replaced."""
+        """Connect and check the schema; a damaged evalkit cache is moved aside once and replaced,
+        anything else at the path is refused (see the module docstring)."""
+        if self._path.exists() and not self._path.is_file():
+            kind = file_kind(self._path.stat().st_mode)
+            example = self._path / "embeddings.sqlite3" if self._path.is_dir() else "a file path"
+            raise EmbedderError(
+                self._unusable(f"it is {kind}, not a file; give a file path such as {example}")
+            )
         try:
             self._path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -171,10 +192,19 @@ class EmbeddingCache:
                 raise EmbedderError(self._unusable(str(exc))) from None
             try:
                 _prepare(conn, self._timeout)
+            except _Foreign as exc:
+                conn.close()
+                raise EmbedderError(
+                    self._foreign(f"it is an SQLite database with the tables {exc}")
+                ) from None
             except (DatabaseError, _Damaged) as exc:
                 conn.close()
                 if not _is_damage(exc):
                     raise EmbedderError(self._unusable(str(exc))) from None
+                if not _looks_like_cache(self._path):
+                    raise EmbedderError(
+                        self._foreign(f"it is not a readable SQLite database ({exc})")
+                    ) from None
                 self._discard(inode, str(exc))
                 continue
             self._opened_inode = _inode(self._path)
@@ -205,8 +235,15 @@ class EmbeddingCache:
 
     def _unusable(self, reason: str) -> str:
         return (
-            f"cannot use the embedding cache {self._path}: {reason}. Point {ENV_VAR} (or the cache "
-            "argument) at a writable file, or run without the cache (cache=False / --no-cache)."
+            f"cannot use the embedding cache {self._path}: {reason.rstrip('.')}. Point --cache (or "
+            f"{ENV_VAR}, or the cache argument) at a writable file, or run without the cache "
+            "(--no-cache / cache=False)."
+        )
+
+    def _foreign(self, reason: str) -> str:
+        return self._unusable(
+            f"{reason}, not an evalkit embedding cache, so it was left untouched; if that path was a "
+            "typo, fix it, and if it is a damaged cache, delete it"
         )
 
 
@@ -231,6 +268,20 @@ def _inode(path: Path) -> int | None:
         return None
 
 
+def _looks_like_cache(path: Path) -> bool:
+    """Whether the SQLite header of `path` marks an evalkit cache: evalkit's application id, or
+    (files made before it was set) the cache's schema version as user_version."""
+    try:
+        with path.open("rb") as handle:
+            header = handle.read(72)
+    except OSError:
+        return False
+    if len(header) < 72 or not header.startswith(_SQLITE_MAGIC):
+        return False
+    user_version, application_id = int.from_bytes(header[60:64], "big"), int.from_bytes(header[68:72], "big")
+    return application_id == APPLICATION_ID or user_version == SCHEMA_VERSION
+
+
 def _is_damage(exc: Exception) -> bool:
     if isinstance(exc, _Damaged):
         return True
@@ -253,18 +304,32 @@ def _enable_wal(conn: Connection, timeout: float) -> None:
             time.sleep(0.01)
 
 
+def _tables(conn: Connection) -> list[str]:
+    return sorted(row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'"))
+
+
+def _application_id(conn: Connection) -> int:
+    return int(conn.execute("PRAGMA application_id").fetchone()[0])
+
+
 def _prepare(conn: Connection, timeout: float) -> None:
     """WAL mode, then create the schema or check it (under a write lock, so two processes creating
     the same new file do not race). No full integrity check: it would read the whole file on every
-    open; damage in pages this check does not read surfaces when a lookup or write reads them."""
+    open; damage in pages this check does not read surfaces when a lookup or write reads them.
+    A database of another application (tables, but neither an `embeddings` table nor evalkit's
+    application id) raises _Foreign before anything, WAL mode included, changes the file."""
+    tables = _tables(conn)
+    if tables and "embeddings" not in tables and _application_id(conn) != APPLICATION_ID:
+        raise _Foreign(", ".join(tables))
     _enable_wal(conn, timeout)
     conn.execute("BEGIN IMMEDIATE")
     try:
         version = conn.execute("PRAGMA user_version").fetchone()[0]
-        tables = sorted(row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'"))
+        tables = _tables(conn)
         if version == 0 and not tables:
             conn.execute(_CREATE)
             conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
         else:
             columns = [row[1] for row in conn.execute("PRAGMA table_info(embeddings)")]
             if version != SCHEMA_VERSION or columns != _COLUMNS:

@@ -15,10 +15,11 @@ from datetime import UTC, datetime
 from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 
+from filelock import FileLock, Timeout
 from pydantic import Field, RootModel, ValidationError
 
-from evalkit.errors import ThresholdsError
-from evalkit.files import write_atomic
+from evalkit.errors import OutputError, ThresholdsError
+from evalkit.files import check_writable, os_reason, read_regular, write_atomic
 from evalkit.harness.results import Aggregate, PassResult, Regression
 from evalkit.metrics import HARNESS_METRICS
 from evalkit.validation import FrozenModel as _Model
@@ -29,6 +30,9 @@ MARGIN = 0.02
 
 TOLERANCE = 1e-6
 """A metric regresses when actual + TOLERANCE < threshold (absorbs float noise)."""
+
+LOCK_TIMEOUT = 120.0
+"""Seconds `update_thresholds` waits for another process's update of the same file."""
 
 
 class MetricLevels(_Model):
@@ -78,11 +82,19 @@ def load_thresholds(path: str | Path) -> dict[str, ModeEntry] | None:
     """
     source = Path(path)
     try:
-        text = source.read_text(encoding="utf-8")
+        text = read_regular(source).decode("utf-8")
     except FileNotFoundError:
         return None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ThresholdsError(f"cannot read thresholds file {source}: {exc}") from exc
+    except OSError as exc:
+        raise ThresholdsError(
+            f"cannot read thresholds file {source}: {exc.strerror or exc}; point --thresholds at the "
+            "JSON file (or regenerate it with `evalkit run --update-baseline`)"
+        ) from None
+    except UnicodeDecodeError as exc:
+        raise ThresholdsError(
+            f"thresholds file {source} is not UTF-8 ({exc.reason} at byte {exc.start}); "
+            "fix it or regenerate it with `evalkit run --update-baseline`"
+        ) from None
     try:
         return ThresholdsFile.model_validate(json.loads(text)).root
     except json.JSONDecodeError as exc:
@@ -143,12 +155,35 @@ def baseline_entry(result: PassResult, top_k: int, recorded_at: datetime | None 
 
 
 def update_thresholds(path: str | Path, mode: str, entry: ModeEntry) -> Path:
-    """Upsert `entry` for `mode` in `path` (created if missing), leaving other modes untouched;
-    written atomically. An existing invalid file raises ThresholdsError rather than being replaced."""
-    entries = dict(load_thresholds(path) or {})
-    entries[mode] = entry
-    payload = {name: e.model_dump(mode="json") for name, e in sorted(entries.items())}
-    return write_atomic(path, json.dumps(payload, indent=2) + "\n")
+    """Upsert `entry` for `mode` in `path` (created if missing), leaving other modes untouched.
+
+    Updates are serialised across processes by the lock file `.<name>.lock` beside `path`
+    (filelock; removed while still held, so nothing is left behind, and git-ignored for a run
+    killed while holding it): the file is re-read under the lock, so two runs recording
+    different modes at once both keep their entry. Written atomically; the file keeps
+    its permissions, and temp files left by a killed earlier write are removed. An existing
+    invalid file raises ThresholdsError rather than being replaced; a path that cannot be written
+    (read-only file, unwritable folder, full disk) raises OutputError, leaving the file as it was.
+    """
+    target = Path(path)
+    check_writable(target)
+    lock_path = target.with_name(f".{target.name}.lock")
+    try:
+        with FileLock(lock_path, timeout=LOCK_TIMEOUT):
+            try:
+                entries = dict(load_thresholds(target) or {})
+                entries[mode] = entry
+                payload = {name: e.model_dump(mode="json") for name, e in sorted(entries.items())}
+                return write_atomic(target, json.dumps(payload, indent=2) + "\n", remove_stale=True)
+            finally:
+                lock_path.unlink(missing_ok=True)  # while held: a waiter on this inode retries
+    except Timeout:
+        raise OutputError(
+            f"cannot update {target}: another process held its lock {lock_path} for {LOCK_TIMEOUT:.0f} s; "
+            "wait for that run to finish (or delete the lock file if no evalkit run is active)"
+        ) from None
+    except OSError as exc:
+        raise OutputError(f"cannot lock {target} with {lock_path}: {os_reason(exc)}") from None
 
 
 def assertion_regressions(result: PassResult) -> list[Regression]:

@@ -6,10 +6,13 @@ min_relevance=0 (what baselines gate on) and, unless disabled, the gated pass wi
 default gate (or an explicit value), which is report-only. A query that pins its own
 `min_relevance` is asked with that gate in both passes: what the gate keeps is then measured and
 asserted by the gating pass (its drops show in the ungated pass's gate counts too).
+A hit with a NaN or infinite score stops the run with SystemOutputError naming the system, the
+scenario and the query (such a report could not be saved and loaded back).
 """
 
 from __future__ import annotations
 
+import math
 import tempfile
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
@@ -19,6 +22,7 @@ from typing import Any
 
 from tqdm import tqdm
 
+from evalkit.errors import SystemOutputError
 from evalkit.harness.aggregation import mean_metrics, pass_result
 from evalkit.harness.checks import check_query, scenario_status
 from evalkit.harness.config import RunConfig
@@ -29,6 +33,7 @@ from evalkit.records import SearchResponse
 from evalkit.scenarios import QuerySpec, Scenario, Suite
 from evalkit.scenarios.seeding import own_ids, seed_edges, seed_thoughts
 from evalkit.systems import MemorySystem
+from evalkit.validation import shown_value
 
 
 @dataclass(frozen=True)
@@ -89,11 +94,13 @@ def run_suite(
                     response = memory.search(
                         query.query, min_relevance=0.0 if pinned is None else pinned, **options
                     )
+                    _check_finite(response, system.name, scenario.name, index, query.query)
                     plain.append(_query_result(index, query, response, k, own, extra_metrics))
                     if gated:
                         response = memory.search(
                             query.query, min_relevance=min_relevance if pinned is None else pinned, **options
                         )
+                        _check_finite(response, system.name, scenario.name, index, query.query)
                         if pinned is None:
                             gate_values.add(response.min_relevance)
                         filtered.append(_query_result(index, query, response, k, own, extra_metrics))
@@ -109,6 +116,23 @@ def run_suite(
         gated=pass_result(gated_results, gate_value) if gated else None,
         clock=now,
     )
+
+
+_SCORES = ("similarity", "distance", "rrf_score", "bm25_score", "relevance", "recency_score", "final_score")
+
+
+def _check_finite(response: SearchResponse, system: str, scenario: str, index: int, query: str) -> None:
+    """Raise SystemOutputError when a hit carries a NaN or infinite score (None is fine): a
+    report holding one could not be saved as JSON and loaded back."""
+    for hit in response.hits:
+        for field in _SCORES:
+            value = getattr(hit, field)
+            if value is not None and not math.isfinite(value):
+                raise SystemOutputError(
+                    f"system {system!r} returned {field} {value} for hit {shown_value(hit.id)} of scenario "
+                    f"{scenario!r}, query {index + 1} ({shown_value(query)}); a memory system must return "
+                    "finite scores (or None where a signal does not apply)"
+                )
 
 
 def _query_result(

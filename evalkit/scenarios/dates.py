@@ -7,6 +7,7 @@ import re
 from datetime import UTC, datetime, timedelta
 
 from evalkit.errors import DatasetError
+from evalkit.validation import shown_value
 
 _OFFSET = re.compile(r"^([+-])(\d+(?:\.\d+)?)([mhdw])$")
 _OFFSET_UNITS = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
@@ -38,10 +39,10 @@ def resolve_created_at(value: str | datetime | None, clock: datetime) -> datetim
                 return now + timedelta(**{_OFFSET_UNITS[offset[3]]: sign * float(offset[2])})
             return as_utc(datetime.fromisoformat(text))
         except OverflowError:
-            raise DatasetError(f"created_at {value!r} is out of range; {DATE_HELP}") from None
+            raise DatasetError(f"created_at {shown_value(value)} is out of range; {DATE_HELP}") from None
         except ValueError:
             pass
-    raise DatasetError(f"cannot read created_at {value!r}; {DATE_HELP}")
+    raise DatasetError(f"cannot read created_at {shown_value(value)}; {DATE_HELP}")
 
 
 def as_utc(moment: datetime) -> datetime:

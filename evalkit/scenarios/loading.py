@@ -12,9 +12,12 @@ unknown thought id 'x' ...`). Nothing runs on an invalid dataset. Decisions wher
 - Scenario files are the directory's files with a scenario suffix, in file-name order. Hidden files
   and Markdown notes (`*.md`) are ignored; any other file there is a problem (a typo such as
   `temporal.yam` must not silently drop a scenario). Sub-directories are not searched.
-- Files are UTF-8 (a leading BOM is allowed). YAML is read with a safe loader that rejects duplicate
-  keys and keeps dates as strings (so `created_at: 2024-05-01` means midnight UTC that day, never a
-  `date` object); JSON objects with duplicate keys are rejected too. `created_at` must be a string
+- Only regular files are read: a named pipe (or a socket, a device) named like a scenario file is
+  a problem and is never opened. Files are UTF-8 (a leading BOM is allowed); a lone surrogate
+  escape in a JSON string (`\\ud800`) is a problem of its field. YAML is read with a safe
+  loader that rejects duplicate keys and keeps dates as strings (so `created_at: 2024-05-01`
+  means midnight UTC that day, never a `date` object); JSON objects with duplicate keys are
+  rejected too. `created_at` must be a string
   in a file: a bare number would otherwise be read as a Unix timestamp.
 - Shape problems (pydantic) are reported first; cross-reference checks run only on scenarios whose
   shape is valid, so fixing shape problems may reveal more. Duplicate scenario names are checked on
@@ -44,10 +47,11 @@ from typing import Any
 from pydantic import ValidationError
 
 from evalkit.errors import DatasetError
+from evalkit.files import read_regular
 from evalkit.scenarios.model import Scenario, ThoughtSpec
-from evalkit.scenarios.parsing import SyntaxProblem, parse_text, raw_date_problems
+from evalkit.scenarios.parsing import SyntaxProblem, parse_text, raw_date_problems, surrogate_problems
 from evalkit.scenarios.references import scenario_problems, thought_problems
-from evalkit.validation import FrozenModel, did_you_mean, field_problems
+from evalkit.validation import FrozenModel, did_you_mean, field_problems, shown_value
 
 SCENARIO_SUFFIXES: tuple[str, ...] = (".yaml", ".yml", ".json")
 """File suffixes read as scenario (and distractor) files."""
@@ -140,7 +144,7 @@ class _Entry:
 
     @property
     def label(self) -> str:
-        return f"scenario {self.raw_name!r}" if self.raw_name is not None else "scenario <unnamed>"
+        return f"scenario {shown_value(self.raw_name)}" if self.raw_name is not None else "scenario <unnamed>"
 
 
 class _Reader:
@@ -167,9 +171,9 @@ class _Reader:
     def parse(self, path: Path) -> tuple[bool, Any]:
         """(ok, data) for one file; on failure the problem is recorded and ok is False."""
         try:
-            data = path.read_bytes()
+            data = read_regular(path)
         except OSError as exc:
-            self.add(path, [f"cannot read the file ({exc.strerror or exc})"])
+            self.add(path, [f"cannot read the file ({exc.strerror or exc}); replace it with a regular file"])
             return False, None
         self._blobs[path.relative_to(self.root).as_posix()] = data
         try:
@@ -204,7 +208,7 @@ class _Reader:
 def _load_distractors(reader: _Reader) -> list[ThoughtSpec] | None:
     """The shared distractors, or None when their file is absent (`reader.distractors_missing` is
     then set; only scenarios that want distractors make that a problem) or invalid (reported)."""
-    found = [p for s in SCENARIO_SUFFIXES if (p := reader.root / (DISTRACTORS_STEM + s)).is_file()]
+    found = [p for s in SCENARIO_SUFFIXES if (p := reader.root / (DISTRACTORS_STEM + s)).exists()]
     if not found:
         reader.distractors_missing = True
         return None
@@ -217,7 +221,7 @@ def _load_distractors(reader: _Reader) -> list[ThoughtSpec] | None:
     ok, data = reader.parse(path)
     if not ok:
         return None
-    found_problems = reader.add(path, raw_date_problems(data))
+    found_problems = reader.add(path, raw_date_problems(data) + surrogate_problems(data))
     try:
         spec = _DistractorFile.model_validate(data)
     except ValidationError as exc:
@@ -251,7 +255,7 @@ def _load_scenario_files(reader: _Reader) -> list[_Entry]:
         if not ok:
             continue
         entry = _Entry(path, data.get("name") if isinstance(data.get("name"), str) else None, None)
-        reader.add(path, raw_date_problems(data), entry.label)
+        reader.add(path, raw_date_problems(data) + surrogate_problems(data), entry.label)
         try:
             entry = replace(entry, scenario=Scenario.model_validate(data))
         except ValidationError as exc:
@@ -283,7 +287,7 @@ def _select(
     available = [s.name for s, _ in valid]
     unknown = [n for n in dict.fromkeys(wanted) if n not in available]
     if unknown or not wanted:
-        problems = [f"unknown scenario {n!r}{did_you_mean(n, available)}" for n in unknown] or [
+        problems = [f"unknown scenario {shown_value(n)}{did_you_mean(n, available)}" for n in unknown] or [
             "no scenario name given; pass None to select every scenario"
         ]
         raise DatasetError(f"cannot select scenarios; available: {', '.join(available)}", problems)

@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 from evalkit.errors import DatasetError
 from evalkit.scenarios.dates import resolve_created_at
 from evalkit.scenarios.model import BUILTIN_CATEGORIES, QuerySpec, Scenario, ThoughtSpec
+from evalkit.validation import shown_value
 
 _PROBE_CLOCK = datetime(2000, 1, 1, tzinfo=UTC)
 """The clock dates are resolved against when validating: any clock shows whether a date reads."""
@@ -27,7 +28,8 @@ def scenario_problems(scenario: Scenario, distractors: Sequence[ThoughtSpec] | N
     problems: list[str] = []
     if scenario.category not in BUILTIN_CATEGORIES:
         problems.append(
-            f"category: unknown category {scenario.category!r}; use one of: {', '.join(BUILTIN_CATEGORIES)}"
+            f"category: unknown category {shown_value(scenario.category)}; "
+            f"use one of: {', '.join(BUILTIN_CATEGORIES)}"
         )
     distractor_ids = None if distractors is None else frozenset(t.id for t in distractors)
     problems.extend(thought_problems(scenario.thoughts, distractor_ids if scenario.distractors else None))
@@ -51,17 +53,18 @@ def _query_problems(where: str, query: QuerySpec, resolver: _Resolver, projects:
         problems.extend(resolver.check(f"{where}.rank_before.after", rb.after))
         if rb.before == rb.after:
             problems.append(
-                f"{where}.rank_before: before and after are both {rb.before!r}; name two thoughts"
+                f"{where}.rank_before: before and after are both {shown_value(rb.before)}; name two thoughts"
             )
     for ref, grade in query.grades.items():
-        field = f"{where}.grades[{ref!r}]"
+        field = f"{where}.grades[{shown_value(ref)}]"
         unresolved = resolver.check(field, ref)
         problems.extend(unresolved)
         if grade < 1:
             problems.append(f"{field}: grade {grade} must be >= 1; leave non-relevant ids out of grades")
         if not unresolved and ref not in query.relevant:
             problems.append(
-                f"{field}: {ref!r} has a grade but is not in relevant; add it there or drop the grade"
+                f"{field}: {shown_value(ref)} has a grade but is not in relevant; "
+                "add it there or drop the grade"
             )
     if query.include_global and query.project is None:
         problems.append(
@@ -70,7 +73,8 @@ def _query_problems(where: str, query: QuerySpec, resolver: _Resolver, projects:
         )
     if query.project is not None and query.project not in projects and resolver.judged:
         problems.append(
-            f"{where}.project: no thought of this scenario is in project {query.project!r}, so the query "
+            f"{where}.project: no thought of this scenario is in project {shown_value(query.project)}, "
+            "so the query "
             f"would search an empty corpus; use one of: {', '.join(sorted(projects))}"
         )
     return problems
@@ -96,7 +100,8 @@ class _Resolver:
             if self.uses_distractors:
                 return []
             return [
-                f"{field}: {ref!r} is a shared distractor, but this scenario sets distractors: false; "
+                f"{field}: {shown_value(ref)} is a shared distractor, "
+                "but this scenario sets distractors: false; "
                 "set distractors: true or reference one of its own thoughts"
             ]
         return [self._unknown(field, ref)]
@@ -107,7 +112,7 @@ class _Resolver:
             if self.uses_distractors
             else "the scenario's thoughts"
         )
-        return f"{field}: unknown thought id {ref!r} (not in {where})"
+        return f"{field}: unknown thought id {shown_value(ref)} (not in {where})"
 
 
 def thought_problems(thoughts: Sequence[ThoughtSpec], distractor_ids: frozenset[str] | None) -> list[str]:
@@ -117,12 +122,13 @@ def thought_problems(thoughts: Sequence[ThoughtSpec], distractor_ids: frozenset[
     for i, t in enumerate(thoughts):
         if t.id in first:
             problems.append(
-                f"thoughts[{i}].id: duplicate thought id {t.id!r} (also thoughts[{first[t.id]}].id)"
+                f"thoughts[{i}].id: duplicate thought id {shown_value(t.id)} "
+                f"(also thoughts[{first[t.id]}].id)"
             )
         first.setdefault(t.id, i)
         if distractor_ids is not None and t.id in distractor_ids:
             problems.append(
-                f"thoughts[{i}].id: {t.id!r} is also a shared distractor id; "
+                f"thoughts[{i}].id: {shown_value(t.id)} is also a shared distractor id; "
                 "rename it or set distractors: false"
             )
         try:
@@ -156,7 +162,8 @@ def _edge_problems(scenario: Scenario, resolver: _Resolver) -> list[str]:
         problems.extend(resolver.check(f"edges[{i}].target", e.target))
         if e.source == e.target:
             problems.append(
-                f"edges[{i}]: {e.type} edge from {e.source!r} to itself; an edge links two thoughts"
+                f"edges[{i}]: {e.type} edge from {shown_value(e.source)} to itself; "
+                "an edge links two thoughts"
             )
         key = (e.source, e.target, e.type)
         if key in first:
@@ -175,11 +182,12 @@ def _relevance_problems(
             field = f"{where}.{name}[{i}]"
             problems.extend(resolver.check(field, ref))
             if ref in seen:
-                problems.append(f"{field}: {ref!r} is listed twice")
+                problems.append(f"{field}: {shown_value(ref)} is listed twice")
             seen.add(ref)
             if name == "forbid" and ref in relevant:
                 problems.append(
-                    f"{field}: {ref!r} is also in relevant; an id cannot be both relevant and forbidden"
+                    f"{field}: {shown_value(ref)} is also in relevant; "
+                    "an id cannot be both relevant and forbidden"
                 )
     if relevant and no_relevant:
         problems.append(

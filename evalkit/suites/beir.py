@@ -123,6 +123,8 @@ def load_beir(path: str | Path, split: str = "test", *, progress: bool | None = 
     qrels = _read_qrels(files["qrels"], problems)
     thoughts = _read_corpus(files["corpus"], progress, problems)
     query_texts = _read_queries(files["queries"], problems)
+    if not thoughts and not problems:
+        problems.append(f"{files['corpus']}: the corpus is empty; it needs one JSON document per line")
     if problems:
         raise DatasetError(f"BEIR dataset {root} is invalid ({len(problems)} problems)", _capped(problems))
 
