@@ -17,9 +17,10 @@ from evalkit.records import Edge, Thought
 from evalkit.sqlite import connect
 
 
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[MemoryStore]:
-    with MemoryStore(tmp_path / "store.sqlite3", HashingEmbedder(dim=8)) as s:
+@pytest.fixture(params=[True, False], ids=["durable", "throwaway"])
+def store(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[MemoryStore]:
+    """Every store test runs on a durable store and on a throw-away one (durable=False)."""
+    with MemoryStore(tmp_path / "store.sqlite3", HashingEmbedder(dim=8), durable=request.param) as s:
         yield s
 
 
@@ -144,6 +145,22 @@ def test_unknown_tokenizer_is_an_error(tmp_path: Path) -> None:
 def test_unopenable_path_is_an_error(tmp_path: Path) -> None:
     with pytest.raises(StoreError, match="cannot open SQLite database"):
         MemoryStore(tmp_path / "missing-dir" / "s.sqlite3")
+
+
+@pytest.mark.parametrize(("durable", "journal", "synchronous"), [(True, "wal", 1), (False, "memory", 0)])
+def test_a_throwaway_store_skips_only_durability(
+    tmp_path: Path, durable: bool, journal: str, synchronous: int
+) -> None:
+    path = tmp_path / "s.sqlite3"
+    with MemoryStore(path, HashingEmbedder(dim=8), durable=durable) as s:
+        s.add_thoughts([Thought("a", "the deploy port is 8080"), Thought("b", "the cache ttl")])
+        assert s._conn.execute("PRAGMA journal_mode").fetchone()[0] == journal
+        assert s._conn.execute("PRAGMA synchronous").fetchone()[0] == synchronous
+        ids = s.search("deploy port", min_relevance=0).ids
+    assert ids == ["a", "b"]
+    assert path.is_file()  # still one file at `path`, readable after close
+    with MemoryStore(path, HashingEmbedder(dim=8)) as reopened:
+        assert reopened.count() == 2
 
 
 def test_close_twice_is_safe(tmp_path: Path) -> None:

@@ -96,6 +96,11 @@ class MemoryStore:
     dimension follows it. `options` are the store's settings (default retrieval, BM25 tokenizer,
     query syntax; see `StoreOptions`). `pipeline` selects the ranking steps (default: the SPEC's;
     a variant such as a mutation replaces or wraps steps).
+    `durable` False makes a throw-away store: the rollback journal is kept in memory and nothing
+    is fsynced (`journal_mode=MEMORY`, `synchronous=OFF`). Transactions still commit or roll back
+    as a whole while the process lives, and the file is still written at `path`, but a crash or
+    power loss can leave it corrupt — for stores deleted after use, such as the runner's
+    per-scenario stores. Results are identical either way; the default is a durable WAL store.
     Reopening an existing file with an embedder of another dimension is a StoreError.
     """
 
@@ -106,6 +111,7 @@ class MemoryStore:
         *,
         options: StoreOptions = DEFAULT_STORE_OPTIONS,
         pipeline: SearchPipeline = DEFAULT_PIPELINE,
+        durable: bool = True,
     ) -> None:
         self.embedder: Embedder = embedder if embedder is not None else HashingEmbedder()
         self.options = options
@@ -114,8 +120,8 @@ class MemoryStore:
         self._conn = connect(path)
         try:
             self._conn.execute("PRAGMA foreign_keys = ON")
-            self._conn.execute("PRAGMA journal_mode = WAL")
-            self._conn.execute("PRAGMA synchronous = NORMAL")
+            self._conn.execute(f"PRAGMA journal_mode = {'WAL' if durable else 'MEMORY'}")
+            self._conn.execute(f"PRAGMA synchronous = {'NORMAL' if durable else 'OFF'}")
             with self._conn:
                 for statement in schema_sql(self.embedder.dim, options.tokenizer):
                     self._conn.execute(statement)

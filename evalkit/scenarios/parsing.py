@@ -1,5 +1,10 @@
 """Strict parsing of scenario files: YAML with a safe loader that rejects duplicate keys and keeps
-dates as strings, JSON that rejects duplicate keys. Errors say where (line, column) and why."""
+dates as strings, JSON that rejects duplicate keys. Errors say where (line, column) and why.
+
+YAML is read with libyaml's C parser when PyYAML has it (`FAST_YAML_LOADER`); the constructor
+and resolver stay PyYAML's Python ones, so a file that parses gives the same data either way. A
+file the C parser rejects is read again with the pure-Python loader, whose messages are the ones
+reported (the C parser words some errors differently)."""
 
 from __future__ import annotations
 
@@ -21,17 +26,21 @@ def parse_text(text: str, suffix: str) -> Any:
     return _parse_json(text) if suffix == ".json" else _parse_yaml(text)
 
 
-class _StrictYamlLoader(yaml.SafeLoader):
-    """SafeLoader that rejects duplicate mapping keys and leaves dates and times as strings."""
+def _strict_loader(base: type[Any]) -> type[Any]:
+    """A subclass of the safe loader `base` that rejects duplicate mapping keys and leaves dates
+    and times as strings (no implicit timestamp resolver)."""
+    loader: Any = type(f"Strict{base.__name__}", (base,), {})
+    loader.yaml_implicit_resolvers = {
+        first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+        for first, resolvers in base.yaml_implicit_resolvers.items()
+    }
+    loader.add_constructor("tag:yaml.org,2002:map", _construct_unique_mapping)
+    return loader
 
 
-_StrictYamlLoader.yaml_implicit_resolvers = {
-    first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
-
-
-def _construct_unique_mapping(loader: _StrictYamlLoader, node: yaml.MappingNode) -> dict[Any, Any]:
+def _construct_unique_mapping(
+    loader: yaml.constructor.SafeConstructor, node: yaml.MappingNode
+) -> dict[Any, Any]:
     first_line: dict[Any, int] = {}
     for key_node, _ in node.value:
         if key_node.tag == "tag:yaml.org,2002:merge":
@@ -48,12 +57,27 @@ def _construct_unique_mapping(loader: _StrictYamlLoader, node: yaml.MappingNode)
     return loader.construct_mapping(node, deep=True)
 
 
-_StrictYamlLoader.add_constructor("tag:yaml.org,2002:map", _construct_unique_mapping)
+PURE_YAML_LOADER = _strict_loader(yaml.SafeLoader)
+"""The pure-Python strict loader: the reference behaviour, and the one that words every error."""
+
+FAST_YAML_LOADER = _strict_loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+"""The same loader on libyaml's C parser when PyYAML was built with it (about 10x faster),
+otherwise the pure-Python one."""
 
 
 def _parse_yaml(text: str) -> Any:
+    """Parse with the fast loader; a text it rejects is parsed again with the pure-Python loader,
+    so problems are worded (and found) exactly as without libyaml."""
     try:
-        return yaml.load(text, Loader=_StrictYamlLoader)
+        return yaml.load(text, Loader=FAST_YAML_LOADER)
+    except yaml.YAMLError:
+        return parse_yaml_with(PURE_YAML_LOADER, text)
+
+
+def parse_yaml_with(loader: type[Any], text: str) -> Any:
+    """The data in the YAML `text` read with `loader`; raises SyntaxProblem saying where and why."""
+    try:
+        return yaml.load(text, Loader=loader)
     except yaml.MarkedYAMLError as exc:
         where = f" at {_mark(exc.problem_mark)}" if exc.problem_mark is not None else ""
         message = f"YAML syntax error{where}: {exc.problem or exc.context}"
