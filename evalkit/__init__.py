@@ -32,6 +32,7 @@ from evalkit.errors import (
 )
 from evalkit.harness.config import RunConfig
 from evalkit.harness.evaluate import evaluate
+from evalkit.harness.executors import Executor, make_executor
 from evalkit.harness.provenance import evalkit_version
 from evalkit.harness.results import RunResult
 from evalkit.memory import DEFAULT_MIN_RELEVANCE, VECTOR_FLOOR, MemoryStore, StoreOptions
@@ -86,6 +87,7 @@ __all__ = [
     "EmbedderError",
     "EvalRun",
     "EvalkitError",
+    "Executor",
     "HashingEmbedder",
     "Hit",
     "MemoryStore",
@@ -109,6 +111,7 @@ __all__ = [
     "load_run",
     "load_suite",
     "make_config",
+    "make_executor",
     "mutations",
     "run_and_load",
     "run_beir",
