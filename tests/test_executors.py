@@ -234,3 +234,27 @@ def test_a_system_that_cannot_be_pickled_cannot_run_on_workers(tmp_path):
     with pytest.raises(UsageError, match="cannot ship this run"):
         run_eval(datasets=DATASETS, thresholds=THRESHOLDS, system=system, executor=ProcessExecutor(2))
     system.handle.close()
+
+
+def test_cli_bench_and_mutants_take_workers(tmp_path, capsys):
+    reports = []
+    for flags in ([], ["--workers", "2"]):
+        out = tmp_path / f"beir{len(flags)}.json"
+        assert main(["bench", "beir", str(BEIR_TINY), "--k", "3", "--out", str(out), *flags]) == 0
+        reports.append(
+            {k: v for k, v in json.loads(out.read_text()).items() if k not in ("generated_at", "provenance")}
+        )
+    assert reports[0] == reports[1]
+    mutants = [
+        "mutants",
+        "--datasets",
+        str(DATASETS),
+        "--thresholds",
+        str(THRESHOLDS),
+        "--mutation",
+        "vector-leg-off",
+        "--workers",
+        "2",
+    ]
+    assert main(mutants) == 0
+    assert "Every mutation was caught" in capsys.readouterr().out

@@ -68,12 +68,15 @@ class ShardResult:
 
 
 def plan_shards(scenarios: Sequence[Scenario], workers: int) -> list[list[Shard]]:
-    """The units of a run: per scenario, its shards in query order. One shard per scenario; when there are
-    fewer scenarios than `workers` (a benchmark such as BEIR is one big scenario), each scenario's
-    queries are cut into `workers` contiguous shards of near-equal size, so every worker has
-    work. Every shard seeds the scenario's whole memory once; a query's result does not depend on
-    which other queries share its memory (searches do not write), so the cut never changes a
-    result."""
+    """The units of a run: per scenario, its shards in query order.
+
+    One shard per scenario; when there are fewer scenarios than `workers` (a benchmark such as
+    BEIR is one big scenario), each scenario's queries are cut into `workers` contiguous shards
+    of near-equal size, so every worker has work. Every shard seeds the scenario's whole memory
+    once; a query's result does not depend on which other queries share its memory, because
+    searching the reference store writes nothing, so the cut never changes a result. (A system
+    whose searches change its state, e.g. access counts that feed ranking, must run serially.)
+    With `workers` 1 every scenario is one shard."""
     pieces = workers if len(scenarios) < workers else 1
     plan = []
     for scenario in scenarios:
