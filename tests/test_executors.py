@@ -194,9 +194,10 @@ def test_mutants_on_workers_give_the_serial_outcomes_in_order(local_ray):
         )
 
 
-def test_cli_run_with_two_workers_writes_the_serial_report(tmp_path, capsys):
+def test_cli_run_on_two_workers_or_ray_writes_the_serial_report(tmp_path, capsys, local_ray):
     outputs = {}
-    for name, flags in {"serial": [], "workers": ["--workers", "2"]}.items():
+    variants = {"serial": [], "workers": ["--workers", "2"], "ray": ["--executor", "ray"]}
+    for name, flags in variants.items():
         out = tmp_path / f"{name}.json"
         code = main(
             ["run", "--datasets", str(DATASETS), "--thresholds", str(THRESHOLDS), "--out", str(out), *flags]
@@ -206,6 +207,7 @@ def test_cli_run_with_two_workers_writes_the_serial_report(tmp_path, capsys):
         outputs[name].pop("generated_at")
         outputs[name].pop("provenance")
     assert outputs["workers"] == outputs["serial"]
+    assert outputs["ray"] == outputs["serial"]
     capsys.readouterr()
 
 
