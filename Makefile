@@ -11,7 +11,7 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	# CPU build of torch (see the README, "Installing"), then evalkit with every extra.
 	$(BIN)/python -m pip install --quiet "torch==2.13.*"
-	$(BIN)/python -m pip install --quiet -e ".[dev,real]"
+	$(BIN)/python -m pip install --quiet -e ".[dev,real,ray]"
 	touch $(STAMP)
 
 setup: $(STAMP)
@@ -39,12 +39,13 @@ typecheck: $(STAMP)
 	$(BIN)/mypy
 
 ## Benchmarks print figures (never run by the tests): store latency, encoder cache, whole real
-## runs, SciFact end to end
+## runs, SciFact end to end, suite size and workers against an older commit
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_store.py
 	$(BIN)/python benchmarks/bench_encode.py
 	$(BIN)/python benchmarks/bench_real_run.py
 	$(BIN)/python benchmarks/bench_scifact.py
+	$(BIN)/python benchmarks/bench_scale.py
 
 clean:
 	rm -rf $(VENV) reports/*.json reports/*.html reports/*.ipynb

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     )
     from evalkit.harness.config import RunConfig
     from evalkit.harness.evaluate import evaluate
+    from evalkit.harness.executors import Executor, make_executor
     from evalkit.harness.results import RunResult
     from evalkit.memory import DEFAULT_MIN_RELEVANCE, VECTOR_FLOOR, MemoryStore, StoreOptions
     from evalkit.records import Edge, Hit, SearchResponse, Thought
@@ -67,6 +68,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
         "ThresholdsError", "UsageError",
     ),
     "evalkit.harness.config": ("RunConfig",),
+    "evalkit.harness.executors": ("Executor", "make_executor"),
     "evalkit.harness.evaluate": ("evaluate",),
     "evalkit.harness.results": ("RunResult",),
     "evalkit.memory": ("DEFAULT_MIN_RELEVANCE", "VECTOR_FLOOR", "MemoryStore", "StoreOptions"),
@@ -122,6 +124,7 @@ __all__ = [
     "EmbedderError",
     "EvalRun",
     "EvalkitError",
+    "Executor",
     "HashingEmbedder",
     "Hit",
     "MemoryStore",
@@ -145,6 +148,7 @@ __all__ = [
     "load_run",
     "load_suite",
     "make_config",
+    "make_executor",
     "mutations",
     "run_and_load",
     "run_beir",

@@ -18,6 +18,7 @@ from evalkit.embedders.factory import EmbedderInfo, embedder_provenance, make_em
 from evalkit.errors import UsageError
 from evalkit.harness.config import DEFAULT_DATASETS, RunConfig
 from evalkit.harness.evaluate import evaluate
+from evalkit.harness.executors import Executor
 from evalkit.harness.results import DetectionPower
 from evalkit.memory import StoreOptions
 from evalkit.scenarios import Suite, load_suite
@@ -80,6 +81,7 @@ def run_eval(
     system: MemorySystem | None = None,
     mutations: bool = False,
     progress: bool | None = None,
+    executor: Executor | None = None,
     **overrides: Any,
 ) -> EvalRun:
     """Run the scenario suite in `datasets` (`scenarios` selects some by name) and return it.
@@ -87,6 +89,8 @@ def run_eval(
     `system` replaces the reference store with another memory system (the config's embedder and
     store options are then unused, and the result records no embedder). `mutations` also runs
     the mutation suite and saves its detection power with the run (reference store only).
+    `executor` runs the scenarios (and mutations) elsewhere, e.g. `make_executor("processes", 4)`
+    (default: serially here); results are identical on every executor.
     Raises DatasetError, ThresholdsError, UsageError or EmbedderError on bad input.
     """
     settings = make_config(config, **overrides)
@@ -94,19 +98,24 @@ def run_eval(
     if system is not None:
         if mutations:
             raise UsageError("mutation testing measures the reference store; drop mutations or system")
-        return EvalRun(evaluate(suite, system, settings, progress=progress))
+        return EvalRun(evaluate(suite, system, settings, progress=progress, executor=executor))
     reference, embedder = reference_system(settings, progress)
-    result = evaluate(suite, reference, settings, embedder=embedder, progress=progress)
+    result = evaluate(suite, reference, settings, embedder=embedder, progress=progress, executor=executor)
     if mutations:
-        result = result.model_copy(update={"detection": detect_mutations(suite, settings)})
+        result = result.model_copy(update={"detection": detect_mutations(suite, settings, executor=executor)})
     return EvalRun(result)
 
 
 def detect_mutations(
-    suite: Suite, config: RunConfig, names: Sequence[str] | None = None, workers: int | None = None
+    suite: Suite,
+    config: RunConfig,
+    names: Sequence[str] | None = None,
+    workers: int | None = None,
+    *,
+    executor: Executor | None = None,
 ) -> DetectionPower:
     """The mutation suite on `suite` (see `evalkit.suites.mutations.run_mutants`)."""
-    return run_mutants(suite, config, names, workers)
+    return run_mutants(suite, config, names, workers, executor=executor)
 
 
 def run_benchmark(
@@ -115,16 +124,29 @@ def run_benchmark(
     *,
     system: MemorySystem | None = None,
     progress: bool | None = None,
+    executor: Executor | None = None,
     **overrides: Any,
 ) -> EvalRun:
     """Run an imported benchmark (`beir_set`, `locomo_set`) at its own top_k and metrics, without
-    thresholds; ungated unless `gated=True`. Store options default to BM25 retrieval."""
+    thresholds; ungated unless `gated=True`. Store options default to BM25 retrieval. `executor`
+    as in `run_eval` (a LoCoMo conversation is a unit; BEIR's one scenario is cut into a shard of
+    queries per worker, each seeding the corpus once)."""
     settings = bench.config(make_config(config or BENCHMARK_DEFAULTS, **overrides))
     if system is not None:
-        return EvalRun(evaluate(bench.suite, system, settings, notes=bench.notes, progress=progress))
+        return EvalRun(
+            evaluate(bench.suite, system, settings, notes=bench.notes, progress=progress, executor=executor)
+        )
     reference, embedder = reference_system(settings, progress)
     return EvalRun(
-        evaluate(bench.suite, reference, settings, embedder=embedder, notes=bench.notes, progress=progress)
+        evaluate(
+            bench.suite,
+            reference,
+            settings,
+            embedder=embedder,
+            notes=bench.notes,
+            progress=progress,
+            executor=executor,
+        )
     )
 
 
@@ -134,13 +156,14 @@ def run_beir(
     ks: Sequence[int] = DEFAULT_BEIR_KS,
     *,
     progress: bool | None = None,
+    executor: Executor | None = None,
     **overrides: Any,
 ) -> EvalRun:
     """Run the BEIR directory `path` (split `split`) with nDCG, recall, MAP, MRR and success at
     every k of `ks`; other options as in `run_benchmark`. UsageError for bad options (before
     anything is loaded), DatasetError for bad data, EmbedderError for a missing real model."""
     config = make_config(BENCHMARK_DEFAULTS, **overrides)
-    return run_benchmark(beir_set(path, split, ks, progress), config, progress=progress)
+    return run_benchmark(beir_set(path, split, ks, progress), config, progress=progress, executor=executor)
 
 
 def run_locomo(
@@ -149,13 +172,16 @@ def run_locomo(
     ks: Sequence[int] = DEFAULT_LOCOMO_KS,
     *,
     progress: bool | None = None,
+    executor: Executor | None = None,
     **overrides: Any,
 ) -> EvalRun:
     """Run the LoCoMo file `path` at turn level: each conversation is its own store, searched by
     its questions of `categories` (default 1-4) with recall, success and nDCG at every k of `ks`;
     other options as in `run_benchmark`."""
     config = make_config(BENCHMARK_DEFAULTS, **overrides)
-    return run_benchmark(locomo_set(path, categories, ks, progress), config, progress=progress)
+    return run_benchmark(
+        locomo_set(path, categories, ks, progress), config, progress=progress, executor=executor
+    )
 
 
 def run_and_load(out: str | Path, *, report_json: str | Path | None = None, **run_options: Any) -> EvalRun:

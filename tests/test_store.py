@@ -17,9 +17,10 @@ from evalkit.records import Edge, Thought
 from evalkit.sqlite import connect
 
 
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[MemoryStore]:
-    with MemoryStore(tmp_path / "store.sqlite3", HashingEmbedder(dim=8)) as s:
+@pytest.fixture(params=[True, False], ids=["durable", "throwaway"])
+def store(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[MemoryStore]:
+    """Every store test runs on a durable store and on a throw-away one (durable=False)."""
+    with MemoryStore(tmp_path / "store.sqlite3", HashingEmbedder(dim=8), durable=request.param) as s:
         yield s
 
 
@@ -144,6 +145,22 @@ def test_unknown_tokenizer_is_an_error(tmp_path: Path) -> None:
 def test_unopenable_path_is_an_error(tmp_path: Path) -> None:
     with pytest.raises(StoreError, match="cannot open SQLite database"):
         MemoryStore(tmp_path / "missing-dir" / "s.sqlite3")
+
+
+@pytest.mark.parametrize(("durable", "journal", "synchronous"), [(True, "wal", 1), (False, "memory", 0)])
+def test_a_throwaway_store_skips_only_durability(
+    tmp_path: Path, durable: bool, journal: str, synchronous: int
+) -> None:
+    path = tmp_path / "s.sqlite3"
+    with MemoryStore(path, HashingEmbedder(dim=8), durable=durable) as s:
+        s.add_thoughts([Thought("a", "the deploy port is 8080"), Thought("b", "the cache ttl")])
+        assert s._conn.execute("PRAGMA journal_mode").fetchone()[0] == journal
+        assert s._conn.execute("PRAGMA synchronous").fetchone()[0] == synchronous
+        ids = s.search("deploy port", min_relevance=0).ids
+    assert ids == ["a", "b"]
+    assert path.is_file()  # still one file at `path`, readable after close
+    with MemoryStore(path, HashingEmbedder(dim=8)) as reopened:
+        assert reopened.count() == 2
 
 
 def test_close_twice_is_safe(tmp_path: Path) -> None:
@@ -277,3 +294,42 @@ def test_failed_add_edges_stores_nothing(seeded: MemoryStore) -> None:
     with pytest.raises(StoreError, match="no thought with id 'missing'"):
         seeded.add_edges([Edge("a", "b", "related"), Edge("a", "missing", "related")])
     assert table_count(seeded, "edges") == 0
+
+
+@pytest.mark.parametrize("batches", [[40], [40, 24], [40, 30], [150], [10, 10, 60, 200]])
+def test_a_throwaway_store_ranks_ties_exactly_like_a_durable_one(tmp_path: Path, batches: list[int]) -> None:
+    """Throw-away stores keep vectors in small vec0 chunks until they outgrow one, then switch to
+    the default chunk: vec0's tie order (later inserted first) must never differ from a durable
+    store's, before or after the switch. Five distinct vectors repeated make many exact ties."""
+    rng = np.random.default_rng(7)
+    base = rng.normal(size=(5, 8))
+    total = sum(batches)
+    vectors = [tuple(base[i % 5]) for i in range(total)]
+    rankings = []
+    for durable in (True, False):
+        with MemoryStore(tmp_path / f"{durable}.sqlite3", HashingEmbedder(dim=8), durable=durable) as s:
+            start = 0
+            for size in batches:
+                s.add_thoughts(
+                    Thought(f"t{i}", f"note {i}", embedding=vectors[i]) for i in range(start, start + size)
+                )
+                start += size
+            rankings.append(
+                [s.search("", query_embedding=base[q], retrieval="vector", top_k=total, min_relevance=0).ids
+                 for q in range(5)]
+            )  # fmt: skip
+    assert rankings[0] == rankings[1]
+    assert all(len(ids) == total for ids in rankings[0])
+
+
+def test_a_throwaway_store_outgrowing_its_small_chunks_switches_to_the_default(tmp_path: Path) -> None:
+    def ddl(store: MemoryStore) -> str:
+        return store._conn.execute("SELECT sql FROM sqlite_master WHERE name = 'thoughts_vec'").fetchone()[0]
+
+    with MemoryStore(tmp_path / "s.sqlite3", HashingEmbedder(dim=8), durable=False) as s:
+        s.add_thoughts(Thought(f"a{i}", f"alpha note {i}") for i in range(64))
+        assert "chunk_size=64" in ddl(s)
+        s.add_thoughts([Thought("b", "beta note")])
+        assert "chunk_size" not in ddl(s)
+        assert table_count(s, "thoughts_vec") == 65
+        assert s.search("beta", retrieval="vector", min_relevance=0).ids[0] == "b"

@@ -9,6 +9,7 @@ from typing import Any
 
 from evalkit.errors import UsageError
 from evalkit.harness.config import DEFAULT_DATASETS, DEFAULT_THRESHOLDS
+from evalkit.harness.executors import EXECUTORS, Executor, make_executor
 
 
 def int_in(low: int, high: int) -> Callable[[str], int]:
@@ -79,3 +80,26 @@ def add_dataset_args(parser: argparse.ArgumentParser) -> None:
         "--thresholds", type=Path, default=Path(DEFAULT_THRESHOLDS), metavar="PATH",
         help="baselines and thresholds file (default datasets/thresholds.json)",
     )  # fmt: skip
+
+
+def add_execution_args(parser: argparse.ArgumentParser) -> None:
+    """--workers, --executor and --address, shared by `run`, `bench` and `mutants`."""
+    parser.add_argument(
+        "--workers", type=int_in(1, 1024), default=None, metavar="N",
+        help="run N units of work at once (scenarios, benchmark shards, mutations); results are "
+        "identical to a serial run (default: serial; with --executor ray: the cluster's CPUs)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--executor", choices=EXECUTORS[1:], default="processes",
+        help="where the workers run: local processes (default) or Ray (pip install 'evalkit[ray]')",
+    )  # fmt: skip
+    parser.add_argument(
+        "--address", metavar="ADDRESS",
+        help="with --executor ray: the cluster to connect to (e.g. auto, ray://host:10001); "
+        "default: a local Ray instance",
+    )  # fmt: skip
+
+
+def executor_from(args: argparse.Namespace) -> Executor:
+    """The executor `add_execution_args` flags name (UsageError for --address without Ray)."""
+    return make_executor(args.executor, args.workers, args.address)

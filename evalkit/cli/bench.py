@@ -15,7 +15,7 @@ from typing import Any
 import pandas as pd
 
 from evalkit.api import run_beir, run_locomo
-from evalkit.cli.args import add_embedder_args, embedder_options
+from evalkit.cli.args import add_embedder_args, add_execution_args, embedder_options, executor_from
 from evalkit.cli.exit_codes import EXIT_OK, EXIT_REGRESSIONS
 from evalkit.errors import UsageError
 from evalkit.files import check_writable
@@ -119,6 +119,7 @@ def _common(parser: argparse.ArgumentParser, ks: tuple[int, ...], stem: str) -> 
         "--gated", action="store_true", help="add the report-only pass under the service's relevance gate"
     )
     add_embedder_args(parser)
+    add_execution_args(parser)
 
 
 def _options(args: argparse.Namespace) -> dict[str, Any]:
@@ -130,6 +131,7 @@ def _options(args: argparse.Namespace) -> dict[str, Any]:
         "query_syntax": args.query_syntax,
         "gated": args.gated,
         "progress": args.progress,
+        "executor": executor_from(args),
         **embedder_options(args),
     }
 

@@ -6,7 +6,7 @@ import argparse
 import time
 
 from evalkit.api import detect_mutations, make_config
-from evalkit.cli.args import add_dataset_args
+from evalkit.cli.args import add_dataset_args, add_execution_args, executor_from
 from evalkit.cli.exit_codes import EXIT_OK, EXIT_REGRESSIONS
 from evalkit.scenarios import load_suite
 from evalkit.suites.mutations import MUTATIONS
@@ -29,13 +29,16 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         help="run only this mutation (repeatable; default: the whole catalogue)",
     )  # fmt: skip
     add_dataset_args(mutants)
+    add_execution_args(mutants)
     mutants.set_defaults(handler=mutants_command)
 
 
 def mutants_command(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     suite = load_suite(args.datasets)
-    detection = detect_mutations(suite, make_config(thresholds=args.thresholds), args.mutation)
+    detection = detect_mutations(
+        suite, make_config(thresholds=args.thresholds), args.mutation, executor=executor_from(args)
+    )
     print(render_detection(detection))
     print(f"{len(detection.outcomes)} suite run(s) in {time.perf_counter() - started:.1f} s")
     return EXIT_OK if detection.ok else EXIT_REGRESSIONS

@@ -6,7 +6,15 @@ import argparse
 from pathlib import Path
 
 from evalkit.api import run_eval
-from evalkit.cli.args import add_dataset_args, add_embedder_args, embedder_options, int_in, unit_float
+from evalkit.cli.args import (
+    add_dataset_args,
+    add_embedder_args,
+    add_execution_args,
+    embedder_options,
+    executor_from,
+    int_in,
+    unit_float,
+)
 from evalkit.cli.exit_codes import EXIT_OK, EXIT_REGRESSIONS
 from evalkit.errors import UsageError
 from evalkit.files import check_writable
@@ -53,6 +61,7 @@ def register(commands: argparse._SubParsersAction) -> None:
         help="gate of the gated pass (default: the service default, 0.4)",
     )  # fmt: skip
     add_embedder_args(run)
+    add_execution_args(run)
     run.set_defaults(handler=run_command)
 
 
@@ -64,6 +73,7 @@ def run_command(args: argparse.Namespace) -> int:
         datasets=args.datasets,
         scenarios=args.scenario,
         progress=args.progress,
+        executor=executor_from(args),
         top_k=args.top_k,
         gated=not args.no_gated,
         thresholds=args.thresholds,

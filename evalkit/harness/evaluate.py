@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 
 from evalkit.embedders.factory import EmbedderInfo
 from evalkit.harness.config import RunConfig
+from evalkit.harness.executors import Executor
 from evalkit.harness.gating import ModeEntry, assertion_regressions, load_thresholds, metric_regressions
 from evalkit.harness.provenance import collect
 from evalkit.harness.results import PassResult, Regression, RunResult
@@ -34,15 +35,18 @@ def evaluate(
     notes: tuple[str, ...] = (),
     clock: datetime | None = None,
     progress: bool | None = None,
+    executor: Executor | None = None,
 ) -> RunResult:
     """Run `suite` on `system` as `config` says and build the result, regressions included.
 
     `embedder` describes the embedder evalkit built for `system` (None when the system embeds by
     itself); `notes` open the result's notes (what a benchmark loaded); `clock` is the run's "now"
-    (see `run_suite`). Raises ThresholdsError for an invalid thresholds file, before running.
+    (see `run_suite`); `executor` runs the scenarios (default: serially, in this process; the
+    result is the same on every executor). Raises ThresholdsError for an invalid thresholds
+    file, before running.
     """
     entries = load_thresholds(config.thresholds) if config.thresholds is not None else None
-    result = run_suite(suite, system, config, clock=clock, progress=progress)
+    result = run_suite(suite, system, config, clock=clock, progress=progress, executor=executor)
     metric_notes, metric_found = _metric_gating(suite, config, result.ungated, entries)
     return RunResult(
         scenarios=result.ungated.scenarios,

@@ -1,17 +1,23 @@
 """Run a scenario suite against a memory system: seed, query, score, check (SPEC §3.2).
 
 Each scenario gets a fresh memory in its own temporary directory, removed when the scenario ends
-— also on an error or Ctrl-C. Both passes query the same seeded memory: the ungated pass with
+— also on an error or Ctrl-C. The unit of work is a `Shard` (a scenario, or a contiguous run of
+one big scenario's queries); an `Executor` runs the shards here, on worker processes or on Ray,
+and the results are assembled in scenario and query order, identical on every executor.
+
+Both passes query the same seeded memory: the ungated pass with
 min_relevance=0 (what baselines gate on) and, unless disabled, the gated pass with the system's
 default gate (or an explicit value), which is report-only. A query that pins its own
 `min_relevance` is asked with that gate in both passes: what the gate keeps is then measured and
 asserted by the gating pass (its drops show in the ungated pass's gate counts too).
+
 A hit with a NaN or infinite score stops the run with SystemOutputError naming the system, the
 scenario and the query (such a report could not be saved and loaded back).
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 import tempfile
 from collections.abc import Sequence
@@ -26,11 +32,13 @@ from evalkit.errors import SystemOutputError
 from evalkit.harness.aggregation import mean_metrics, pass_result
 from evalkit.harness.checks import check_query, scenario_status
 from evalkit.harness.config import RunConfig
+from evalkit.harness.executors import Executor, SerialExecutor
 from evalkit.harness.results import DroppedRecord, HitRecord, PassResult, QueryResult, ScenarioResult
 from evalkit.metrics import MetricSpec, parse_metrics, score_query
 from evalkit.progress import progress_enabled
 from evalkit.records import SearchResponse
 from evalkit.scenarios import QuerySpec, Scenario, Suite
+from evalkit.scenarios.model import ThoughtSpec
 from evalkit.scenarios.seeding import own_ids, seed_edges, seed_thoughts
 from evalkit.systems import MemorySystem
 from evalkit.validation import shown_value
@@ -45,6 +53,98 @@ class SuiteResult:
     clock: datetime
 
 
+@dataclass(frozen=True)
+class Shard:
+    """A unit of work: the queries `start` to `stop` (exclusive) of `scenario`, asked of one
+    fresh memory seeded with the whole scenario."""
+
+    scenario: Scenario
+    start: int
+    stop: int
+
+
+@dataclass(frozen=True)
+class ShardResult:
+    """One shard's query results per pass (`gated` None when skipped) and the gate values the
+    system resolved for queries without their own."""
+
+    ungated: list[QueryResult]
+    gated: list[QueryResult] | None
+    gate_values: frozenset[float]
+
+
+def plan_shards(scenarios: Sequence[Scenario], workers: int) -> list[list[Shard]]:
+    """The units of a run: per scenario, its shards in query order.
+
+    One shard per scenario; when there are fewer scenarios than `workers` (a benchmark such as
+    BEIR is one big scenario), each scenario's queries are cut into `workers` contiguous shards
+    of near-equal size, so every worker has work. Every shard seeds the scenario's whole memory
+    once; a query's result does not depend on which other queries share its memory, because
+    searching the reference store writes nothing, so the cut never changes a result. (A system
+    whose searches change its state, e.g. access counts that feed ranking, must run serially.)
+    With `workers` 1 every scenario is one shard."""
+    pieces = workers if len(scenarios) < workers else 1
+    plan = []
+    for scenario in scenarios:
+        count = len(scenario.queries)
+        cuts = max(1, min(pieces, count))
+        bounds = [count * i // cuts for i in range(cuts + 1)]
+        plan.append([Shard(scenario, lo, hi) for lo, hi in itertools.pairwise(bounds)])
+    return plan
+
+
+@dataclass(frozen=True)
+class ShardRunner:
+    """Runs one shard (a picklable callable, so executors can ship it to worker processes):
+    seeds a fresh memory of `system` in its own temporary directory — removed when the shard
+    ends, also on an error or Ctrl-C — and asks the shard's queries in both passes."""
+
+    system: MemorySystem
+    config: RunConfig
+    distractors: tuple[ThoughtSpec, ...]
+    clock: datetime
+
+    def __call__(self, shard: Shard) -> ShardResult:
+        scenario, gated, min_relevance = shard.scenario, self.config.gated, self.config.min_relevance
+        extra_metrics = parse_metrics(",".join(self.config.metrics)) if self.config.metrics else ()
+        plain: list[QueryResult] = []
+        filtered: list[QueryResult] = []
+        gate_values: set[float] = set()
+        with (
+            tempfile.TemporaryDirectory(prefix="evalkit-") as workdir,
+            self.system.open(Path(workdir)) as memory,
+        ):
+            memory.add_thoughts(seed_thoughts(scenario, self.distractors, self.clock))
+            memory.add_edges(seed_edges(scenario))
+            own = own_ids(scenario)
+            for index in range(shard.start, shard.stop):
+                query = scenario.queries[index]
+                k = query.top_k or self.config.top_k
+                options: dict[str, Any] = dict(
+                    top_k=k,
+                    project=query.project,
+                    include_global=query.include_global,
+                    recency_weight=query.recency_weight or 0.0,
+                    recency_half_life_days=query.recency_half_life_days or 30.0,
+                    now=self.clock,
+                )
+                pinned = query.min_relevance
+                response = memory.search(
+                    query.query, min_relevance=0.0 if pinned is None else pinned, **options
+                )
+                _check_finite(response, self.system.name, scenario.name, index, query.query)
+                plain.append(_query_result(index, query, response, k, own, extra_metrics))
+                if gated:
+                    response = memory.search(
+                        query.query, min_relevance=min_relevance if pinned is None else pinned, **options
+                    )
+                    _check_finite(response, self.system.name, scenario.name, index, query.query)
+                    if pinned is None:
+                        gate_values.add(response.min_relevance)
+                    filtered.append(_query_result(index, query, response, k, own, extra_metrics))
+        return ShardResult(plain, filtered if gated else None, frozenset(gate_values))
+
+
 def run_suite(
     suite: Suite,
     system: MemorySystem,
@@ -52,6 +152,7 @@ def run_suite(
     *,
     clock: datetime | None = None,
     progress: bool | None = None,
+    executor: Executor | None = None,
 ) -> SuiteResult:
     """Run every scenario of `suite` on fresh memories of `system`.
 
@@ -59,80 +160,38 @@ def run_suite(
     `min_relevance` is its gate (None = the system's default, resolved from its responses);
     `metrics` (e.g. ndcg@10) are computed per query beside the harness metrics. `clock` resolves
     relative dates and is the "now" of every search (default: the current UTC time, truncated to
-    seconds).
+    seconds). `executor` runs the shards (`plan_shards`; default: serially, in this process);
+    results come back in scenario and query order, identical on every executor.
     """
     now = clock or datetime.now(UTC).replace(microsecond=0)
-    top_k, gated, min_relevance = config.top_k, config.gated, config.min_relevance
-    extra_metrics = parse_metrics(",".join(config.metrics)) if config.metrics else ()
+    runner = executor or SerialExecutor()
+    plan = plan_shards(suite.scenarios, runner.workers)
+    job = ShardRunner(system, config, suite.distractors, now)
     total = sum(len(s.queries) for s in suite.scenarios)
     bar = tqdm(total=total, desc="queries", unit="q", disable=not progress_enabled(progress))
     ungated: list[ScenarioResult] = []
     gated_results: list[ScenarioResult] = []
     gate_values: set[float] = set()
     try:
-        for scenario in suite.scenarios:
-            with (
-                tempfile.TemporaryDirectory(prefix="evalkit-") as workdir,
-                system.open(Path(workdir)) as memory,
-            ):
-                memory.add_thoughts(seed_thoughts(scenario, suite.distractors, now))
-                memory.add_edges(seed_edges(scenario))
-                own = own_ids(scenario)
-                plain: list[QueryResult] = []
-                filtered: list[QueryResult] = []
-                for index, query in enumerate(scenario.queries):
-                    k = query.top_k or top_k
-                    options: dict[str, Any] = dict(
-                        top_k=k,
-                        project=query.project,
-                        include_global=query.include_global,
-                        recency_weight=query.recency_weight or 0.0,
-                        recency_half_life_days=query.recency_half_life_days or 30.0,
-                        now=now,
-                    )
-                    pinned = query.min_relevance
-                    response = memory.search(
-                        query.query, min_relevance=0.0 if pinned is None else pinned, **options
-                    )
-                    _check_finite(response, system.name, scenario.name, index, query.query)
-                    plain.append(_query_result(index, query, response, k, own, extra_metrics))
-                    if gated:
-                        response = memory.search(
-                            query.query, min_relevance=min_relevance if pinned is None else pinned, **options
-                        )
-                        _check_finite(response, system.name, scenario.name, index, query.query)
-                        if pinned is None:
-                            gate_values.add(response.min_relevance)
-                        filtered.append(_query_result(index, query, response, k, own, extra_metrics))
-                    bar.update()
-            ungated.append(_scenario_result(scenario, plain))
-            if gated:
-                gated_results.append(_scenario_result(scenario, filtered))
+        results = runner.map(job, [shard for shards in plan for shard in shards])
+        for scenario, shards in zip(suite.scenarios, plan, strict=True):
+            parts = [next(results) for _ in shards]
+            ungated.append(_scenario_result(scenario, [q for part in parts for q in part.ungated]))
+            if config.gated:
+                gated_results.append(
+                    _scenario_result(scenario, [q for part in parts for q in part.gated or []])
+                )
+            gate_values.update(*(part.gate_values for part in parts))
+            bar.update(sum(len(part.ungated) for part in parts))
     finally:
         bar.close()
+    min_relevance = config.min_relevance
     gate_value = max(gate_values) if gate_values else (min_relevance or 0.0)
     return SuiteResult(
         ungated=pass_result(ungated, 0.0),
-        gated=pass_result(gated_results, gate_value) if gated else None,
+        gated=pass_result(gated_results, gate_value) if config.gated else None,
         clock=now,
     )
-
-
-_SCORES = ("similarity", "distance", "rrf_score", "bm25_score", "relevance", "recency_score", "final_score")
-
-
-def _check_finite(response: SearchResponse, system: str, scenario: str, index: int, query: str) -> None:
-    """Raise SystemOutputError when a hit carries a NaN or infinite score (None is fine): a
-    report holding one could not be saved as JSON and loaded back."""
-    for hit in response.hits:
-        for field in _SCORES:
-            value = getattr(hit, field)
-            if value is not None and not math.isfinite(value):
-                raise SystemOutputError(
-                    f"system {system!r} returned {field} {value} for hit {shown_value(hit.id)} of scenario "
-                    f"{scenario!r}, query {index + 1} ({shown_value(query)}); a memory system must return "
-                    "finite scores (or None where a signal does not apply)"
-                )
 
 
 def _query_result(
@@ -194,3 +253,20 @@ def _scenario_result(scenario: Scenario, queries: list[QueryResult]) -> Scenario
         metrics=mean_metrics(queries),
         queries=queries,
     )
+
+
+_SCORES = ("similarity", "distance", "rrf_score", "bm25_score", "relevance", "recency_score", "final_score")
+
+
+def _check_finite(response: SearchResponse, system: str, scenario: str, index: int, query: str) -> None:
+    """Raise SystemOutputError when a hit carries a NaN or infinite score (None is fine): a
+    report holding one could not be saved as JSON and loaded back."""
+    for hit in response.hits:
+        for field in _SCORES:
+            value = getattr(hit, field)
+            if value is not None and not math.isfinite(value):
+                raise SystemOutputError(
+                    f"system {system!r} returned {field} {value} for hit {shown_value(hit.id)} of scenario "
+                    f"{scenario!r}, query {index + 1} ({shown_value(query)}); a memory system must return "
+                    "finite scores (or None where a signal does not apply)"
+                )

@@ -9,12 +9,23 @@ _TOKENIZE_CLAUSES: dict[str, str] = {
 """The FTS5 `tokenize` clause of each `evalkit.memory.options.TOKENIZERS` name."""
 
 
-def schema_sql(dim: int, tokenizer: str) -> list[str]:
+def vector_table_sql(dim: int, chunk_size: int | None = None) -> str:
+    """The vec0 table `thoughts_vec` for `dim`-dimensional vectors with cosine distance, in chunks
+    of `chunk_size` vectors (a multiple of 8; None = sqlite-vec's default, 1024). A KNN query and
+    the first insert touch a whole chunk (dim × chunk_size floats), whatever the row count."""
+    chunk = "" if chunk_size is None else f", chunk_size={chunk_size}"
+    return f"""CREATE VIRTUAL TABLE IF NOT EXISTS thoughts_vec USING vec0(
+            embedding float[{dim}] distance_metric=cosine{chunk}
+        )"""
+
+
+def schema_sql(dim: int, tokenizer: str, vector_chunk: int | None = None) -> list[str]:
     """Statements creating a store for `dim`-dimensional vectors and the given FTS5 tokenizer key.
 
     Thoughts live in `thoughts` (integer rowid shared with the FTS5 and vec0 tables); `thoughts_fts`
     is an external-content FTS5 index kept in sync by triggers; `thoughts_vec` is a vec0 table with
-    cosine distance; `edges` is unique on (source, target, type) with foreign keys to thoughts.
+    cosine distance (chunks of `vector_chunk` vectors, see `vector_table_sql`); `edges` is unique
+    on (source, target, type) with foreign keys to thoughts.
     """
     return [
         """CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)""",
@@ -42,9 +53,7 @@ def schema_sql(dim: int, tokenizer: str) -> list[str]:
             INSERT INTO thoughts_fts(thoughts_fts, rowid, content) VALUES ('delete', old.rowid, old.content);
             INSERT INTO thoughts_fts(rowid, content) VALUES (new.rowid, new.content);
         END""",
-        f"""CREATE VIRTUAL TABLE IF NOT EXISTS thoughts_vec USING vec0(
-            embedding float[{dim}] distance_metric=cosine
-        )""",
+        vector_table_sql(dim, vector_chunk),
         """CREATE TABLE IF NOT EXISTS edges (
             source TEXT NOT NULL REFERENCES thoughts(id),
             target TEXT NOT NULL REFERENCES thoughts(id),

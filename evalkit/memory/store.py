@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
@@ -39,7 +40,7 @@ from evalkit.errors import StoreError
 from evalkit.memory.fts_query import STOPWORD_LISTS
 from evalkit.memory.options import DEFAULT_STORE_OPTIONS, RETRIEVAL_MODES, StoreOptions
 from evalkit.memory.pipeline import DEFAULT_PIPELINE, Candidate, RowFilter, SearchPipeline
-from evalkit.memory.schema import schema_sql
+from evalkit.memory.schema import schema_sql, vector_table_sql
 from evalkit.records import EDGE_TYPES, MAX_TOP_K, STATUSES, Edge, Hit, SearchResponse, Thought
 from evalkit.sqlite import connect
 
@@ -53,6 +54,15 @@ SUPERSESSION_MODES = ("suppress", "flag", "off")
 CONTRADICTION_MODES = ("flag", "off")
 
 _SEED_BATCH = 1024
+
+THROWAWAY_VECTOR_CHUNK = 64
+"""vec0 chunk size of a throw-away store until it holds more vectors than that. sqlite-vec's
+default chunk (1024 vectors) makes a small store's first insert and every KNN query touch 1.5 MB
+(at 384 dimensions): most of the cost of a scenario. A store whose vectors fit in one chunk
+ranks exactly as with the default chunk; one that outgrows it is rebuilt with the default chunk
+(see `MemoryStore._fit_vector_chunk`), because ties are ordered differently across chunks."""
+
+_CHUNK_SIZE = re.compile(r"chunk_size=(\d+)")
 
 
 def _clamp(value: float, low: float, high: float) -> float:
@@ -97,6 +107,13 @@ class MemoryStore:
     dimension follows it. `options` are the store's settings (default retrieval, BM25 tokenizer,
     query syntax; see `StoreOptions`). `pipeline` selects the ranking steps (default: the SPEC's;
     a variant such as a mutation replaces or wraps steps).
+    `durable` False makes a throw-away store: the rollback journal is kept in memory and nothing
+    is fsynced (`journal_mode=MEMORY`, `synchronous=OFF`). Transactions still commit or roll back
+    as a whole while the process lives, and the file is still written at `path`, but a crash or
+    power loss can leave it corrupt — for stores deleted after use, such as the runner's
+    per-scenario stores. A new throw-away store also keeps its vectors in small chunks while they
+    fit in one (`THROWAWAY_VECTOR_CHUNK`). Results are identical either way; the default is a
+    durable WAL store.
     Reopening an existing file with an embedder of another dimension is a StoreError.
     """
 
@@ -107,6 +124,7 @@ class MemoryStore:
         *,
         options: StoreOptions = DEFAULT_STORE_OPTIONS,
         pipeline: SearchPipeline = DEFAULT_PIPELINE,
+        durable: bool = True,
     ) -> None:
         self.embedder: Embedder = embedder if embedder is not None else HashingEmbedder()
         self.options = options
@@ -115,10 +133,11 @@ class MemoryStore:
         self._conn = connect(path)
         try:
             self._conn.execute("PRAGMA foreign_keys = ON")
-            self._conn.execute("PRAGMA journal_mode = WAL")
-            self._conn.execute("PRAGMA synchronous = NORMAL")
+            self._conn.execute(f"PRAGMA journal_mode = {'WAL' if durable else 'MEMORY'}")
+            self._conn.execute(f"PRAGMA synchronous = {'NORMAL' if durable else 'OFF'}")
             with self._conn:
-                for statement in schema_sql(self.embedder.dim, options.tokenizer):
+                chunk = None if durable else THROWAWAY_VECTOR_CHUNK
+                for statement in schema_sql(self.embedder.dim, options.tokenizer, chunk):
                     self._conn.execute(statement)
                 self._conn.execute(
                     "INSERT OR IGNORE INTO meta(key, value) VALUES ('dim', ?)", (str(self.embedder.dim),)
@@ -214,16 +233,31 @@ class MemoryStore:
                     for i, t in enumerate(batch)
                 ]
                 self._conn.executemany("INSERT INTO thoughts VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
-                self._conn.executemany(
-                    "INSERT INTO thoughts_vec(rowid, embedding) VALUES (?, ?)",
-                    [
-                        (first_rowid + i, vectors[i].astype("<f4").tobytes())
-                        for i in range(len(batch))
-                        if vectors[i].any()
-                    ],
-                )
+                blobs = [
+                    (first_rowid + i, vectors[i].astype("<f4").tobytes())
+                    for i in range(len(batch))
+                    if vectors[i].any()
+                ]
+                self._fit_vector_chunk(len(blobs))
+                self._conn.executemany("INSERT INTO thoughts_vec(rowid, embedding) VALUES (?, ?)", blobs)
                 stored += len(batch)
         return stored
+
+    def _fit_vector_chunk(self, adding: int) -> None:
+        """Before `adding` more vectors: a vec0 table with a chunk size of its own (a throw-away
+        store's) that would outgrow one chunk is rebuilt with sqlite-vec's default chunk, its
+        vectors re-inserted in rowid (= insertion) order, inside the caller's transaction. From
+        then on the store is laid out, and ranks ties, exactly like a default store."""
+        ddl = self._conn.execute("SELECT sql FROM sqlite_master WHERE name = 'thoughts_vec'").fetchone()[0]
+        chunk = _CHUNK_SIZE.search(ddl)
+        if chunk is None:
+            return
+        held = self._conn.execute("SELECT rowid, embedding FROM thoughts_vec ORDER BY rowid").fetchall()
+        if len(held) + adding <= int(chunk[1]):
+            return
+        self._conn.execute("DROP TABLE thoughts_vec")
+        self._conn.execute(vector_table_sql(self.embedder.dim))
+        self._conn.executemany("INSERT INTO thoughts_vec(rowid, embedding) VALUES (?, ?)", held)
 
     def _next_rowid(self) -> int:
         return int(self._conn.execute("SELECT coalesce(max(rowid), 0) + 1 FROM thoughts").fetchone()[0])

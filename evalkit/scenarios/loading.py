@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import hashlib
 import types
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -81,6 +81,19 @@ class Suite:
     distractors: tuple[ThoughtSpec, ...]
     digest: str
     subset: bool = False
+
+    def __reduce__(self) -> tuple[Callable[..., Suite], tuple[object, ...]]:
+        """Pickle (to ship a suite to worker processes) with `sources` as a plain dict, which
+        is re-wrapped read-only on the other side (a mappingproxy itself cannot be pickled)."""
+        return (
+            _unpickled_suite,
+            (self.scenarios, dict(self.sources), self.distractors, self.digest, self.subset),
+        )
+
+
+def _unpickled_suite(*fields: Any) -> Suite:
+    scenarios, sources, distractors, digest, subset = fields
+    return Suite(scenarios, types.MappingProxyType(sources), distractors, digest, subset)
 
 
 class _DistractorFile(FrozenModel):

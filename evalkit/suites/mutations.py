@@ -15,8 +15,8 @@ Decisions where the issue is silent:
   would quietly test assertions only.
 - Mutants always run in deterministic mode (identical on every machine, no model) and skip the
   report-only gated pass: it never produces regressions, so it could not catch anything.
-- Each run is independent (its own temporary stores), so runs execute on a small thread pool:
-  the time goes to SQLite file I/O, not Python.
+- The unit of work is a mutation (one whole suite run): an executor runs them serially, on local
+  processes (`workers`) or on Ray, in catalogue order either way.
 - Both directions of the include_global flag are catalogued (`include-global-ignored`: globals
   leak into a search that did not ask; `include-global-dropped`: they never join one that did),
   and the gate is tested through queries that pin `min_relevance`, which the gating pass honours.
@@ -27,16 +27,16 @@ from __future__ import annotations
 import math
 import operator
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from functools import partial
 from types import MappingProxyType
 
-from evalkit.embedders.factory import DETERMINISTIC_DIM, embedder_provenance
+from evalkit.embedders.factory import DETERMINISTIC_DIM, EmbedderInfo, embedder_provenance
 from evalkit.embedders.hashing import HashingEmbedder
 from evalkit.errors import UsageError
 from evalkit.harness.config import RunConfig
 from evalkit.harness.evaluate import evaluate
+from evalkit.harness.executors import Executor, make_executor
 from evalkit.harness.gating import load_thresholds
 from evalkit.harness.results import DetectionPower, MutationOutcome, Regression
 from evalkit.memory.fts_query import build_fts_query
@@ -58,9 +58,6 @@ from evalkit.systems import ReferenceSystem
 
 MODE = "deterministic"
 """Mutants always run on the deterministic embedder: identical on every machine, no model."""
-
-MAX_WORKERS = 8
-"""Suite runs in flight at once by default (each is I/O bound on its own temporary stores)."""
 
 
 @dataclass(frozen=True)
@@ -318,29 +315,19 @@ def mutant_config(config: RunConfig) -> RunConfig:
     return config.model_copy(update={"mode": MODE, "model": None, "embedding_cache": None, "gated": False})
 
 
-def run_mutants(
-    suite: Suite,
-    config: RunConfig,
-    names: Sequence[str] | None = None,
-    workers: int | None = None,
-) -> DetectionPower:
-    """Run `suite` once per mutation (all, or those `names` selects) on the deterministic
-    embedder, gated on `config.thresholds` exactly as `evalkit run` gates, through `evaluate`.
+@dataclass(frozen=True)
+class MutantRunner:
+    """Runs the suite on one mutation (a picklable callable, so executors can ship it to worker
+    processes): `evaluate` on the reference store with the mutated pipeline, serially."""
 
-    `workers`: suite runs in flight at once (default min(MAX_WORKERS, number of mutations)).
-    Raises UsageError for an unknown mutation name, bad workers, or a thresholds file without a
-    deterministic baseline at `config.top_k`; ThresholdsError on an invalid file.
-    """
-    selected = select_mutations(names)
-    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
-        raise UsageError(f"workers must be a positive integer, got {workers!r}")
-    settings = mutant_config(config)
-    embedder = HashingEmbedder(DETERMINISTIC_DIM)
-    info = embedder_provenance(embedder)
+    suite: Suite
+    config: RunConfig
+    embedder: HashingEmbedder
+    info: EmbedderInfo
 
-    def run_one(mutation: Mutation) -> MutationOutcome:
-        system = ReferenceSystem(embedder, options=settings.store, pipeline=mutation.build())
-        result = evaluate(suite, system, settings, embedder=info, progress=False)
+    def __call__(self, mutation: Mutation) -> MutationOutcome:
+        system = ReferenceSystem(self.embedder, options=self.config.store, pipeline=mutation.build())
+        result = evaluate(self.suite, system, self.config, embedder=self.info, progress=False)
         return MutationOutcome(
             mutation=mutation.name,
             description=mutation.description,
@@ -348,5 +335,27 @@ def run_mutants(
             regressions=most_specific_first(result.regressions),
         )
 
-    with ThreadPoolExecutor(max_workers=workers or min(MAX_WORKERS, len(selected))) as pool:
-        return DetectionPower(outcomes=list(pool.map(run_one, selected)))
+
+def run_mutants(
+    suite: Suite,
+    config: RunConfig,
+    names: Sequence[str] | None = None,
+    workers: int | None = None,
+    *,
+    executor: Executor | None = None,
+) -> DetectionPower:
+    """Run `suite` once per mutation (all, or those `names` selects) on the deterministic
+    embedder, gated on `config.thresholds` exactly as `evalkit run` gates, through `evaluate`.
+
+    The unit of work is a mutation: `executor` runs them (default: `workers` local processes,
+    serially when `workers` is None or 1); outcomes come back in catalogue (or `names`) order,
+    identical on every executor. Raises UsageError for an unknown mutation name, bad workers, or
+    a thresholds file without a deterministic baseline at `config.top_k`; ThresholdsError on an
+    invalid file.
+    """
+    selected = select_mutations(names)
+    runner = executor or make_executor("processes", workers)
+    settings = mutant_config(config)
+    embedder = HashingEmbedder(DETERMINISTIC_DIM)
+    job = MutantRunner(suite, settings, embedder, embedder_provenance(embedder))
+    return DetectionPower(outcomes=list(runner.map(job, selected)))

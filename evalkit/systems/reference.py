@@ -84,7 +84,13 @@ class ReferenceSystem:
 
     @contextmanager
     def open(self, workdir: Path) -> Iterator[_AgentFacingStore]:
+        """A fresh store file in `workdir`, throw-away (`durable=False`: no fsync, journal in
+        memory) because the runner deletes `workdir` when the scenario ends."""
         with MemoryStore(
-            workdir / "memory.sqlite3", self.embedder, options=self.options, pipeline=self.pipeline
+            workdir / "memory.sqlite3",
+            self.embedder,
+            options=self.options,
+            pipeline=self.pipeline,
+            durable=False,
         ) as store:
             yield _AgentFacingStore(store)

@@ -1,0 +1,182 @@
+"""Benchmark how a scenario suite's run time grows with its size, against an older commit.
+
+Usage (from the repo root):
+
+    python benchmarks/bench_scale.py                       # 15, 150 and 1,500 scenarios vs 2a49230
+    python benchmarks/bench_scale.py --sizes 15,150 --workers 2 --baseline 2a49230
+
+The built-in suite (`datasets/`) is copied N / 15 times into a temporary directory, every copy of
+a scenario renamed (`temporal` → `temporal-r0003`), with the shared distractors as they are. For
+each size, in one sitting and in this order, three commands run as subprocesses on the same data:
+
+- `baseline`: `python -m evalkit run` of the commit `--baseline` (extracted with `git archive`
+  into the temporary directory, imported through PYTHONPATH);
+- `this`: the same command with this working tree's evalkit, serial;
+- `workers`: this working tree with `--workers N` (process executor).
+
+Each command is `evalkit run --datasets DIR --thresholds <missing file> --out FILE` (both
+passes, no metric gating); the flags exist in both versions. A run's *fixed cost* is the time of
+`python -m evalkit run --help` of the same version (interpreter start and imports), measured
+just before; the *per-scenario cost* is (run time − fixed cost) / scenarios. Wall-clock seconds
+and CPU seconds (user + sys of the command and its worker processes) are both printed: on a
+shared machine, CPU time is the steadier figure. The three reports are compared, apart from
+`generated_at`, `provenance` and `schema_version`, and the script says whether they are identical.
+
+This is a script, not a test: it asserts nothing and never runs in CI. The temporary directory
+is removed afterwards, even on error or Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+DATASETS = ROOT / "datasets"
+
+
+@dataclass(frozen=True)
+class Timing:
+    """Wall-clock and CPU seconds (user + sys, worker processes included) of one command."""
+
+    wall: float
+    cpu: float
+
+
+def replicate(copies: int, out: Path) -> int:
+    """Write the built-in suite `copies` times into `out` (scenarios renamed, distractors shared);
+    returns the number of scenario files written."""
+    (out / "scenarios").mkdir(parents=True)
+    shutil.copy(DATASETS / "distractors.yaml", out / "distractors.yaml")
+    files = sorted((DATASETS / "scenarios").glob("*.yaml"))
+    for path in files:
+        text = path.read_text(encoding="utf-8")
+        for i in range(copies):
+            renamed = re.sub(r"^name: (\S+)", rf"name: \1-r{i:04d}", text, count=1, flags=re.MULTILINE)
+            (out / "scenarios" / f"{path.stem}-r{i:04d}.yaml").write_text(renamed, encoding="utf-8")
+    return len(files) * copies
+
+
+def extract(commit: str, out: Path) -> Path:
+    """The `evalkit` package of `commit`, extracted into `out` (a directory for PYTHONPATH)."""
+    out.mkdir(parents=True)
+    archive = subprocess.run(
+        ["git", "-C", str(ROOT), "archive", commit, "evalkit"], check=True, capture_output=True
+    ).stdout
+    subprocess.run(["tar", "-x", "-C", str(out)], input=archive, check=True)
+    return out
+
+
+def timed(source: Path, args: list[str], cwd: Path) -> Timing:
+    """Run `python -m evalkit ARGS` with `source` first on PYTHONPATH; exit 0 or 1 is a finished run."""
+    env = {**os.environ, "PYTHONPATH": str(source)}
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-m", "evalkit", *args], cwd=cwd, env=env, capture_output=True, text=True
+    )
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode not in (0, 1):
+        raise SystemExit(f"{source}: evalkit {' '.join(args)} failed:\n{done.stderr[-2000:]}")
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return Timing(wall, cpu)
+
+
+def comparable(report: Path) -> dict[str, Any]:
+    """A report without what differs between two runs of the same data: the time, the provenance
+    and the schema version (2a49230 wrote schema 1, which had no typed provenance)."""
+    data = json.loads(report.read_text(encoding="utf-8"))
+    for key in ("generated_at", "provenance", "schema_version"):
+        data.pop(key, None)
+    return data
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--sizes", default="15,150,1500", help="scenario counts, multiples of 15")
+    parser.add_argument("--baseline", default="2a49230", help="the commit to compare with")
+    parser.add_argument("--workers", type=int, default=2, help="workers of the parallel run")
+    args = parser.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",")]
+    per_copy = len(list((DATASETS / "scenarios").glob("*.yaml")))
+    with tempfile.TemporaryDirectory(prefix="evalkit-bench-scale-") as tmp:
+        work = Path(tmp)
+        old = extract(args.baseline, work / "baseline")
+        versions = {"baseline": old, "this": ROOT, "workers": ROOT}
+        rows = []
+        for size in sizes:
+            data = work / f"suite-{size}"
+            count = replicate(max(1, size // per_copy), data)
+            common = ["run", "--datasets", str(data), "--thresholds", str(work / "none.json")]
+            extra = {"baseline": [], "this": [], "workers": ["--workers", str(args.workers)]}
+            times: dict[str, Timing] = {}
+            fixed: dict[str, Timing] = {}
+            for name, path in versions.items():
+                fixed[name] = timed(path, ["run", "--help"], work)
+                out = work / f"{name}-{size}.json"
+                times[name] = timed(path, [*common, "--out", str(out), *extra[name]], work)
+            reports = [comparable(work / f"{name}-{size}.json") for name in versions]
+            rows.append((count, times, fixed, all(r == reports[0] for r in reports)))
+            shutil.rmtree(data)
+            print(f"... {count} scenarios done", file=sys.stderr, flush=True)
+    _print(rows, args.baseline, args.workers)
+
+
+Row = tuple[int, dict[str, Timing], dict[str, Timing], bool]
+"""(scenarios, run time per version, fixed start-up cost per version, reports identical)."""
+
+
+def per_scenario(row: Row, name: str) -> Timing:
+    """(run − fixed cost) / scenarios of version `name`, in milliseconds."""
+    count, times, fixed, _ = row
+    return Timing(
+        (times[name].wall - fixed[name].wall) / count * 1000,
+        (times[name].cpu - fixed[name].cpu) / count * 1000,
+    )
+
+
+def _print(rows: list[Row], commit: str, workers: int) -> None:
+    print(
+        f"evalkit run on the replicated built-in suite: {commit} vs this tree (serial, --workers {workers})"
+    )
+    print("seconds and ms as wall / CPU; ms/sc = (run - fixed start-up cost) / scenarios")
+    print(
+        f"{'scenarios':>9}  {commit + ' s':>15}  {'this s':>13}  {'workers s':>13}  {'speedup':>8}  "
+        f"{'x workers':>9}  {commit + ' ms/sc':>15}  {'this ms/sc':>13}  {'identical':>9}"
+    )
+    for row in rows:
+        count, t, _, same = row
+        old, new, par = t["baseline"], t["this"], t["workers"]
+        cost = {name: per_scenario(row, name) for name in ("baseline", "this")}
+        print(
+            f"{count:>9}  {old.wall:>7.2f}/{old.cpu:<7.2f}  {new.wall:>6.2f}/{new.cpu:<6.2f}  "
+            f"{par.wall:>6.2f}/{par.cpu:<6.2f}  {old.wall / new.wall:>7.2f}x  {new.wall / par.wall:>8.2f}x  "
+            + "  ".join(
+                f"{f'{c.wall:.1f}/{c.cpu:.1f}':>{w}}" for c, w in ((cost["baseline"], 15), (cost["this"], 13))
+            )
+            + f"  {'yes' if same else 'NO':>9}"
+        )
+    for name in ("baseline", "this"):
+        first, last = per_scenario(rows[0], name), per_scenario(rows[-1], name)
+        print(
+            f"per-scenario cost of {name}, {rows[0][0]} -> {rows[-1][0]} scenarios: "
+            f"x{last.wall / first.wall:.2f} wall, x{last.cpu / first.cpu:.2f} CPU"
+        )
+
+
+if __name__ == "__main__":
+    main()

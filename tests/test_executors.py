@@ -1,0 +1,262 @@
+"""Executors (evalkit.harness.executors) and the units of work they run: serial, local processes
+and Ray give identical reports, in the same order, for `run`, `bench` and `mutants`."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import pickle
+import time
+from collections.abc import Iterator
+from contextlib import AbstractContextManager
+from pathlib import Path
+from typing import Any
+
+import pytest
+import ray
+
+import evalkit
+from evalkit import EvalRun, load_suite, run_beir, run_eval, run_locomo
+from evalkit.cli import main
+from evalkit.errors import UsageError
+from evalkit.harness.executors import (
+    ProcessExecutor,
+    RayExecutor,
+    SerialExecutor,
+    check_workers,
+    make_executor,
+)
+from evalkit.harness.runner import plan_shards
+from evalkit.suites.mutations import run_mutants
+from tests.shared import BEIR_TINY, DATASETS, LOCOMO_TINY
+
+THRESHOLDS = DATASETS / "thresholds.json"
+
+
+def _report(run: EvalRun) -> dict[str, Any]:
+    """The run's report without what legitimately differs between two runs (time, provenance)."""
+    data = json.loads(run.result.model_dump_json())
+    data.pop("generated_at")
+    data.pop("provenance")
+    return data
+
+
+def _slow_square(n: int) -> int:
+    time.sleep(0.05 * (n % 3))  # later units often finish first
+    return n * n
+
+
+@pytest.fixture(scope="module")
+def local_ray() -> Iterator[None]:
+    """A local Ray instance for this module's tests (2 CPUs, no dashboard), shut down after."""
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        yield
+    finally:
+        ray.shutdown()
+
+
+# ------------------------------------------------------------------------------ the executors
+
+
+@pytest.mark.parametrize("executor", [SerialExecutor(), ProcessExecutor(2)], ids=["serial", "processes"])
+def test_results_come_back_in_the_order_of_the_units(executor):
+    assert list(executor.map(_slow_square, list(range(9)))) == [n * n for n in range(9)]
+
+
+def test_the_ray_executor_keeps_the_order_and_counts_the_cluster_cpus(local_ray):
+    executor = RayExecutor()
+    assert executor.workers == 2
+    assert list(executor.map(_slow_square, list(range(9)))) == [n * n for n in range(9)]
+
+
+def _evalkit_file(_: object) -> str:
+    return evalkit.__file__
+
+
+def test_ray_workers_import_the_same_evalkit_as_this_process(local_ray):
+    assert list(RayExecutor().map(_evalkit_file, [0, 1])) == [evalkit.__file__] * 2
+
+
+def _fail_on_three(n: int) -> int:
+    if n == 3:
+        raise UsageError("unit three failed")
+    return n
+
+
+@pytest.mark.parametrize("executor", [SerialExecutor(), ProcessExecutor(2)], ids=["serial", "processes"])
+def test_a_failing_unit_raises_its_own_error(executor):
+    with pytest.raises(UsageError, match="unit three failed"):
+        list(executor.map(_fail_on_three, list(range(6))))
+
+
+def test_a_unit_that_cannot_be_pickled_is_a_usage_error_before_running():
+    with pytest.raises(UsageError, match=r"cannot ship this run to its workers.*--workers 1"):
+        list(ProcessExecutor(2).map(lambda n: n, [1, 2]))
+
+
+@pytest.mark.parametrize(
+    ("kind", "workers", "expected"),
+    [("processes", None, SerialExecutor), ("processes", 1, SerialExecutor), ("processes", 3, ProcessExecutor),
+     ("serial", 4, SerialExecutor)],
+)  # fmt: skip
+def test_make_executor_picks_the_executor_the_flags_name(kind, workers, expected):
+    executor = make_executor(kind, workers)
+    assert type(executor) is expected
+    assert executor.workers == (workers if expected is ProcessExecutor else 1)
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [({"kind": "threads"}, "unknown executor 'threads'"), ({"workers": 0}, "positive integer, got 0"),
+     ({"workers": True}, "positive integer, got True"), ({"address": "auto"}, "needs the ray executor")],
+)  # fmt: skip
+def test_make_executor_rejects_bad_settings(options, message):
+    with pytest.raises(UsageError, match=message):
+        make_executor(**options)
+
+
+def test_check_workers_accepts_positive_integers_only():
+    assert check_workers(7) == 7
+    with pytest.raises(UsageError):
+        check_workers(2.0)
+
+
+# ------------------------------------------------------------------------------ units of work
+
+
+def test_a_suite_survives_pickling_with_read_only_sources():
+    suite = load_suite(DATASETS)
+    copy = pickle.loads(pickle.dumps(suite))
+    assert copy == suite
+    with pytest.raises(TypeError):
+        copy.sources["x"] = Path("y")  # type: ignore[index]
+
+
+def test_every_scenario_is_one_shard_when_there_are_enough_of_them():
+    scenarios = load_suite(DATASETS).scenarios
+    plan = plan_shards(scenarios, 4)
+    assert [[(s.scenario.name, s.start, s.stop) for s in shards] for shards in plan] == [
+        [(sc.name, 0, len(sc.queries))] for sc in scenarios
+    ]
+
+
+@pytest.mark.parametrize("workers", [2, 3, 50])
+def test_one_big_scenario_is_cut_into_contiguous_shards_covering_every_query(workers):
+    scenario = max(load_suite(DATASETS).scenarios, key=lambda s: len(s.queries))
+    [shards] = plan_shards([scenario], workers)
+    assert len(shards) == min(workers, len(scenario.queries))
+    assert shards[0].start == 0 and shards[-1].stop == len(scenario.queries)
+    assert all(a.stop == b.start for a, b in itertools.pairwise(shards))
+    assert all(s.start < s.stop for s in shards)
+
+
+# ------------------------------------------------------------------------------ identical reports
+
+
+@pytest.fixture(scope="module")
+def serial_run() -> EvalRun:
+    return run_eval(datasets=DATASETS, thresholds=THRESHOLDS)
+
+
+def test_two_worker_processes_give_the_serial_report(serial_run):
+    parallel = run_eval(datasets=DATASETS, thresholds=THRESHOLDS, executor=ProcessExecutor(2))
+    assert _report(parallel) == _report(serial_run)
+
+
+def test_the_ray_executor_gives_the_serial_report(serial_run, local_ray):
+    assert _report(run_eval(datasets=DATASETS, thresholds=THRESHOLDS, executor=RayExecutor())) == _report(
+        serial_run
+    )
+
+
+def test_a_sharded_benchmark_gives_the_serial_report():
+    serial = run_beir(BEIR_TINY, ks=(3, 10), gated=True, progress=False)
+    assert len(serial.result.scenarios) == 1 and len(serial.result.scenarios[0].queries) > 2
+    for executor in (ProcessExecutor(2), ProcessExecutor(3)):
+        sharded = run_beir(BEIR_TINY, ks=(3, 10), gated=True, progress=False, executor=executor)
+        assert _report(sharded) == _report(serial)
+
+
+def test_locomo_conversations_run_on_workers_as_they_run_serially(local_ray):
+    serial = run_locomo(LOCOMO_TINY, progress=False)
+    assert _report(run_locomo(LOCOMO_TINY, progress=False, executor=RayExecutor())) == _report(serial)
+
+
+def test_mutants_on_workers_give_the_serial_outcomes_in_order(local_ray):
+    suite = load_suite(DATASETS)
+    names = ["vector-leg-off", "control-rrf-rewritten", "bm25-leg-off"]
+    serial = run_mutants(suite, evalkit.RunConfig(thresholds=THRESHOLDS), names)
+    assert [o.mutation for o in serial.outcomes] == names
+    for executor in (ProcessExecutor(2), RayExecutor()):
+        assert (
+            run_mutants(suite, evalkit.RunConfig(thresholds=THRESHOLDS), names, executor=executor) == serial
+        )
+
+
+def test_cli_run_on_two_workers_or_ray_writes_the_serial_report(tmp_path, capsys, local_ray):
+    outputs = {}
+    variants = {"serial": [], "workers": ["--workers", "2"], "ray": ["--executor", "ray"]}
+    for name, flags in variants.items():
+        out = tmp_path / f"{name}.json"
+        code = main(
+            ["run", "--datasets", str(DATASETS), "--thresholds", str(THRESHOLDS), "--out", str(out), *flags]
+        )
+        assert code == 0
+        outputs[name] = json.loads(out.read_text())
+        outputs[name].pop("generated_at")
+        outputs[name].pop("provenance")
+    assert outputs["workers"] == outputs["serial"]
+    assert outputs["ray"] == outputs["serial"]
+    capsys.readouterr()
+
+
+def test_cli_rejects_an_address_without_ray(capsys):
+    assert main(["mutants", "--address", "auto"]) == 2
+    assert "needs the ray executor" in capsys.readouterr().err
+
+
+class _OpenHandle:
+    """A memory system holding something that cannot be pickled (an open file)."""
+
+    name = "unpicklable"
+
+    def __init__(self, path: Path) -> None:
+        self.handle = path.open("w")
+
+    def describe(self) -> dict[str, Any]:
+        return {}
+
+    def open(self, workdir: Path) -> AbstractContextManager[Any]:
+        raise AssertionError("never opened: the executor refuses before running")
+
+
+def test_a_system_that_cannot_be_pickled_cannot_run_on_workers(tmp_path):
+    system = _OpenHandle(tmp_path / "handle")
+    with pytest.raises(UsageError, match="cannot ship this run"):
+        run_eval(datasets=DATASETS, thresholds=THRESHOLDS, system=system, executor=ProcessExecutor(2))
+    system.handle.close()
+
+
+def test_cli_bench_and_mutants_take_workers(tmp_path, capsys):
+    reports = []
+    for flags in ([], ["--workers", "2"]):
+        out = tmp_path / f"beir{len(flags)}.json"
+        assert main(["bench", "beir", str(BEIR_TINY), "--k", "3", "--out", str(out), *flags]) == 0
+        reports.append(
+            {k: v for k, v in json.loads(out.read_text()).items() if k not in ("generated_at", "provenance")}
+        )
+    assert reports[0] == reports[1]
+    mutants = [
+        "mutants",
+        "--datasets",
+        str(DATASETS),
+        "--thresholds",
+        str(THRESHOLDS),
+        "--mutation",
+        "vector-leg-off",
+        "--workers",
+        "2",
+    ]
+    assert main(mutants) == 0
+    assert "Every mutation was caught" in capsys.readouterr().out
