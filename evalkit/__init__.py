@@ -18,6 +18,7 @@ from evalkit.api import (
     run_benchmark,
     run_eval,
     run_locomo,
+    run_longmemeval,
 )
 from evalkit.embedders import Embedder, HashingEmbedder
 from evalkit.errors import (
@@ -115,5 +116,6 @@ __all__ = [
     "run_benchmark",
     "run_eval",
     "run_locomo",
+    "run_longmemeval",
     "tables",
 ]

@@ -1,11 +1,11 @@
 """The Python API of a run: build what a `RunConfig` names, call the one evaluation path
 (`evalkit.harness.evaluate.evaluate`), hand back an `EvalRun`.
 
-`run_eval` runs a scenario suite, `run_benchmark` (and `run_beir` / `run_locomo`) an imported
-benchmark, `detect_mutations` the mutation suite; `run_and_load` is what the report notebook
-calls: run, save the JSON report, load it back (so the notebook shows exactly the saved file).
-Every function accepts a whole `RunConfig` and/or keyword overrides of its fields
-(`run_eval(top_k=10, gated=False)`); bad values raise UsageError before anything runs.
+`run_eval` runs a scenario suite, `run_benchmark` (and `run_beir` / `run_locomo` /
+`run_longmemeval`) an imported benchmark, `detect_mutations` the mutation suite; `run_and_load`
+is what the report notebook calls: run, save the JSON report, load it back (so the notebook
+shows exactly the saved file). Every function accepts a whole `RunConfig` and/or keyword
+overrides of its fields (`run_eval(top_k=10, gated=False)`); bad values raise UsageError before anything runs.
 """
 
 from __future__ import annotations
@@ -24,9 +24,11 @@ from evalkit.scenarios import Suite, load_suite
 from evalkit.suites.benchmarks import (
     DEFAULT_BEIR_KS,
     DEFAULT_LOCOMO_KS,
+    DEFAULT_LONGMEMEVAL_KS,
     BenchSet,
     beir_set,
     locomo_set,
+    longmemeval_set,
 )
 from evalkit.suites.locomo import STANDARD_CATEGORIES
 from evalkit.suites.mutations import run_mutants
@@ -156,6 +158,22 @@ def run_locomo(
     other options as in `run_benchmark`."""
     config = make_config(BENCHMARK_DEFAULTS, **overrides)
     return run_benchmark(locomo_set(path, categories, ks, progress), config, progress=progress)
+
+
+def run_longmemeval(
+    path: str | Path,
+    granularity: str = "session",
+    ks: Sequence[int] = DEFAULT_LONGMEMEVAL_KS,
+    *,
+    progress: bool | None = None,
+    **overrides: Any,
+) -> EvalRun:
+    """Run the LongMemEval file `path` at `granularity` ("session" or "turn"): each question is
+    its own store, searched by its question, with recall, recall_all, success and nDCG at every k
+    of `ks`; abstention questions are reported but left out of the aggregates. Other options as
+    in `run_benchmark`."""
+    config = make_config(BENCHMARK_DEFAULTS, **overrides)
+    return run_benchmark(longmemeval_set(path, granularity, ks, progress), config, progress=progress)
 
 
 def run_and_load(out: str | Path, *, report_json: str | Path | None = None, **run_options: Any) -> EvalRun:

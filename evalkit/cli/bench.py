@@ -1,8 +1,9 @@
-"""`evalkit bench beir|locomo PATH`: run a public benchmark, print its metrics, write the report.
+"""`evalkit bench beir|locomo|longmemeval PATH`: run a public benchmark, print its metrics, write the report.
 
 The report JSON is the one `evalkit run` writes (`evalkit.load_run` and the notebooks read
 it). The console shows what was loaded, one metric row per scenario plus the overall row (a
-LoCoMo scenario is one conversation), for LoCoMo the per-category table, and with --gated the
+LoCoMo scenario is one conversation, a LongMemEval one a question), for LoCoMo and LongMemEval
+the per-category (question type) table, and with --gated the
 ungated-vs-gated comparison. Exit 0 = the run finished, 2 = bad input or usage.
 """
 
@@ -14,7 +15,7 @@ from typing import Any
 
 import pandas as pd
 
-from evalkit.api import run_beir, run_locomo
+from evalkit.api import run_beir, run_locomo, run_longmemeval
 from evalkit.cli.args import add_embedder_args, embedder_options
 from evalkit.cli.exit_codes import EXIT_OK, EXIT_REGRESSIONS
 from evalkit.errors import UsageError
@@ -25,10 +26,13 @@ from evalkit.suites.benchmarks import (
     BEIR_METRICS,
     DEFAULT_BEIR_KS,
     DEFAULT_LOCOMO_KS,
+    DEFAULT_LONGMEMEVAL_KS,
     LOCOMO_METRICS,
+    LONGMEMEVAL_METRICS,
     check_ks,
 )
 from evalkit.suites.locomo import LOCOMO_CATEGORIES, STANDARD_CATEGORIES
+from evalkit.suites.longmemeval import GRANULARITIES
 from evalkit.views.console import render_benchmark
 from evalkit.views.frames import EvalRun, question_category_frame
 
@@ -56,7 +60,7 @@ def parse_categories(text: str) -> tuple[str, ...]:
 
 
 def register(commands: argparse._SubParsersAction) -> None:
-    """Add `evalkit bench` with its `beir` and `locomo` subcommands."""
+    """Add `evalkit bench` with its `beir`, `locomo` and `longmemeval` subcommands."""
     bench = commands.add_parser(
         "bench",
         help="run a public benchmark (BEIR directory, LoCoMo file) and write the JSON report",
@@ -65,7 +69,10 @@ def register(commands: argparse._SubParsersAction) -> None:
         "run`. Exit 0 = the run finished, 2 = bad input or usage.",
     )
     datasets = bench.add_subparsers(
-        dest="benchmark", required=True, metavar="BENCHMARK", help="the benchmark's format: beir or locomo"
+        dest="benchmark",
+        required=True,
+        metavar="BENCHMARK",
+        help="the benchmark's format: beir, locomo or longmemeval",
     )
     beir = datasets.add_parser(
         "beir",
@@ -91,6 +98,20 @@ def register(commands: argparse._SubParsersAction) -> None:
     )  # fmt: skip
     _common(locomo, DEFAULT_LOCOMO_KS, "bench-locomo")
     locomo.set_defaults(handler=locomo_command)
+    longmemeval = datasets.add_parser(
+        "longmemeval",
+        help="a LongMemEval file (oracle, S or M), one store per question",
+        description=f"Metrics: {', '.join(LONGMEMEVAL_METRICS)} at every k, plus the harness metrics over "
+        "top_k = the largest k, and a per-question-type table. Abstention questions (_abs) are reported "
+        "as measure-only scenarios, not in the aggregates.",
+    )
+    longmemeval.add_argument("path", type=Path, metavar="PATH", help="the LongMemEval JSON file")
+    longmemeval.add_argument(
+        "--granularity", choices=GRANULARITIES, default="session",
+        help="one memory row per session (its user turns) or per user turn (default session)",
+    )  # fmt: skip
+    _common(longmemeval, DEFAULT_LONGMEMEVAL_KS, "bench-longmemeval")
+    longmemeval.set_defaults(handler=longmemeval_command)
 
 
 def _common(parser: argparse.ArgumentParser, ks: tuple[int, ...], stem: str) -> None:
@@ -143,9 +164,17 @@ def locomo_command(args: argparse.Namespace) -> int:
     return _finish(run, args.out, question_category_frame(run, labels))
 
 
-def _finish(run: EvalRun, out: Path, categories: pd.DataFrame | None = None) -> int:
+def longmemeval_command(args: argparse.Namespace) -> int:
+    run = run_longmemeval(args.path, args.granularity, **_options(args))
+    labels = [f"{family}@{k}" for family in LONGMEMEVAL_METRICS for k in args.k]
+    return _finish(run, args.out, question_category_frame(run, labels), "question type")
+
+
+def _finish(
+    run: EvalRun, out: Path, categories: pd.DataFrame | None = None, category_label: str = "LoCoMo category"
+) -> int:
     """Save the report, print the summary; exit 0 (1 only if an imported query failed an assertion)."""
     run.save(out)
-    print(render_benchmark(run, categories))
+    print(render_benchmark(run, categories, category_label))
     print(f"report: {out}")
     return EXIT_OK if run.ok else EXIT_REGRESSIONS
