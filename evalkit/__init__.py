@@ -12,6 +12,7 @@ from types import ModuleType
 
 from evalkit.api import (
     detect_mutations,
+    export_trec,
     make_config,
     run_and_load,
     run_beir,
@@ -19,6 +20,7 @@ from evalkit.api import (
     run_eval,
     run_locomo,
     run_longmemeval,
+    score_run,
 )
 from evalkit.embedders import Embedder, HashingEmbedder
 from evalkit.errors import (
@@ -38,7 +40,7 @@ from evalkit.harness.results import RunResult
 from evalkit.memory import DEFAULT_MIN_RELEVANCE, VECTOR_FLOOR, MemoryStore, StoreOptions
 from evalkit.records import Edge, Hit, SearchResponse, Thought
 from evalkit.scenarios import Suite, load_suite
-from evalkit.systems import MemorySystem, ReferenceSystem, ScenarioMemory
+from evalkit.systems import MemorySystem, ReferenceSystem, ReplaySystem, ScenarioMemory
 from evalkit.views.frames import (
     CATEGORY_COLUMNS,
     DROPPED_COLUMNS,
@@ -93,6 +95,7 @@ __all__ = [
     "MemorySystem",
     "ReferenceSystem",
     "RegressionError",
+    "ReplaySystem",
     "ReportError",
     "RunConfig",
     "RunResult",
@@ -107,6 +110,7 @@ __all__ = [
     "charts",
     "detect_mutations",
     "evaluate",
+    "export_trec",
     "load_run",
     "load_suite",
     "make_config",
@@ -117,5 +121,6 @@ __all__ = [
     "run_eval",
     "run_locomo",
     "run_longmemeval",
+    "score_run",
     "tables",
 ]

@@ -10,10 +10,9 @@ ungated-vs-gated comparison. Exit 0 = the run finished, 2 = bad input or usage.
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
-
-import pandas as pd
 
 from evalkit.api import run_beir, run_locomo, run_longmemeval
 from evalkit.cli.args import add_embedder_args, embedder_options
@@ -154,27 +153,35 @@ def _options(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+CATEGORY_TABLES: dict[str, tuple[tuple[str, ...], str]] = {
+    "locomo": (("recall", "success"), "LoCoMo category"),
+    "longmemeval": (LONGMEMEVAL_METRICS, "question type"),
+}
+"""Benchmarks printed with a per-category table: its metric families (at every k) and its title."""
+
+
 def beir_command(args: argparse.Namespace) -> int:
-    return _finish(run_beir(args.path, args.split, **_options(args)), args.out)
+    return finish_benchmark(run_beir(args.path, args.split, **_options(args)), args.out, "beir", args.k)
 
 
 def locomo_command(args: argparse.Namespace) -> int:
     run = run_locomo(args.path, args.categories, **_options(args))
-    labels = [f"{family}@{k}" for family in ("recall", "success") for k in args.k]
-    return _finish(run, args.out, question_category_frame(run, labels))
+    return finish_benchmark(run, args.out, "locomo", args.k)
 
 
 def longmemeval_command(args: argparse.Namespace) -> int:
     run = run_longmemeval(args.path, args.granularity, **_options(args))
-    labels = [f"{family}@{k}" for family in LONGMEMEVAL_METRICS for k in args.k]
-    return _finish(run, args.out, question_category_frame(run, labels), "question type")
+    return finish_benchmark(run, args.out, "longmemeval", args.k)
 
 
-def _finish(
-    run: EvalRun, out: Path, categories: pd.DataFrame | None = None, category_label: str = "LoCoMo category"
-) -> int:
-    """Save the report, print the summary; exit 0 (1 only if an imported query failed an assertion)."""
+def finish_benchmark(run: EvalRun, out: Path, benchmark: str, ks: Sequence[int]) -> int:
+    """Save the report, print the summary (with the per-category table of `CATEGORY_TABLES`
+    at the cutoffs `ks`); exit 0 (1 only if an imported query failed an assertion)."""
     run.save(out)
-    print(render_benchmark(run, categories, category_label))
+    categories, label = None, ""
+    if benchmark in CATEGORY_TABLES:
+        families, label = CATEGORY_TABLES[benchmark]
+        categories = question_category_frame(run, [f"{family}@{k}" for family in families for k in ks])
+    print(render_benchmark(run, categories, label))
     print(f"report: {out}")
     return EXIT_OK if run.ok else EXIT_REGRESSIONS

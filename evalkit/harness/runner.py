@@ -26,7 +26,7 @@ from evalkit.harness.results import DroppedRecord, HitRecord, PassResult, QueryR
 from evalkit.metrics import MetricSpec, parse_metrics, score_query
 from evalkit.progress import progress_enabled
 from evalkit.records import SearchResponse
-from evalkit.scenarios import QuerySpec, Scenario, Suite
+from evalkit.scenarios import QuerySpec, Scenario, Suite, stable_query_id
 from evalkit.scenarios.seeding import own_ids, seed_edges, seed_thoughts
 from evalkit.systems import MemorySystem
 
@@ -84,6 +84,7 @@ def run_suite(
                         recency_weight=query.recency_weight or 0.0,
                         recency_half_life_days=query.recency_half_life_days or 30.0,
                         now=now,
+                        query_id=stable_query_id(scenario.name, index, query.id),
                     )
                     pinned = query.min_relevance
                     response = memory.search(
@@ -133,6 +134,7 @@ def _query_result(
         project=query.project,
         top_k=top_k,
         relevant=list(query.relevant),
+        grades=dict(query.grades),
         retrieved=retrieved,
         hits=[
             HitRecord(

@@ -39,8 +39,8 @@ Decisions (the official retrieval code, `src/retrieval/run_retrieval.py`, is the
 
 Invalid input (not a list, missing or mistyped fields, lists of different lengths, duplicate
 question or session ids, unparsable dates, unknown roles) raises one `DatasetError` listing every
-problem with file, question and field. The whole file is held in memory (LongMemEval_M is large:
-about 2.7 GB of JSON).
+problem with file, question and field. The whole file is held in memory (LongMemEval_M, about
+500 sessions per question, needs several GB).
 """
 
 from __future__ import annotations
