@@ -10,21 +10,24 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import ir_measures
+import pandas as pd
 import pytest
 from ir_measures import AP, RR, R, Success, nDCG
 
 from evalkit import (
     EvalRun,
     ReplaySystem,
+    charts,
     export_trec,
     load_run,
     run_beir,
     run_eval,
     run_longmemeval,
     score_run,
+    tables,
 )
 from evalkit.cli import main
-from evalkit.errors import DatasetError, UsageError
+from evalkit.errors import DatasetError, RegressionError, UsageError
 from evalkit.records import Hit
 from evalkit.scenarios import load_suite, stable_query_id
 from evalkit.suites.benchmarks import beir_set, longmemeval_set
@@ -282,3 +285,17 @@ def test_benchmark_sets_used_for_scoring_are_the_bench_ones(tmp_path: Path) -> N
     assert run.result.top_k == 3
     assert run.overall["queries"].iloc[0] == 3  # the two queries without results score 0
     assert run.overall["success@1"].iloc[0] == pytest.approx(1 / 3)
+
+
+def test_a_score_report_renders_with_the_report_notebook_functions(tmp_path: Path) -> None:
+    export_trec(run_eval(datasets=DATASETS, gated=False), tmp_path)
+    scored = score_run(tmp_path / "run.trec", datasets=DATASETS, thresholds=DATASETS / "thresholds.json")
+    run = load_run(scored.save(tmp_path / "score.json"))
+    summary: pd.DataFrame = tables.run_summary(run).data  # type: ignore[attr-defined]
+    assert summary.loc["system", "value"] == "replay"
+    assert "replayed run file" in summary.loc["notes", "value"]
+    regressions: pd.DataFrame = tables.regressions_table(run).data  # type: ignore[attr-defined]
+    assert set(regressions["scenario"]) == {"no-match"}
+    assert charts.category_chart(run)._repr_png_().startswith(b"\x89PNG")
+    with pytest.raises(RegressionError, match="no confidence signal"):
+        tables.assert_thresholds(run)

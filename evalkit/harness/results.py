@@ -17,6 +17,7 @@ from pydantic import Field, SerializerFunctionWrapHandler, ValidationError, mode
 from evalkit.errors import ReportError
 from evalkit.files import write_atomic
 from evalkit.harness.provenance import Provenance
+from evalkit.metrics import judgements
 from evalkit.validation import FrozenModel as _Model
 
 SCHEMA_VERSION = 2
@@ -79,8 +80,8 @@ class QueryResult(_Model):
 
     @property
     def qrels(self) -> dict[str, int]:
-        """The judgements as trec_eval reads them: every relevant id at grade 1, then `grades`."""
-        return {**dict.fromkeys(self.relevant, 1), **self.grades}
+        """The judgements the metrics used (`evalkit.metrics.judgements`), as qrels files hold them."""
+        return judgements(self.relevant, self.grades)
 
 
 class Aggregate(_Model):

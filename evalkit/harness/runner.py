@@ -23,7 +23,7 @@ from evalkit.harness.aggregation import mean_metrics, pass_result
 from evalkit.harness.checks import check_query, scenario_status
 from evalkit.harness.config import RunConfig
 from evalkit.harness.results import DroppedRecord, HitRecord, PassResult, QueryResult, ScenarioResult
-from evalkit.metrics import MetricSpec, parse_metrics, score_query
+from evalkit.metrics import MetricSpec, judgements, parse_metrics, score_query
 from evalkit.progress import progress_enabled
 from evalkit.records import SearchResponse
 from evalkit.scenarios import QuerySpec, Scenario, Suite, stable_query_id
@@ -124,7 +124,7 @@ def _query_result(
     retrieved = list(dict.fromkeys(h.id for h in response.hits))
     metrics = asdict(score_query(retrieved, relevant))
     if extra_metrics:
-        qrels = {**dict.fromkeys(query.relevant, 1), **query.grades}
+        qrels = judgements(query.relevant, query.grades)
         metrics.update({spec.label: spec.compute(retrieved, qrels) for spec in extra_metrics})
     return QueryResult(
         index=index,
