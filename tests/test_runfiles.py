@@ -28,10 +28,11 @@ from evalkit import (
 )
 from evalkit.cli import main
 from evalkit.errors import DatasetError, RegressionError, UsageError
+from evalkit.harness.results import HitRecord
 from evalkit.records import Hit
 from evalkit.scenarios import load_suite, stable_query_id
 from evalkit.suites.benchmarks import beir_set, longmemeval_set
-from evalkit.suites.runfiles import check_run, read_run, run_format
+from evalkit.suites.runfiles import RunHit, check_run, read_run, run_format
 from tests.shared import BEIR_TINY, DATASETS, FIXTURES
 
 LONGMEMEVAL_TINY = FIXTURES / "longmemeval_tiny.json"
@@ -299,3 +300,8 @@ def test_a_score_report_renders_with_the_report_notebook_functions(tmp_path: Pat
     assert charts.category_chart(run)._repr_png_().startswith(b"\x89PNG")
     with pytest.raises(RegressionError, match="no confidence signal"):
         tables.assert_thresholds(run)
+
+
+def test_jsonl_signals_are_the_report_hit_fields() -> None:
+    # the export writes HitRecord fields and the reader validates them: the two must not drift
+    assert set(RunHit.model_fields) == set(HitRecord.model_fields) - {"rank", "relevant"}

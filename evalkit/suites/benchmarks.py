@@ -40,7 +40,7 @@ from evalkit.errors import UsageError
 from evalkit.harness.config import RunConfig
 from evalkit.metrics import MetricSpec, parse_metrics
 from evalkit.records import MAX_TOP_K
-from evalkit.scenarios import Suite
+from evalkit.scenarios import Scenario, Suite
 from evalkit.suites.beir import load_beir
 from evalkit.suites.locomo import LOCOMO_CATEGORIES, STANDARD_CATEGORIES, load_locomo
 from evalkit.suites.longmemeval import load_longmemeval
@@ -118,6 +118,17 @@ class BenchSet:
         )
 
 
+def _file_suite(file: Path, scenarios: tuple[Scenario, ...]) -> Suite:
+    """The suite of scenarios imported from one benchmark file (no distractors; the digest is
+    over that file)."""
+    return Suite(
+        scenarios=scenarios,
+        sources={s.name: file for s in scenarios},
+        distractors=(),
+        digest=files_digest(file.parent, [file]),
+    )
+
+
 def beir_set(
     path: str | Path, split: str = "test", ks: Iterable[int] = DEFAULT_BEIR_KS, progress: bool | None = None
 ) -> BenchSet:
@@ -174,13 +185,7 @@ def locomo_set(
         f"{len(report.unresolved)} evidence strings unresolved",
         f"categories evaluated: {names} ({selected.query_count} queries); each conversation is its own store",
     )
-    suite = Suite(
-        scenarios=selected.scenarios,
-        sources={s.name: file for s in selected.scenarios},
-        distractors=(),
-        digest=files_digest(file.parent, [file]),
-    )
-    return BenchSet(suite=suite, metrics=metrics, notes=notes)
+    return BenchSet(suite=_file_suite(file, selected.scenarios), metrics=metrics, notes=notes)
 
 
 def longmemeval_set(
@@ -208,10 +213,4 @@ def longmemeval_set(
         f"each question is its own store; query categories are question types; abstention questions "
         f"({len(report.abstention)}) are scenarios of category longmemeval-abstention, measure-only",
     )
-    suite = Suite(
-        scenarios=loaded.scenarios,
-        sources={s.name: file for s in loaded.scenarios},
-        distractors=(),
-        digest=files_digest(file.parent, [file]),
-    )
-    return BenchSet(suite=suite, metrics=metrics, notes=notes)
+    return BenchSet(suite=_file_suite(file, loaded.scenarios), metrics=metrics, notes=notes)
