@@ -33,7 +33,7 @@ from evalkit.records import Hit
 from evalkit.scenarios import load_suite, stable_query_id
 from evalkit.suites.benchmarks import beir_set, longmemeval_set
 from evalkit.suites.runfiles import RunHit, check_run, read_run, run_format
-from tests.shared import BEIR_TINY, DATASETS, FIXTURES
+from tests.shared import BEIR_TINY, DATASETS, FIXTURES, SCIFACT
 
 LONGMEMEVAL_TINY = FIXTURES / "longmemeval_tiny.json"
 HARNESS = ["recall", "precision", "mrr", "hit_rate"]
@@ -305,3 +305,20 @@ def test_a_score_report_renders_with_the_report_notebook_functions(tmp_path: Pat
 def test_jsonl_signals_are_the_report_hit_fields() -> None:
     # the export writes HitRecord fields and the reader validates them: the two must not drift
     assert set(RunHit.model_fields) == set(HitRecord.model_fields) - {"rank", "relevant"}
+
+
+@pytest.mark.shared_data
+@pytest.mark.skipif(not SCIFACT.is_dir(), reason=f"shared SciFact data absent at {SCIFACT}")
+def test_scifact_export_gives_ir_measures_the_recorded_figures_and_scores_back(tmp_path: Path) -> None:
+    run = run_beir(SCIFACT, retrieval="bm25", progress=False)
+    run_path, qrels_path, _ = export_trec(run, tmp_path)
+    qrels = list(ir_measures.read_trec_qrels(str(qrels_path)))
+    ranking = list(ir_measures.read_trec_run(str(run_path)))
+    pairs = {"ndcg@10": nDCG @ 10, "recall@100": R @ 100, "map@100": AP @ 100, "success@10": Success @ 10}
+    aggregate = ir_measures.calc_aggregate(list(pairs.values()), qrels, ranking)
+    overall = run.overall.iloc[0]
+    for label, measure in pairs.items():  # every SciFact query retrieves something: same denominators
+        assert aggregate[measure] == pytest.approx(overall[label], abs=1e-9), label
+    assert overall["ndcg@10"] == pytest.approx(0.6375, abs=0.00005)
+    replayed = score_run(run_path, beir_set(SCIFACT), progress=False)
+    assert replayed.overall[run.extra_metrics].equals(run.overall[run.extra_metrics])
