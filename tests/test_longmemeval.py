@@ -170,3 +170,21 @@ def test_cli_rejects_an_unknown_granularity(capsys: pytest.CaptureFixture[str]) 
         main(["bench", "longmemeval", str(TINY), "--granularity", "message"])
     assert caught.value.code == 2
     assert "invalid choice: 'message'" in capsys.readouterr().err
+
+
+def test_a_session_repeated_in_a_haystack_is_seeded_once_and_a_clashing_one_is_an_error(
+    tmp_path: Path,
+) -> None:
+    items = json.loads(TINY.read_text())
+    first = items[0]
+    for key in ("haystack_session_ids", "haystack_dates", "haystack_sessions"):
+        first[key].append(first[key][1])  # answer_a1 again, same turns
+    repeated = tmp_path / "repeated.json"
+    repeated.write_text(json.dumps(items))
+    loaded = load_longmemeval(repeated)
+    assert loaded.report.repeated_sessions == ("q_user_1/answer_a1",)
+    assert [t.id for t in loaded.scenarios[0].thoughts].count("q_user_1/answer_a1") == 1
+    first["haystack_sessions"][-1] = [{"role": "user", "content": "something else"}]
+    repeated.write_text(json.dumps(items))
+    with pytest.raises(DatasetError, match=r"session #3: session id 'answer_a1' .* names an earlier session"):
+        load_longmemeval(repeated)

@@ -31,7 +31,9 @@ Decisions (the official retrieval code, `src/retrieval/run_retrieval.py`, is the
   zero recall. The other scenarios have category "longmemeval".
 - A non-abstention question left without evidence at the chosen granularity is not a query: it
   is listed in `LongMemEvalReport.without_evidence` (the official code skips such questions
-  too). Answer session ids missing from the haystack are listed in `missing_answer_sessions`.
+  too). Answer session ids missing from the haystack are listed in `missing_answer_sessions`;
+  a session listed twice in one haystack with the same id and turns is seeded once and listed in
+  `repeated_sessions` (the same id with other turns is an error).
 - The official code also relabels an answer session without a user turn marked `has_answer` as
   not relevant; evalkit keeps every answer session (the file's own label) and counts those
   sessions in `answer_sessions_without_marked_turn`, so the difference is visible.
@@ -120,6 +122,7 @@ class LongMemEvalReport:
     abstention: tuple[str, ...]
     without_evidence: tuple[str, ...]
     missing_answer_sessions: tuple[str, ...]
+    repeated_sessions: tuple[str, ...]
     answer_sessions_without_marked_turn: int
 
     @property
@@ -140,6 +143,7 @@ class LongMemEvalReport:
             f"{len(self.abstention)} abstention (_abs; measure-only, not in the aggregates), "
             f"{len(self.without_evidence)} without evidence at this level (not queries); "
             f"{len(self.missing_answer_sessions)} answer session ids not in the haystack, "
+            f"{len(self.repeated_sessions)} repeated sessions seeded once, "
             f"{self.answer_sessions_without_marked_turn} answer sessions without a user turn "
             "marked has_answer"
         )
@@ -193,6 +197,7 @@ class _Builder:
         self.abstention: list[str] = []
         self.without_evidence: list[str] = []
         self.missing: list[str] = []
+        self.repeated: list[str] = []
         self.unmarked = 0
 
     def build(self, file: str) -> LongMemEvalReport:
@@ -206,6 +211,7 @@ class _Builder:
             abstention=tuple(self.abstention),
             without_evidence=tuple(self.without_evidence),
             missing_answer_sessions=tuple(self.missing),
+            repeated_sessions=tuple(self.repeated),
             answer_sessions_without_marked_turn=self.unmarked,
         )
 
@@ -274,7 +280,7 @@ def _question(
         )
         return None
     names[name] = qid
-    sessions = _sessions(where, item, problems)
+    sessions = _sessions(where, item, problems, builder.repeated)
     answers = item["answer_session_ids"]
     if not all(isinstance(a, str) for a in answers):
         problems.append(f'{where}: "answer_session_ids" must list strings; fix it')
@@ -309,9 +315,10 @@ def _question(
 
 
 def _sessions(
-    where: str, item: dict[str, Any], problems: list[str]
+    where: str, item: dict[str, Any], problems: list[str], repeated: list[str]
 ) -> list[tuple[str, datetime, list[dict[str, Any]]]] | None:
-    """(session id, date, turns) per haystack session, or None when any of it is invalid."""
+    """(session id, date, turns) per haystack session, or None when any of it is invalid. A
+    session repeated with the same id and turns is seeded once (listed in `repeated`)."""
     ids, dates, sessions = item["haystack_session_ids"], item["haystack_dates"], item["haystack_sessions"]
     if not len(ids) == len(dates) == len(sessions):
         problems.append(
@@ -321,13 +328,19 @@ def _sessions(
         return None
     count_before = len(problems)
     out: list[tuple[str, datetime, list[dict[str, Any]]]] = []
-    seen: set[str] = set()
+    seen: dict[str, Any] = {}
     for position, (sid, date, turns) in enumerate(zip(ids, dates, sessions, strict=True)):
         at = f"{where} session #{position}"
-        if not isinstance(sid, str) or not sid or sid in seen:
-            problems.append(f"{at}: session id {sid!r} is not a unique non-empty string; fix the id")
+        if isinstance(sid, str) and seen.get(sid) == turns:
+            repeated.append(f"{item['question_id']}/{sid}")
             continue
-        seen.add(sid)
+        if not isinstance(sid, str) or not sid or sid in seen:
+            problems.append(
+                f"{at}: session id {sid!r} is empty, not a string, or names an earlier session with "
+                "other turns; give each session its own id"
+            )
+            continue
+        seen[sid] = turns
         try:
             created_at = parse_haystack_date(date) if isinstance(date, str) else None
         except ValueError as exc:
