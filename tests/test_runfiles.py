@@ -322,3 +322,26 @@ def test_scifact_export_gives_ir_measures_the_recorded_figures_and_scores_back(t
     assert overall["ndcg@10"] == pytest.approx(0.6375, abs=0.00005)
     replayed = score_run(run_path, beir_set(SCIFACT), progress=False)
     assert replayed.overall[run.extra_metrics].equals(run.overall[run.extra_metrics])
+
+
+@pytest.mark.parametrize(
+    ("bench_argv", "against", "title"),
+    [
+        (["locomo", str(FIXTURES / "locomo_tiny.json")], ["--locomo", str(FIXTURES / "locomo_tiny.json")],
+         "Per LoCoMo category (ungated):"),
+        (["longmemeval", str(LONGMEMEVAL_TINY), "--granularity", "turn"],
+         ["--longmemeval", str(LONGMEMEVAL_TINY), "--granularity", "turn"], "Per question type (ungated):"),
+    ],
+    ids=["locomo", "longmemeval"],
+)  # fmt: skip
+def test_cli_scores_conversation_benchmarks_with_their_category_tables(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], bench_argv: list[str], against: list[str], title: str
+) -> None:
+    report, scored = tmp_path / "bench.json", tmp_path / "scored.json"
+    assert main(["bench", *bench_argv, "--out", str(report), "--no-progress"]) == 0
+    assert main(["export", "--trec", str(report), str(tmp_path)]) == 0
+    capsys.readouterr()
+    assert main(["score", "--run", str(tmp_path / "run.jsonl"), *against, "--out", str(scored)]) == 0
+    assert title in capsys.readouterr().out
+    before, after = load_run(report), load_run(scored)
+    assert after.queries[before.extra_metrics].equals(before.queries[before.extra_metrics])
