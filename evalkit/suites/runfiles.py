@@ -35,6 +35,7 @@ from __future__ import annotations
 import hashlib
 import math
 import re
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -249,7 +250,7 @@ def _jsonl_rows(file: Path, problems: list[str]) -> dict[str, _Ranked]:
             continue
         first_line[line.query_id] = number
         results = line.results
-        repeated = sorted({r.id for r in results if sum(o.id == r.id for o in results) > 1})
+        repeated = sorted(doc for doc, count in Counter(r.id for r in results).items() if count > 1)
         if repeated:
             problems.append(
                 f"{where}: query {line.query_id!r} lists {', '.join(repeated)} more than once; keep one"
