@@ -173,10 +173,11 @@ def run_longmemeval(
 ) -> EvalRun:
     """Run the LongMemEval file `path` at `granularity` ("session" or "turn"): each question is
     its own store, searched by its question, with recall, recall_all, success and nDCG at every k
-    of `ks`; abstention questions are reported but left out of the aggregates. Other options as
-    in `run_benchmark`."""
-    config = make_config(BENCHMARK_DEFAULTS, **overrides)
-    return run_benchmark(longmemeval_set(path, granularity, ks, progress), config, progress=progress)
+    of `ks`; abstention questions are reported but left out of the aggregates. Every other
+    keyword goes to `run_benchmark` (run options, `system`): UsageError for a bad one,
+    DatasetError for bad data."""
+    bench = longmemeval_set(path, granularity, ks, progress)
+    return run_benchmark(bench, BENCHMARK_DEFAULTS, progress=progress, **overrides)
 
 
 def score_run(

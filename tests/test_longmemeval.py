@@ -116,9 +116,11 @@ def test_benchmark_set_names_its_metrics_and_notes() -> None:
     assert "1 abstention" in bench.notes[0] and "each question is its own store" in bench.notes[1]
 
 
-def test_unknown_granularity_is_a_usage_error() -> None:
+def test_unknown_granularity_or_run_option_is_a_usage_error() -> None:
     with pytest.raises(UsageError, match="unknown granularity 'message'"):
         load_longmemeval(TINY, "message")
+    with pytest.raises(UsageError, match="unknown run option"):
+        run_longmemeval(TINY, top_kk=3)
 
 
 def test_every_problem_of_a_bad_file_is_listed_once(tmp_path: Path) -> None:
