@@ -190,3 +190,12 @@ def test_a_session_repeated_in_a_haystack_is_seeded_once_and_a_clashing_one_is_a
     repeated.write_text(json.dumps(items))
     with pytest.raises(DatasetError, match=r"session #3: session id 'answer_a1' .* names an earlier session"):
         load_longmemeval(repeated)
+
+
+def test_a_question_id_without_letters_or_digits_cannot_name_a_scenario(tmp_path: Path) -> None:
+    items = json.loads(TINY.read_text())[:1]
+    items[0]["question_id"] = "__"
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(items))
+    with pytest.raises(DatasetError, match="question __: question_id has no letter or digit"):
+        load_longmemeval(bad)

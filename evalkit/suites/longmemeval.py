@@ -273,10 +273,13 @@ def _question(
     qid = item["question_id"]
     where = f"{file}: question {qid}"
     name = slug(qid)
-    if not name or name in names:
-        clash = f" (as {names[name]!r})" if name in names else ""
+    if not name:
+        problems.append(f"{where}: question_id has no letter or digit to name a scenario; fix the id")
+        return None
+    if name in names:
         problems.append(
-            f"{where}: question_id gives scenario name {name!r} already used{clash}; ids must differ"
+            f"{where}: question_id gives scenario name {name!r} already used (as {names[name]!r}); "
+            "ids must differ"
         )
         return None
     names[name] = qid
