@@ -17,12 +17,15 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from evalkit.api import (
         detect_mutations,
+        export_trec,
         make_config,
         run_and_load,
         run_beir,
         run_benchmark,
         run_eval,
         run_locomo,
+        run_longmemeval,
+        score_run,
     )
     from evalkit.embedders import Embedder, HashingEmbedder
     from evalkit.errors import (
@@ -42,7 +45,7 @@ if TYPE_CHECKING:
     from evalkit.memory import DEFAULT_MIN_RELEVANCE, VECTOR_FLOOR, MemoryStore, StoreOptions
     from evalkit.records import Edge, Hit, SearchResponse, Thought
     from evalkit.scenarios import Suite, load_suite
-    from evalkit.systems import MemorySystem, ReferenceSystem, ScenarioMemory
+    from evalkit.systems import MemorySystem, ReferenceSystem, ReplaySystem, ScenarioMemory
     from evalkit.views.frames import (
         CATEGORY_COLUMNS,
         DROPPED_COLUMNS,
@@ -59,8 +62,8 @@ if TYPE_CHECKING:
 
 _HOMES: dict[str, tuple[str, ...]] = {
     "evalkit.api": (
-        "detect_mutations", "make_config", "run_and_load", "run_beir", "run_benchmark", "run_eval",
-        "run_locomo",
+        "detect_mutations", "export_trec", "make_config", "run_and_load", "run_beir", "run_benchmark",
+        "run_eval", "run_locomo", "run_longmemeval", "score_run",
     ),
     "evalkit.embedders": ("Embedder", "HashingEmbedder"),
     "evalkit.errors": (
@@ -74,7 +77,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
     "evalkit.memory": ("DEFAULT_MIN_RELEVANCE", "VECTOR_FLOOR", "MemoryStore", "StoreOptions"),
     "evalkit.records": ("Edge", "Hit", "SearchResponse", "Thought"),
     "evalkit.scenarios": ("Suite", "load_suite"),
-    "evalkit.systems": ("MemorySystem", "ReferenceSystem", "ScenarioMemory"),
+    "evalkit.systems": ("MemorySystem", "ReferenceSystem", "ReplaySystem", "ScenarioMemory"),
     "evalkit.views.frames": (
         "CATEGORY_COLUMNS", "DROPPED_COLUMNS", "GATE_COMPARISON_COLUMNS", "HIT_COLUMNS", "MUTATION_COLUMNS",
         "OVERALL_COLUMNS", "QUERY_COLUMNS", "REGRESSION_COLUMNS", "SCENARIO_COLUMNS", "EvalRun", "load_run",
@@ -131,6 +134,7 @@ __all__ = [
     "MemorySystem",
     "ReferenceSystem",
     "RegressionError",
+    "ReplaySystem",
     "ReportError",
     "RunConfig",
     "RunResult",
@@ -145,6 +149,7 @@ __all__ = [
     "charts",
     "detect_mutations",
     "evaluate",
+    "export_trec",
     "load_run",
     "load_suite",
     "make_config",
@@ -155,5 +160,7 @@ __all__ = [
     "run_benchmark",
     "run_eval",
     "run_locomo",
+    "run_longmemeval",
+    "score_run",
     "tables",
 ]

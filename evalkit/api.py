@@ -1,16 +1,18 @@
 """The Python API of a run: build what a `RunConfig` names, call the one evaluation path
 (`evalkit.harness.evaluate.evaluate`), hand back an `EvalRun`.
 
-`run_eval` runs a scenario suite, `run_benchmark` (and `run_beir` / `run_locomo`) an imported
-benchmark, `detect_mutations` the mutation suite; `run_and_load` is what the report notebook
-calls: run, save the JSON report, load it back (so the notebook shows exactly the saved file).
-Every function accepts a whole `RunConfig` and/or keyword overrides of its fields
-(`run_eval(top_k=10, gated=False)`); bad values raise UsageError before anything runs.
+`score_run` scores a run file produced elsewhere, `export_trec` writes a report as TREC files;
+`run_eval` runs a scenario suite, `run_benchmark` (and `run_beir` / `run_locomo` /
+`run_longmemeval`) an imported benchmark, `detect_mutations` the mutation suite; `run_and_load`
+is what the report notebook calls: run, save the JSON report, load it back (so the notebook
+shows exactly the saved file). Every function accepts a whole `RunConfig` and/or keyword
+overrides of its fields (`run_eval(top_k=10, gated=False)`); bad values raise UsageError before anything runs.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -25,13 +27,16 @@ from evalkit.scenarios import Suite, load_suite
 from evalkit.suites.benchmarks import (
     DEFAULT_BEIR_KS,
     DEFAULT_LOCOMO_KS,
+    DEFAULT_LONGMEMEVAL_KS,
     BenchSet,
     beir_set,
     locomo_set,
+    longmemeval_set,
 )
 from evalkit.suites.locomo import STANDARD_CATEGORIES
 from evalkit.suites.mutations import run_mutants
-from evalkit.systems import MemorySystem, ReferenceSystem
+from evalkit.suites.runfiles import check_run, read_run, write_trec
+from evalkit.systems import MemorySystem, ReferenceSystem, ReplaySystem
 from evalkit.views.frames import EvalRun, load_run
 
 BENCHMARK_DEFAULTS = RunConfig(gated=False, store=StoreOptions(retrieval="bm25"), thresholds=None)
@@ -182,6 +187,58 @@ def run_locomo(
     return run_benchmark(
         locomo_set(path, categories, ks, progress), config, progress=progress, executor=executor
     )
+
+
+def run_longmemeval(
+    path: str | Path,
+    granularity: str = "session",
+    ks: Sequence[int] = DEFAULT_LONGMEMEVAL_KS,
+    *,
+    progress: bool | None = None,
+    **overrides: Any,
+) -> EvalRun:
+    """Run the LongMemEval file `path` at `granularity` ("session" or "turn"): each question is
+    its own store, searched by its question, with recall, recall_all, success and nDCG at every k
+    of `ks`; abstention questions are reported but left out of the aggregates. Every other
+    keyword goes to `run_benchmark` (run options, `system`): UsageError for a bad one,
+    DatasetError for bad data."""
+    bench = longmemeval_set(path, granularity, ks, progress)
+    return run_benchmark(bench, BENCHMARK_DEFAULTS, progress=progress, **overrides)
+
+
+def score_run(
+    run_file: str | Path,
+    bench: BenchSet | None = None,
+    *,
+    format: str | None = None,
+    datasets: str | Path = DEFAULT_DATASETS,
+    config: RunConfig | None = None,
+    progress: bool | None = None,
+    **overrides: Any,
+) -> EvalRun:
+    """Score rankings produced elsewhere: the run file `run_file` (TREC or JSONL, see
+    `evalkit.suites.runfiles`; `format` None = from the suffix) replayed by a `ReplaySystem`
+    through the one evaluation path. Against the scenario suite in `datasets` (with its
+    thresholds: the same gating as `run_eval`) when `bench` is None, else against the imported
+    benchmark (`beir_set`, `locomo_set`, `longmemeval_set`) at its own top_k and metrics. The
+    replay has no relevance gate, so only the ungated pass runs. DatasetError for a bad run file
+    or one that does not match the suite (unknown query or document ids)."""
+    run = read_run(run_file, format)
+    system = ReplaySystem(run.rankings, run.describe())
+    if bench is not None:
+        checked = replace(bench, notes=(*bench.notes, *check_run(run, bench.suite)))
+        return run_benchmark(checked, config, system=system, progress=progress, **overrides)
+    suite = load_suite(datasets)
+    settings = make_config(config, **{"gated": False, **overrides})
+    return EvalRun(evaluate(suite, system, settings, notes=check_run(run, suite), progress=progress))
+
+
+def export_trec(report: str | Path | EvalRun, outdir: str | Path) -> tuple[Path, Path, Path]:
+    """Write a saved report's (or a run's) ungated pass into `outdir` as `run.trec`,
+    `qrels.trec` (graded) and `run.jsonl` (see `evalkit.suites.runfiles.write_trec`); trec_eval,
+    ranx and ir_measures read the first two, `score_run` reads either run back."""
+    run = report if isinstance(report, EvalRun) else load_run(report)
+    return write_trec(run.result, outdir)
 
 
 def run_and_load(out: str | Path, *, report_json: str | Path | None = None, **run_options: Any) -> EvalRun:

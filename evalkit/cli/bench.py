@@ -1,20 +1,20 @@
-"""`evalkit bench beir|locomo PATH`: run a public benchmark, print its metrics, write the report.
+"""`evalkit bench beir|locomo|longmemeval PATH`: run a public benchmark, print its metrics, write the report.
 
 The report JSON is the one `evalkit run` writes (`evalkit.load_run` and the notebooks read
 it). The console shows what was loaded, one metric row per scenario plus the overall row (a
-LoCoMo scenario is one conversation), for LoCoMo the per-category table, and with --gated the
+LoCoMo scenario is one conversation, a LongMemEval one a question), for LoCoMo and LongMemEval
+the per-category (question type) table, and with --gated the
 ungated-vs-gated comparison. Exit 0 = the run finished, 2 = bad input or usage.
 """
 
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-
-from evalkit.api import run_beir, run_locomo
+from evalkit.api import run_beir, run_locomo, run_longmemeval
 from evalkit.cli.args import add_embedder_args, add_execution_args, embedder_options, executor_from
 from evalkit.cli.exit_codes import EXIT_OK, EXIT_REGRESSIONS
 from evalkit.errors import UsageError
@@ -26,10 +26,13 @@ from evalkit.suites.benchmarks import (
     BEIR_METRICS,
     DEFAULT_BEIR_KS,
     DEFAULT_LOCOMO_KS,
+    DEFAULT_LONGMEMEVAL_KS,
     LOCOMO_METRICS,
+    LONGMEMEVAL_METRICS,
     check_ks,
 )
 from evalkit.suites.locomo import LOCOMO_CATEGORIES, STANDARD_CATEGORIES
+from evalkit.suites.longmemeval import GRANULARITIES
 from evalkit.views.console import render_benchmark
 from evalkit.views.frames import EvalRun, question_category_frame
 
@@ -57,7 +60,7 @@ def parse_categories(text: str) -> tuple[str, ...]:
 
 
 def register(commands: argparse._SubParsersAction) -> None:
-    """Add `evalkit bench` with its `beir` and `locomo` subcommands."""
+    """Add `evalkit bench` with its `beir`, `locomo` and `longmemeval` subcommands."""
     bench = commands.add_parser(
         "bench",
         help="run a public benchmark (BEIR directory, LoCoMo file) and write the JSON report",
@@ -66,7 +69,10 @@ def register(commands: argparse._SubParsersAction) -> None:
         "run`. Exit 0 = the run finished, 2 = bad input or usage.",
     )
     datasets = bench.add_subparsers(
-        dest="benchmark", required=True, metavar="BENCHMARK", help="the benchmark's format: beir or locomo"
+        dest="benchmark",
+        required=True,
+        metavar="BENCHMARK",
+        help="the benchmark's format: beir, locomo or longmemeval",
     )
     beir = datasets.add_parser(
         "beir",
@@ -92,6 +98,20 @@ def register(commands: argparse._SubParsersAction) -> None:
     )  # fmt: skip
     _common(locomo, DEFAULT_LOCOMO_KS, "bench-locomo")
     locomo.set_defaults(handler=locomo_command)
+    longmemeval = datasets.add_parser(
+        "longmemeval",
+        help="a LongMemEval file (oracle, S or M), one store per question",
+        description=f"Metrics: {', '.join(LONGMEMEVAL_METRICS)} at every k, plus the harness metrics over "
+        "top_k = the largest k, and a per-question-type table. Abstention questions (_abs) are reported "
+        "as measure-only scenarios, not in the aggregates.",
+    )
+    longmemeval.add_argument("path", type=Path, metavar="PATH", help="the LongMemEval JSON file")
+    longmemeval.add_argument(
+        "--granularity", choices=GRANULARITIES, default="session",
+        help="one memory row per session (its user turns) or per user turn (default session)",
+    )  # fmt: skip
+    _common(longmemeval, DEFAULT_LONGMEMEVAL_KS, "bench-longmemeval")
+    longmemeval.set_defaults(handler=longmemeval_command)
 
 
 def _common(parser: argparse.ArgumentParser, ks: tuple[int, ...], stem: str) -> None:
@@ -136,21 +156,38 @@ def _options(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+CATEGORY_TABLES: dict[str, tuple[tuple[str, ...], str]] = {
+    "locomo": (("recall", "success"), "LoCoMo category"),
+    "longmemeval": (LONGMEMEVAL_METRICS, "question type"),
+}
+"""Benchmarks printed with a per-category table: its metric families (at every k) and its title."""
+
+
 def beir_command(args: argparse.Namespace) -> int:
     check_writable(args.out)
-    return _finish(run_beir(args.path, args.split, **_options(args)), args.out)
+    return finish_benchmark(run_beir(args.path, args.split, **_options(args)), args.out, "beir", args.k)
 
 
 def locomo_command(args: argparse.Namespace) -> int:
     check_writable(args.out)
     run = run_locomo(args.path, args.categories, **_options(args))
-    labels = [f"{family}@{k}" for family in ("recall", "success") for k in args.k]
-    return _finish(run, args.out, question_category_frame(run, labels))
+    return finish_benchmark(run, args.out, "locomo", args.k)
 
 
-def _finish(run: EvalRun, out: Path, categories: pd.DataFrame | None = None) -> int:
-    """Save the report, print the summary; exit 0 (1 only if an imported query failed an assertion)."""
+def longmemeval_command(args: argparse.Namespace) -> int:
+    check_writable(args.out)
+    run = run_longmemeval(args.path, args.granularity, **_options(args))
+    return finish_benchmark(run, args.out, "longmemeval", args.k)
+
+
+def finish_benchmark(run: EvalRun, out: Path, benchmark: str, ks: Sequence[int]) -> int:
+    """Save the report, print the summary (with the per-category table of `CATEGORY_TABLES`
+    at the cutoffs `ks`); exit 0 (1 only if an imported query failed an assertion)."""
     run.save(out)
-    print(render_benchmark(run, categories))
+    categories, label = None, ""
+    if benchmark in CATEGORY_TABLES:
+        families, label = CATEGORY_TABLES[benchmark]
+        categories = question_category_frame(run, [f"{family}@{k}" for family in families for k in ks])
+    print(render_benchmark(run, categories, label))
     print(f"report: {out}")
     return EXIT_OK if run.ok else EXIT_REGRESSIONS

@@ -10,13 +10,14 @@ field changes meaning or shape.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import Field, ValidationError
+from pydantic import Field, SerializerFunctionWrapHandler, ValidationError, model_serializer
 
 from evalkit.errors import ReportError
 from evalkit.files import write_atomic
 from evalkit.harness.provenance import Provenance
+from evalkit.metrics import judgements
 from evalkit.validation import FrozenModel as _Model
 
 SCHEMA_VERSION = 2
@@ -50,7 +51,10 @@ class DroppedRecord(_Model):
 
 
 class QueryResult(_Model):
-    """One query of one pass: what came back, its scores and its assertion errors."""
+    """One query of one pass: what came back, its scores and its assertion errors. `grades`
+    holds the query's graded judgements when it has any (BEIR qrels: id → grade, 0 and negative
+    grades included; ids of `relevant` without a grade count 1); it is left out of the JSON when
+    empty, so reports of ungraded suites keep their shape."""
 
     index: int
     query: str
@@ -59,12 +63,25 @@ class QueryResult(_Model):
     project: str | None = None
     top_k: int
     relevant: list[str]
+    grades: dict[str, int] = Field(default_factory=dict)
     retrieved: list[str]
     hits: list[HitRecord]
     metrics: dict[str, float]
     check_errors: list[str]
     candidates: int = 0
     dropped: list[DroppedRecord] = Field(default_factory=list)
+
+    @model_serializer(mode="wrap")
+    def _omit_empty_grades(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        if not self.grades:
+            data.pop("grades", None)
+        return data
+
+    @property
+    def qrels(self) -> dict[str, int]:
+        """The judgements the metrics used (`evalkit.metrics.judgements`), as qrels files hold them."""
+        return judgements(self.relevant, self.grades)
 
 
 class Aggregate(_Model):

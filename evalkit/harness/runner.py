@@ -34,10 +34,10 @@ from evalkit.harness.checks import check_query, scenario_status
 from evalkit.harness.config import RunConfig
 from evalkit.harness.executors import Executor, SerialExecutor
 from evalkit.harness.results import DroppedRecord, HitRecord, PassResult, QueryResult, ScenarioResult
-from evalkit.metrics import MetricSpec, parse_metrics, score_query
+from evalkit.metrics import MetricSpec, judgements, parse_metrics, score_query
 from evalkit.progress import progress_enabled
 from evalkit.records import SearchResponse
-from evalkit.scenarios import QuerySpec, Scenario, Suite
+from evalkit.scenarios import QuerySpec, Scenario, Suite, stable_query_id
 from evalkit.scenarios.model import ThoughtSpec
 from evalkit.scenarios.seeding import own_ids, seed_edges, seed_thoughts
 from evalkit.systems import MemorySystem
@@ -127,6 +127,7 @@ class ShardRunner:
                     recency_weight=query.recency_weight or 0.0,
                     recency_half_life_days=query.recency_half_life_days or 30.0,
                     now=self.clock,
+                    query_id=stable_query_id(scenario.name, index, query.id),
                 )
                 pinned = query.min_relevance
                 response = memory.search(
@@ -206,7 +207,7 @@ def _query_result(
     retrieved = list(dict.fromkeys(h.id for h in response.hits))
     metrics = asdict(score_query(retrieved, relevant))
     if extra_metrics:
-        qrels = {**dict.fromkeys(query.relevant, 1), **query.grades}
+        qrels = judgements(query.relevant, query.grades)
         metrics.update({spec.label: spec.compute(retrieved, qrels) for spec in extra_metrics})
     return QueryResult(
         index=index,
@@ -216,6 +217,7 @@ def _query_result(
         project=query.project,
         top_k=top_k,
         relevant=list(query.relevant),
+        grades=dict(query.grades),
         retrieved=retrieved,
         hits=[
             HitRecord(

@@ -12,7 +12,7 @@ empty inputs give 0.0, never NaN.
 """
 
 from evalkit.metrics.average_precision import average_precision_at_k
-from evalkit.metrics.common import RELEVANCE_LEVEL, cutoff, dedupe, relevant_ids
+from evalkit.metrics.common import RELEVANCE_LEVEL, cutoff, dedupe, judgements, relevant_ids
 from evalkit.metrics.hit_rate import hit_rate, success_at_k
 from evalkit.metrics.ndcg import ndcg_at_k
 from evalkit.metrics.precision import precision, precision_at_k
@@ -44,6 +44,7 @@ __all__ = [
     "cutoff",
     "dedupe",
     "hit_rate",
+    "judgements",
     "ndcg_at_k",
     "parse_metric",
     "parse_metrics",

@@ -58,3 +58,9 @@ def relevant_set(relevant: Collection[str]) -> frozenset[str]:
 def relevant_ids(qrels: Mapping[str, int]) -> frozenset[str]:
     """Return the ids whose grade is at least `RELEVANCE_LEVEL`."""
     return frozenset(doc for doc, grade in qrels.items() if grade >= RELEVANCE_LEVEL)
+
+
+def judgements(relevant: Sequence[str], grades: Mapping[str, int]) -> dict[str, int]:
+    """The qrels of a labelled query: every id of `relevant` at grade 1, then `grades` (which
+    override, and may add ids at grade 0 or below: judged non-relevant)."""
+    return {**dict.fromkeys(relevant, 1), **grades}

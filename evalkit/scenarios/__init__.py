@@ -6,6 +6,22 @@ cross-references, `loading` turns a dataset directory into a validated `Suite`, 
 """
 
 from evalkit.scenarios.loading import Suite, load_suite
-from evalkit.scenarios.model import BUILTIN_CATEGORIES, EdgeSpec, QuerySpec, Scenario, ThoughtSpec
+from evalkit.scenarios.model import (
+    BUILTIN_CATEGORIES,
+    EdgeSpec,
+    QuerySpec,
+    Scenario,
+    ThoughtSpec,
+    stable_query_id,
+)
 
-__all__ = ["BUILTIN_CATEGORIES", "EdgeSpec", "QuerySpec", "Scenario", "Suite", "ThoughtSpec", "load_suite"]
+__all__ = [
+    "BUILTIN_CATEGORIES",
+    "EdgeSpec",
+    "QuerySpec",
+    "Scenario",
+    "Suite",
+    "ThoughtSpec",
+    "load_suite",
+    "stable_query_id",
+]

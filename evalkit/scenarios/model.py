@@ -97,6 +97,14 @@ class QuerySpec(_Frozen):
     recency_half_life_days: float | None = Field(default=None, gt=0.0)
 
 
+def stable_query_id(scenario: str, index: int, query_id: str | None) -> str:
+    """The id a query is known by outside evalkit (run files, TREC exports, replay systems): its
+    own `id` when it has one (benchmarks: BEIR query ids, LoCoMo `conv-26/q3`, LongMemEval
+    question ids), else `<scenario>/<0-based query index>` (the built-in suite: `temporal/1`).
+    Unique within a suite as long as explicit ids are (scenario names are unique)."""
+    return query_id if query_id is not None else f"{scenario}/{index}"
+
+
 class Scenario(_Frozen):
     """A small labelled world: thoughts, edges and queries, seeded into a fresh store.
 

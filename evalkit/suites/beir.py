@@ -27,23 +27,16 @@ its `ThoughtSpec` exists, so the corpus is held once (plus a set of its ids).
 
 from __future__ import annotations
 
-import json
-import re
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tqdm import tqdm
-
 from evalkit.errors import DatasetError
-from evalkit.progress import progress_enabled
 from evalkit.scenarios.model import QuerySpec, Scenario, ThoughtSpec
+from evalkit.suites.readers import capped, json_lines, slug
 
 QRELS_HEADER: tuple[str, str, str] = ("query-id", "corpus-id", "score")
 """The header row every BEIR qrels file starts with (tab-separated)."""
-
-_MAX_LISTED_PROBLEMS = 50
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,7 +119,7 @@ def load_beir(path: str | Path, split: str = "test", *, progress: bool | None = 
     if not thoughts and not problems:
         problems.append(f"{files['corpus']}: the corpus is empty; it needs one JSON document per line")
     if problems:
-        raise DatasetError(f"BEIR dataset {root} is invalid ({len(problems)} problems)", _capped(problems))
+        raise DatasetError(f"BEIR dataset {root} is invalid ({len(problems)} problems)", capped(problems))
 
     doc_ids = {t.id for t in thoughts}
     judged: dict[str, dict[str, int]] = {}
@@ -200,32 +193,10 @@ def _files(root: Path, split: str) -> dict[str, Path]:
 
 def _scenario_name(root: Path) -> str:
     """`beir-<directory name>`, lower-cased, runs of non-alphanumerics turned into "-"."""
-    slug = re.sub(r"[^a-z0-9]+", "-", root.resolve().name.lower()).strip("-")
-    if not slug:
+    name = slug(root.resolve().name)
+    if not name:
         raise DatasetError(f"BEIR dataset {root}: cannot derive a scenario name from the directory name")
-    return f"beir-{slug}"
-
-
-def _json_lines(path: Path, problems: list[str], progress: bool | None = False) -> Iterator[tuple[int, Any]]:
-    """Yield (line number, parsed object) for each non-blank line; record unparsable lines."""
-    show = progress_enabled(progress)
-    with (
-        path.open("rb") as handle,
-        tqdm(total=path.stat().st_size, desc=path.name, unit="B", unit_scale=True, disable=not show) as bar,
-    ):
-        for number, raw in enumerate(handle, start=1):
-            bar.update(len(raw))
-            if not raw.strip():
-                continue
-            try:
-                yield number, json.loads(raw)
-            except UnicodeDecodeError:
-                problems.append(f"{path} line {number}: not UTF-8; re-encode the file as UTF-8")
-            except json.JSONDecodeError as exc:
-                problems.append(
-                    f"{path} line {number}: malformed JSON ({exc.msg} at column {exc.colno}); "
-                    "fix or remove the line (one JSON object per line)"
-                )
+    return f"beir-{name}"
 
 
 def _string_field(
@@ -249,7 +220,7 @@ def _string_field(
 def _read_corpus(path: Path, progress: bool | None, problems: list[str]) -> list[ThoughtSpec]:
     thoughts: list[ThoughtSpec] = []
     first_line: dict[str, int] = {}
-    for number, obj in _json_lines(path, problems, progress):
+    for number, obj in json_lines(path, problems, progress):
         where = f"{path} line {number}"
         doc_id = _string_field(obj, "_id", where, problems)
         title = _string_field(obj, "title", where, problems, required=False) if doc_id is not None else None
@@ -275,7 +246,7 @@ def _read_queries(path: Path, problems: list[str]) -> dict[str, str]:
     """Query id → text, in file order."""
     texts: dict[str, str] = {}
     first_line: dict[str, int] = {}
-    for number, obj in _json_lines(path, problems):
+    for number, obj in json_lines(path, problems):
         where = f"{path} line {number}"
         query_id = _string_field(obj, "_id", where, problems)
         text = _string_field(obj, "text", where, problems) if query_id is not None else None
@@ -340,11 +311,3 @@ def _qrels_row(fields: list[str], where: str, number: int, problems: list[str]) 
         problems.append(f"{where}: score {score!r} is not an integer; write the grade as an integer")
         return None
     return QrelRow(line=number, query_id=query_id, doc_id=doc_id, grade=grade)
-
-
-def _capped(problems: list[str]) -> list[str]:
-    """At most `_MAX_LISTED_PROBLEMS` problems, then one line counting the rest."""
-    if len(problems) <= _MAX_LISTED_PROBLEMS:
-        return problems
-    rest = len(problems) - _MAX_LISTED_PROBLEMS
-    return [*problems[:_MAX_LISTED_PROBLEMS], f"... and {rest} more problems of the same kinds"]

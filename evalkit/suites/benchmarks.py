@@ -1,4 +1,4 @@
-"""Benchmark runs on public data: a BEIR directory (e.g. SciFact) or LoCoMo, through the same
+"""Benchmark runs on public data: a BEIR directory (e.g. SciFact), LoCoMo or LongMemEval, through the same
 harness as `evalkit run`, so the result is an ordinary `EvalRun` (same report JSON, same frames).
 
 What a benchmark run does that a scenario run does not:
@@ -18,6 +18,8 @@ What a benchmark run does that a scenario run does not:
 - LoCoMo evaluates categories 1-4 by default (`STANDARD_CATEGORIES`: 1 multi-hop, 2 temporal,
   3 open-domain, 4 single-hop; 5 adversarial is left out, as in the standard retrieval
   evaluation). Every conversation is seeded into its own store; its questions search only it.
+- LongMemEval (`longmemeval_set`): one store per question, at session or turn granularity,
+  `LONGMEMEVAL_METRICS` at every k (default (5, 10)); abstention questions are measure-only.
 - The report's `notes` say what was loaded (documents, queries, what the importer skipped or
   repaired) and which categories ran, so a report file explains itself.
 
@@ -38,9 +40,10 @@ from evalkit.errors import UsageError
 from evalkit.harness.config import RunConfig
 from evalkit.metrics import MetricSpec, parse_metrics
 from evalkit.records import MAX_TOP_K
-from evalkit.scenarios import Suite
+from evalkit.scenarios import Scenario, Suite
 from evalkit.suites.beir import load_beir
 from evalkit.suites.locomo import LOCOMO_CATEGORIES, STANDARD_CATEGORIES, load_locomo
+from evalkit.suites.longmemeval import load_longmemeval
 
 BEIR_METRICS: tuple[str, ...] = ("ndcg", "recall", "map", "mrr", "success")
 """Metric families of a BEIR run, each computed at every cutoff of `ks`."""
@@ -48,8 +51,14 @@ BEIR_METRICS: tuple[str, ...] = ("ndcg", "recall", "map", "mrr", "success")
 LOCOMO_METRICS: tuple[str, ...] = ("recall", "success", "ndcg")
 """Metric families of a LoCoMo run, each computed at every cutoff of `ks`."""
 
+LONGMEMEVAL_METRICS: tuple[str, ...] = ("recall", "recall_all", "success", "ndcg")
+"""Metric families of a LongMemEval run, each computed at every cutoff of `ks`: LongMemEval's
+own recall_any@k is success@k, its recall_all@k and ndcg_any@k (binary gains) are recall_all@k
+and ndcg@k."""
+
 DEFAULT_BEIR_KS: tuple[int, ...] = (10, 100)
 DEFAULT_LOCOMO_KS: tuple[int, ...] = (5, 10)
+DEFAULT_LONGMEMEVAL_KS: tuple[int, ...] = (5, 10)
 
 
 def check_ks(ks: Iterable[int]) -> tuple[int, ...]:
@@ -109,6 +118,17 @@ class BenchSet:
         )
 
 
+def _file_suite(file: Path, scenarios: tuple[Scenario, ...]) -> Suite:
+    """The suite of scenarios imported from one benchmark file (no distractors; the digest is
+    over that file)."""
+    return Suite(
+        scenarios=scenarios,
+        sources={s.name: file for s in scenarios},
+        distractors=(),
+        digest=files_digest(file.parent, [file]),
+    )
+
+
 def beir_set(
     path: str | Path, split: str = "test", ks: Iterable[int] = DEFAULT_BEIR_KS, progress: bool | None = None
 ) -> BenchSet:
@@ -165,10 +185,32 @@ def locomo_set(
         f"{len(report.unresolved)} evidence strings unresolved",
         f"categories evaluated: {names} ({selected.query_count} queries); each conversation is its own store",
     )
-    suite = Suite(
-        scenarios=selected.scenarios,
-        sources={s.name: file for s in selected.scenarios},
-        distractors=(),
-        digest=files_digest(file.parent, [file]),
+    return BenchSet(suite=_file_suite(file, selected.scenarios), metrics=metrics, notes=notes)
+
+
+def longmemeval_set(
+    path: str | Path,
+    granularity: str = "session",
+    ks: Iterable[int] = DEFAULT_LONGMEMEVAL_KS,
+    progress: bool | None = None,
+) -> BenchSet:
+    """Import the LongMemEval file `path` at `granularity` ("session" or "turn") with
+    `LONGMEMEVAL_METRICS` at every k of `ks`: one scenario per question (see
+    `evalkit.suites.longmemeval`). Abstention questions run as measure-only scenarios: reported,
+    never in the aggregates. Raises UsageError for bad ks or granularity, or a file with no
+    scored question; DatasetError for bad data."""
+    metrics = bench_metrics(LONGMEMEVAL_METRICS, ks)
+    file = Path(path)
+    loaded = load_longmemeval(file, granularity, progress=progress)
+    report = loaded.report
+    if not report.scored:
+        raise UsageError(
+            f"LongMemEval file {file} has no non-abstention question with evidence at {granularity} "
+            "level; nothing would be scored"
+        )
+    notes = (
+        f"benchmark: {report.summary()}",
+        f"each question is its own store; query categories are question types; abstention questions "
+        f"({len(report.abstention)}) are scenarios of category longmemeval-abstention, measure-only",
     )
-    return BenchSet(suite=suite, metrics=metrics, notes=notes)
+    return BenchSet(suite=_file_suite(file, loaded.scenarios), metrics=metrics, notes=notes)

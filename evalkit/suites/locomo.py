@@ -40,7 +40,6 @@ unused and listed in `LocomoReport.orphan_session_dates`.
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter
 from collections.abc import Collection, Iterable, Mapping
@@ -54,6 +53,7 @@ from tqdm import tqdm
 from evalkit.errors import DatasetError, UsageError
 from evalkit.progress import progress_enabled
 from evalkit.scenarios.model import QuerySpec, Scenario, ThoughtSpec
+from evalkit.suites.readers import read_json_list
 
 LOCOMO_CATEGORIES: Mapping[str, str] = {
     "1": "multi-hop",
@@ -337,7 +337,7 @@ def load_locomo(path: str | Path, *, progress: bool | None = None) -> LocomoSet:
     (file, conversation, session or question, and the fix), including unparsable session dates.
     """
     file = Path(path)
-    samples = _read_json(file)
+    samples = read_json_list(file, "LoCoMo", "pass the path of locomo10.json", "conversations")
     problems: list[str] = []
     builder = _ReportBuilder()
     scenarios: list[Scenario] = []
@@ -352,24 +352,6 @@ def load_locomo(path: str | Path, *, progress: bool | None = None) -> LocomoSet:
     if problems:
         raise DatasetError(f"LoCoMo file {file} is invalid ({len(problems)} problems)", problems)
     return LocomoSet(scenarios=tuple(scenarios), report=builder.build(file.name, len(samples)))
-
-
-def _read_json(file: Path) -> list[Any]:
-    if not file.is_file():
-        raise DatasetError(f"LoCoMo file {file} not found; pass the path of locomo10.json")
-    try:
-        with file.open(encoding="utf-8") as handle:
-            data = json.load(handle)
-    except json.JSONDecodeError as exc:
-        raise DatasetError(
-            f"LoCoMo file {file} line {exc.lineno} column {exc.colno}: malformed JSON ({exc.msg}); "
-            "fix the file or fetch a fresh copy"
-        ) from exc
-    except UnicodeDecodeError as exc:
-        raise DatasetError(f"LoCoMo file {file} is not UTF-8; re-encode it as UTF-8") from exc
-    if not isinstance(data, list) or not data:
-        raise DatasetError(f"LoCoMo file {file}: expected a non-empty JSON list of conversations")
-    return data
 
 
 class _ReportBuilder:

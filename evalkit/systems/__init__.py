@@ -3,5 +3,6 @@ adapted to it."""
 
 from evalkit.systems.protocol import MemorySystem, ScenarioMemory
 from evalkit.systems.reference import ReferenceSystem
+from evalkit.systems.replay import ReplaySystem
 
-__all__ = ["MemorySystem", "ReferenceSystem", "ScenarioMemory"]
+__all__ = ["MemorySystem", "ReferenceSystem", "ReplaySystem", "ScenarioMemory"]

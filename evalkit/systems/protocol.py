@@ -37,10 +37,13 @@ class ScenarioMemory(Protocol):
         recency_half_life_days: float,
         now: datetime,
         include_global: bool = False,
+        query_id: str | None = None,
     ) -> SearchResponse:
         """`include_global` (with `project`): also return global thoughts of other projects.
         min_relevance None = the system's own default gate; 0 = no gate. The response's
-        `min_relevance` reports the value actually used."""
+        `min_relevance` reports the value actually used. `query_id` is the query's stable id
+        (`evalkit.scenarios.stable_query_id`; the runner always passes it): a system that searches
+        by text ignores it, one that replays recorded results looks the ranking up by it."""
         ...
 
 

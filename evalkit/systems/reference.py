@@ -37,7 +37,9 @@ class _AgentFacingStore:
         recency_half_life_days: float,
         now: datetime,
         include_global: bool = False,
+        query_id: str | None = None,
     ) -> SearchResponse:
+        """The store's search; `query_id` is not used (the reference store searches by text)."""
         return self._store.search(
             query,
             top_k=top_k,

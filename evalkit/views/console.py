@@ -131,9 +131,12 @@ def render_run(run: EvalRun) -> str:
     return "\n".join(lines)
 
 
-def render_benchmark(run: EvalRun, categories: pd.DataFrame | None = None) -> str:
+def render_benchmark(
+    run: EvalRun, categories: pd.DataFrame | None = None, category_label: str = "LoCoMo category"
+) -> str:
     """A benchmark's summary: header, notes, metric table, the per-category table when given
-    (LoCoMo), the gated comparison, assertion errors."""
+    (LoCoMo categories, LongMemEval question types: `category_label` names them), the gated
+    comparison, assertion errors."""
     result = run.result
     store = result.provenance.config.store
     embedder = result.provenance.embedder
@@ -147,7 +150,7 @@ def render_benchmark(run: EvalRun, categories: pd.DataFrame | None = None) -> st
         _table(benchmark_metric_frame(run)),
     ]
     if categories is not None:
-        lines += ["", "Per LoCoMo category (ungated):", _table(categories)]
+        lines += ["", f"Per {category_label} (ungated):", _table(categories)]
     if result.gated is not None:
         lines += ["", *render_gate_comparison(run)]
     if result.regressions:

@@ -397,11 +397,13 @@ def benchmark_metric_frame(
 def question_category_frame(
     run: EvalRun, metrics: Sequence[str] = ("recall@5", "recall@10"), pass_name: str = "ungated"
 ) -> pd.DataFrame:
-    """Per LoCoMo question category: `category` ("1".."5", ascending), `name` (multi-hop,
-    temporal, open-domain, single-hop, adversarial), `queries` and the mean of each metric over
-    that category's queries; then an "overall" row over all of them. Only queries that count
-    toward aggregates are used (every imported query does). UsageError when the run's queries
-    carry no category (not a LoCoMo run), or for an unknown metric or pass."""
+    """Per question category: `category` (numeric ones ascending first, e.g. LoCoMo's "1".."5",
+    then other labels such as LongMemEval's question types alphabetically), `name` (LoCoMo's
+    multi-hop, temporal, open-domain, single-hop, adversarial; "" for other labels), `queries` and
+    the mean of each metric over that category's queries; then an "overall" row over all of them.
+    Only queries that count toward aggregates are used (LongMemEval's abstention questions, which
+    are measure-only, do not). UsageError when the run's queries carry no category (not a LoCoMo
+    or LongMemEval run), or for an unknown metric or pass."""
     labels = _checked_metrics(run, metrics)
     queries = _pass_rows(run.queries, pass_name)
     queries = queries[queries["counted"]]

@@ -1,0 +1,72 @@
+"""A memory system that replays rankings recorded elsewhere (a run file), so results produced by
+a system evalkit cannot run — another language, a batch job — go through the one evaluation path
+(`evaluate(suite, ReplaySystem(...), config)`) with the same report, gating and notebooks.
+
+Seeding is accepted and ignored (the recorded system had its own memory); a search returns the
+recorded hits of the query's stable id (`query_id`, see `evalkit.scenarios.stable_query_id`), cut
+to `top_k`. A query the run does not cover returns nothing and so scores 0 (trec_eval's and
+ir_measures' rule for queries without results), as does a search without a `query_id`. The
+replay has no relevance gate: `candidates` and `filtered_out` are 0 and the response reports the
+gate it was asked for (0 when None). Reading and checking run files is `evalkit.suites.runfiles`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from evalkit.records import Edge, Hit, SearchResponse, Thought
+
+
+class _ReplayMemory:
+    """One scenario's view of the recorded rankings."""
+
+    def __init__(self, rankings: Mapping[str, Sequence[Hit]]) -> None:
+        self._rankings = rankings
+
+    def add_thoughts(self, thoughts: Sequence[Thought]) -> int:
+        """Nothing to store: the recorded system had the memory. Returns how many were offered."""
+        return len(thoughts)
+
+    def add_edges(self, edges: Sequence[Edge]) -> None:
+        """Nothing to store (see `add_thoughts`)."""
+
+    def search(
+        self,
+        query: str,
+        *,
+        top_k: int,
+        project: str | None,
+        min_relevance: float | None,
+        recency_weight: float,
+        recency_half_life_days: float,
+        now: datetime,
+        include_global: bool = False,
+        query_id: str | None = None,
+    ) -> SearchResponse:
+        """The first `top_k` recorded hits of `query_id` (ranks 1..n); no hits when it has none."""
+        hits = self._rankings.get(query_id, ()) if query_id is not None else ()
+        return SearchResponse(hits=tuple(hits[:top_k]), min_relevance=min_relevance or 0.0)
+
+
+class ReplaySystem:
+    """Replays `rankings` (stable query id → hits in rank order, ranks 1..n) as the system under
+    test. `description` (JSON-serialisable: the run file, its format, digest, tag) is recorded
+    in the report's provenance beside `system: "replay"`."""
+
+    name = "replay"
+
+    def __init__(self, rankings: Mapping[str, Sequence[Hit]], description: Mapping[str, Any]) -> None:
+        self._rankings = dict(rankings)
+        self._description = dict(description)
+
+    def describe(self) -> dict[str, Any]:
+        return {"system": self.name, **self._description}
+
+    @contextmanager
+    def open(self, workdir: Path) -> Iterator[_ReplayMemory]:
+        """A view of the recordings; nothing is written to `workdir`."""
+        yield _ReplayMemory(self._rankings)
