@@ -60,7 +60,9 @@ def a_pass(*scenarios: ScenarioResult, gate: float = 0.0) -> PassResult:
 def a_run(ungated: PassResult, gated: PassResult | None = None) -> RunResult:
     """A whole run of hand-built passes, with placeholder provenance."""
     return RunResult(
-        **ungated.model_dump(),
+        **ungated.model_dump(exclude={"relevance_gate"}),
+        relevance_gate=None if gated is None else gated.relevance_gate,
+        pinned_gates=ungated.relevance_gate,
         mode="deterministic",
         generated_at="2026-01-02T03:04:05+00:00",
         top_k=5,

@@ -49,8 +49,11 @@ def test_builtin_suite_exits_0_with_console_summary_and_report(workspace, capsys
     report = json.loads((workspace / "report.json").read_text())
     assert report["mode"] == "deterministic" and report["top_k"] == 5
     assert report["gated"]["relevance_gate"]["dropped_rows"] > 0
-    assert report["relevance_gate"]["min_relevance"] == 0.0
+    assert report["pinned_gates"]["min_relevance"] == 0.0
     assert report["gated"]["relevance_gate"]["min_relevance"] == 0.4
+    # SPEC §5: the top-level relevance_gate is the report-only gated pass's summary
+    assert report["relevance_gate"] == report["gated"]["relevance_gate"]
+    assert report["relevance_gate"]["dropped_rows"] == 488
     assert report["regressions"] == []
 
 

@@ -163,8 +163,11 @@ METRIC_REGRESSION = Regression(
 
 def _report(gated: bool = True, regressions: bool = True) -> RunResult:
     ungated = a_pass(*_ungated_scenarios())
+    gated_pass = a_pass(*_gated_scenarios(), gate=0.4) if gated else None
     return RunResult(
-        **ungated.model_dump(),
+        **ungated.model_dump(exclude={"relevance_gate"}),
+        relevance_gate=None if gated_pass is None else gated_pass.relevance_gate,
+        pinned_gates=ungated.relevance_gate,
         mode="deterministic",
         generated_at="2026-01-02T03:04:05+00:00",
         top_k=5,
@@ -181,7 +184,7 @@ def _report(gated: bool = True, regressions: bool = True) -> RunResult:
             "embedder": {"mode": "deterministic", "identity": "hashing-fnv1a-384", "dim": 384},
         },
         regressions=[*assertion_regressions(ungated), METRIC_REGRESSION] if regressions else [],
-        gated=a_pass(*_gated_scenarios(), gate=0.4) if gated else None,
+        gated=gated_pass,
     )
 
 

@@ -21,7 +21,9 @@ from evalkit.metrics import judgements
 from evalkit.validation import FrozenModel as _Model
 
 SCHEMA_VERSION = 2
-"""2: provenance is a typed record holding the run's `RunConfig`; `detection` added."""
+"""2: provenance is a typed record holding the run's `RunConfig`; `detection` added; the top-level
+`relevance_gate` summarises the gated pass (SPEC §5), the measurement pass's pinned gates moved to
+`pinned_gates`."""
 
 
 class HitRecord(_Model):
@@ -166,8 +168,16 @@ class DetectionPower(_Model):
 
 class RunResult(PassResult):
     """A whole run: the ungated pass (top level), its regressions, provenance, the gated pass and
-    the detection power measured with the run (None when mutation testing did not run)."""
+    the detection power measured with the run (None when mutation testing did not run).
 
+    As in the original service's report (SPEC §5), the top-level `relevance_gate` describes the
+    report-only gated pass — the gate the service resolved (0.4 by default) and what it dropped —
+    or is None when that pass was skipped. What the measurement pass's own per-query pinned gates
+    (queries that set `min_relevance`) dropped is `pinned_gates`.
+    """
+
+    relevance_gate: GateSummary | None  # type: ignore[assignment]
+    pinned_gates: GateSummary
     schema_version: int = SCHEMA_VERSION
     mode: str
     generated_at: str

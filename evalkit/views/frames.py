@@ -66,7 +66,8 @@ CATEGORY_COLUMNS: tuple[str, ...] = ("pass", "category", "queries", *HARNESS_MET
 OVERALL_COLUMNS: tuple[str, ...] = (
     "pass", "queries", *HARNESS_METRICS, "min_relevance", "candidates", "dropped_rows", "queries_with_drops",
 )  # fmt: skip
-"""One row per pass: the means over every gating query and the relevance gate's totals."""
+"""One row per pass: the means over every gating query and the relevance gate's totals (ungated
+row: the totals of the queries that pin their own gate, `RunResult.pinned_gates`)."""
 
 REGRESSION_COLUMNS: tuple[str, ...] = (
     "kind",
@@ -171,7 +172,7 @@ class EvalRun:
     def overall(self) -> pd.DataFrame:
         rows = []
         for name, result in self.passes.items():
-            gate = result.relevance_gate
+            gate = self.result.pinned_gates if name == "ungated" else result.relevance_gate
             rows.append(
                 {
                     "pass": name,
