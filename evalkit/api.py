@@ -3,7 +3,8 @@
 
 `score_run` scores a run file produced elsewhere, `export_trec` writes a report as TREC files;
 `run_eval` runs a scenario suite, `run_benchmark` (and `run_beir` / `run_locomo` /
-`run_longmemeval`) an imported benchmark, `detect_mutations` the mutation suite; `run_and_load`
+`run_longmemeval`) an imported benchmark, `detect_mutations` (`suites.mutations.run_mutants`,
+re-exported) the mutation suite; `run_and_load`
 is what the report notebook calls: run, save the JSON report, load it back (so the notebook
 shows exactly the saved file). Every function accepts a whole `RunConfig` and/or keyword
 overrides of its fields (`run_eval(top_k=10, gated=False)`); bad values raise UsageError before anything runs.
@@ -21,9 +22,8 @@ from evalkit.errors import UsageError
 from evalkit.harness.config import DEFAULT_DATASETS, RunConfig
 from evalkit.harness.evaluate import evaluate
 from evalkit.harness.executors import Executor
-from evalkit.harness.results import DetectionPower
 from evalkit.memory import StoreOptions
-from evalkit.scenarios import Suite, load_suite
+from evalkit.scenarios import load_suite
 from evalkit.suites.benchmarks import (
     DEFAULT_BEIR_KS,
     DEFAULT_LOCOMO_KS,
@@ -34,7 +34,7 @@ from evalkit.suites.benchmarks import (
     longmemeval_set,
 )
 from evalkit.suites.locomo import STANDARD_CATEGORIES
-from evalkit.suites.mutations import run_mutants
+from evalkit.suites.mutations import run_mutants as detect_mutations
 from evalkit.suites.runfiles import check_run, read_run, write_trec
 from evalkit.systems import MemorySystem, ReferenceSystem, ReplaySystem
 from evalkit.views.frames import EvalRun, load_run
@@ -109,18 +109,6 @@ def run_eval(
     if mutations:
         result = result.model_copy(update={"detection": detect_mutations(suite, settings, executor=executor)})
     return EvalRun(result)
-
-
-def detect_mutations(
-    suite: Suite,
-    config: RunConfig,
-    names: Sequence[str] | None = None,
-    workers: int | None = None,
-    *,
-    executor: Executor | None = None,
-) -> DetectionPower:
-    """The mutation suite on `suite` (see `evalkit.suites.mutations.run_mutants`)."""
-    return run_mutants(suite, config, names, workers, executor=executor)
 
 
 def run_benchmark(
