@@ -47,3 +47,13 @@ class StoreOptionError(StoreError, UsageError):
 
 class RegressionError(EvalkitError):
     """The run has regressions against its thresholds; the message lists every one of them."""
+
+
+class AdapterError(UsageError):
+    """A memory system under test broke the protocol (wrong return type, unknown or duplicate
+    ids, non-finite scores, a malformed HTTP or MCP response). The message names the system, the
+    method or endpoint, the field and the fix."""
+
+
+class AdapterWarning(UserWarning):
+    """A memory system's output was corrected (hits beyond top_k cut); the run goes on."""

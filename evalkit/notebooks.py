@@ -196,7 +196,9 @@ def run_notebook(
             ) from exc
         executed = _read(executed_path)
     executed.metadata.papermill.update(input_path=str(path), output_path=str(outputs.notebook))
-    write_atomic(outputs.html, render_html(executed, title=f"evalkit · {path.stem}"))
+    system = (parameters or {}).get("system")
+    title = f"evalkit · {path.stem}" + (f" · system {system}" if system else "")
+    write_atomic(outputs.html, render_html(executed, title=title))
     write_atomic(outputs.notebook, nbformat.writes(executed))
     if failure is None:
         return outputs

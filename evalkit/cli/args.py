@@ -79,3 +79,13 @@ def add_dataset_args(parser: argparse.ArgumentParser) -> None:
         "--thresholds", type=Path, default=Path(DEFAULT_THRESHOLDS), metavar="PATH",
         help="baselines and thresholds file (default datasets/thresholds.json)",
     )  # fmt: skip
+
+
+def add_system_arg(parser: argparse.ArgumentParser) -> None:
+    """--system SPEC, shared by `run`, `bench` and `report`."""
+    parser.add_argument(
+        "--system", default="reference", metavar="SPEC",
+        help="the memory system under test: reference (default), http://HOST:PORT[/PREFIX] (evalkit's "
+        "HTTP contract; token from $EVALKIT_SYSTEM_TOKEN), mcp:MAPPING.toml (an MCP server), "
+        "MODULE:FACTORY (a Python object) or an installed plugin's name (entry points evalkit.systems)",
+    )  # fmt: skip

@@ -15,7 +15,7 @@ from typing import Any
 import pandas as pd
 
 from evalkit.api import run_beir, run_locomo
-from evalkit.cli.args import add_embedder_args, embedder_options
+from evalkit.cli.args import add_embedder_args, add_system_arg, embedder_options
 from evalkit.cli.exit_codes import EXIT_OK, EXIT_REGRESSIONS
 from evalkit.errors import UsageError
 from evalkit.memory import RETRIEVAL_MODES, TOKENIZERS
@@ -61,8 +61,8 @@ def register(commands: argparse._SubParsersAction) -> None:
         "bench",
         help="run a public benchmark (BEIR directory, LoCoMo file) and write the JSON report",
         description="Import a public benchmark, run it through the harness on the reference store "
-        "(ungated; --gated adds the report-only gated pass) and write the same report JSON as `evalkit "
-        "run`. Exit 0 = the run finished, 2 = bad input or usage.",
+        "(or --system SPEC; ungated; --gated adds the report-only gated pass) and write the same report "
+        "JSON as `evalkit run`. Exit 0 = the run finished, 2 = bad input or usage.",
     )
     datasets = bench.add_subparsers(
         dest="benchmark", required=True, metavar="BENCHMARK", help="the benchmark's format: beir or locomo"
@@ -118,6 +118,7 @@ def _common(parser: argparse.ArgumentParser, ks: tuple[int, ...], stem: str) -> 
         "--gated", action="store_true", help="add the report-only pass under the service's relevance gate"
     )
     add_embedder_args(parser)
+    add_system_arg(parser)
 
 
 def _options(args: argparse.Namespace) -> dict[str, Any]:
@@ -129,6 +130,7 @@ def _options(args: argparse.Namespace) -> dict[str, Any]:
         "query_syntax": args.query_syntax,
         "gated": args.gated,
         "progress": args.progress,
+        "system": args.system,
         **embedder_options(args),
     }
 

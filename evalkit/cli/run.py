@@ -6,7 +6,14 @@ import argparse
 from pathlib import Path
 
 from evalkit.api import run_eval
-from evalkit.cli.args import add_dataset_args, add_embedder_args, embedder_options, int_in, unit_float
+from evalkit.cli.args import (
+    add_dataset_args,
+    add_embedder_args,
+    add_system_arg,
+    embedder_options,
+    int_in,
+    unit_float,
+)
 from evalkit.cli.exit_codes import EXIT_OK, EXIT_REGRESSIONS
 from evalkit.errors import UsageError
 from evalkit.harness.config import DEFAULT_TOP_K
@@ -21,7 +28,8 @@ def register(commands: argparse._SubParsersAction) -> None:
         "run",
         help="run the scenario suite, print the summary, write the JSON report",
         description="Run the labelled scenario suite against the reference memory store (or --real "
-        "with a sentence-transformers model), score it, gate it on the recorded baselines and write "
+        "with a sentence-transformers model, or --system SPEC for another memory system), score it, "
+        "gate it on the recorded baselines and write "
         "the JSON report. Exit 0 = no regressions, 1 = regressions, 2 = bad input or usage.",
     )
     run.add_argument(
@@ -52,6 +60,7 @@ def register(commands: argparse._SubParsersAction) -> None:
         help="gate of the gated pass (default: the service default, 0.4)",
     )  # fmt: skip
     add_embedder_args(run)
+    add_system_arg(run)
     run.set_defaults(handler=run_command)
 
 
@@ -66,6 +75,7 @@ def run_command(args: argparse.Namespace) -> int:
         gated=not args.no_gated,
         thresholds=args.thresholds,
         min_relevance=args.min_relevance,
+        system=args.system,
         **embedder_options(args),
     )
     run.save(args.out)

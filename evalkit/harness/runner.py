@@ -6,6 +6,11 @@ min_relevance=0 (what baselines gate on) and, unless disabled, the gated pass wi
 default gate (or an explicit value), which is report-only. A query that pins its own
 `min_relevance` is asked with that gate in both passes: what the gate keeps is then measured and
 asserted by the gating pass (its drops show in the ungated pass's gate counts too).
+
+Every call to the system goes through `evalkit.systems.checked` (adapter mistakes become clear
+AdapterErrors; each search is timed). A scenario needing a capability the system does not
+declare is not run: it is reported `not_applicable` with the missing capabilities. A system
+without `relevance_gate` gets no gated pass (`SuiteResult.gated` None, `gate_skipped` True).
 """
 
 from __future__ import annotations
@@ -19,25 +24,39 @@ from typing import Any
 
 from tqdm import tqdm
 
-from evalkit.harness.aggregation import mean_metrics, pass_result
+from evalkit.harness.aggregation import latency_report, mean_metrics, pass_result
 from evalkit.harness.checks import check_query, scenario_status
 from evalkit.harness.config import RunConfig
-from evalkit.harness.results import DroppedRecord, HitRecord, PassResult, QueryResult, ScenarioResult
+from evalkit.harness.results import (
+    DroppedRecord,
+    HitRecord,
+    LatencyReport,
+    PassResult,
+    QueryResult,
+    ScenarioResult,
+)
 from evalkit.metrics import MetricSpec, parse_metrics, score_query
 from evalkit.progress import progress_enabled
-from evalkit.records import SearchResponse
 from evalkit.scenarios import QuerySpec, Scenario, Suite
+from evalkit.scenarios.requirements import required_capabilities
 from evalkit.scenarios.seeding import own_ids, seed_edges, seed_thoughts
 from evalkit.systems import MemorySystem
+from evalkit.systems.capabilities import declared_capabilities
+from evalkit.systems.checked import TimedResponse, open_checked
 
 
 @dataclass(frozen=True)
 class SuiteResult:
-    """The passes of one run; `gated` is None when the gated pass was skipped."""
+    """The passes of one run; `gated` is None when the gated pass was skipped (`gate_skipped`:
+    because the system has no relevance gate). `not_applicable` maps each scenario that was not
+    run to the capabilities it needs that the system lacks; `latency` times every search call."""
 
     ungated: PassResult
     gated: PassResult | None
     clock: datetime
+    not_applicable: dict[str, list[str]]
+    gate_skipped: bool
+    latency: LatencyReport
 
 
 def run_suite(
@@ -57,22 +76,35 @@ def run_suite(
     seconds).
     """
     now = clock or datetime.now(UTC).replace(microsecond=0)
-    top_k, gated, min_relevance = config.top_k, config.gated, config.min_relevance
+    capabilities = declared_capabilities(system)
+    gate_skipped = config.gated and "relevance_gate" not in capabilities
+    top_k, gated, min_relevance = config.top_k, config.gated and not gate_skipped, config.min_relevance
     extra_metrics = parse_metrics(",".join(config.metrics)) if config.metrics else ()
     total = sum(len(s.queries) for s in suite.scenarios)
     bar = tqdm(total=total, desc="queries", unit="q", disable=not progress_enabled(progress))
     ungated: list[ScenarioResult] = []
     gated_results: list[ScenarioResult] = []
     gate_values: set[float] = set()
+    not_applicable: dict[str, list[str]] = {}
+    latencies: dict[str, list[float]] = {}
     try:
         for scenario in suite.scenarios:
+            missing = sorted(required_capabilities(scenario) - capabilities)
+            if missing:
+                not_applicable[scenario.name] = missing
+                ungated.append(_not_applicable(scenario))
+                if gated:
+                    gated_results.append(_not_applicable(scenario))
+                bar.update(len(scenario.queries))
+                continue
             with (
                 tempfile.TemporaryDirectory(prefix="evalkit-") as workdir,
-                system.open(Path(workdir)) as memory,
+                open_checked(system, Path(workdir)) as memory,
             ):
                 memory.add_thoughts(seed_thoughts(scenario, suite.distractors, now))
                 memory.add_edges(seed_edges(scenario))
                 own = own_ids(scenario)
+                times = latencies.setdefault(scenario.name, [])
                 plain: list[QueryResult] = []
                 filtered: list[QueryResult] = []
                 for index, query in enumerate(scenario.queries):
@@ -86,17 +118,19 @@ def run_suite(
                         now=now,
                     )
                     pinned = query.min_relevance
-                    response = memory.search(
+                    timed = memory.search(
                         query.query, min_relevance=0.0 if pinned is None else pinned, **options
                     )
-                    plain.append(_query_result(index, query, response, k, own, extra_metrics))
+                    times.append(timed.latency_ms)
+                    plain.append(_query_result(index, query, timed, k, own, extra_metrics))
                     if gated:
-                        response = memory.search(
+                        timed = memory.search(
                             query.query, min_relevance=min_relevance if pinned is None else pinned, **options
                         )
+                        times.append(timed.latency_ms)
                         if pinned is None:
-                            gate_values.add(response.min_relevance)
-                        filtered.append(_query_result(index, query, response, k, own, extra_metrics))
+                            gate_values.add(timed.response.min_relevance)
+                        filtered.append(_query_result(index, query, timed, k, own, extra_metrics))
                     bar.update()
             ungated.append(_scenario_result(scenario, plain))
             if gated:
@@ -108,17 +142,21 @@ def run_suite(
         ungated=pass_result(ungated, 0.0),
         gated=pass_result(gated_results, gate_value) if gated else None,
         clock=now,
+        not_applicable=not_applicable,
+        gate_skipped=gate_skipped,
+        latency=latency_report(latencies),
     )
 
 
 def _query_result(
     index: int,
     query: QuerySpec,
-    response: SearchResponse,
+    timed: TimedResponse,
     top_k: int,
     own: frozenset[str],
     extra_metrics: Sequence[MetricSpec],
 ) -> QueryResult:
+    response = timed.response
     relevant = set(query.relevant)
     retrieved = list(dict.fromkeys(h.id for h in response.hits))
     metrics = asdict(score_query(retrieved, relevant))
@@ -169,4 +207,17 @@ def _scenario_result(scenario: Scenario, queries: list[QueryResult]) -> Scenario
         measure_only=scenario.measure_only,
         metrics=mean_metrics(queries),
         queries=queries,
+    )
+
+
+def _not_applicable(scenario: Scenario) -> ScenarioResult:
+    """A scenario the system cannot be judged on: no queries, zero metrics over zero queries."""
+    return ScenarioResult(
+        name=scenario.name,
+        category=scenario.category,
+        outcome=scenario.outcome,
+        status="not_applicable",
+        measure_only=scenario.measure_only,
+        metrics=mean_metrics([]),
+        queries=[],
     )

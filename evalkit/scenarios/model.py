@@ -13,6 +13,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from evalkit.records import MAX_TOP_K, EdgeType, Status
+from evalkit.systems.capabilities import Capability
 
 BUILTIN_CATEGORIES: tuple[str, ...] = (
     "explicit-fact",
@@ -91,7 +92,11 @@ class QuerySpec(_Frozen):
 
 
 class Scenario(_Frozen):
-    """A small labelled world: thoughts, edges and queries, seeded into a fresh store."""
+    """A small labelled world: thoughts, edges and queries, seeded into a fresh store.
+
+    `requires` lists capabilities the scenario needs beyond those derived from its options and
+    assertions (see `evalkit.scenarios.requirements`); a system lacking one gets not_applicable.
+    """
 
     name: str = Field(pattern=r"^[a-z0-9]+(-[a-z0-9]+)*$")
     category: str
@@ -99,6 +104,7 @@ class Scenario(_Frozen):
     outcome: Literal["pass", "xfail"] = "pass"
     measure_only: bool = False
     distractors: bool = True
+    requires: list[Capability] = Field(default_factory=list)
     thoughts: list[ThoughtSpec]
     edges: list[EdgeSpec] = Field(default_factory=list)
     queries: list[QuerySpec] = Field(min_length=1)

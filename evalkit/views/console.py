@@ -93,6 +93,7 @@ def render_run(run: EvalRun) -> str:
     ]
     if result.gated is not None:
         lines += ["", *render_gate_comparison(run)]
+    lines += ["", *render_latency(run), *render_not_applicable(run)]
     lines.append("")
     if result.regressions:
         lines.append(f"Regressions ({len(result.regressions)}):")
@@ -101,6 +102,33 @@ def render_run(run: EvalRun) -> str:
         lines.append("No gating regressions.")
     lines += [f"note: {n}" for n in result.notes]
     return "\n".join(lines)
+
+
+def render_latency(run: EvalRun) -> list[str]:
+    """ "Search latency (wall, both passes, reported only): p50 X ms, p95 Y ms over N calls;
+    slowest scenario S (p95 Z ms)"; [] for a report without latency."""
+    report = run.result.latency
+    if report is None or report.overall is None:
+        return []
+    overall = report.overall
+    slowest, worst = max(report.scenarios.items(), key=lambda item: item[1].p95_ms)
+    return [
+        f"Search latency (wall, both passes, reported only): p50 {overall.p50_ms:.2f} ms, "
+        f"p95 {overall.p95_ms:.2f} ms over {overall.calls} calls; slowest scenario {slowest} "
+        f"(p95 {worst.p95_ms:.2f} ms)"
+    ]
+
+
+def render_not_applicable(run: EvalRun) -> list[str]:
+    """One line per scenario the system could not be judged on, naming what it lacks."""
+    missing = run.result.not_applicable
+    if not missing:
+        return []
+    categories = {s.name: s.category for s in run.result.scenarios}
+    return [
+        f"Not applicable ({len(missing)} scenarios, excluded from means and gating):",
+        *(f"  - {name} ({categories[name]}): needs {', '.join(needs)}" for name, needs in missing.items()),
+    ]
 
 
 def render_benchmark(run: EvalRun, categories: pd.DataFrame | None = None) -> str:
@@ -122,6 +150,7 @@ def render_benchmark(run: EvalRun, categories: pd.DataFrame | None = None) -> st
         lines += ["", "Per LoCoMo category (ungated):", _table(categories)]
     if result.gated is not None:
         lines += ["", *render_gate_comparison(run)]
+    lines += ["", *render_latency(run)]
     if result.regressions:
         lines += ["", f"Assertion errors ({len(result.regressions)}):"]
         lines += [f"  - {r.message}" for r in result.regressions]

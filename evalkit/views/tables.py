@@ -61,6 +61,12 @@ def detection_table(run: EvalRun) -> Styler:
     mutation was caught or the control stayed quiet, red otherwise. When no mutation result was
     saved with the run, an empty table whose caption says so."""
     table = run.mutations()[["mutation", "caught", "control", "caught_by", "regressions", "description"]]
+    if run.result.system != "reference":
+        return styled(
+            table,
+            f"Detection power: not applicable — it measures the reference store's search, this run "
+            f"evaluated {run.result.system}",
+        )
     if run.result.detection is None:
         return styled(table, "Detection power: not measured with this run (run it with mutations)")
     caught = int((table["caught"] & ~table["control"]).sum())
@@ -111,7 +117,7 @@ def run_summary(run: EvalRun) -> Styler:
         "notes": "; ".join(report.notes) or "none",
     }
     frame = pd.DataFrame({"value": list(items.values())}, index=pd.Index(list(items)))
-    styler = styled(frame, "Run summary and provenance").hide(axis="columns")
+    styler = styled(frame, f"Run summary and provenance — system {report.system}").hide(axis="columns")
     return styler.map(regression_count_css, subset=pd.IndexSlice[["regressions"], :])
 
 
