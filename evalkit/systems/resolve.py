@@ -40,13 +40,9 @@ def resolve_system(spec: str, reference: Callable[[], MemorySystem]) -> MemorySy
     if spec == "reference":
         return reference()
     if spec.startswith(("http://", "https://")):
-        from evalkit.systems.http_client import HttpSystem
-
-        return HttpSystem(spec)
+        return _adapter("http", "http_client", "HttpSystem")(spec)
     if spec.startswith("mcp:"):
-        from evalkit.systems.mcp_adapter import McpSystem
-
-        return McpSystem.from_mapping(spec.removeprefix("mcp:"))
+        return _adapter("mcp", "mcp_adapter", "McpSystem").from_mapping(spec.removeprefix("mcp:"))
     if ":" in spec:
         module, _, attribute = spec.partition(":")
         return _instantiate(spec, _load(spec, module, attribute))
@@ -54,6 +50,16 @@ def resolve_system(spec: str, reference: Callable[[], MemorySystem]) -> MemorySy
     if spec in plugins:
         return _instantiate(spec, plugins[spec].load())
     raise UsageError(f"unknown system {spec!r}; a system is {SPEC_FORMS}")
+
+
+def _adapter(extra: str, module: str, name: str) -> Any:
+    """An adapter class shipped with evalkit whose dependencies come with the `extra` extra."""
+    try:
+        return getattr(importlib.import_module(f"evalkit.systems.{module}"), name)
+    except ImportError as exc:
+        raise UsageError(
+            f"the {extra} adapter needs the '{extra}' extra ({exc}); pip install 'evalkit[{extra}]'"
+        ) from exc
 
 
 def _load(spec: str, module: str, attribute: str) -> Any:
