@@ -50,6 +50,14 @@ class Namespaces:
             self._open[namespace] = stack
         return namespace
 
+    def ensure(self, namespace: str) -> Any:
+        """The memory of `namespace`, opened first if it is not open yet (MCP tools name their
+        namespace in every call instead of creating one)."""
+        with self.lock:
+            if namespace not in self._memories:
+                self.create(namespace)
+            return self._memories[namespace]
+
     def get(self, namespace: str) -> Any:
         """The memory of `namespace`; UnknownNamespace when it is not open."""
         with self.lock:
