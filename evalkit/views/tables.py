@@ -195,6 +195,30 @@ def regressions_table(run: EvalRun) -> Styler:
     return styler.format(precision=4, na_rep="").map(nonempty_fail_css, subset=["kind"])
 
 
+def latency_table(run: EvalRun) -> Styler:
+    """Search latency (wall ms over both passes' calls) per scenario and overall: calls, p50,
+    p95. Reported, never gated; the caption says so when the report has no latency."""
+    frame = run.latency
+    caption = (
+        f"Search latency of {run.result.system} (wall ms, reported only, never gated)"
+        if len(frame)
+        else "Search latency: not measured in this report"
+    )
+    return styled(frame, caption).hide(axis="index").format(precision=2)
+
+
+def not_applicable_table(run: EvalRun) -> Styler:
+    """The scenarios the system could not be judged on and the capabilities each needs that the
+    system lacks (excluded from means and gating); the caption says "none" when all applied."""
+    frame = run.not_applicable.assign(missing=lambda f: f["missing"].map(", ".join))
+    caption = (
+        f"Not applicable: {len(frame)} scenario(s) need capabilities {run.result.system} lacks"
+        if len(frame)
+        else "Not applicable: none — every scenario applied to this system"
+    )
+    return styled(frame, caption).hide(axis="index")
+
+
 def hits_table(run: EvalRun, scenario: str) -> Styler:
     """Every hit the ungated pass retrieved for `scenario`'s queries, grouped by query (number,
     text) and in rank order: id, relevant, similarity, relevance, match source, low confidence,
