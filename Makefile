@@ -45,6 +45,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_encode.py
 	$(BIN)/python benchmarks/bench_real_run.py
 	$(BIN)/python benchmarks/bench_scifact.py
+	$(BIN)/python benchmarks/bench_systems.py
 
 clean:
 	rm -rf $(VENV) reports/*.json reports/*.html reports/*.ipynb
