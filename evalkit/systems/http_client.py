@@ -14,7 +14,6 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -128,28 +127,9 @@ class HttpMemory:
     def add_edges(self, edges: Sequence[Edge]) -> None:
         self._system.call("POST", f"{self._path}/edges", AddedOut, edges_in(list(edges)))
 
-    def search(
-        self,
-        query: str,
-        *,
-        top_k: int,
-        project: str | None,
-        min_relevance: float | None,
-        recency_weight: float,
-        recency_half_life_days: float,
-        now: datetime,
-        include_global: bool = False,
-    ) -> SearchResponse:
-        body = SearchIn(
-            query=query,
-            top_k=top_k,
-            project=project,
-            include_global=include_global,
-            min_relevance=min_relevance,
-            recency_weight=recency_weight,
-            recency_half_life_days=recency_half_life_days,
-            now=now,
-        )
+    def search(self, query: str, **options: Any) -> SearchResponse:
+        """POST .../search with `query` and the options of `ScenarioMemory.search`."""
+        body = SearchIn(query=query, **options)
         return search_response(self._system.call("POST", f"{self._path}/search", SearchOut, body))
 
 
