@@ -133,3 +133,22 @@ def test_a_hit_list_missing_at_its_path_is_an_adapter_error(tmp_path):
             memory.search("q", top_k=3, min_relevance=0.0, now=datetime(2026, 1, 1, tzinfo=UTC))
     finally:
         system.close()
+
+
+def test_streamable_http_transport_gives_the_in_process_numbers():
+    from evalkit import ReferenceSystem, run_eval
+    from evalkit.systems.mcp_adapter import ServerSpec
+    from evalkit.systems.mcp_server import create_server
+    from tests.servers import serving
+
+    options = {"datasets": DATASETS, "scenarios": ["supersession", "project-scope"], "thresholds": None}
+    local = run_eval(**options).result
+    with serving(create_server(ReferenceSystem()).streamable_http_app()) as url:
+        mapping = load_mapping(MAPPING).model_copy(update={"server": ServerSpec(url=f"{url}/mcp")})
+        system = McpSystem(mapping, "streamable-http")
+        try:
+            remote = run_eval(system=system, **options).result
+        finally:
+            system.close()
+    assert remote.scenarios == local.scenarios
+    assert remote.gated == local.gated

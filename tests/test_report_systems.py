@@ -32,3 +32,21 @@ def test_system_given_twice_is_a_usage_error(tmp_path: Path, capsys: pytest.Capt
     argv = ["report", "--system", "reference-x", "-p", "system", "reference-y", "--out-dir", str(tmp_path)]
     assert main(argv) == 2
     assert "give the system once" in capsys.readouterr().err
+
+
+def test_an_mcp_mapping_path_is_passed_to_the_notebook_as_an_absolute_path(monkeypatch, tmp_path):
+    from evalkit.cli.report import _from_here
+
+    monkeypatch.chdir(tmp_path)
+    assert _from_here("mcp:maps/m.toml") == f"mcp:{tmp_path / 'maps' / 'm.toml'}"
+    assert _from_here("http://127.0.0.1:8765") == "http://127.0.0.1:8765"
+
+
+def test_bench_runs_another_system(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.shared import BEIR_TINY
+
+    out = tmp_path / "bench.json"
+    system = "tests.systems_fixtures:limited_system"
+    assert main(["bench", "beir", str(BEIR_TINY), "--system", system, "--out", str(out)]) == 0
+    assert "system limited" in capsys.readouterr().out
+    assert '"system": "limited"' in out.read_text()

@@ -60,7 +60,7 @@ def report_command(args: argparse.Namespace) -> int:
     if args.system != "reference":
         if any(key == "system" for key, _ in pairs):
             raise UsageError("give the system once: --system SPEC or -p system SPEC, not both")
-        pairs.append(("system", args.system))
+        pairs.append(("system", _from_here(args.system)))
     values = parse_parameters(read_parameters(notebook), pairs, notebook)
     try:
         outputs = run_notebook(notebook, values, args.out_dir, progress=args.progress)
@@ -70,3 +70,10 @@ def report_command(args: argparse.Namespace) -> int:
         return EXIT_REGRESSIONS
     print(f"report: {outputs.html} (executed notebook: {outputs.notebook})")
     return EXIT_OK
+
+
+def _from_here(spec: str) -> str:
+    """An `mcp:` mapping path made absolute: the notebook runs in its own folder."""
+    if spec.startswith("mcp:"):
+        return f"mcp:{Path(spec.removeprefix('mcp:')).resolve()}"
+    return spec
