@@ -117,7 +117,10 @@ def run_eval(
         raise UsageError("mutation testing measures the reference store; drop mutations or the system")
     suite = load_suite(datasets, scenarios)
     chosen, embedder = build_system(settings, system, progress)
-    result = evaluate(suite, chosen, settings, embedder=embedder, progress=progress)
+    try:
+        result = evaluate(suite, chosen, settings, embedder=embedder, progress=progress)
+    finally:
+        _release(chosen, built=system is None)
     if mutations:
         result = result.model_copy(update={"detection": detect_mutations(suite, settings)})
     return EvalRun(result)
@@ -144,9 +147,20 @@ def run_benchmark(
     system, overrides = _system_object(system, overrides)
     settings = bench.config(make_config(config or BENCHMARK_DEFAULTS, **overrides))
     chosen, embedder = build_system(settings, system, progress)
-    return EvalRun(
-        evaluate(bench.suite, chosen, settings, embedder=embedder, notes=bench.notes, progress=progress)
-    )
+    try:
+        return EvalRun(
+            evaluate(bench.suite, chosen, settings, embedder=embedder, notes=bench.notes, progress=progress)
+        )
+    finally:
+        _release(chosen, built=system is None)
+
+
+def _release(system: MemorySystem, *, built: bool) -> None:
+    """Close a system this module built from a spec (an HTTP client, an MCP session) once its run
+    is over; a system object the caller passed stays theirs to close."""
+    close = getattr(system, "close", None)
+    if built and callable(close):
+        close()
 
 
 def run_beir(

@@ -71,3 +71,17 @@ def with_first_hit(response: SearchResponse, **changes: Any) -> SearchResponse:
 def ids_only(response: SearchResponse) -> SearchResponse:
     """`response` with every signal dropped: hits carry only their ids."""
     return SearchResponse(hits=tuple(Hit(id=h.id) for h in response.hits))
+
+
+class ClosingSystem(LimitedSystem):
+    """A limited system that records being closed (the API closes systems it built from a spec)."""
+
+    built: list[ClosingSystem] = []  # noqa: RUF012 - the instances built, for the test to inspect
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.closed = False
+        ClosingSystem.built.append(self)
+
+    def close(self) -> None:
+        self.closed = True

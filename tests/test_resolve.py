@@ -59,3 +59,16 @@ def test_an_installed_plugin_is_found_by_name(monkeypatch):
         resolve, "entry_points", lambda group: [plugin] if group == resolve.ENTRY_POINT_GROUP else []
     )
     assert isinstance(resolve_system("limited", _reference), LimitedSystem)
+
+
+def test_a_system_built_from_a_spec_is_closed_after_the_run_but_a_passed_object_is_not():
+    from evalkit import run_eval
+    from tests.shared import DATASETS
+    from tests.systems_fixtures import ClosingSystem
+
+    options = {"datasets": DATASETS, "scenarios": ["explicit-fact"], "thresholds": None}
+    run_eval(system="tests.systems_fixtures:ClosingSystem", **options)
+    assert ClosingSystem.built[-1].closed
+    mine = ClosingSystem()
+    run_eval(system=mine, **options)
+    assert not mine.closed
