@@ -14,6 +14,7 @@ from evalkit.cli import main
 from evalkit.errors import AdapterError
 from evalkit.systems.http_client import HttpSystem
 from evalkit.systems.http_server import create_app
+from evalkit.systems.wire import NamespaceOut
 from tests.servers import serving
 from tests.shared import DATASETS
 from tests.systems_fixtures import LimitedSystem
@@ -102,6 +103,20 @@ def test_oversized_bodies_and_batches_are_413_and_422():
         many = {"edges": [{"source": "a", "target": "b"}] * 10_001}
         reply = httpx.post(f"{url}/namespaces/{namespace}/edges", json=many)
         assert reply.status_code == 422 and "10000" in reply.text
+
+
+def test_a_request_the_server_rejects_names_the_field(reference_url):
+    from pydantic import BaseModel
+
+    class Loose(BaseModel):
+        thoughts: list[dict]
+
+    system = HttpSystem(reference_url)
+    namespace = system.call("POST", "/namespaces", NamespaceOut).namespace
+    body = Loose(thoughts=[{"id": "a", "content": "alpha", "importance": 3.0}])
+    message = r"/thoughts: HTTP 422: body\.thoughts\.0\.importance: Input should be less than or equal to 1"
+    with pytest.raises(AdapterError, match=message):
+        system.call("POST", f"/namespaces/{namespace}/thoughts", None, body)
 
 
 def test_unreachable_server_is_a_clear_error():

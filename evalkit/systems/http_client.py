@@ -134,9 +134,16 @@ class HttpMemory:
 
 
 def _detail(reply: httpx.Response) -> str:
-    """The server's `detail` (FastAPI's error field) or the start of the body."""
+    """The server's `detail` (FastAPI's error field; its validation errors as `field: message`)
+    or the start of the body."""
     try:
         detail = reply.json().get("detail")
     except (ValueError, AttributeError):
         detail = None
+    if isinstance(detail, list):
+        return "; ".join(
+            f"{'.'.join(str(part) for part in item.get('loc', []))}: {item.get('msg')}"
+            for item in detail
+            if isinstance(item, dict)
+        )
     return str(detail) if detail is not None else reply.text[:300]
