@@ -21,6 +21,8 @@ from evalkit.api import (
 )
 from evalkit.embedders import Embedder, HashingEmbedder
 from evalkit.errors import (
+    AdapterError,
+    AdapterWarning,
     DatasetError,
     EmbedderError,
     EvalkitError,
@@ -38,12 +40,15 @@ from evalkit.memory import DEFAULT_MIN_RELEVANCE, VECTOR_FLOOR, MemoryStore, Sto
 from evalkit.records import Edge, Hit, SearchResponse, Thought
 from evalkit.scenarios import Suite, load_suite
 from evalkit.systems import MemorySystem, ReferenceSystem, ScenarioMemory
+from evalkit.systems.capabilities import CAPABILITIES
 from evalkit.views.frames import (
     CATEGORY_COLUMNS,
     DROPPED_COLUMNS,
     GATE_COMPARISON_COLUMNS,
     HIT_COLUMNS,
+    LATENCY_COLUMNS,
     MUTATION_COLUMNS,
+    NOT_APPLICABLE_COLUMNS,
     OVERALL_COLUMNS,
     QUERY_COLUMNS,
     REGRESSION_COLUMNS,
@@ -69,17 +74,22 @@ def __getattr__(name: str) -> ModuleType:
 
 
 __all__ = [
+    "CAPABILITIES",
     "CATEGORY_COLUMNS",
     "DEFAULT_MIN_RELEVANCE",
     "DROPPED_COLUMNS",
     "GATE_COMPARISON_COLUMNS",
     "HIT_COLUMNS",
+    "LATENCY_COLUMNS",
     "MUTATION_COLUMNS",
+    "NOT_APPLICABLE_COLUMNS",
     "OVERALL_COLUMNS",
     "QUERY_COLUMNS",
     "REGRESSION_COLUMNS",
     "SCENARIO_COLUMNS",
     "VECTOR_FLOOR",
+    "AdapterError",
+    "AdapterWarning",
     "DatasetError",
     "Edge",
     "Embedder",
