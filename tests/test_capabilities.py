@@ -94,6 +94,9 @@ def test_limited_system_on_the_cli_exits_0_and_lists_not_applicable(tmp_path, ca
     assert code == 0, out
     assert "Not applicable (7 scenarios, excluded from means and gating):" in out
     assert "  - recency-gentle (temporal): needs recency" in out
+    assert (
+        "project-scope          project-scope        0     n/a     n/a     n/a     n/a  not_applicable" in out
+    )
     saved = json.loads((tmp_path / "r.json").read_text())
     assert saved["not_applicable"] == LIMITED_NOT_APPLICABLE
     assert saved["system"] == "limited"

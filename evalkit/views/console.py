@@ -25,7 +25,9 @@ _HEADER = (
 
 
 def _row(name: str, category: str, queries: int, metrics: dict[str, float], status: str) -> str:
-    values = " ".join(f"{metrics[m]:>7.3f}" for m in HARNESS_METRICS)
+    """One table row; a not-applicable scenario shows "n/a" instead of metrics (never zeros)."""
+    shown = (f"{'n/a':>7}" if status == "not_applicable" else f"{metrics[m]:>7.3f}" for m in HARNESS_METRICS)
+    values = " ".join(shown)
     return f"{name:<22} {category:<18} {queries:>3} {values}  {status}".rstrip()
 
 
@@ -58,8 +60,8 @@ def gate_headline(gated: PassResult) -> str:
 
 
 def render_gate_comparison(run: EvalRun) -> list[str]:
-    """Ungated → gated recall, precision and MRR per scenario and overall, with dropped rows;
-    [] when the run has no gated pass."""
+    """Ungated → gated recall, precision and MRR per scenario (not-applicable ones left out) and
+    overall, with dropped rows; [] when the run has no gated pass."""
     result = run.result
     if result.gated is None:
         return []
@@ -68,6 +70,8 @@ def render_gate_comparison(run: EvalRun) -> list[str]:
         f"{'scenario':<22} {'recall':>15} {'precision':>15} {'mrr':>15} {'dropped':>8} {'rel.dropped':>11}",
     ]
     for row in run.gate_comparison().itertuples(index=False):
+        if row.status == "not_applicable":
+            continue
         before = {m: getattr(row, m) for m in COMPARED_METRICS}
         after = {m: getattr(row, f"{m}_gated") for m in COMPARED_METRICS}
         lines.append(
