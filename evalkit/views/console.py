@@ -24,10 +24,9 @@ _HEADER = (
 )
 
 
-def _row(name: str, category: str, queries: int, metrics: dict[str, float], status: str) -> str:
-    """One table row; a not-applicable scenario shows "n/a" instead of metrics (never zeros)."""
-    shown = (f"{'n/a':>7}" if status == "not_applicable" else f"{metrics[m]:>7.3f}" for m in HARNESS_METRICS)
-    values = " ".join(shown)
+def _row(name: str, category: str, queries: int, metrics: dict[str, float] | None, status: str) -> str:
+    """One table row; `metrics` None (a not-applicable scenario) shows "n/a", never zeros."""
+    values = " ".join(f"{'n/a':>7}" if metrics is None else f"{metrics[m]:>7.3f}" for m in HARNESS_METRICS)
     return f"{name:<22} {category:<18} {queries:>3} {values}  {status}".rstrip()
 
 
@@ -39,9 +38,8 @@ def render_pass_table(result: PassResult) -> list[str]:
     """Per-scenario rows, the overall row and one line per category."""
     lines = [_HEADER, "-" * len(_HEADER)]
     for s in result.scenarios:
-        lines.append(
-            _row(s.name, s.category, s.metrics.queries, s.metrics.metrics, _status(s.status, s.measure_only))
-        )
+        metrics = None if s.status == "not_applicable" else s.metrics.metrics
+        lines.append(_row(s.name, s.category, s.metrics.queries, metrics, _status(s.status, s.measure_only)))
     lines.append("-" * len(_HEADER))
     lines.append(_row("overall", "", result.overall.queries, result.overall.metrics, ""))
     for category, agg in result.categories.items():
