@@ -78,7 +78,9 @@ def test_limited_system_gets_not_applicable_for_exactly_the_scenarios_needing_wh
     applicable = [s for s in result.scenarios if s.status != "not_applicable" and s.outcome == "pass"]
     assert result.overall.queries == sum(len(s.queries) for s in applicable if not s.measure_only)
     frame = run.scenarios
-    assert not frame[frame["status"] == "not_applicable"]["counted"].any()
+    absent = frame[frame["status"] == "not_applicable"]
+    assert not absent["counted"].any()
+    assert absent[["recall", "precision", "mrr", "hit_rate"]].isna().all().all()  # never a silent zero
     assert set(run.not_applicable["scenario"]) == set(LIMITED_NOT_APPLICABLE)
     assert any("not applicable: project-scope (the system lacks projects)" in n for n in result.notes)
 

@@ -57,8 +57,9 @@ SCENARIO_COLUMNS: tuple[str, ...] = (
     "pass", "scenario", "category", "outcome", "status", "measure_only", "counted", "queries",
     *HARNESS_METRICS, "errors", "candidates", "dropped_rows", "relevant_dropped",
 )  # fmt: skip
-"""One row per pass × scenario; metrics are means over the scenario's queries. `counted`: the
-scenario feeds category/overall means (outcome pass, not measure-only)."""
+"""One row per pass × scenario; metrics are means over the scenario's queries (missing, not 0,
+for a scenario not applicable to the system). `counted`: the scenario feeds category/overall
+means (outcome pass, not measure-only, applicable)."""
 
 CATEGORY_COLUMNS: tuple[str, ...] = ("pass", "category", "queries", *HARNESS_METRICS)
 """One row per pass × category (gating scenarios only: outcome pass, not measure-only)."""
@@ -378,7 +379,7 @@ class EvalRun:
                 "measure_only": s.measure_only,
                 "counted": counts_toward_aggregates(s),
                 "queries": s.metrics.queries,
-                **_metric_values(s.metrics.metrics, self._metrics),
+                **_metric_values(s.metrics.metrics if s.status != "not_applicable" else {}, self._metrics),
                 **by_scenario.get((name, s.name), _NO_QUERIES),
             }
             for name, result in self.passes.items()
