@@ -103,3 +103,13 @@ def add_execution_args(parser: argparse.ArgumentParser) -> None:
 def executor_from(args: argparse.Namespace) -> Executor:
     """The executor `add_execution_args` flags name (UsageError for --address without Ray)."""
     return make_executor(args.executor, args.workers, args.address)
+
+
+def add_system_arg(parser: argparse.ArgumentParser) -> None:
+    """--system SPEC, shared by `run`, `bench` and `report`."""
+    parser.add_argument(
+        "--system", default="reference", metavar="SPEC",
+        help="the memory system under test: reference (default), http://HOST:PORT[/PREFIX] (evalkit's "
+        "HTTP contract; token from $EVALKIT_SYSTEM_TOKEN), mcp:MAPPING.toml (an MCP server), "
+        "MODULE:FACTORY (a Python object) or an installed plugin's name (entry points evalkit.systems)",
+    )  # fmt: skip

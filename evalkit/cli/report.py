@@ -6,7 +6,9 @@ import argparse
 import sys
 from pathlib import Path
 
+from evalkit.cli.args import add_system_arg
 from evalkit.cli.exit_codes import EXIT_OK, EXIT_REGRESSIONS
+from evalkit.errors import UsageError
 from evalkit.notebooks import (
     DEFAULT_OUT_DIR,
     NOTEBOOKS_DIR,
@@ -44,6 +46,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "--out-dir", type=Path, default=DEFAULT_OUT_DIR, metavar="DIR",
         help=f"where to write the executed notebook and the HTML (default {DEFAULT_OUT_DIR}/)",
     )  # fmt: skip
+    add_system_arg(report)
     report.add_argument(
         "--progress", action=argparse.BooleanOptionalAction, default=None,
         help="progress while cells run (default: a bar on a terminal, a line per cell otherwise)",
@@ -53,7 +56,12 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
 def report_command(args: argparse.Namespace) -> int:
     notebook = resolve_notebook(args.notebook)
-    values = parse_parameters(read_parameters(notebook), [tuple(p) for p in args.parameter], notebook)
+    pairs = [tuple(p) for p in args.parameter]
+    if args.system != "reference":
+        if any(key == "system" for key, _ in pairs):
+            raise UsageError("give the system once: --system SPEC or -p system SPEC, not both")
+        pairs.append(("system", _from_here(args.system)))
+    values = parse_parameters(read_parameters(notebook), pairs, notebook)
     try:
         outputs = run_notebook(notebook, values, args.out_dir, progress=args.progress)
     except NotebookRegressionError as exc:
@@ -62,3 +70,10 @@ def report_command(args: argparse.Namespace) -> int:
         return EXIT_REGRESSIONS
     print(f"report: {outputs.html} (executed notebook: {outputs.notebook})")
     return EXIT_OK
+
+
+def _from_here(spec: str) -> str:
+    """An `mcp:` mapping path made absolute: the notebook runs in its own folder."""
+    if spec.startswith("mcp:"):
+        return f"mcp:{Path(spec.removeprefix('mcp:')).resolve()}"
+    return spec
