@@ -48,6 +48,14 @@ def test_builtin_suite_over_http_equals_the_in_process_run(reference_url, tmp_pa
     assert remote["provenance"]["embedder"] is None
 
 
+def test_two_worker_processes_over_http_give_the_serial_report(reference_url, tmp_path):
+    common = ["--datasets", str(DATASETS), "--thresholds", str(DATASETS / "thresholds.json")]
+    common += ["--system", reference_url]
+    assert main(["run", *common, "--out", str(tmp_path / "serial.json")]) == 0
+    assert main(["run", *common, "--out", str(tmp_path / "workers.json"), "--workers", "2"]) == 0
+    assert _comparable(tmp_path / "workers.json") == _comparable(tmp_path / "serial.json")
+
+
 def test_capabilities_come_from_the_server():
     with serving(create_app(LimitedSystem())) as url:
         run = run_eval(datasets=DATASETS, system=url, thresholds=None, gated=False)

@@ -48,20 +48,24 @@ _Model = TypeVar("_Model", bound=BaseModel)
 
 class HttpSystem:
     """The system behind `url`. Its name, capabilities and description come from `GET /info`,
-    asked once when the object is built (so a wrong URL fails before anything runs)."""
+    asked once when the object is built (so a wrong URL fails before anything runs).
+
+    It can be pickled (to run scenarios on `--workers` processes or Ray): the copy opens its own
+    connection pool, with the default transport and the token of the environment it runs in."""
 
     def __init__(self, url: str, *, transport: httpx.BaseTransport | None = None) -> None:
         self.url = url.rstrip("/")
-        token = os.environ.get(TOKEN_ENV)
-        self._client = httpx.Client(
-            base_url=self.url,
-            timeout=TIMEOUT,
-            transport=transport or httpx.HTTPTransport(retries=RETRIES),
-            headers={"Authorization": f"Bearer {token}"} if token else {},
-        )
+        self._client = _client(self.url, transport)
         self.info = self.call("GET", "/info", SystemInfo)
         self.name = self.url
         self.capabilities = frozenset(self.info.capabilities)
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {key: value for key, value in self.__dict__.items() if key != "_client"}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._client = _client(self.url, None)
 
     def describe(self) -> dict[str, Any]:
         """The URL and what the server says about its system (recorded in the report)."""
@@ -113,6 +117,17 @@ class HttpSystem:
 
     def close(self) -> None:
         self._client.close()
+
+
+def _client(url: str, transport: httpx.BaseTransport | None) -> httpx.Client:
+    """A connection pool for `url` with the timeouts, retries and bearer token described above."""
+    token = os.environ.get(TOKEN_ENV)
+    return httpx.Client(
+        base_url=url,
+        timeout=TIMEOUT,
+        transport=transport or httpx.HTTPTransport(retries=RETRIES),
+        headers={"Authorization": f"Bearer {token}"} if token else {},
+    )
 
 
 class HttpMemory:
