@@ -22,6 +22,11 @@ and CPU seconds (user + sys of the command and its worker processes) are both pr
 shared machine, CPU time is the steadier figure. The three reports are compared, apart from
 `generated_at`, `provenance` and `schema_version`, and the script says whether they are identical.
 
+Then, for each size, the YAML files of the replicated suite are parsed in this process (file
+texts already in memory) by each strict YAML loader of this tree
+(`evalkit.scenarios.parsing.YAML_LOADERS`: libyaml's events when PyYAML has them, and pure
+Python), best of three, to show what the libyaml loader saves.
+
 This is a script, not a test: it asserts nothing and never runs in CI. The temporary directory
 is removed afterwards, even on error or Ctrl-C.
 """
@@ -38,12 +43,17 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 DATASETS = ROOT / "datasets"
+sys.path.insert(0, str(ROOT))  # the YAML timing imports this tree's evalkit
+
+from evalkit.scenarios import parsing  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -94,6 +104,34 @@ def timed(source: Path, args: list[str], cwd: Path) -> Timing:
     return Timing(wall, cpu)
 
 
+@contextmanager
+def yaml_loader(loader: type) -> Iterator[None]:
+    """Scenario files are read with `loader` inside the block."""
+    used = parsing.YAML_LOADER
+    parsing.YAML_LOADER = loader
+    try:
+        yield
+    finally:
+        parsing.YAML_LOADER = used
+
+
+def parse_times(data: Path) -> dict[str, Timing]:
+    """Best of three wall and CPU seconds to parse every YAML file under `data` (texts read
+    first), per strict YAML loader, by loader class name."""
+    texts = [path.read_text(encoding="utf-8") for path in sorted(data.rglob("*.yaml"))]
+    times = {}
+    for loader in parsing.YAML_LOADERS:
+        runs = []
+        with yaml_loader(loader):
+            for _ in range(3):
+                wall, cpu = time.perf_counter(), time.process_time()
+                for text in texts:
+                    parsing.parse_text(text, ".yaml")
+                runs.append(Timing(time.perf_counter() - wall, time.process_time() - cpu))
+        times[loader.__name__] = min(runs, key=lambda t: t.cpu)
+    return times
+
+
 def comparable(report: Path) -> dict[str, Any]:
     """A report without what differs between two runs of the same data: the time, the provenance
     and the schema version (2a49230 wrote schema 1, which had no typed provenance)."""
@@ -118,6 +156,7 @@ def main() -> None:
         old = extract(args.baseline, work / "baseline")
         versions = {"baseline": old, "this": ROOT, "workers": ROOT}
         rows = []
+        parse_rows: list[tuple[int, dict[str, Timing]]] = []
         for size in sizes:
             data = work / f"suite-{size}"
             count = replicate(max(1, size // per_copy), data)
@@ -131,9 +170,11 @@ def main() -> None:
                 times[name] = timed(path, [*common, "--out", str(out), *extra[name]], work)
             reports = [comparable(work / f"{name}-{size}.json") for name in versions]
             rows.append((count, times, fixed, all(r == reports[0] for r in reports)))
+            parse_rows.append((count, parse_times(data)))
             shutil.rmtree(data)
             print(f"... {count} scenarios done", file=sys.stderr, flush=True)
     _print(rows, args.baseline, args.workers)
+    _print_parsing(parse_rows)
 
 
 Row = tuple[int, dict[str, Timing], dict[str, Timing], bool]
@@ -176,6 +217,16 @@ def _print(rows: list[Row], commit: str, workers: int) -> None:
             f"per-scenario cost of {name}, {rows[0][0]} -> {rows[-1][0]} scenarios: "
             f"x{last.wall / first.wall:.2f} wall, x{last.cpu / first.cpu:.2f} CPU"
         )
+
+
+def _print_parsing(rows: list[tuple[int, dict[str, Timing]]]) -> None:
+    names = list(rows[0][1])
+    print("\nparsing the replicated suite's YAML files in one process (best of 3), seconds as wall / CPU")
+    print(f"{'scenarios':>9}  " + "  ".join(f"{name:>20}" for name in names) + f"  {'CPU ratio':>9}")
+    for count, times in rows:
+        cells = "  ".join(f"{f'{times[n].wall:.3f}/{times[n].cpu:.3f}':>20}" for n in names)
+        ratio = times[names[-1]].cpu / times[names[0]].cpu
+        print(f"{count:>9}  {cells}  {ratio:>8.1f}x")
 
 
 if __name__ == "__main__":
