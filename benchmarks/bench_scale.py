@@ -5,8 +5,10 @@ Usage (from the repo root):
     python benchmarks/bench_scale.py                       # 15, 150 and 1,500 scenarios vs 2a49230
     python benchmarks/bench_scale.py --sizes 15,150 --workers 2 --baseline 2a49230
 
-The built-in suite (`datasets/`) is copied N / 15 times into a temporary directory, every copy of
-a scenario renamed (`temporal` → `temporal-r0003`), with the shared distractors as they are. For
+The built-in suite of the `--baseline` commit (its `datasets/`, which both versions read: later
+scenario fields such as `distractors_created_at` are unknown to the old loader) is copied N / 15
+times into a temporary directory, every copy of a scenario renamed (`temporal` →
+`temporal-r0003`), with the shared distractors as they are. For
 each size, in one sitting and in this order, three commands run as subprocesses on the same data:
 
 - `baseline`: `python -m evalkit run` of the commit `--baseline` (extracted with `git archive`
@@ -19,8 +21,9 @@ passes, no metric gating); the flags exist in both versions. A run's *fixed cost
 `python -m evalkit run --help` of the same version (interpreter start and imports), measured
 just before; the *per-scenario cost* is (run time − fixed cost) / scenarios. Wall-clock seconds
 and CPU seconds (user + sys of the command and its worker processes) are both printed: on a
-shared machine, CPU time is the steadier figure. The three reports are compared, apart from
-`generated_at`, `provenance` and `schema_version`, and the script says whether they are identical.
+shared machine, CPU time is the steadier figure. The serial and `--workers` reports of this tree
+are compared, apart from `generated_at`, `provenance` and `latency`, and the script says whether
+they are identical (the baseline's numbers differ on purpose: the fidelity fixes since).
 
 Then, for each size, the YAML files of the replicated suite are parsed in this process (file
 texts already in memory) by each strict YAML loader of this tree
@@ -50,7 +53,6 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-DATASETS = ROOT / "datasets"
 sys.path.insert(0, str(ROOT))  # the YAML timing imports this tree's evalkit
 
 from evalkit.scenarios import parsing  # noqa: E402
@@ -64,12 +66,12 @@ class Timing:
     cpu: float
 
 
-def replicate(copies: int, out: Path) -> int:
-    """Write the built-in suite `copies` times into `out` (scenarios renamed, distractors shared);
-    returns the number of scenario files written."""
+def replicate(source: Path, copies: int, out: Path) -> int:
+    """Write the suite in `source` `copies` times into `out` (scenarios renamed, distractors
+    shared); returns the number of scenario files written."""
     (out / "scenarios").mkdir(parents=True)
-    shutil.copy(DATASETS / "distractors.yaml", out / "distractors.yaml")
-    files = sorted((DATASETS / "scenarios").glob("*.yaml"))
+    shutil.copy(source / "distractors.yaml", out / "distractors.yaml")
+    files = sorted((source / "scenarios").glob("*.yaml"))
     for path in files:
         text = path.read_text(encoding="utf-8")
         for i in range(copies):
@@ -79,10 +81,11 @@ def replicate(copies: int, out: Path) -> int:
 
 
 def extract(commit: str, out: Path) -> Path:
-    """The `evalkit` package of `commit`, extracted into `out` (a directory for PYTHONPATH)."""
+    """The `evalkit` package and `datasets/` of `commit`, extracted into `out` (a directory for
+    PYTHONPATH)."""
     out.mkdir(parents=True)
     archive = subprocess.run(
-        ["git", "-C", str(ROOT), "archive", commit, "evalkit"], check=True, capture_output=True
+        ["git", "-C", str(ROOT), "archive", commit, "evalkit", "datasets"], check=True, capture_output=True
     ).stdout
     subprocess.run(["tar", "-x", "-C", str(out)], input=archive, check=True)
     return out
@@ -134,9 +137,9 @@ def parse_times(data: Path) -> dict[str, Timing]:
 
 def comparable(report: Path) -> dict[str, Any]:
     """A report without what differs between two runs of the same data: the time, the provenance
-    and the schema version (2a49230 wrote schema 1, which had no typed provenance)."""
+    and the search latencies."""
     data = json.loads(report.read_text(encoding="utf-8"))
-    for key in ("generated_at", "provenance", "schema_version"):
+    for key in ("generated_at", "provenance", "latency"):
         data.pop(key, None)
     return data
 
@@ -150,16 +153,16 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2, help="workers of the parallel run")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
-    per_copy = len(list((DATASETS / "scenarios").glob("*.yaml")))
     with tempfile.TemporaryDirectory(prefix="evalkit-bench-scale-") as tmp:
         work = Path(tmp)
         old = extract(args.baseline, work / "baseline")
+        per_copy = len(list((old / "datasets" / "scenarios").glob("*.yaml")))
         versions = {"baseline": old, "this": ROOT, "workers": ROOT}
         rows = []
         parse_rows: list[tuple[int, dict[str, Timing]]] = []
         for size in sizes:
             data = work / f"suite-{size}"
-            count = replicate(max(1, size // per_copy), data)
+            count = replicate(old / "datasets", max(1, size // per_copy), data)
             common = ["run", "--datasets", str(data), "--thresholds", str(work / "none.json")]
             extra = {"baseline": [], "this": [], "workers": ["--workers", str(args.workers)]}
             times: dict[str, Timing] = {}
@@ -168,8 +171,8 @@ def main() -> None:
                 fixed[name] = timed(path, ["run", "--help"], work)
                 out = work / f"{name}-{size}.json"
                 times[name] = timed(path, [*common, "--out", str(out), *extra[name]], work)
-            reports = [comparable(work / f"{name}-{size}.json") for name in versions]
-            rows.append((count, times, fixed, all(r == reports[0] for r in reports)))
+            same = comparable(work / f"this-{size}.json") == comparable(work / f"workers-{size}.json")
+            rows.append((count, times, fixed, same))
             parse_rows.append((count, parse_times(data)))
             shutil.rmtree(data)
             print(f"... {count} scenarios done", file=sys.stderr, flush=True)
@@ -178,7 +181,8 @@ def main() -> None:
 
 
 Row = tuple[int, dict[str, Timing], dict[str, Timing], bool]
-"""(scenarios, run time per version, fixed start-up cost per version, reports identical)."""
+"""(scenarios, run time per version, fixed start-up cost per version, serial and workers
+reports identical)."""
 
 
 def per_scenario(row: Row, name: str) -> Timing:
@@ -197,7 +201,7 @@ def _print(rows: list[Row], commit: str, workers: int) -> None:
     print("seconds and ms as wall / CPU; ms/sc = (run - fixed start-up cost) / scenarios")
     print(
         f"{'scenarios':>9}  {commit + ' s':>15}  {'this s':>13}  {'workers s':>13}  {'speedup':>8}  "
-        f"{'x workers':>9}  {commit + ' ms/sc':>15}  {'this ms/sc':>13}  {'identical':>9}"
+        f"{'x workers':>9}  {commit + ' ms/sc':>15}  {'this ms/sc':>13}  {'serial=workers':>14}"
     )
     for row in rows:
         count, t, _, same = row
@@ -209,7 +213,7 @@ def _print(rows: list[Row], commit: str, workers: int) -> None:
             + "  ".join(
                 f"{f'{c.wall:.1f}/{c.cpu:.1f}':>{w}}" for c, w in ((cost["baseline"], 15), (cost["this"], 13))
             )
-            + f"  {'yes' if same else 'NO':>9}"
+            + f"  {'yes' if same else 'NO':>14}"
         )
     for name in ("baseline", "this"):
         first, last = per_scenario(rows[0], name), per_scenario(rows[-1], name)
