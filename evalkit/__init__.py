@@ -51,6 +51,7 @@ from evalkit.views.frames import (
     EvalRun,
     load_run,
 )
+from evalkit.views.verdict import Verdict, run_verdict
 
 __version__ = evalkit_version()
 
@@ -103,6 +104,7 @@ __all__ = [
     "Thought",
     "ThresholdsError",
     "UsageError",
+    "Verdict",
     "charts",
     "detect_mutations",
     "evaluate",
@@ -115,5 +117,6 @@ __all__ = [
     "run_benchmark",
     "run_eval",
     "run_locomo",
+    "run_verdict",
     "tables",
 ]

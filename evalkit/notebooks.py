@@ -50,9 +50,18 @@ _TEMPLATE = """{%- extends 'lab/index.html.j2' -%}
 {%- block html_head_js -%}{%- endblock html_head_js -%}
 {%- block html_head_js_mathjax -%}{%- endblock html_head_js_mathjax -%}
 {%- block html_head_js_mermaidjs -%}{%- endblock html_head_js_mermaidjs -%}
+{%- block data_png scoped -%}
+{%- set alt = output | get_metadata('alt', 'image/png') -%}
+{{ super() | replace('<img ', '<img alt="' ~ (alt or 'Chart') | escape_html ~ '" ') }}
+{%- endblock data_png -%}
 """
 """The lab template without the scripts it loads from CDNs (require.js, MathJax, Mermaid): reports
-hold no widgets, maths or diagrams, and a report must render offline."""
+hold no widgets, maths or diagrams, and a report must render offline. A PNG's alt attribute is its
+display metadata's `alt` (evalkit charts set it), else "Chart"."""
+
+PAPERMILL_ERROR_TAG = "papermill-error-cell-tag"
+"""The tag of the cells papermill inserts when a cell raised (a red "An Exception was encountered"
+banner at the top and an anchor above the failing cell); the HTML leaves them out."""
 
 _TYPES: dict[str, type | None] = {"int": int, "float": float, "bool": bool, "str": str, "None": None}
 _NONE_WORDS = ("none", "null")
@@ -209,12 +218,15 @@ def run_notebook(
 
 def render_html(notebook: NotebookNode, title: str) -> str:
     """The executed notebook as one self-contained HTML page (nbconvert's `lab` template without
-    its CDN scripts): code cells and prompts hidden, images inline as base64 data URIs, error
-    outputs shortened to `Name: message`."""
+    its CDN scripts): code cells and prompts hidden, images inline as base64 data URIs with their
+    alt text, error outputs shortened to `Name: message`, and papermill's error banner cells left
+    out — a report opens with its own first cells (the verdict), not with an exception banner;
+    the failing cell's `Name: message` still shows where it failed."""
     from jinja2 import DictLoader
     from nbconvert import HTMLExporter
 
     shown = copy.deepcopy(notebook)
+    shown.cells = [c for c in shown.cells if PAPERMILL_ERROR_TAG not in c.get("metadata", {}).get("tags", [])]
     for cell in shown.cells:
         for output in cell.get("outputs", []):
             if output.get("output_type") == "error":

@@ -313,6 +313,23 @@ def test_report_writes_self_contained_html_with_scenario_table_and_charts(
     assert "No gating regressions." in html
     executed = nbformat.read(tmp_path / "eval_report.ipynb", as_version=4)
     assert not [o for c in executed.cells for o in c.get("outputs", []) if o.get("output_type") == "error"]
+    opening = visible_text(html)[:1000]
+    assert "Verdict: PASS" in opening
+    assert "system reference · mode deterministic · top_k 5 · gate min_relevance 0.4" in opening
+    assert "No description has been provided" not in html
+    assert 'alt="Chart: Ungated vs gated, per scenario; recall; precision; MRR"' in html
+    plain = [o["data"]["text/plain"] for c in executed.cells for o in c.get("outputs", []) if "data" in o]
+    assert plain and not [text for text in plain if "Styler at 0x" in text or "<Figure size" in text]
+
+
+def visible_text(html: str) -> str:
+    """The page's text as a reader sees it: no head, styles or scripts; whitespace collapsed."""
+    from bs4 import BeautifulSoup
+
+    soup = BeautifulSoup(html, "html.parser")
+    for hidden in soup(["head", "style", "script"]):
+        hidden.decompose()
+    return " ".join(soup.get_text(" ").split())
 
 
 def _unreachable_thresholds(path: Path, top_k: int = 5) -> Path:
@@ -348,6 +365,12 @@ def test_report_exits_1_with_regressions_on_stderr_and_still_writes_the_html(
     assert "[metric] overall: precision" in err
     html = (tmp_path / "out" / "eval_report.html").read_text(encoding="utf-8")
     assert "RegressionError" in html and "overall: precision" in html
+    opening = visible_text(html)[:1000]
+    assert "Verdict: FAIL — 4 regression(s)" in opening  # the verdict opens the page...
+    assert (
+        "[metric] overall: hit_rate 0.9756 is below its threshold 1.0000" in opening
+    )  # ...with every regression
+    assert "An Exception was encountered" not in html  # ...not papermill's banner
     assert html.count("data:image/png;base64,") >= 3  # the charts above the failing cell are there
     assert (tmp_path / "out" / "eval_report.ipynb").is_file()
 

@@ -574,3 +574,17 @@ def test_detection_table_says_when_none_was_saved_with_the_run():
     styler = detection_table(EvalRun(_report()))
     assert styler.data.empty
     assert "not measured with this run" in styler.to_html()
+
+
+def test_charts_describe_themselves_as_alt_text_and_plain_text(built: EvalRun) -> None:
+    fig = gate_chart(built)
+    assert fig.alt_text == "Chart: Ungated vs gated, per scenario; recall; precision; MRR"
+    data, metadata = fig._repr_mimebundle_()
+    assert data["image/png"].startswith(b"\x89PNG") and metadata == {"image/png": {"alt": fig.alt_text}}
+    assert repr(fig) == fig.alt_text
+
+
+def test_tables_print_their_caption_and_frame_as_plain_text(built: EvalRun) -> None:
+    text = repr(regressions_table(built))
+    assert text.splitlines()[0] == "Regressions: 2 — this run fails the thresholds"
+    assert "category 'explicit-fact': recall 0.7500 is below its threshold 0.9000" in text

@@ -27,12 +27,32 @@ from evalkit.views.styles import (
 
 class ReportFigure(Figure):
     """A matplotlib Figure that renders itself as PNG in IPython (`_repr_png_`), so a notebook
-    displays it — and nbconvert embeds it as base64 — whatever the matplotlib backend."""
+    displays it — and nbconvert embeds it as base64 — whatever the matplotlib backend. The PNG's
+    display metadata carries `alt`, the figure's description (`alt_text`), which
+    `evalkit.notebooks.render_html` writes into the image's alt attribute; the text/plain form
+    is that description too, not `<Figure size …>`."""
+
+    @property
+    def alt_text(self) -> str:
+        """ "Chart: " + the suptitle and each axes' title, "; "-joined ("untitled" when none)."""
+        titles = [ax.get_title() for ax in self.axes if ax.get_title()]
+        if self.get_suptitle():
+            titles.insert(0, self.get_suptitle())
+        return "Chart: " + ("; ".join(titles) or "untitled")
+
+    def __repr__(self) -> str:
+        return self.alt_text
 
     def _repr_png_(self) -> bytes:
         buffer = io.BytesIO()
         self.savefig(buffer, format="png", dpi=100, bbox_inches="tight")
         return buffer.getvalue()
+
+    def _repr_mimebundle_(
+        self, include: object = None, exclude: object = None
+    ) -> tuple[dict[str, bytes], dict[str, dict[str, str]]]:
+        """The PNG with its alt text as display metadata (IPython asks for this first)."""
+        return {"image/png": self._repr_png_()}, {"image/png": {"alt": self.alt_text}}
 
 
 def gate_chart(run: EvalRun) -> ReportFigure:

@@ -82,15 +82,31 @@ def relevant_dropped_css(value: object) -> str:
     return FAIL_CSS if float(value) > 0 else ""  # type: ignore[arg-type]
 
 
+class ReportTable(Styler):
+    """A Styler whose plain-text form is its caption and the frame as text, so an executed
+    notebook's text/plain output (diffs, text viewers) shows the table instead of
+    `<pandas.io.formats.style.Styler at 0x…>`. Styler's chained methods return the same object,
+    so a ReportTable stays one through `.format(...)`, `.map(...)` and the like."""
+
+    def __repr__(self) -> str:
+        # `caption` and `data` are Styler attributes that pandas-stubs does not declare
+        caption, frame = self.caption, self.data  # type: ignore[attr-defined]
+        return f"{caption or ''}\n{frame.to_string()}".lstrip("\n")
+
+
 def styled(frame: pd.DataFrame, caption: str) -> Styler:
-    """The frame's Styler with the caption (left, bold, one line), body cells kept on one line
+    """The frame's ReportTable with the caption (left, bold, one line), body cells kept on one line
     (column headers may wrap, so wide tables stay within the page) and text columns left-aligned."""
-    styler = frame.style.set_caption(caption).set_table_styles(
-        [
-            {"selector": "caption", "props": "text-align: left; font-weight: bold; white-space: nowrap"},
-            {"selector": "td, th.row_heading", "props": "white-space: nowrap"},
-            {"selector": "td, th", "props": "padding: 0.3em 0.35em"},
-        ]
+    styler = (
+        ReportTable(frame)
+        .set_caption(caption)
+        .set_table_styles(
+            [
+                {"selector": "caption", "props": "text-align: left; font-weight: bold; white-space: nowrap"},
+                {"selector": "td, th.row_heading", "props": "white-space: nowrap"},
+                {"selector": "td, th", "props": "padding: 0.3em 0.35em"},
+            ]
+        )
     )
     text: list[Hashable] = [
         c for c in frame.columns if not (is_numeric_dtype(frame[c]) or is_bool_dtype(frame[c]))
