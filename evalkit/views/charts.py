@@ -20,6 +20,7 @@ from evalkit.views.styles import (
     GATED_COLOR,
     METRIC_COLORS,
     METRIC_LABELS,
+    POOL_RELEVANT_COLOR,
     RELEVANT_COLOR,
     UNGATED_COLOR,
 )
@@ -81,14 +82,17 @@ def gate_chart(run: EvalRun) -> ReportFigure:
     axes[0].set_yticks(y, names)
     axes[0].invert_yaxis()
     handles, labels = axes[0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="outside lower center", ncols=2, frameon=False)
+    # above the panels, under the title: visible without scrolling past every scenario
+    fig.legend(handles, labels, loc="outside upper center", ncols=2, frameon=False)
     fig.suptitle("Ungated vs gated, per scenario")
     return fig
 
 
 def dropped_chart(run: EvalRun) -> ReportFigure:
-    """Rows the relevance gate dropped, per scenario: one stacked horizontal bar each, relevant
-    (red) then irrelevant (grey). Without a gated pass the panel says so and holds no bars."""
+    """Rows the relevance gate dropped from the over-fetched pool, per scenario: one stacked
+    horizontal bar each, relevant (amber) then irrelevant (grey); a red label "N lost from top-k"
+    after the bar of each scenario where the gate took relevant rows out of the ungated top-k.
+    Without a gated pass the panel says so and holds no bars."""
     comparison = run.gate_comparison()
     fig = ReportFigure(figsize=(13, 1.6 + 0.35 * max(len(comparison), 1)), layout="constrained")
     ax = fig.subplots()
@@ -100,8 +104,15 @@ def dropped_chart(run: EvalRun) -> ReportFigure:
     y = np.arange(len(comparison))
     relevant = comparison["relevant_dropped"].to_numpy()
     irrelevant = comparison["dropped_rows"].to_numpy() - relevant
-    ax.barh(y, relevant, color=DROPPED_RELEVANT_COLOR, label="relevant rows dropped")
+    ax.barh(y, relevant, color=POOL_RELEVANT_COLOR, label="relevant rows dropped from the pool")
     ax.barh(y, irrelevant, left=relevant, color=DROPPED_IRRELEVANT_COLOR, label="irrelevant rows dropped")
+    for row, lost, end in zip(y, comparison["relevant_lost"], relevant + irrelevant, strict=True):
+        if lost:
+            label = f" {lost} relevant lost from top-k"
+            ax.text(
+                float(end), float(row), label, va="center", color=DROPPED_RELEVANT_COLOR, fontweight="bold"
+            )
+    ax.set_xlim(0, max(1, int((relevant + irrelevant).max())) * 1.3)  # room for the labels
     ax.set_yticks(y, comparison["scenario"])
     ax.invert_yaxis()
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))

@@ -58,20 +58,23 @@ def gate_headline(gated: PassResult) -> str:
 
 
 def render_gate_comparison(run: EvalRun) -> list[str]:
-    """Ungated → gated recall, precision and MRR per scenario and overall, with dropped rows;
-    [] when the run has no gated pass."""
+    """Ungated → gated recall, precision and MRR per scenario and overall, with the rows the
+    gate dropped from the pool, how many were relevant, and the relevant rows it took out of the
+    ungated top-k (`lost@k`, the gate's real cost); [] when the run has no gated pass."""
     result = run.result
     if result.gated is None:
         return []
     lines = [
         gate_headline(result.gated),
-        f"{'scenario':<22} {'recall':>15} {'precision':>15} {'mrr':>15} {'dropped':>8} {'rel.dropped':>11}",
+        f"{'scenario':<22} {'recall':>15} {'precision':>15} {'mrr':>15} {'dropped':>8} {'rel.dropped':>11} "
+        f"{'lost@k':>6}",
     ]
     for row in run.gate_comparison().itertuples(index=False):
         before = {m: getattr(row, m) for m in COMPARED_METRICS}
         after = {m: getattr(row, f"{m}_gated") for m in COMPARED_METRICS}
         lines.append(
-            f"{row.scenario:<22} {_arrows(before, after)} {row.dropped_rows:>8} {row.relevant_dropped:>11}"
+            f"{row.scenario:<22} {_arrows(before, after)} {row.dropped_rows:>8} {row.relevant_dropped:>11} "
+            f"{row.relevant_lost:>6}"
         )
     lines.append(f"{'overall':<22} {_arrows(result.overall.metrics, result.gated.overall.metrics)}")
     return lines

@@ -1,7 +1,8 @@
 """How report tables look: colours, cell styles and number formats, shared by tables and charts.
 
-Red marks what fails CI (status `fail`, relevant rows lost, negative Δ); amber marks what is
-expected or informative (`xfail`, `xpass`, irrelevant drops, superseded/contradicted standing);
+Red marks what fails CI or costs a right answer (status `fail`, relevant rows lost from the top-k,
+negative Δ); amber marks what is expected or informative (`xfail`, `xpass`, rows dropped from the
+over-fetched pool, relevant or not, superseded/contradicted standing);
 green marks a check that did its job. Style functions are public so that tests pin the colours.
 """
 
@@ -41,6 +42,9 @@ UNGATED_COLOR = "#4c72b0"
 GATED_COLOR = "#dd8452"
 RELEVANT_COLOR = "#2f9e44"
 DROPPED_RELEVANT_COLOR = "#c92a2a"
+"""Red: a relevant row the gate took out of the top-k (and the gate's floor line)."""
+POOL_RELEVANT_COLOR = "#f08c00"
+"""Amber: relevant rows the gate dropped from the over-fetched pool (mostly beyond the top-k)."""
 DROPPED_IRRELEVANT_COLOR = "#adb5bd"
 METRIC_COLORS = ("#4c72b0", "#55a868", "#8172b3", "#937860")
 """Recall, precision, MRR, hit rate: no red, which means failure everywhere else."""
@@ -77,8 +81,9 @@ def dropped_css(value: object) -> str:
     return WARN_CSS if float(value) > 0 else ""  # type: ignore[arg-type]
 
 
-def relevant_dropped_css(value: object) -> str:
-    """CSS for a count of relevant rows dropped: red when any were (the gate lost a right answer)."""
+def relevant_lost_css(value: object) -> str:
+    """CSS for a count of relevant rows lost from the top-k: red when any were (the gate cost
+    the user a right answer)."""
     return FAIL_CSS if float(value) > 0 else ""  # type: ignore[arg-type]
 
 
@@ -122,7 +127,8 @@ def style_side_by_side(table: pd.DataFrame, caption: str) -> Styler:
     styler = styled(table, caption).format(precision=3, subset=metrics)
     styler = styler.format(format_delta, subset=where("Δ")).map(delta_css, subset=where("Δ"))
     styler = styler.map(status_css, subset=where("status")).map(dropped_css, subset=where("dropped rows"))
-    styler = styler.map(relevant_dropped_css, subset=where("relevant dropped"))
+    styler = styler.map(dropped_css, subset=where("relevant dropped"))
+    styler = styler.map(relevant_lost_css, subset=where("relevant lost from top-k"))
     return styler.set_table_styles(
         [
             {

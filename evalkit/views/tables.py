@@ -118,8 +118,10 @@ def run_summary(run: EvalRun) -> Styler:
 def scenario_table(run: EvalRun, scenario: str | None = None) -> Styler:
     """One row per scenario (or only `scenario`): category, status, counted (whether it feeds the
     category and overall means: outcome pass and not measure-only), queries, then recall,
-    precision, MRR and hit rate ungated | gated | Δ, then the gate's status, dropped rows and
-    relevant rows dropped. Fail statuses, negative Δ and relevant drops are highlighted."""
+    precision, MRR and hit rate ungated | gated | Δ, then the gate's status, the rows it dropped
+    from the over-fetched pool, how many of those were relevant, and the relevant rows it took
+    out of the ungated top-k ("relevant lost from top-k", the gate's real cost). Fail statuses,
+    negative Δ and relevant rows lost from the top-k are red; pool drops are amber."""
     names = [scenario] if scenario is not None else None
     if scenario is not None:
         check_scenario(run, scenario)
@@ -137,6 +139,7 @@ def scenario_table(run: EvalRun, scenario: str | None = None) -> Styler:
             ("gate", "status"): gated["status"],
             ("gate", "dropped rows"): gated["dropped_rows"],
             ("gate", "relevant dropped"): gated["relevant_dropped"],
+            ("gate", "relevant lost from top-k"): gated["relevant_lost"],
         }
     table = pd.DataFrame(columns)
     table.index.name = None
