@@ -51,6 +51,7 @@ from evalkit.views.frames import (
     EvalRun,
     load_run,
 )
+from evalkit.views.sweep import RECOMMENDATION_COLUMNS, SWEEP_COLUMNS, recommend_gates
 from evalkit.views.verdict import Verdict, run_verdict
 
 __version__ = evalkit_version()
@@ -78,8 +79,10 @@ __all__ = [
     "MUTATION_COLUMNS",
     "OVERALL_COLUMNS",
     "QUERY_COLUMNS",
+    "RECOMMENDATION_COLUMNS",
     "REGRESSION_COLUMNS",
     "SCENARIO_COLUMNS",
+    "SWEEP_COLUMNS",
     "VECTOR_FLOOR",
     "DatasetError",
     "Edge",
@@ -112,6 +115,7 @@ __all__ = [
     "load_suite",
     "make_config",
     "mutations",
+    "recommend_gates",
     "run_and_load",
     "run_beir",
     "run_benchmark",

@@ -21,8 +21,8 @@ from evalkit.harness.results import (
     Regression,
     RunResult,
 )
+from evalkit.harness.sweep import lost_from_top_k
 from evalkit.views.charts import category_chart, dropped_chart, gate_chart, rank_chart
-from evalkit.views.frames import lost_from_top_k
 from evalkit.views.styles import (
     FAIL_CSS,
     GAIN_CSS,

@@ -10,13 +10,14 @@ field changes meaning or shape.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import Field, ValidationError
+from pydantic import Field, SerializerFunctionWrapHandler, ValidationError, model_serializer
 
 from evalkit.errors import ReportError
 from evalkit.files import write_atomic
 from evalkit.harness.provenance import Provenance
+from evalkit.records import GateCandidate
 from evalkit.validation import FrozenModel as _Model
 
 SCHEMA_VERSION = 2
@@ -49,8 +50,27 @@ class DroppedRecord(_Model):
     relevant: bool
 
 
+class CandidateRecord(_Model):
+    """A row that reached the gated pass's relevance gate (`evalkit.records.GateCandidate`):
+    its id, whether BM25 matched it and its vector similarity."""
+
+    id: str
+    bm25: bool
+    similarity: float | None
+
+    def passes(self, floor: float) -> bool:
+        """Whether a gate at `floor` keeps this row (see `GateCandidate.passes`)."""
+        return GateCandidate(self.id, self.bm25, self.similarity).passes(floor)
+
+
 class QueryResult(_Model):
-    """One query of one pass: what came back, its scores and its assertion errors."""
+    """One query of one pass: what came back, its scores and its assertion errors.
+
+    `gate_candidates` (gated pass only): every row that reached the gate, in pipeline order, so
+    that `evalkit.harness.sweep` can re-apply the gate at other values. None — and left out of
+    the JSON — when not recorded: the ungated pass, queries that pin their own gate (they keep it
+    in every pass), and systems that report no candidates.
+    """
 
     index: int
     query: str
@@ -65,6 +85,14 @@ class QueryResult(_Model):
     check_errors: list[str]
     candidates: int = 0
     dropped: list[DroppedRecord] = Field(default_factory=list)
+    gate_candidates: list[CandidateRecord] | None = None
+
+    @model_serializer(mode="wrap")
+    def _leave_out_unrecorded_candidates(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        if self.gate_candidates is None:
+            data.pop("gate_candidates", None)
+        return data
 
 
 class Aggregate(_Model):

@@ -22,10 +22,17 @@ from tqdm import tqdm
 from evalkit.harness.aggregation import mean_metrics, pass_result
 from evalkit.harness.checks import check_query, scenario_status
 from evalkit.harness.config import RunConfig
-from evalkit.harness.results import DroppedRecord, HitRecord, PassResult, QueryResult, ScenarioResult
+from evalkit.harness.results import (
+    CandidateRecord,
+    DroppedRecord,
+    HitRecord,
+    PassResult,
+    QueryResult,
+    ScenarioResult,
+)
 from evalkit.metrics import MetricSpec, parse_metrics, score_query
 from evalkit.progress import progress_enabled
-from evalkit.records import SearchResponse
+from evalkit.records import GateCandidate, SearchResponse
 from evalkit.scenarios import QuerySpec, Scenario, Suite
 from evalkit.scenarios.seeding import own_ids, seed_edges, seed_thoughts
 from evalkit.systems import MemorySystem
@@ -96,7 +103,12 @@ def run_suite(
                         )
                         if pinned is None:
                             gate_values.add(response.min_relevance)
-                        filtered.append(_query_result(index, query, response, k, own, extra_metrics))
+                        result = _query_result(index, query, response, k, own, extra_metrics)
+                        if pinned is None and response.gate_candidates:
+                            result = result.model_copy(
+                                update={"gate_candidates": _candidates(response.gate_candidates)}
+                            )
+                        filtered.append(result)
                     bar.update()
             ungated.append(_scenario_result(scenario, plain))
             if gated:
@@ -158,6 +170,10 @@ def _query_result(
         candidates=response.candidates,
         dropped=[DroppedRecord(id=i, relevant=i in relevant) for i in response.dropped_ids],
     )
+
+
+def _candidates(rows: Sequence[GateCandidate]) -> list[CandidateRecord]:
+    return [CandidateRecord(id=c.id, bm25=c.bm25, similarity=c.similarity) for c in rows]
 
 
 def _scenario_result(scenario: Scenario, queries: list[QueryResult]) -> ScenarioResult:

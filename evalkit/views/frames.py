@@ -12,7 +12,7 @@ frames. Each access returns a fresh copy: changing a frame never changes the run
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from functools import cached_property
 from pathlib import Path
 
@@ -24,13 +24,14 @@ from evalkit.harness.results import (
     DetectionPower,
     GateSummary,
     PassResult,
-    QueryResult,
     RunResult,
     read_result,
     write_result,
 )
+from evalkit.harness.sweep import lost_from_top_k
 from evalkit.metrics import HARNESS_METRICS
 from evalkit.suites.locomo import LOCOMO_CATEGORIES
+from evalkit.views.sweep import DEFAULT_SWEEP_VALUES, gate_sweep
 
 COMPARED_METRICS: tuple[str, ...] = ("recall", "precision", "mrr")
 """The metrics shown ungated → gated side by side (gate comparison, console, gate chart)."""
@@ -218,6 +219,13 @@ class EvalRun:
             table[count] = gated[count]
         return table.rename_axis("scenario").reset_index()[list(GATE_COMPARISON_COLUMNS)]
 
+    def gate_sweep(self, values: Iterable[float] = DEFAULT_SWEEP_VALUES) -> pd.DataFrame:
+        """The gate re-applied to this run's recorded candidates at each value: one row per value ×
+        scope (overall, category, scenario), see `evalkit.views.sweep.SWEEP_COLUMNS`; equal to
+        running the gated pass at each value. Pick gates with `evalkit.recommend_gates(sweep)`.
+        UsageError when the run has no gated pass or recorded no candidates."""
+        return gate_sweep(self.result, values)
+
     def mutations(self) -> pd.DataFrame:
         """The detection power measured with this run (see `mutation_frame`); empty when mutation
         testing did not run with it."""
@@ -364,15 +372,6 @@ class EvalRun:
             for s in result.scenarios
         ]
         return pd.DataFrame(rows, columns=[*SCENARIO_COLUMNS, *self._extra_metrics])
-
-
-def lost_from_top_k(ungated: QueryResult, gated: QueryResult) -> list[str]:
-    """The relevant ids `ungated` retrieved that `gated` (the same query under the gate) did not,
-    in ungated rank order: what the gate took out of the user's top-k. Both passes draw on the same
-    over-fetched pool and the gate only removes rows, so these are exactly the relevant rows of the
-    ungated top-k that the gate dropped."""
-    relevant, kept = set(ungated.relevant), set(gated.retrieved)
-    return [i for i in ungated.retrieved if i in relevant and i not in kept]
 
 
 def _metric_values(metrics: dict[str, float], names: list[str]) -> dict[str, float | None]:
