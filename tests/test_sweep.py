@@ -5,13 +5,18 @@ equals running the gated pass at that value; the sweep frame and the per-categor
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import pytest
 
 from evalkit import EvalRun, UsageError, recommend_gates, run_eval
+from evalkit.cli import main
 from evalkit.harness.results import CandidateRecord, QueryResult, RunResult
 from evalkit.harness.sweep import regate_pass, regate_query
+from evalkit.views.charts import sweep_chart
+from evalkit.views.styles import FAIL_CSS
 from evalkit.views.sweep import gate_sweep
+from evalkit.views.tables import gate_recommendation
 from tests.factories import a_pass, scenario
 from tests.shared import DATASETS
 
@@ -99,7 +104,7 @@ def test_sweep_rows_and_recommendation_by_hand() -> None:
 
 
 def test_sweeping_needs_a_gated_pass_with_recorded_candidates() -> None:
-    with pytest.raises(UsageError, match="no gated pass"):
+    with pytest.raises(UsageError, match="cannot sweep the gate: the run has no gated pass"):
         regate_pass(_run(None), 0.4)
     with pytest.raises(UsageError, match="recorded no gate candidates"):
         regate_pass(_run([_query(["a"], candidates=None)]), 0.4)
@@ -144,3 +149,56 @@ def test_the_sweep_at_zero_is_the_ungated_pass(recorded: EvalRun) -> None:
         assert [q.retrieved for q in mine.queries] == [q.retrieved for q in theirs.queries], mine.name
         if mine.name not in pinned:
             assert mine.metrics == theirs.metrics
+
+
+# --- views: chart, table, console ------------------------------------------------------------------
+
+
+def test_sweep_chart_marks_the_current_gate_and_plots_each_value(recorded: EvalRun) -> None:
+    fig = sweep_chart(recorded, [0.0, 0.4, 0.8])
+    left, right = fig.axes
+    recall, precision, current = left.get_lines()
+    assert list(recall.get_xdata()) == [0.0, 0.4, 0.8]
+    assert list(precision.get_ydata()) == pytest.approx(
+        list(recorded.gate_sweep([0.0, 0.4, 0.8]).query("scope == 'overall'")["precision"])
+    )
+    assert list(current.get_xdata()) == [0.4, 0.4] and current.get_label() == "current gate 0.4"
+    assert len(right.get_lines()) == len(recorded.result.categories) + 1
+
+
+def test_sweep_views_say_why_a_run_cannot_be_swept() -> None:
+    run = EvalRun(_run(None))
+    assert "no gate sweep: the run has no gated pass" in sweep_chart(run).axes[0].texts[0].get_text()
+    table = gate_recommendation(run)
+    assert (
+        table.data.empty
+        and table.caption == "Gate recommendation: the run has no gated pass (it ran with --no-gated)"
+    )
+
+
+def test_gate_recommendation_marks_categories_where_the_current_gate_costs_too_much(
+    recorded: EvalRun,
+) -> None:
+    styler = gate_recommendation(recorded, values=[0.0, 0.2, 0.4])
+    table = styler.data.set_index("name")
+    assert table.loc["multi-hop", "recommended_gate"] == 0.2  # 0.25+ takes one relevant row out of its top-5
+    assert table.loc["explicit-fact", "recommended_gate"] == 0.4
+    column = list(styler.data.columns).index("recommended_gate")
+    row = list(styler.data["name"]).index("multi-hop")
+    assert FAIL_CSS.split(";")[0] in styler.to_html().split(f"_row{row}_col{column}")[1].split("}")[0]
+
+
+def test_sweep_command_prints_the_sweep_and_the_recommendation(
+    recorded: EvalRun, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = recorded.save(tmp_path / "report.json")
+    assert main(["sweep", str(path), "--values", "0,0.4", "--scope", "category"]) == 0
+    out = capsys.readouterr().out
+    assert "current gate 0.4" in out
+    assert out.count(" multi-hop ") == 3  # two sweep rows and one recommendation
+    assert "largest gate losing at most 0.02 recall" in out
+    with pytest.raises(SystemExit) as bad_values:  # argparse: exit 2 at parse time
+        main(["sweep", str(path), "--values", "0,1.5"])
+    assert bad_values.value.code == 2
+    assert main(["sweep", str(tmp_path / "missing.json")]) == 2
+    assert "does not exist" in capsys.readouterr().err

@@ -69,17 +69,24 @@ def regate_pass(result: RunResult, min_relevance: float) -> PassResult:
     category and overall means over gating scenarios, and the gate's totals. UsageError when the
     run has no gated pass or recorded no candidates (a report written before they were recorded:
     re-run it)."""
-    gated = result.gated
-    if gated is None:
-        raise UsageError("the run has no gated pass to re-gate; run it with the gated pass (not --no-gated)")
-    if not any(q.gate_candidates is not None for s in gated.scenarios for q in s.queries):
-        raise UsageError(
-            "the run recorded no gate candidates (written by an older evalkit, or by a system that "
-            "reports none); re-run it with this version to sweep the gate"
-        )
+    reason = unavailable(result)
+    if reason is not None or result.gated is None:
+        raise UsageError(f"cannot sweep the gate: {reason}")
     if not 0.0 <= min_relevance <= 1.0:
         raise UsageError(f"a gate value must be in [0, 1], got {min_relevance}")
-    return pass_result([_regate_scenario(s, min_relevance) for s in gated.scenarios], min_relevance)
+    return pass_result([_regate_scenario(s, min_relevance) for s in result.gated.scenarios], min_relevance)
+
+
+def unavailable(result: RunResult) -> str | None:
+    """Why `result` cannot be re-gated, or None when it can."""
+    if result.gated is None:
+        return "the run has no gated pass (it ran with --no-gated)"
+    if not any(q.gate_candidates is not None for s in result.gated.scenarios for q in s.queries):
+        return (
+            "the run recorded no gate candidates (written by an older evalkit, or by a system that "
+            "reports none); re-run it with this version"
+        )
+    return None
 
 
 def _regate_scenario(scenario: ScenarioResult, min_relevance: float) -> ScenarioResult:

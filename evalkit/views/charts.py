@@ -5,12 +5,14 @@ nothing to close), which renders itself as PNG in IPython and in nbconvert's HTM
 from __future__ import annotations
 
 import io
+from collections.abc import Iterable
 
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
+from evalkit.harness.sweep import unavailable
 from evalkit.memory import VECTOR_FLOOR
 from evalkit.metrics import HARNESS_METRICS
 from evalkit.views.frames import COMPARED_METRICS, EvalRun, by_pass, check_scenario, gate_drops, gate_label
@@ -24,6 +26,7 @@ from evalkit.views.styles import (
     RELEVANT_COLOR,
     UNGATED_COLOR,
 )
+from evalkit.views.sweep import DEFAULT_SWEEP_VALUES
 
 
 class ReportFigure(Figure):
@@ -182,4 +185,38 @@ def rank_chart(run: EvalRun, scenario: str) -> ReportFigure:
         axes[0].axhline(floor, linestyle=":", color=DROPPED_RELEVANT_COLOR, linewidth=1.5, label="gate floor")
     fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncols=5, frameon=False)
     fig.suptitle(f"{scenario}: similarity and relevance by rank (ungated pass, one line per query)")
+    return fig
+
+
+def sweep_chart(run: EvalRun, values: Iterable[float] = DEFAULT_SWEEP_VALUES) -> ReportFigure:
+    """The gate sweep (`EvalRun.gate_sweep`): overall recall and precision against the gate value
+    (left) and each category's recall (right), with the run's gate marked by a dashed line. When
+    the run cannot be swept (no gated pass, no recorded candidates) the figure says why."""
+    fig = ReportFigure(figsize=(13, 4.6), layout="constrained")
+    reason = unavailable(run.result)
+    if reason is not None or run.result.gated is None:
+        ax = fig.subplots()
+        ax.text(0.5, 0.5, f"no gate sweep: {reason}", ha="center", va="center", wrap=True)
+        ax.set_axis_off()
+        return fig
+    sweep = run.gate_sweep(values)
+    current = run.result.gated.relevance_gate.min_relevance
+    overall = sweep[sweep["scope"] == "overall"]
+    left, right = fig.subplots(1, 2, sharey=True)
+    for metric, color in (("recall", METRIC_COLORS[0]), ("precision", METRIC_COLORS[1])):
+        left.plot(
+            overall["min_relevance"], overall[metric], marker="o", color=color, label=METRIC_LABELS[metric]
+        )
+    left.set_title("Overall recall and precision")
+    categories = sweep[sweep["scope"] == "category"]
+    for name, group in categories.groupby("name", sort=False):
+        right.plot(group["min_relevance"], group["recall"], marker=".", label=str(name))
+    right.set_title("Recall per category")
+    for ax in (left, right):
+        ax.axvline(current, linestyle="--", color="#495057", linewidth=1.2, label=f"current gate {current:g}")
+        ax.set_xlabel("min_relevance (gate)")
+        ax.set_ylim(0, 1.05)
+        ax.grid(alpha=0.3)
+        ax.legend(loc="lower left", fontsize="small")
+    fig.suptitle(f"Gate sweep from the recorded candidates ({len(overall)} gate values)")
     return fig

@@ -154,3 +154,20 @@ def render_detection(detection: DetectionPower) -> str:
         else f"Not as expected: {', '.join(escaped)}"
     )
     return "\n".join(lines)
+
+
+def render_sweep(run: EvalRun, sweep: pd.DataFrame, recommendation: pd.DataFrame, tolerance: float) -> str:
+    """What `evalkit sweep` prints: the sweep rows given (one per gate value × scope), then the
+    recommended gate per overall/category scope and the run's current gate."""
+    gated = run.result.gated
+    current = "none" if gated is None else f"{gated.relevance_gate.min_relevance:g}"
+    lines = [
+        f"Gate sweep · mode {run.result.mode} · system {run.result.system} · top_k {run.result.top_k} · "
+        f"current gate {current} (recomputed from the run's recorded candidates)",
+        "",
+        _table(sweep),
+        "",
+        f"Recommended gate per category: the largest gate losing at most {tolerance:g} recall",
+        _table(recommendation),
+    ]
+    return "\n".join(lines)

@@ -15,10 +15,13 @@ Conventions:
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import pandas as pd
 from pandas.io.formats.style import Styler
 
 from evalkit.errors import RegressionError
+from evalkit.harness.sweep import unavailable
 from evalkit.metrics import HARNESS_METRICS
 from evalkit.views.frames import EvalRun, by_pass, check_scenario, gate_label
 from evalkit.views.styles import (
@@ -37,6 +40,12 @@ from evalkit.views.styles import (
     true_quiet_css,
     yes_blank,
 )
+from evalkit.views.sweep import (
+    DEFAULT_SWEEP_VALUES,
+    DEFAULT_TOLERANCE,
+    RECOMMENDATION_COLUMNS,
+    recommend_gates,
+)
 
 
 def assert_thresholds(run: EvalRun, fail: bool = True) -> str:
@@ -53,6 +62,29 @@ def assert_thresholds(run: EvalRun, fail: bool = True) -> str:
     if fail:
         raise RegressionError(message)
     return message + "\n(not raised: fail_on_regression is False)"
+
+
+def gate_recommendation(
+    run: EvalRun, tolerance: float = DEFAULT_TOLERANCE, values: Iterable[float] = DEFAULT_SWEEP_VALUES
+) -> Styler:
+    """Per category and overall: the largest swept gate whose recall loss stays within `tolerance`
+    (`evalkit.recommend_gates`), with recall, its loss, precision and its gain at that gate. A
+    recommended gate below the run's gate is red (the current gate costs more recall there than
+    tolerated). When the run cannot be swept, an empty table whose caption says why."""
+    reason = unavailable(run.result)
+    if reason is not None or run.result.gated is None:
+        return styled(pd.DataFrame(columns=list(RECOMMENDATION_COLUMNS)), f"Gate recommendation: {reason}")
+    current = run.result.gated.relevance_gate.min_relevance
+    table = recommend_gates(run.gate_sweep(values), tolerance)
+    caption = (
+        f"Gate recommendation: the largest gate losing at most {tolerance:g} recall "
+        f"(current gate {current:g}; red = the current gate costs more there)"
+    )
+    styler = styled(table, caption).hide(axis="index").format(precision=3, na_rep="none within tolerance")
+    too_strict = [
+        FAIL_CSS if gate < current - 1e-9 else "" for gate in table["recommended_gate"].fillna(-1.0)
+    ]
+    return styler.apply(lambda _: too_strict, subset=["recommended_gate"], axis=0)
 
 
 def detection_table(run: EvalRun) -> Styler:
