@@ -2,9 +2,20 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from pathlib import Path
+
 from evalkit.harness.aggregation import mean_metrics, pass_result
 from evalkit.harness.checks import scenario_status
-from evalkit.harness.results import DroppedRecord, PassResult, QueryResult, ScenarioResult
+from evalkit.harness.config import RunConfig
+from evalkit.harness.results import (
+    DroppedRecord,
+    PassResult,
+    QueryResult,
+    Regression,
+    RunResult,
+    ScenarioResult,
+)
 
 
 def query(
@@ -54,3 +65,35 @@ def scenario(
 
 def a_pass(*scenarios: ScenarioResult, gate: float = 0.0) -> PassResult:
     return pass_result(list(scenarios), gate)
+
+
+def a_run(
+    ungated: PassResult,
+    *,
+    gated: PassResult | None = None,
+    regressions: Sequence[Regression] = (),
+    notes: Sequence[str] = (),
+    thresholds: Path | None = Path("thresholds.json"),
+) -> RunResult:
+    """A deterministic run of the reference system at top_k 7 with these passes."""
+    return RunResult(
+        **ungated.model_dump(),
+        mode="deterministic",
+        generated_at="2026-01-02T03:04:05+00:00",
+        top_k=7,
+        system="reference",
+        provenance={
+            "config": RunConfig(thresholds=thresholds),
+            "evalkit_version": "0.1.0",
+            "git": {"commit": None, "dirty": None},
+            "python": "3.11.7",
+            "platform": "Linux",
+            "packages": {},
+            "dataset_digest": "f" * 64,
+            "system": {"system": "reference"},
+            "embedder": None,
+        },
+        regressions=list(regressions),
+        notes=list(notes),
+        gated=gated,
+    )

@@ -3,11 +3,12 @@ as text and as HTML, on hand-built runs."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
-from evalkit import EvalRun, RunConfig, run_verdict
-from evalkit.harness.results import Regression, RunResult
-from tests.factories import a_pass, query, scenario
+from evalkit import EvalRun, run_verdict
+from evalkit.harness.results import Regression
+from tests.factories import a_pass, a_run, query, scenario
 
 TWO = [
     Regression(kind="assertion", message="facts: forbid: 'x' was retrieved at rank 1", scenario="facts"),
@@ -17,34 +18,13 @@ TWO = [
 
 def _run(
     regressions: list[Regression],
-    notes: list[str] = (),
+    notes: Sequence[str] = (),
     thresholds: Path | None = Path("t.json"),
     gate: bool = True,
 ) -> EvalRun:
     ungated = a_pass(scenario("facts", "explicit-fact", [query(0)]))
-    return EvalRun(
-        RunResult(
-            **ungated.model_dump(),
-            mode="deterministic",
-            generated_at="2026-01-02T03:04:05+00:00",
-            top_k=7,
-            system="reference",
-            provenance={
-                "config": RunConfig(thresholds=thresholds),
-                "evalkit_version": "0.1.0",
-                "git": {"commit": None, "dirty": None},
-                "python": "3.11.7",
-                "platform": "Linux",
-                "packages": {},
-                "dataset_digest": "f" * 64,
-                "system": {"system": "reference"},
-                "embedder": None,
-            },
-            regressions=regressions,
-            notes=list(notes),
-            gated=a_pass(scenario("facts", "explicit-fact", [query(0)]), gate=0.35) if gate else None,
-        )
-    )
+    gated = a_pass(scenario("facts", "explicit-fact", [query(0)]), gate=0.35) if gate else None
+    return EvalRun(a_run(ungated, gated=gated, regressions=regressions, notes=notes, thresholds=thresholds))
 
 
 def test_a_run_without_regressions_passes_and_names_what_ran() -> None:

@@ -29,8 +29,10 @@ from evalkit.harness.results import (
     write_result,
 )
 from evalkit.harness.sweep import lost_from_top_k
+from evalkit.harness.uncertainty import DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED, SMALL_SAMPLE
 from evalkit.metrics import HARNESS_METRICS
 from evalkit.suites.locomo import LOCOMO_CATEGORIES
+from evalkit.views.intervals import interval_frame
 from evalkit.views.sweep import DEFAULT_SWEEP_VALUES, gate_sweep
 
 COMPARED_METRICS: tuple[str, ...] = ("recall", "precision", "mrr")
@@ -225,6 +227,21 @@ class EvalRun:
         running the gated pass at each value. Pick gates with `evalkit.recommend_gates(sweep)`.
         UsageError when the run has no gated pass or recorded no candidates."""
         return gate_sweep(self.result, values)
+
+    def confidence_intervals(
+        self,
+        *,
+        resamples: int = DEFAULT_RESAMPLES,
+        level: float = DEFAULT_LEVEL,
+        seed: int = DEFAULT_SEED,
+        small_sample: int = SMALL_SAMPLE,
+    ) -> pd.DataFrame:
+        """Seeded bootstrap intervals of the overall and per-category means of every harness
+        metric, per pass (`evalkit.views.intervals.INTERVAL_COLUMNS`); `small_sample` flags scopes
+        with fewer queries than that."""
+        return interval_frame(
+            self._queries, resamples=resamples, level=level, seed=seed, small_sample=small_sample
+        )
 
     def mutations(self) -> pd.DataFrame:
         """The detection power measured with this run (see `mutation_frame`); empty when mutation

@@ -22,12 +22,14 @@ from pandas.io.formats.style import Styler
 
 from evalkit.errors import RegressionError
 from evalkit.harness.sweep import unavailable
+from evalkit.harness.uncertainty import DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED, SMALL_SAMPLE
 from evalkit.metrics import HARNESS_METRICS
 from evalkit.views.frames import EvalRun, by_pass, check_scenario, gate_label
 from evalkit.views.styles import (
     FAIL_CSS,
     GOOD_CSS,
     METRIC_LABELS,
+    WARN_CSS,
     dropped_label,
     nonempty_fail_css,
     regression_count_css,
@@ -189,6 +191,47 @@ def category_table(run: EvalRun) -> Styler:
     table.index.name = None
     styler = style_side_by_side(table, caption(run, "Per category and overall (gating scenarios only)"))
     return styler.set_properties(subset=pd.IndexSlice[["overall"], :], **{"font-weight": "bold"})
+
+
+def interval_table(
+    run: EvalRun,
+    *,
+    resamples: int = DEFAULT_RESAMPLES,
+    level: float = DEFAULT_LEVEL,
+    seed: int = DEFAULT_SEED,
+    small_sample: int = SMALL_SAMPLE,
+) -> Styler:
+    """Overall and per category (ungated pass, gating queries): queries, a small-sample flag,
+    then each metric's mean and its seeded bootstrap interval as "[low, high]" (EvalRun.
+    confidence_intervals). Small samples are amber: one query more or less moves their means a lot."""
+    frame = run.confidence_intervals(resamples=resamples, level=level, seed=seed, small_sample=small_sample)
+    frame = frame[frame["pass"] == "ungated"]
+    names = list(dict.fromkeys(frame["name"]))
+    first = frame.drop_duplicates("name").set_index("name")
+    columns: dict[tuple[str, str], list[object]] = {
+        ("", "queries"): [int(first.loc[n, "queries"]) for n in names],
+        ("", "small sample"): ["yes" if first.loc[n, "small_sample"] else "" for n in names],
+    }
+    for metric in HARNESS_METRICS:
+        rows = frame[frame["metric"] == metric].set_index("name")
+        columns[(METRIC_LABELS[metric], "mean")] = [float(rows.loc[n, "mean"]) for n in names]
+        columns[(METRIC_LABELS[metric], f"{level:.0%} CI")] = [
+            _interval(rows.loc[n, "ci_low"], rows.loc[n, "ci_high"]) for n in names
+        ]
+    table = pd.DataFrame(columns, index=pd.Index(names))
+    caption = (
+        f"Uncertainty: {level:.0%} percentile bootstrap intervals ({resamples} resamples, seed {seed}); "
+        f"small sample = fewer than {small_sample} queries"
+    )
+    styler = styled(table, caption).format(precision=3, subset=[c for c in table.columns if c[1] == "mean"])
+    return styler.map(lambda v: WARN_CSS if v == "yes" else "", subset=[("", "small sample")])
+
+
+def _interval(low: object, high: object) -> str:
+    low_value, high_value = float(low), float(high)  # type: ignore[arg-type]
+    if low_value != low_value:  # NaN: fewer than two queries
+        return "n/a (1 query)"
+    return f"[{low_value:.3f}, {high_value:.3f}]"
 
 
 def assertion_failures(run: EvalRun) -> Styler:
