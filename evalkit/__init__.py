@@ -38,6 +38,13 @@ from evalkit.memory import DEFAULT_MIN_RELEVANCE, VECTOR_FLOOR, MemoryStore, Sto
 from evalkit.records import Edge, Hit, SearchResponse, Thought
 from evalkit.scenarios import Suite, load_suite
 from evalkit.systems import MemorySystem, ReferenceSystem, ScenarioMemory
+from evalkit.views.compare import (
+    COMPARISON_METRIC_COLUMNS,
+    COMPARISON_QUERY_COLUMNS,
+    COMPARISON_SCENARIO_COLUMNS,
+    RunComparison,
+    compare_runs,
+)
 from evalkit.views.frames import (
     CATEGORY_COLUMNS,
     DROPPED_COLUMNS,
@@ -72,6 +79,9 @@ def __getattr__(name: str) -> ModuleType:
 
 __all__ = [
     "CATEGORY_COLUMNS",
+    "COMPARISON_METRIC_COLUMNS",
+    "COMPARISON_QUERY_COLUMNS",
+    "COMPARISON_SCENARIO_COLUMNS",
     "DEFAULT_MIN_RELEVANCE",
     "DROPPED_COLUMNS",
     "GATE_COMPARISON_COLUMNS",
@@ -97,6 +107,7 @@ __all__ = [
     "ReferenceSystem",
     "RegressionError",
     "ReportError",
+    "RunComparison",
     "RunConfig",
     "RunResult",
     "ScenarioMemory",
@@ -109,6 +120,7 @@ __all__ = [
     "UsageError",
     "Verdict",
     "charts",
+    "compare_runs",
     "detect_mutations",
     "evaluate",
     "load_run",

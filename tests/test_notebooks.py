@@ -35,7 +35,7 @@ SCENARIOS = [s.name for s in load_suite(ROOT / "datasets").scenarios]
 
 
 def test_the_report_notebooks_exist() -> None:
-    assert [p.stem for p in NOTEBOOKS] == ["eval_report", "scenario_drilldown"]
+    assert [p.stem for p in NOTEBOOKS] == ["compare_runs", "eval_report", "scenario_drilldown"]
 
 
 @pytest.fixture(params=NOTEBOOKS, ids=lambda p: p.stem)
@@ -381,7 +381,7 @@ def test_report_exits_1_with_regressions_on_stderr_and_still_writes_the_html(
     [
         (["-p", "colour", "red"], "does not declare parameter(s) 'colour'"),
         (["-p", "top_k", "many"], "parameter 'top_k' of eval_report.ipynb expects int, got 'many'"),
-        (["--notebook", "nope"], "available notebooks: eval_report, scenario_drilldown"),
+        (["--notebook", "nope"], "available notebooks: compare_runs, eval_report, scenario_drilldown"),
     ],
 )
 def test_report_rejects_bad_parameters_with_exit_2(

@@ -11,6 +11,7 @@ import pandas as pd
 
 from evalkit.harness.results import DetectionPower, PassResult
 from evalkit.metrics import HARNESS_METRICS
+from evalkit.views.compare import RunComparison, changed_queries
 from evalkit.views.frames import (
     CAUGHT_BY_MESSAGES,
     COMPARED_METRICS,
@@ -170,4 +171,29 @@ def render_sweep(run: EvalRun, sweep: pd.DataFrame, recommendation: pd.DataFrame
         f"Recommended gate per category: the largest gate losing at most {tolerance:g} recall",
         _table(recommendation),
     ]
+    return "\n".join(lines)
+
+
+def render_comparison(comparison: RunComparison) -> str:
+    """What `evalkit compare` prints: both runs' identity, the per-metric test, scenario status
+    flips, and the queries whose metrics or first relevant rank changed."""
+    scenarios, queries = comparison.scenarios, comparison.queries
+    flips = scenarios[scenarios["flipped"]]
+    deltas = [f"{m}_delta" for m in HARNESS_METRICS]
+    changed = changed_queries(queries)
+    lines = [
+        f"Comparing two runs ({comparison.pass_name} pass; Δ = B − A; p = paired permutation test)",
+        comparison.identity,
+        f"paired queries: {len(queries)} ({int(queries['counted'].sum())} gating); only in A: "
+        f"{comparison.only_a}; only in B: {comparison.only_b}",
+        "",
+        _table(comparison.metrics),
+        "",
+        f"Scenario status flips: {len(flips)}",
+    ]
+    lines += [f"  {r.scenario}: {r.status_a} → {r.status_b}" for r in flips.itertuples()]
+    lines += ["", f"Queries that changed: {len(changed)}"]
+    if len(changed):
+        columns = ["scenario", "query_index", *deltas, "first_relevant_a", "first_relevant_b", "rank_move"]
+        lines.append(_table(changed[columns]))
     return "\n".join(lines)

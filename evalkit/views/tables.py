@@ -15,7 +15,7 @@ Conventions:
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Hashable, Iterable
 
 import pandas as pd
 from pandas.io.formats.style import Styler
@@ -24,13 +24,16 @@ from evalkit.errors import RegressionError
 from evalkit.harness.sweep import unavailable
 from evalkit.harness.uncertainty import DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED, SMALL_SAMPLE
 from evalkit.metrics import HARNESS_METRICS
+from evalkit.views.compare import RunComparison, changed_queries
 from evalkit.views.frames import EvalRun, by_pass, check_scenario, gate_label
 from evalkit.views.styles import (
     FAIL_CSS,
     GOOD_CSS,
     METRIC_LABELS,
     WARN_CSS,
+    delta_css,
     dropped_label,
+    format_delta,
     nonempty_fail_css,
     regression_count_css,
     relevant_row_css,
@@ -373,3 +376,47 @@ def metric_columns(ungated: pd.DataFrame, gated: pd.DataFrame | None) -> dict[tu
             columns[(label, "gated")] = gated[metric]
             columns[(label, "Δ")] = gated[metric] - ungated[metric]
     return columns
+
+
+def comparison_metrics(comparison: RunComparison) -> Styler:
+    """Per harness metric: paired gating queries, mean of A and of B, Δ = B − A and the paired
+    permutation p-value; Δ coloured like the gate's Δ, p-values below 0.05 in bold."""
+    table = comparison.metrics.rename(columns={"mean_a": "A", "mean_b": "B", "delta": "Δ", "p_value": "p"})
+    caption = f"Run B vs run A, {comparison.pass_name} pass (p: two-sided paired permutation test)"
+    styler = styled(table, caption).hide(axis="index").format(precision=4, subset=["A", "B", "p"])
+    styler = styler.format(format_delta, subset=["Δ"]).map(delta_css, subset=["Δ"])
+    return styler.map(lambda p: "font-weight: bold" if p < 0.05 else "", subset=["p"])
+
+
+def comparison_scenarios(comparison: RunComparison) -> Styler:
+    """Per scenario: status in A and B (a flip in red when B fails) and Δ of each metric."""
+    frame = comparison.scenarios
+    table = frame[["scenario", "category", "status_a", "status_b", *(f"{m}_delta" for m in HARNESS_METRICS)]]
+    table = table.rename(columns={f"{m}_delta": f"Δ {METRIC_LABELS[m]}" for m in HARNESS_METRICS})
+    flips = int(frame["flipped"].sum())
+    styler = styled(table, f"Per scenario: {flips} status flip(s); Δ = B − A").hide(axis="index")
+    deltas: list[Hashable] = [f"Δ {METRIC_LABELS[m]}" for m in HARNESS_METRICS]
+    styler = styler.format(format_delta, subset=deltas).map(delta_css, subset=deltas)
+    return styler.map(status_css, subset=["status_a", "status_b"])
+
+
+def comparison_queries(comparison: RunComparison) -> Styler:
+    """The paired queries whose metrics or first relevant rank changed: scenario, query number,
+    query, Δ of each metric, first relevant rank in A and B and the move ("up 2", "lost", ...)."""
+    frame = comparison.queries
+    changed = changed_queries(frame)
+    table = pd.DataFrame(
+        {
+            "scenario": changed["scenario"],
+            "query #": changed["query_index"] + 1,
+            "query": changed["query"],
+            **{f"Δ {METRIC_LABELS[m]}": changed[f"{m}_delta"] for m in HARNESS_METRICS},
+            "first relevant A": changed["first_relevant_a"],
+            "first relevant B": changed["first_relevant_b"],
+            "move": changed["rank_move"],
+        }
+    )
+    labels: list[Hashable] = [f"Δ {METRIC_LABELS[m]}" for m in HARNESS_METRICS]
+    styler = styled(table, f"Queries that changed: {len(table)} of {len(frame)}").hide(axis="index")
+    styler = styler.format(format_delta, subset=labels).map(delta_css, subset=labels)
+    return styler.format(precision=0, na_rep="—", subset=["first relevant A", "first relevant B"])
