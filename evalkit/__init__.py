@@ -58,6 +58,7 @@ from evalkit.views.frames import (
     EvalRun,
     load_run,
 )
+from evalkit.views.history import history_table, load_history
 from evalkit.views.sweep import RECOMMENDATION_COLUMNS, SWEEP_COLUMNS, recommend_gates
 from evalkit.views.verdict import Verdict, run_verdict
 
@@ -123,6 +124,8 @@ __all__ = [
     "compare_runs",
     "detect_mutations",
     "evaluate",
+    "history_table",
+    "load_history",
     "load_run",
     "load_suite",
     "make_config",

@@ -124,6 +124,7 @@ def test_eval_report_declares_the_documented_parameters() -> None:
         "save_json": "str",
         "fail_on_regression": "bool",
         "mutants": "bool",
+        "history": "str",
     }
     assert declared["datasets"].default == "../datasets"
     assert declared["min_relevance"].default is None
@@ -132,6 +133,7 @@ def test_eval_report_declares_the_documented_parameters() -> None:
         "thresholds",
         "report_json",
         "save_json",
+        "history",
     ]
 
 

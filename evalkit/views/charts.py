@@ -220,3 +220,34 @@ def sweep_chart(run: EvalRun, values: Iterable[float] = DEFAULT_SWEEP_VALUES) ->
         ax.legend(loc="lower left", fontsize="small")
     fig.suptitle(f"Gate sweep from the recorded candidates ({len(overall)} gate values)")
     return fig
+
+
+def trend_chart(history: pd.DataFrame) -> ReportFigure:
+    """The run history (`evalkit.load_history`): one panel per harness metric, the overall
+    ungated mean of each run in append order, one line per (mode, top_k) series; a run with
+    regressions is drawn as a red cross. An empty history gives a figure that says so."""
+    overall = history[(history["pass"] == "ungated") & (history["scope"] == "overall")]
+    fig = ReportFigure(figsize=(13, 3.8), layout="constrained")
+    if overall.empty:
+        ax = fig.subplots()
+        ax.text(0.5, 0.5, "no run history yet: `evalkit run` appends each run", ha="center", va="center")
+        ax.set_axis_off()
+        return fig
+    order = {run: i for i, run in enumerate(dict.fromkeys(overall["run_id"]), start=1)}
+    axes = fig.subplots(1, len(HARNESS_METRICS), sharey=True)
+    for ax, metric in zip(axes, HARNESS_METRICS, strict=True):
+        rows = overall[overall["metric"] == metric].assign(run=lambda f: f["run_id"].map(order))
+        for (mode, top_k), series in rows.groupby(["mode", "top_k"], sort=False):
+            ax.plot(series["run"], series["value"], marker="o", label=f"{mode}, top_k {top_k}")
+            failed = series[series["regressions"] > 0]
+            ax.scatter(
+                failed["run"], failed["value"], marker="x", s=80, color=DROPPED_RELEVANT_COLOR, zorder=3
+            )
+        ax.set_title(METRIC_LABELS[metric])
+        ax.set_xlabel("run (oldest first)")
+        ax.set_ylim(0, 1.05)
+        ax.grid(alpha=0.3)
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    fig.legend(*axes[0].get_legend_handles_labels(), loc="outside upper center", ncols=4, frameon=False)
+    fig.suptitle(f"Trend over {len(order)} run(s) (overall, ungated pass; red cross = run with regressions)")
+    return fig

@@ -197,3 +197,10 @@ def render_comparison(comparison: RunComparison) -> str:
         columns = ["scenario", "query_index", *deltas, "first_relevant_a", "first_relevant_b", "rank_move"]
         lines.append(_table(changed[columns]))
     return "\n".join(lines)
+
+
+def render_history(table: pd.DataFrame, path: object) -> str:
+    """What `evalkit history` prints: one line per run (see `history_table`), or that there is none."""
+    if table.empty:
+        return f"no runs in {path} yet (`evalkit run` appends each run)"
+    return f"{len(table)} run(s) in {path}, oldest first (overall, ungated pass):\n{_table(table)}"
