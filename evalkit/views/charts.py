@@ -15,7 +15,15 @@ from matplotlib.ticker import MaxNLocator
 from evalkit.harness.sweep import unavailable
 from evalkit.memory import VECTOR_FLOOR
 from evalkit.metrics import HARNESS_METRICS
-from evalkit.views.frames import COMPARED_METRICS, EvalRun, by_pass, check_scenario, gate_drops, gate_label
+from evalkit.views.frames import (
+    COMPARED_METRICS,
+    EvalRun,
+    benchmark_metric_frame,
+    by_pass,
+    check_scenario,
+    gate_drops,
+    gate_label,
+)
 from evalkit.views.styles import (
     DROPPED_IRRELEVANT_COLOR,
     DROPPED_RELEVANT_COLOR,
@@ -250,4 +258,24 @@ def trend_chart(history: pd.DataFrame) -> ReportFigure:
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     fig.legend(*axes[0].get_legend_handles_labels(), loc="outside upper center", ncols=4, frameon=False)
     fig.suptitle(f"Trend over {len(order)} run(s) (overall, ungated pass; red cross = run with regressions)")
+    return fig
+
+
+def benchmark_chart(run: EvalRun) -> ReportFigure:
+    """A benchmark run's own metrics: one bar per metric (overall, ungated pass), labelled with
+    its value. A run without benchmark metrics gives a figure that says so."""
+    fig = ReportFigure(figsize=(13, 3.6), layout="constrained")
+    ax = fig.subplots()
+    if not run.extra_metrics:
+        ax.text(0.5, 0.5, "no benchmark metrics in this run", ha="center", va="center")
+        ax.set_axis_off()
+        return fig
+    overall = benchmark_metric_frame(run).iloc[-1]
+    names = list(run.extra_metrics)
+    values = [float(overall[m]) for m in names]
+    bars = ax.bar(names, values, color=UNGATED_COLOR)
+    ax.bar_label(bars, labels=[f"{v:.3f}" for v in values])
+    ax.set_ylim(0, 1.1)
+    ax.grid(axis="y", alpha=0.3)
+    ax.set_title(f"Benchmark metrics, overall over {int(overall['queries'])} queries (ungated pass)")
     return fig

@@ -25,7 +25,14 @@ from evalkit.harness.sweep import unavailable
 from evalkit.harness.uncertainty import DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED, SMALL_SAMPLE
 from evalkit.metrics import HARNESS_METRICS
 from evalkit.views.compare import RunComparison, changed_queries
-from evalkit.views.frames import EvalRun, by_pass, check_scenario, gate_label
+from evalkit.views.frames import (
+    EvalRun,
+    benchmark_metric_frame,
+    by_pass,
+    check_scenario,
+    gate_label,
+    question_category_frame,
+)
 from evalkit.views.styles import (
     FAIL_CSS,
     GOOD_CSS,
@@ -420,3 +427,28 @@ def comparison_queries(comparison: RunComparison) -> Styler:
     styler = styled(table, f"Queries that changed: {len(table)} of {len(frame)}").hide(axis="index")
     styler = styler.format(format_delta, subset=labels).map(delta_css, subset=labels)
     return styler.format(precision=0, na_rep="—", subset=["first relevant A", "first relevant B"])
+
+
+def benchmark_table(run: EvalRun) -> Styler:
+    """A benchmark run's own metrics (nDCG@k, MAP, recall@k, R-precision, ... as the run recorded
+    them) per scenario and overall, ungated pass. For a run without benchmark metrics, an empty
+    table whose caption says so."""
+    if not run.extra_metrics:
+        return styled(pd.DataFrame(columns=["scenario", "queries"]), "Benchmark metrics: none in this run")
+    frame = benchmark_metric_frame(run)
+    styler = styled(frame, f"Benchmark metrics ({', '.join(run.extra_metrics)}), ungated pass").hide(
+        axis="index"
+    )
+    styler = styler.format(precision=4, subset=list(run.extra_metrics))
+    return styler.set_properties(subset=pd.IndexSlice[[len(frame) - 1], :], **{"font-weight": "bold"})
+
+
+def question_category_table(run: EvalRun) -> Styler:
+    """Per LoCoMo question category (multi-hop, temporal, open-domain, single-hop, adversarial)
+    and overall: queries and every benchmark metric of the run. For a run whose queries carry no
+    category (not LoCoMo), an empty table whose caption says so."""
+    if not run.extra_metrics or run.queries["query_category"].isna().any():
+        return styled(pd.DataFrame(columns=["category", "name"]), "Per question category: not a LoCoMo run")
+    frame = question_category_frame(run, run.extra_metrics)
+    styler = styled(frame, "Per LoCoMo question category, ungated pass").hide(axis="index")
+    return styler.format(precision=4, subset=list(run.extra_metrics))
