@@ -3,8 +3,12 @@
 Contract of `run_notebook`:
 - The notebook's parameters are read from its one cell tagged `parameters`: one annotated literal
   per line, `top_k: int = 5  # results per query`. Annotations may be `int`, `float`, `bool`,
-  `str` or a union of them with `None` (`float | None`). A parameter the notebook does not
-  declare, or a value of the wrong type, is a UsageError — papermill itself would only warn.
+  `str` or a union of them with `None` (`float | None`, `Optional[float]`), optionally quoted.
+  Declare optional ones as `min_relevance: "Optional[float]" = None`: papermill's own parser
+  (`papermill --help-notebook`, its type hints) reads only word characters and brackets, and the
+  quotes keep the kernel from evaluating `Optional`; help comments must hold no `=` (papermill
+  skips such lines). They are read as the canonical `float | None`. A parameter the notebook does
+  not declare, or a value of the wrong type, is a UsageError — papermill itself would only warn.
 - Path parameters (their help comment starts with "path") given as relative paths are resolved
   against the caller's working directory; the notebook itself runs with its own folder as the
   working directory, so its defaults (`"../datasets"`) are relative to the notebook.
@@ -271,7 +275,7 @@ def _parse_parameters_cell(path: Path, source: str) -> dict[str, Parameter]:
             raise ReportError(
                 f"{path}: parameters cell line {node.lineno}: expected `name: type = value`, got {line!r}"
             )
-        name, annotation = node.target.id, ast.unparse(node.annotation)
+        name, annotation = node.target.id, _annotation_text(node.annotation)
         if any(part.strip() not in _TYPES for part in annotation.split("|")):
             raise ReportError(
                 f"{path}: parameter {name!r} has type {annotation!r}; use int, float, bool, str, "
@@ -285,6 +289,20 @@ def _parse_parameters_cell(path: Path, source: str) -> dict[str, Parameter]:
             ) from exc
         found[name] = Parameter(name, annotation, default, comments.get(node.lineno, ""))
     return found
+
+
+def _annotation_text(node: ast.expr) -> str:
+    """The annotation as `float | None` text: a quoted annotation is parsed, and `Optional[X]`
+    becomes `X | None`; anything else is returned as written (and rejected by the caller)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        text = node.value
+        try:
+            node = ast.parse(text, mode="eval").body
+        except SyntaxError:
+            return text
+    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id == "Optional":
+        return f"{ast.unparse(node.slice)} | None"
+    return ast.unparse(node)
 
 
 def _check_names(declared: Mapping[str, Parameter], names: Iterable[str], notebook: str | Path) -> None:

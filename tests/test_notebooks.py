@@ -181,6 +181,25 @@ def test_read_parameters_reads_names_types_defaults_and_help(tmp_path: Path) -> 
     assert declared["data"].is_path and not declared["top_k"].is_path
 
 
+def test_quoted_optional_annotations_read_as_unions(tmp_path: Path) -> None:
+    source = 'gate: "Optional[float]" = None  # gate\nname: Optional[str] = None  # a name\n'
+    declared = read_parameters(_write_notebook(tmp_path / "n.ipynb", source))
+    assert [(p.annotation, p.types) for p in declared.values()] == [
+        ("float | None", (float, None)),
+        ("str | None", (str, None)),
+    ]
+
+
+def test_papermill_parses_every_declared_parameter(notebook: tuple[Path, nbformat.NotebookNode]) -> None:
+    from papermill.inspection import _infer_parameters
+    from papermill.iorw import load_notebook_node
+
+    path, _ = notebook
+    seen = {p.name: p.inferred_type_name for p in _infer_parameters(load_notebook_node(str(path)))}
+    assert list(seen) == list(read_parameters(path)), "papermill --help-notebook would omit some"
+    assert all(kind != "None" for kind in seen.values()), seen  # every type is read
+
+
 @pytest.mark.parametrize(
     ("source", "problem"),
     [
