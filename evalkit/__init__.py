@@ -13,6 +13,7 @@ from types import ModuleType
 from evalkit.api import (
     detect_mutations,
     make_config,
+    notebook_path,
     run_and_load,
     run_beir,
     run_benchmark,
@@ -130,6 +131,7 @@ __all__ = [
     "load_suite",
     "make_config",
     "mutations",
+    "notebook_path",
     "recommend_gates",
     "run_and_load",
     "run_beir",

@@ -411,3 +411,17 @@ def test_report_rejects_bad_parameters_with_exit_2(
     assert main(["report", *argv, "--out-dir", str(tmp_path)]) == 2
     assert message in capsys.readouterr().err
     assert list(tmp_path.iterdir()) == []
+
+
+def test_notebook_paths_resolve_alike_from_the_notebooks_folder_and_the_root(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from evalkit import notebook_path
+
+    monkeypatch.chdir(ROOT)
+    from_root = notebook_path("../datasets")
+    monkeypatch.chdir(ROOT / "notebooks")
+    assert notebook_path("../datasets") == from_root == (ROOT / "datasets").resolve()
+    assert notebook_path(tmp_path / "x.json") == tmp_path / "x.json"  # absolute: as given
+    monkeypatch.chdir(tmp_path)  # outside any project: the working directory
+    assert notebook_path("data/x.json") == (tmp_path / "data" / "x.json").resolve()
