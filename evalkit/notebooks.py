@@ -371,10 +371,11 @@ def _progress_bar(progress: bool | None) -> bool | dict[str, object]:
         return False
     if progress is True or sys.stderr.isatty():
         return True
-    return {
+    return {  # a line per executed cell, from the first one done (not "0 of N")
         "file": _LineWriter(sys.stderr),
         "mininterval": 0,
-        "bar_format": "{desc}: cell {n_fmt}/{total_fmt}",
+        "delay": 1e-6,
+        "bar_format": "{desc} notebook: {n_fmt} of {total_fmt} cells done ({elapsed})",
     }
 
 

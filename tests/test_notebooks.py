@@ -425,3 +425,23 @@ def test_notebook_paths_resolve_alike_from_the_notebooks_folder_and_the_root(
     assert notebook_path(tmp_path / "x.json") == tmp_path / "x.json"  # absolute: as given
     monkeypatch.chdir(tmp_path)  # outside any project: the working directory
     assert notebook_path("data/x.json") == (tmp_path / "data" / "x.json").resolve()
+
+
+def test_progress_lines_count_cells_done_from_the_first_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+
+    from tqdm import tqdm
+
+    from evalkit import notebooks
+
+    stream = io.StringIO()
+    monkeypatch.setattr(notebooks.sys, "stderr", stream)
+    options = notebooks._progress_bar(None)
+    assert isinstance(options, dict)
+    with tqdm(total=3, desc="Executing", **options) as bar:  # type: ignore[call-overload]
+        for _ in range(3):
+            bar.update()
+    lines = stream.getvalue().splitlines()
+    assert [line.split(" (")[0] for line in lines] == [
+        f"Executing notebook: {n} of 3 cells done" for n in (1, 2, 3)
+    ]
