@@ -164,6 +164,7 @@ def test_sweep_chart_marks_the_current_gate_and_plots_each_value(recorded: EvalR
     )
     assert list(current.get_xdata()) == [0.4, 0.4] and current.get_label() == "current gate 0.4"
     assert len(right.get_lines()) == len(recorded.result.categories) + 1
+    assert not {"#d62728", "red"} & {line.get_color() for line in right.get_lines()}  # red means failure
 
 
 def test_sweep_views_say_why_a_run_cannot_be_swept() -> None:

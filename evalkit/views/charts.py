@@ -32,6 +32,7 @@ from evalkit.views.styles import (
     METRIC_LABELS,
     POOL_RELEVANT_COLOR,
     RELEVANT_COLOR,
+    SERIES_COLORS,
     UNGATED_COLOR,
 )
 from evalkit.views.sweep import DEFAULT_SWEEP_VALUES
@@ -217,8 +218,9 @@ def sweep_chart(run: EvalRun, values: Iterable[float] = DEFAULT_SWEEP_VALUES) ->
         )
     left.set_title("Overall recall and precision")
     categories = sweep[sweep["scope"] == "category"]
-    for name, group in categories.groupby("name", sort=False):
-        right.plot(group["min_relevance"], group["recall"], marker=".", label=str(name))
+    for i, (name, group) in enumerate(categories.groupby("name", sort=False)):
+        color = SERIES_COLORS[i % len(SERIES_COLORS)]
+        right.plot(group["min_relevance"], group["recall"], marker=".", color=color, label=str(name))
     right.set_title("Recall per category")
     for ax in (left, right):
         ax.axvline(current, linestyle="--", color="#495057", linewidth=1.2, label=f"current gate {current:g}")
@@ -245,8 +247,9 @@ def trend_chart(history: pd.DataFrame) -> ReportFigure:
     axes = fig.subplots(1, len(HARNESS_METRICS), sharey=True)
     for ax, metric in zip(axes, HARNESS_METRICS, strict=True):
         rows = overall[overall["metric"] == metric].assign(run=lambda f: f["run_id"].map(order))
-        for (mode, top_k), series in rows.groupby(["mode", "top_k"], sort=False):
-            ax.plot(series["run"], series["value"], marker="o", label=f"{mode}, top_k {top_k}")
+        for i, ((mode, top_k), series) in enumerate(rows.groupby(["mode", "top_k"], sort=False)):
+            color = SERIES_COLORS[i % len(SERIES_COLORS)]
+            ax.plot(series["run"], series["value"], marker="o", color=color, label=f"{mode}, top_k {top_k}")
             failed = series[series["regressions"] > 0]
             ax.scatter(
                 failed["run"], failed["value"], marker="x", s=80, color=DROPPED_RELEVANT_COLOR, zorder=3

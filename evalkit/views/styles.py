@@ -48,6 +48,11 @@ POOL_RELEVANT_COLOR = "#f08c00"
 DROPPED_IRRELEVANT_COLOR = "#adb5bd"
 METRIC_COLORS = ("#4c72b0", "#55a868", "#8172b3", "#937860")
 """Recall, precision, MRR, hit rate: no red, which means failure everywhere else."""
+SERIES_COLORS = (
+    "#1f77b4", "#2ca02c", "#9467bd", "#8c564b", "#17becf", "#bcbd22", "#7f7f7f", "#e377c2", "#ff7f0e",
+)  # fmt: skip
+"""Lines of one chart that stand for categories or run series (matplotlib's tab10 without red),
+cycled when there are more."""
 
 
 def status_css(value: object) -> str:
