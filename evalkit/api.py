@@ -229,11 +229,32 @@ def export_trec(report: str | Path | EvalRun, outdir: str | Path) -> tuple[Path,
     return write_trec(run.result, outdir)
 
 
+def notebook_path(path: str | Path) -> Path:
+    """A notebook's path parameter, resolved the same way under `evalkit report`, papermill and
+    Jupyter: absolute paths as given; relative ones against the project's `notebooks/` folder —
+    the nearest folder, from the working directory up, holding `pyproject.toml` and `notebooks/`
+    — so `"../datasets"` is the project's `datasets/` whether the kernel runs in `notebooks/`
+    (Jupyter, `evalkit report`) or in the project root (`papermill notebooks/x.ipynb out.ipynb`).
+    Without such a folder, relative to the working directory."""
+    given = Path(path)
+    if given.is_absolute():
+        return given
+    here = Path.cwd()
+    for folder in (here, *here.parents):
+        if (folder / "pyproject.toml").is_file() and (folder / "notebooks").is_dir():
+            return (folder / "notebooks" / given).resolve()
+    return (here / given).resolve()
+
+
 def run_and_load(out: str | Path, *, report_json: str | Path | None = None, **run_options: Any) -> EvalRun:
     """The run a report notebook shows. With `report_json`: that saved run, as it was (nothing
     runs). Otherwise `run_eval(**run_options)` is saved to `out` and loaded back from it, so the
-    notebook shows exactly the file it leaves behind."""
+    notebook shows exactly the file it leaves behind. `out`, `report_json` and the `datasets` and
+    `thresholds` options are notebook paths (see `notebook_path`)."""
     if report_json is not None:
-        return load_run(report_json)
-    run_eval(**run_options).save(out)
-    return load_run(out)
+        return load_run(notebook_path(report_json))
+    for option in ("datasets", "thresholds"):
+        if isinstance(run_options.get(option), str | Path):
+            run_options[option] = notebook_path(run_options[option])
+    run_eval(**run_options).save(notebook_path(out))
+    return load_run(notebook_path(out))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from evalkit.api import run_eval
@@ -20,6 +21,7 @@ from evalkit.errors import UsageError
 from evalkit.files import check_writable
 from evalkit.harness.config import DEFAULT_TOP_K
 from evalkit.harness.gating import baseline_entry, update_thresholds
+from evalkit.harness.history import HISTORY_FILE, HistoryError, append_run
 from evalkit.records import MAX_TOP_K
 from evalkit.views.console import render_run
 
@@ -60,6 +62,11 @@ def register(commands: argparse._SubParsersAction) -> None:
         "--min-relevance", type=unit_float, metavar="X",
         help="gate of the gated pass (default: the service default, 0.4)",
     )  # fmt: skip
+    run.add_argument(
+        "--history", type=Path, metavar="PATH",
+        help=f"run history (SQLite) this run is appended to (default: {HISTORY_FILE} next to --out)",
+    )  # fmt: skip
+    run.add_argument("--no-history", action="store_true", help="do not append this run to the history")
     add_embedder_args(run)
     add_execution_args(run)
     run.set_defaults(handler=run_command)
@@ -83,6 +90,13 @@ def run_command(args: argparse.Namespace) -> int:
     run.save(args.out)
     print(render_run(run))
     print(f"report: {args.out}")
+    if not args.no_history:
+        history = args.history or args.out.parent / HISTORY_FILE
+        try:
+            append_run(history, run.result)
+            print(f"history: appended to {history}")
+        except HistoryError as exc:  # the run itself is fine: say so, keep the exit code
+            print(f"evalkit: warning: {exc}", file=sys.stderr)
     if args.update_baseline:
         mode = run.result.mode
         path = update_thresholds(args.thresholds, mode, baseline_entry(run.result, args.top_k))

@@ -18,6 +18,7 @@ from evalkit.errors import ReportError
 from evalkit.files import write_atomic
 from evalkit.harness.provenance import Provenance
 from evalkit.metrics import judgements
+from evalkit.records import GateCandidate
 from evalkit.validation import FrozenModel as _Model
 
 SCHEMA_VERSION = 2
@@ -52,11 +53,30 @@ class DroppedRecord(_Model):
     relevant: bool
 
 
+class CandidateRecord(_Model):
+    """A row that reached the gated pass's relevance gate (`evalkit.records.GateCandidate`):
+    its id, whether BM25 matched it and its vector similarity."""
+
+    id: str
+    bm25: bool
+    similarity: float | None
+
+    def passes(self, floor: float) -> bool:
+        """Whether a gate at `floor` keeps this row (see `GateCandidate.passes`)."""
+        return GateCandidate(self.id, self.bm25, self.similarity).passes(floor)
+
+
 class QueryResult(_Model):
     """One query of one pass: what came back, its scores and its assertion errors. `grades`
     holds the query's graded judgements when it has any (BEIR qrels: id → grade, 0 and negative
     grades included; ids of `relevant` without a grade count 1); it is left out of the JSON when
-    empty, so reports of ungraded suites keep their shape."""
+    empty, so reports of ungraded suites keep their shape.
+
+    `gate_candidates` (gated pass only): every row that reached the gate, in pipeline order, so
+    that `evalkit.harness.sweep` can re-apply the gate at other values. None — and left out of
+    the JSON — when not recorded: the ungated pass, queries that pin their own gate (they keep it
+    in every pass), and systems that report no candidates.
+    """
 
     index: int
     query: str
@@ -72,12 +92,15 @@ class QueryResult(_Model):
     check_errors: list[str]
     candidates: int = 0
     dropped: list[DroppedRecord] = Field(default_factory=list)
+    gate_candidates: list[CandidateRecord] | None = None
 
     @model_serializer(mode="wrap")
-    def _omit_empty_grades(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+    def _omit_absent_fields(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         data: dict[str, Any] = handler(self)
         if not self.grades:
             data.pop("grades", None)
+        if self.gate_candidates is None:
+            data.pop("gate_candidates", None)
         return data
 
     @property

@@ -33,10 +33,17 @@ from evalkit.harness.aggregation import mean_metrics, pass_result
 from evalkit.harness.checks import check_query, scenario_status
 from evalkit.harness.config import RunConfig
 from evalkit.harness.executors import Executor, SerialExecutor
-from evalkit.harness.results import DroppedRecord, HitRecord, PassResult, QueryResult, ScenarioResult
+from evalkit.harness.results import (
+    CandidateRecord,
+    DroppedRecord,
+    HitRecord,
+    PassResult,
+    QueryResult,
+    ScenarioResult,
+)
 from evalkit.metrics import MetricSpec, judgements, parse_metrics, score_query
 from evalkit.progress import progress_enabled
-from evalkit.records import SearchResponse
+from evalkit.records import GateCandidate, SearchResponse
 from evalkit.scenarios import QuerySpec, Scenario, Suite, stable_query_id
 from evalkit.scenarios.model import ThoughtSpec
 from evalkit.scenarios.seeding import own_ids, seed_edges, seed_thoughts
@@ -140,9 +147,14 @@ class ShardRunner:
                         query.query, min_relevance=min_relevance if pinned is None else pinned, **options
                     )
                     _check_finite(response, self.system.name, scenario.name, index, query.query)
+                    result = _query_result(index, query, response, k, own, extra_metrics)
                     if pinned is None:
                         gate_values.add(response.min_relevance)
-                    filtered.append(_query_result(index, query, response, k, own, extra_metrics))
+                        if response.gate_candidates:
+                            result = result.model_copy(
+                                update={"gate_candidates": _candidates(response.gate_candidates)}
+                            )
+                    filtered.append(result)
         return ShardResult(plain, filtered if gated else None, frozenset(gate_values))
 
 
@@ -245,6 +257,10 @@ def _query_result(
     )
 
 
+def _candidates(rows: Sequence[GateCandidate]) -> list[CandidateRecord]:
+    return [CandidateRecord(id=c.id, bm25=c.bm25, similarity=c.similarity) for c in rows]
+
+
 def _scenario_result(scenario: Scenario, queries: list[QueryResult]) -> ScenarioResult:
     return ScenarioResult(
         name=scenario.name,
@@ -261,8 +277,9 @@ _SCORES = ("similarity", "distance", "rrf_score", "bm25_score", "relevance", "re
 
 
 def _check_finite(response: SearchResponse, system: str, scenario: str, index: int, query: str) -> None:
-    """Raise SystemOutputError when a hit carries a NaN or infinite score (None is fine): a
-    report holding one could not be saved as JSON and loaded back."""
+    """Raise SystemOutputError when a hit carries a NaN or infinite score, or a gate candidate a
+    NaN or infinite similarity (None is fine): a report holding one could not be saved as JSON
+    and loaded back."""
     for hit in response.hits:
         for field in _SCORES:
             value = getattr(hit, field)
@@ -272,3 +289,11 @@ def _check_finite(response: SearchResponse, system: str, scenario: str, index: i
                     f"{scenario!r}, query {index + 1} ({shown_value(query)}); a memory system must return "
                     "finite scores (or None where a signal does not apply)"
                 )
+    for candidate in response.gate_candidates:
+        if candidate.similarity is not None and not math.isfinite(candidate.similarity):
+            raise SystemOutputError(
+                f"system {system!r} reported similarity {candidate.similarity} for gate candidate "
+                f"{shown_value(candidate.id)} of scenario {scenario!r}, query {index + 1} "
+                f"({shown_value(query)}); "
+                "a memory system must report finite similarities (or None where the vector leg did not match)"
+            )
