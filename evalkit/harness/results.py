@@ -148,15 +148,26 @@ class PassResult(_Model):
 
 
 class Regression(_Model):
-    """One reason a run fails CI. kind: assertion | metric | present."""
+    """One reason a run fails CI. kind: assertion | metric | present (the ungated pass against
+    its mode's baseline) | gated-metric | gated-present (the gated pass against its gated
+    baseline, only when one was recorded for the run's mode, top_k and gate)."""
 
-    kind: Literal["assertion", "metric", "present"]
+    kind: Literal["assertion", "metric", "present", "gated-metric", "gated-present"]
     message: str
     scenario: str | None = None
     category: str | None = None
     metric: str | None = None
     actual: float | None = None
     threshold: float | None = None
+
+
+class GatedBaselineRef(_Model):
+    """The gated baseline a run's gated pass was gated on: its key and when it was recorded."""
+
+    mode: str
+    top_k: int
+    min_relevance: float
+    recorded_at: str
 
 
 class MutationOutcome(_Model):
@@ -197,6 +208,10 @@ class RunResult(PassResult):
     report-only gated pass — the gate the service resolved (0.4 by default) and what it dropped —
     or is None when that pass was skipped. What the measurement pass's own per-query pinned gates
     (queries that set `min_relevance`) dropped is `pinned_gates`.
+
+    `gated_baseline` names the gated baseline the gated pass was gated on (its regressions are of
+    kinds `gated-metric`/`gated-present`); None — and left out of the JSON — when the gated pass
+    was report-only.
     """
 
     relevance_gate: GateSummary | None  # type: ignore[assignment]
@@ -210,13 +225,22 @@ class RunResult(PassResult):
     regressions: list[Regression]
     notes: list[str] = Field(default_factory=list)
     gated: PassResult | None = None
+    gated_baseline: GatedBaselineRef | None = None
     detection: DetectionPower | None = None
+
+    @property
+    def gated_pass_role(self) -> str:
+        """ "report-only", or "gated on its baseline recorded <when>" (see `gated_baseline`)."""
+        if self.gated_baseline is None:
+            return "report-only"
+        return f"gated on its baseline recorded {self.gated_baseline.recorded_at}"
 
 
 def write_result(result: RunResult, path: str | Path) -> Path:
     """Write the run as indented JSON, atomically (temp file in the same folder + rename).
-    `detection` is left out when mutation testing did not run."""
-    exclude = {"detection"} if result.detection is None else None
+    `detection` is left out when mutation testing did not run, `gated_baseline` when the gated
+    pass was report-only."""
+    exclude = {name for name in ("detection", "gated_baseline") if getattr(result, name) is None} or None
     return write_atomic(path, result.model_dump_json(indent=2, exclude=exclude) + "\n")
 
 

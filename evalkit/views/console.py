@@ -77,10 +77,12 @@ def _values(metrics: dict[str, float]) -> list[str]:
     return [f"{metrics[m]:.3f}" for m in HARNESS_METRICS]
 
 
-def gate_headline(gated: PassResult) -> str:
-    """ "Gated pass (report-only): min_relevance X — dropped N of M candidate rows across Q/T queries"."""
+def gate_headline(gated: PassResult, role: str = "report-only") -> str:
+    """ "Gated pass (ROLE): min_relevance X — dropped N of M candidate rows across Q/T queries",
+    ROLE being "report-only" or, when a gated baseline gated it, "gated on its baseline recorded
+    WHEN" (`RunResult.gated_pass_role`)."""
     gate = gated.relevance_gate
-    return f"Gated pass (report-only): min_relevance {gate.min_relevance:g} — {gate_drops(gate)}"
+    return f"Gated pass ({role}): min_relevance {gate.min_relevance:g} — {gate_drops(gate)}"
 
 
 def render_gate_comparison(run: EvalRun) -> list[str]:
@@ -105,7 +107,10 @@ def render_gate_comparison(run: EvalRun) -> list[str]:
         for row in run.gate_comparison().itertuples(index=False)
     ]
     overall = ["overall", *_arrows(result.overall.metrics, result.gated.overall.metrics), "", "", ""]
-    return [gate_headline(result.gated), *_columns([header, *rows, overall], right=frozenset(range(1, 7)))]
+    return [
+        gate_headline(result.gated, result.gated_pass_role),
+        *_columns([header, *rows, overall], right=frozenset(range(1, 7))),
+    ]
 
 
 def _arrows(before: dict[str, float], after: dict[str, float]) -> list[str]:

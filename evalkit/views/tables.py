@@ -137,7 +137,8 @@ def run_summary(run: EvalRun) -> Styler:
     gate = (
         "gated pass skipped"
         if report.gated is None
-        else f"min_relevance {report.gated.relevance_gate.min_relevance:g} (gated pass, report-only)"
+        else f"min_relevance {report.gated.relevance_gate.min_relevance:g} "
+        f"(gated pass, {report.gated_pass_role})"
     )
     items = {
         "mode": report.mode,
@@ -369,7 +370,7 @@ def caption(run: EvalRun, title: str) -> str:
     if run.result.gated is None:
         return f"{title}: ungated pass (gated pass skipped)"
     return (
-        f"{title}: ungated (measured, gates CI) vs gated ({gate_label(run)}, report-only); "
+        f"{title}: ungated (measured, gates CI) vs gated ({gate_label(run)}, {run.result.gated_pass_role}); "
         "Δ = gated − ungated"
     )
 
@@ -444,11 +445,14 @@ def benchmark_table(run: EvalRun) -> Styler:
 
 
 def question_category_table(run: EvalRun) -> Styler:
-    """Per LoCoMo question category (multi-hop, temporal, open-domain, single-hop, adversarial)
-    and overall: queries and every benchmark metric of the run. For a run whose queries carry no
-    category (not LoCoMo), an empty table whose caption says so."""
+    """Per question category and overall: queries and every benchmark metric of the run — LoCoMo's
+    numbered categories (multi-hop, temporal, open-domain, single-hop, adversarial), captioned as
+    such, or LongMemEval's question types. For a run whose queries carry no category (neither),
+    an empty table whose caption says so."""
     if not run.extra_metrics or run.queries["query_category"].isna().any():
         return styled(pd.DataFrame(columns=["category", "name"]), "Per question category: not a LoCoMo run")
     frame = question_category_frame(run, run.extra_metrics)
-    styler = styled(frame, "Per LoCoMo question category, ungated pass").hide(axis="index")
+    locomo = all(c == "overall" or str(c).isdigit() for c in frame["category"])
+    caption = "Per LoCoMo question category" if locomo else "Per question category"
+    styler = styled(frame, f"{caption}, ungated pass").hide(axis="index")
     return styler.format(precision=4, subset=list(run.extra_metrics))

@@ -11,8 +11,10 @@ Rules:
   a note from the evaluation saying why ("... metric gating is off ..."), or it was configured
   without a thresholds file (benchmarks). The verdict then says "metric gating OFF (<why>)":
   a PASS then only means the hard assertions held.
-- The identity line names the system, the embedder mode, top_k and the gate of the report-only
-  gated pass ("gated pass skipped" without one).
+- The identity line names the system, the embedder mode, top_k and the gate of the gated pass
+  with its role: "report-only", or "gated on its baseline recorded ..." when a gated baseline
+  gated it (its regressions are then listed as `[gated-metric]`/`[gated-present]`); "gated pass
+  skipped" without one.
 """
 
 from __future__ import annotations
@@ -71,7 +73,7 @@ def run_verdict(run: EvalRun) -> Verdict:
     gate = (
         "gated pass skipped"
         if result.gated is None
-        else f"gate min_relevance {result.gated.relevance_gate.min_relevance:g} (report-only)"
+        else f"gate min_relevance {result.gated.relevance_gate.min_relevance:g} ({result.gated_pass_role})"
     )
     identity = f"system {result.system} · mode {result.mode} · top_k {result.top_k} · {gate}"
     return Verdict(
