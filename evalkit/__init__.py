@@ -19,6 +19,7 @@ if TYPE_CHECKING:
         detect_mutations,
         export_trec,
         make_config,
+        notebook_path,
         run_and_load,
         run_beir,
         run_benchmark,
@@ -49,6 +50,13 @@ if TYPE_CHECKING:
     from evalkit.scenarios import Suite, load_suite
     from evalkit.systems import MemorySystem, ReferenceSystem, ReplaySystem, ScenarioMemory
     from evalkit.systems.capabilities import CAPABILITIES
+    from evalkit.views.compare import (
+        COMPARISON_METRIC_COLUMNS,
+        COMPARISON_QUERY_COLUMNS,
+        COMPARISON_SCENARIO_COLUMNS,
+        RunComparison,
+        compare_runs,
+    )
     from evalkit.views.frames import (
         CATEGORY_COLUMNS,
         DROPPED_COLUMNS,
@@ -64,11 +72,14 @@ if TYPE_CHECKING:
         EvalRun,
         load_run,
     )
+    from evalkit.views.history import history_table, load_history
+    from evalkit.views.sweep import RECOMMENDATION_COLUMNS, SWEEP_COLUMNS, recommend_gates
+    from evalkit.views.verdict import Verdict, run_verdict
 
 _HOMES: dict[str, tuple[str, ...]] = {
     "evalkit.api": (
-        "detect_mutations", "export_trec", "make_config", "run_and_load", "run_beir", "run_benchmark",
-        "run_eval", "run_locomo", "run_longmemeval", "score_run",
+        "detect_mutations", "export_trec", "make_config", "notebook_path", "run_and_load", "run_beir",
+        "run_benchmark", "run_eval", "run_locomo", "run_longmemeval", "score_run",
     ),
     "evalkit.embedders": ("Embedder", "HashingEmbedder"),
     "evalkit.errors": (
@@ -90,6 +101,13 @@ _HOMES: dict[str, tuple[str, ...]] = {
         "MUTATION_COLUMNS", "NOT_APPLICABLE_COLUMNS", "OVERALL_COLUMNS", "QUERY_COLUMNS",
         "REGRESSION_COLUMNS", "SCENARIO_COLUMNS", "EvalRun", "load_run",
     ),
+    "evalkit.views.compare": (
+        "COMPARISON_METRIC_COLUMNS", "COMPARISON_QUERY_COLUMNS", "COMPARISON_SCENARIO_COLUMNS",
+        "RunComparison", "compare_runs",
+    ),
+    "evalkit.views.history": ("history_table", "load_history"),
+    "evalkit.views.sweep": ("RECOMMENDATION_COLUMNS", "SWEEP_COLUMNS", "recommend_gates"),
+    "evalkit.views.verdict": ("Verdict", "run_verdict"),
 }  # fmt: skip
 """Module → the public names it provides (checked against `__all__` by tests/test_architecture.py)."""
 
@@ -120,6 +138,9 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "CAPABILITIES",
     "CATEGORY_COLUMNS",
+    "COMPARISON_METRIC_COLUMNS",
+    "COMPARISON_QUERY_COLUMNS",
+    "COMPARISON_SCENARIO_COLUMNS",
     "DEFAULT_MIN_RELEVANCE",
     "DROPPED_COLUMNS",
     "GATE_COMPARISON_COLUMNS",
@@ -129,8 +150,10 @@ __all__ = [
     "NOT_APPLICABLE_COLUMNS",
     "OVERALL_COLUMNS",
     "QUERY_COLUMNS",
+    "RECOMMENDATION_COLUMNS",
     "REGRESSION_COLUMNS",
     "SCENARIO_COLUMNS",
+    "SWEEP_COLUMNS",
     "VECTOR_FLOOR",
     "AdapterError",
     "AdapterWarning",
@@ -149,6 +172,7 @@ __all__ = [
     "RegressionError",
     "ReplaySystem",
     "ReportError",
+    "RunComparison",
     "RunConfig",
     "RunResult",
     "ScenarioMemory",
@@ -159,21 +183,28 @@ __all__ = [
     "Thought",
     "ThresholdsError",
     "UsageError",
+    "Verdict",
     "charts",
+    "compare_runs",
     "detect_mutations",
     "evaluate",
     "export_trec",
+    "history_table",
+    "load_history",
     "load_run",
     "load_suite",
     "make_config",
     "make_executor",
     "mutations",
+    "notebook_path",
+    "recommend_gates",
     "run_and_load",
     "run_beir",
     "run_benchmark",
     "run_eval",
     "run_locomo",
     "run_longmemeval",
+    "run_verdict",
     "score_run",
     "tables",
 ]

@@ -261,14 +261,36 @@ def export_trec(report: str | Path | EvalRun, outdir: str | Path) -> tuple[Path,
     return write_trec(run.result, outdir)
 
 
+def notebook_path(path: str | Path) -> Path:
+    """A notebook's path parameter, resolved the same way under `evalkit report`, papermill and
+    Jupyter: absolute paths as given; relative ones against the project's `notebooks/` folder —
+    the nearest folder, from the working directory up, holding `pyproject.toml` and `notebooks/`
+    — so `"../datasets"` is the project's `datasets/` whether the kernel runs in `notebooks/`
+    (Jupyter, `evalkit report`) or in the project root (`papermill notebooks/x.ipynb out.ipynb`).
+    Without such a folder, relative to the working directory."""
+    given = Path(path)
+    if given.is_absolute():
+        return given
+    here = Path.cwd()
+    for folder in (here, *here.parents):
+        if (folder / "pyproject.toml").is_file() and (folder / "notebooks").is_dir():
+            return (folder / "notebooks" / given).resolve()
+    return (here / given).resolve()
+
+
 def run_and_load(out: str | Path, *, report_json: str | Path | None = None, **run_options: Any) -> EvalRun:
     """The run a report notebook shows. With `report_json`: that saved run, as it was (nothing
     runs). Otherwise `run_eval(**run_options)` is saved to `out` and loaded back from it, so the
-    notebook shows exactly the file it leaves behind. `mutations` applies to the reference store
-    only: for another `system` it is dropped, and the detection-power section says why."""
+    notebook shows exactly the file it leaves behind. `out`, `report_json` and the `datasets` and
+    `thresholds` options are notebook paths (see `notebook_path`). `mutations` applies to the
+    reference store only: for another `system` it is dropped, and the detection-power section
+    says why."""
     if report_json is not None:
-        return load_run(report_json)
+        return load_run(notebook_path(report_json))
     if run_options.get("system", "reference") != "reference":
         run_options = {**run_options, "mutations": False}
-    run_eval(**run_options).save(out)
-    return load_run(out)
+    for option in ("datasets", "thresholds"):
+        if isinstance(run_options.get(option), str | Path):
+            run_options[option] = notebook_path(run_options[option])
+    run_eval(**run_options).save(notebook_path(out))
+    return load_run(notebook_path(out))

@@ -3,8 +3,12 @@
 Contract of `run_notebook`:
 - The notebook's parameters are read from its one cell tagged `parameters`: one annotated literal
   per line, `top_k: int = 5  # results per query`. Annotations may be `int`, `float`, `bool`,
-  `str` or a union of them with `None` (`float | None`). A parameter the notebook does not
-  declare, or a value of the wrong type, is a UsageError — papermill itself would only warn.
+  `str` or a union of them with `None` (`float | None`, `Optional[float]`), optionally quoted.
+  Declare optional ones as `min_relevance: "Optional[float]" = None`: papermill's own parser
+  (`papermill --help-notebook`, its type hints) reads only word characters and brackets, and the
+  quotes keep the kernel from evaluating `Optional`; help comments must hold no `=` (papermill
+  skips such lines). They are read as the canonical `float | None`. A parameter the notebook does
+  not declare, or a value of the wrong type, is a UsageError — papermill itself would only warn.
 - Path parameters (their help comment starts with "path") given as relative paths are resolved
   against the caller's working directory; the notebook itself runs with its own folder as the
   working directory, so its defaults (`"../datasets"`) are relative to the notebook.
@@ -57,9 +61,18 @@ _TEMPLATE = """{%- extends 'lab/index.html.j2' -%}
 {%- block html_head_js -%}{%- endblock html_head_js -%}
 {%- block html_head_js_mathjax -%}{%- endblock html_head_js_mathjax -%}
 {%- block html_head_js_mermaidjs -%}{%- endblock html_head_js_mermaidjs -%}
+{%- block data_png scoped -%}
+{%- set alt = output | get_metadata('alt', 'image/png') -%}
+{{ super() | replace('<img ', '<img alt="' ~ (alt or 'Chart') | escape_html ~ '" ') }}
+{%- endblock data_png -%}
 """
 """The lab template without the scripts it loads from CDNs (require.js, MathJax, Mermaid): reports
-hold no widgets, maths or diagrams, and a report must render offline."""
+hold no widgets, maths or diagrams, and a report must render offline. A PNG's alt attribute is its
+display metadata's `alt` (evalkit charts set it), else "Chart"."""
+
+PAPERMILL_ERROR_TAG = "papermill-error-cell-tag"
+"""The tag of the cells papermill inserts when a cell raised (a red "An Exception was encountered"
+banner at the top and an anchor above the failing cell); the HTML leaves them out."""
 
 _KERNEL_LOG_LEVEL = "CRITICAL"
 """Log level of the kernel application (its log goes to our stderr)."""
@@ -230,12 +243,15 @@ def run_notebook(
 
 def render_html(notebook: NotebookNode, title: str) -> str:
     """The executed notebook as one self-contained HTML page (nbconvert's `lab` template without
-    its CDN scripts): code cells and prompts hidden, images inline as base64 data URIs, error
-    outputs shortened to `Name: message`."""
+    its CDN scripts): code cells and prompts hidden, images inline as base64 data URIs with their
+    alt text, error outputs shortened to `Name: message`, and papermill's error banner cells left
+    out — a report opens with its own first cells (the verdict), not with an exception banner;
+    the failing cell's `Name: message` still shows where it failed."""
     from jinja2 import DictLoader
     from nbconvert import HTMLExporter
 
     shown = copy.deepcopy(notebook)
+    shown.cells = [c for c in shown.cells if PAPERMILL_ERROR_TAG not in c.get("metadata", {}).get("tags", [])]
     for cell in shown.cells:
         for output in cell.get("outputs", []):
             if output.get("output_type") == "error":
@@ -280,7 +296,7 @@ def _parse_parameters_cell(path: Path, source: str) -> dict[str, Parameter]:
             raise ReportError(
                 f"{path}: parameters cell line {node.lineno}: expected `name: type = value`, got {line!r}"
             )
-        name, annotation = node.target.id, ast.unparse(node.annotation)
+        name, annotation = node.target.id, _annotation_text(node.annotation)
         if any(part.strip() not in _TYPES for part in annotation.split("|")):
             raise ReportError(
                 f"{path}: parameter {name!r} has type {annotation!r}; use int, float, bool, str, "
@@ -294,6 +310,20 @@ def _parse_parameters_cell(path: Path, source: str) -> dict[str, Parameter]:
             ) from exc
         found[name] = Parameter(name, annotation, default, comments.get(node.lineno, ""))
     return found
+
+
+def _annotation_text(node: ast.expr) -> str:
+    """The annotation as `float | None` text: a quoted annotation is parsed, and `Optional[X]`
+    becomes `X | None`; anything else is returned as written (and rejected by the caller)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        text = node.value
+        try:
+            node = ast.parse(text, mode="eval").body
+        except SyntaxError:
+            return text
+    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id == "Optional":
+        return f"{ast.unparse(node.slice)} | None"
+    return ast.unparse(node)
 
 
 def _check_names(declared: Mapping[str, Parameter], names: Iterable[str], notebook: str | Path) -> None:
@@ -401,10 +431,11 @@ def _progress_bar(progress: bool | None) -> bool | dict[str, object]:
         return False
     if progress is True or sys.stderr.isatty():
         return True
-    return {
+    return {  # a line per executed cell, from the first one done (not "0 of N")
         "file": _LineWriter(sys.stderr),
         "mininterval": 0,
-        "bar_format": "{desc}: cell {n_fmt}/{total_fmt}",
+        "delay": 1e-6,
+        "bar_format": "{desc} notebook: {n_fmt} of {total_fmt} cells done ({elapsed})",
     }
 
 

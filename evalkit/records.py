@@ -102,12 +102,30 @@ class Hit:
 
 
 @dataclass(frozen=True, slots=True)
+class GateCandidate:
+    """A row that reached the relevance gate, with the signals the gate reads (SPEC §1.3 steps
+    7–8): `bm25` — the BM25 leg matched it; `similarity` — its vector-leg similarity (None when the
+    vector leg did not return it). The gate keeps it at floor f when `bm25` or similarity >= f."""
+
+    id: str
+    bm25: bool
+    similarity: float | None
+
+    def passes(self, floor: float) -> bool:
+        """Whether a gate at `floor` keeps this row (every row passes a floor <= 0: no gate)."""
+        return floor <= 0.0 or self.bm25 or (self.similarity is not None and self.similarity >= floor)
+
+
+@dataclass(frozen=True, slots=True)
 class SearchResponse:
     """The result of one search call.
 
     `candidates` counts rows that reached the relevance gate and `filtered_out` the rows it
     removed (both 0 when no gate ran); `min_relevance` is the gate value actually used (0 = none).
     `dropped_ids` names the rows the gate removed, in pipeline order (len == filtered_out).
+    `gate_candidates` lists every row that reached the gate, in pipeline order, with the signals
+    the gate reads, so the gate can be re-applied at another value without searching again
+    (empty when no gate ran, or when a system does not report them).
     """
 
     hits: tuple[Hit, ...] = field(default_factory=tuple)
@@ -115,6 +133,7 @@ class SearchResponse:
     filtered_out: int = 0
     min_relevance: float = 0.0
     dropped_ids: tuple[str, ...] = ()
+    gate_candidates: tuple[GateCandidate, ...] = ()
 
     @property
     def ids(self) -> list[str]:

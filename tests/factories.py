@@ -2,10 +2,20 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from pathlib import Path
+
 from evalkit.harness.aggregation import mean_metrics, pass_result
 from evalkit.harness.checks import scenario_status
 from evalkit.harness.config import RunConfig
-from evalkit.harness.results import DroppedRecord, PassResult, QueryResult, RunResult, ScenarioResult
+from evalkit.harness.results import (
+    DroppedRecord,
+    PassResult,
+    QueryResult,
+    Regression,
+    RunResult,
+    ScenarioResult,
+)
 
 
 def query(
@@ -57,18 +67,27 @@ def a_pass(*scenarios: ScenarioResult, gate: float = 0.0) -> PassResult:
     return pass_result(list(scenarios), gate)
 
 
-def a_run(ungated: PassResult, gated: PassResult | None = None) -> RunResult:
-    """A whole run of hand-built passes, with placeholder provenance."""
+def a_run(
+    ungated: PassResult,
+    gated: PassResult | None = None,
+    *,
+    regressions: Sequence[Regression] = (),
+    notes: Sequence[str] = (),
+    thresholds: Path | None = Path("datasets/thresholds.json"),
+    top_k: int = 5,
+) -> RunResult:
+    """A whole deterministic run of the reference system with these hand-built passes,
+    regressions and notes, and placeholder provenance."""
     return RunResult(
         **ungated.model_dump(exclude={"relevance_gate"}),
         relevance_gate=None if gated is None else gated.relevance_gate,
         pinned_gates=ungated.relevance_gate,
         mode="deterministic",
         generated_at="2026-01-02T03:04:05+00:00",
-        top_k=5,
+        top_k=top_k,
         system="reference",
         provenance={
-            "config": RunConfig(),
+            "config": RunConfig(thresholds=thresholds),
             "evalkit_version": "0.1.0",
             "git": {"commit": None, "dirty": None},
             "python": "3.11",
@@ -78,6 +97,7 @@ def a_run(ungated: PassResult, gated: PassResult | None = None) -> RunResult:
             "system": {"system": "reference"},
             "embedder": None,
         },
-        regressions=[],
+        regressions=list(regressions),
+        notes=list(notes),
         gated=gated,
     )

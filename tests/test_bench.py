@@ -311,3 +311,32 @@ def test_scifact_bm25_with_porter_and_spaced_syntax_closes_the_gap_to_anserini()
     assert overall["ndcg@10"] == pytest.approx(0.6881, abs=0.005)  # Anserini flat: 0.679
     assert overall["recall@100"] == pytest.approx(0.9210, abs=0.005)  # published 0.908-0.925
     assert run.result.provenance.system["query_syntax"] == "space"
+
+
+def test_report_of_a_bench_result_shows_its_metrics_and_locomo_categories(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the hand-computed LoCoMo fixture above: recall@5 per category .75, 1, .5, 1; overall .85
+    run = run_locomo(LOCOMO_TINY, ks=(1, 2, 5), progress=False)
+    categories = _data(tables.question_category_table(run))
+    assert list(categories["recall@5"]) == pytest.approx([0.75, 1.0, 0.5, 1.0, 0.85])
+    metrics = _data(tables.benchmark_table(run))
+    assert list(metrics["scenario"])[-1] == "overall" and metrics["recall@5"].iloc[-1] == pytest.approx(0.85)
+    assert "ndcg@5" in metrics.columns
+    (ax,) = charts.benchmark_chart(run).axes
+    assert [t.get_text() for t in ax.get_xticklabels()] == list(run.extra_metrics)
+    saved = run.save(tmp_path / "bench.json")
+    monkeypatch.chdir(Path(__file__).resolve().parents[1])
+    argv = ["report", "-p", "report_json", str(saved), "--out-dir", str(tmp_path / "out"), "--no-progress"]
+    assert main(argv) == 0
+    html = (tmp_path / "out" / "eval_report.html").read_text(encoding="utf-8")
+    assert "Benchmark metrics (recall@1" in html and "Per LoCoMo question category" in html
+    assert ">single-hop<" in html and ">ndcg@5</th>" in html
+
+
+def test_benchmark_views_say_when_a_run_has_no_benchmark_metrics() -> None:
+    run = run_locomo(LOCOMO_TINY, ks=(5,), progress=False)
+    plain = run.__class__(run.result.model_copy(update={"scenarios": []}))
+    assert tables.benchmark_table(plain).caption == "Benchmark metrics: none in this run"
+    assert tables.question_category_table(plain).caption == "Per question category: not a LoCoMo run"
+    assert "no benchmark metrics" in charts.benchmark_chart(plain).axes[0].texts[0].get_text()

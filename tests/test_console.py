@@ -38,9 +38,9 @@ def test_gate_comparison_columns_are_as_wide_as_their_header_or_widest_cell() ->
     ungated, gated = _suite(), _suite()
     lines = render_gate_comparison(EvalRun(a_run(ungated, gated)))
     assert lines[1:] == [
-        "scenario                        recall      precision            mrr  dropped  rel.dropped",
-        "short                    1.000 → 1.000  0.500 → 0.500  1.000 → 1.000        0            0",
-        "scenario-with-long-name  0.500 → 0.500  0.250 → 0.250  0.500 → 0.500        1            1",
+        "scenario                        recall      precision            mrr  dropped  rel.dropped  lost@k",
+        "short                    1.000 → 1.000  0.500 → 0.500  1.000 → 1.000        0            0       0",
+        "scenario-with-long-name  0.500 → 0.500  0.250 → 0.250  0.500 → 0.500        1            1       0",
         "overall                  1.000 → 1.000  0.500 → 0.500  1.000 → 1.000",
     ]
 

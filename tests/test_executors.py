@@ -12,6 +12,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import pytest
 import ray
 
@@ -173,6 +174,16 @@ def test_a_sharded_benchmark_gives_the_serial_report():
     for executor in (ProcessExecutor(2), ProcessExecutor(3)):
         sharded = run_beir(BEIR_TINY, ks=(3, 10), gated=True, progress=False, executor=executor)
         assert _report(sharded) == _report(serial)
+
+
+def test_worker_shards_record_the_gate_candidates_so_the_gate_sweep_is_the_serial_one(serial_run):
+    parallel = run_eval(datasets=DATASETS, thresholds=THRESHOLDS, executor=ProcessExecutor(2))
+    assert parallel.result.gated is not None
+    recorded = [q.gate_candidates for s in parallel.result.gated.scenarios for q in s.queries]
+    assert sum(1 for c in recorded if c) > 10  # the shards sent their candidates back
+    values = (0.0, 0.3, 0.4, 0.7)
+    pd.testing.assert_frame_equal(parallel.gate_sweep(values), serial_run.gate_sweep(values))
+    pd.testing.assert_frame_equal(parallel.gate_comparison(), serial_run.gate_comparison())
 
 
 def test_locomo_conversations_run_on_workers_as_they_run_serially(local_ray):

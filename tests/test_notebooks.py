@@ -35,7 +35,7 @@ SCENARIOS = [s.name for s in load_suite(ROOT / "datasets").scenarios]
 
 
 def test_the_report_notebooks_exist() -> None:
-    assert [p.stem for p in NOTEBOOKS] == ["eval_report", "scenario_drilldown"]
+    assert [p.stem for p in NOTEBOOKS] == ["compare_runs", "eval_report", "scenario_drilldown"]
 
 
 @pytest.fixture(params=NOTEBOOKS, ids=lambda p: p.stem)
@@ -125,6 +125,7 @@ def test_eval_report_declares_the_documented_parameters() -> None:
         "save_json": "str",
         "fail_on_regression": "bool",
         "mutants": "bool",
+        "history": "str",
     }
     assert declared["datasets"].default == "../datasets"
     assert declared["min_relevance"].default is None
@@ -133,6 +134,7 @@ def test_eval_report_declares_the_documented_parameters() -> None:
         "thresholds",
         "report_json",
         "save_json",
+        "history",
     ]
 
 
@@ -178,6 +180,25 @@ def test_read_parameters_reads_names_types_defaults_and_help(tmp_path: Path) -> 
         ("flag", "bool", True, "a switch"),
     ]
     assert declared["data"].is_path and not declared["top_k"].is_path
+
+
+def test_quoted_optional_annotations_read_as_unions(tmp_path: Path) -> None:
+    source = 'gate: "Optional[float]" = None  # gate\nname: Optional[str] = None  # a name\n'
+    declared = read_parameters(_write_notebook(tmp_path / "n.ipynb", source))
+    assert [(p.annotation, p.types) for p in declared.values()] == [
+        ("float | None", (float, None)),
+        ("str | None", (str, None)),
+    ]
+
+
+def test_papermill_parses_every_declared_parameter(notebook: tuple[Path, nbformat.NotebookNode]) -> None:
+    from papermill.inspection import _infer_parameters
+    from papermill.iorw import load_notebook_node
+
+    path, _ = notebook
+    seen = {p.name: p.inferred_type_name for p in _infer_parameters(load_notebook_node(str(path)))}
+    assert list(seen) == list(read_parameters(path)), "papermill --help-notebook would omit some"
+    assert all(kind != "None" for kind in seen.values()), seen  # every type is read
 
 
 @pytest.mark.parametrize(
@@ -314,6 +335,23 @@ def test_report_writes_self_contained_html_with_scenario_table_and_charts(
     assert "No gating regressions." in html
     executed = nbformat.read(tmp_path / "eval_report.ipynb", as_version=4)
     assert not [o for c in executed.cells for o in c.get("outputs", []) if o.get("output_type") == "error"]
+    opening = visible_text(html)[:1000]
+    assert "Verdict: PASS" in opening
+    assert "system reference · mode deterministic · top_k 5 · gate min_relevance 0.4" in opening
+    assert "No description has been provided" not in html
+    assert 'alt="Chart: Ungated vs gated, per scenario; recall; precision; MRR"' in html
+    plain = [o["data"]["text/plain"] for c in executed.cells for o in c.get("outputs", []) if "data" in o]
+    assert plain and not [text for text in plain if "Styler at 0x" in text or "<Figure size" in text]
+
+
+def visible_text(html: str) -> str:
+    """The page's text as a reader sees it: no head, styles or scripts; whitespace collapsed."""
+    from bs4 import BeautifulSoup
+
+    soup = BeautifulSoup(html, "html.parser")
+    for hidden in soup(["head", "style", "script"]):
+        hidden.decompose()
+    return " ".join(soup.get_text(" ").split())
 
 
 def _unreachable_thresholds(path: Path, top_k: int = 5) -> Path:
@@ -349,6 +387,12 @@ def test_report_exits_1_with_regressions_on_stderr_and_still_writes_the_html(
     assert "[metric] overall: precision" in err
     html = (tmp_path / "out" / "eval_report.html").read_text(encoding="utf-8")
     assert "RegressionError" in html and "overall: precision" in html
+    opening = visible_text(html)[:1000]
+    assert "Verdict: FAIL — 4 regression(s)" in opening  # the verdict opens the page...
+    assert (
+        "[metric] overall: hit_rate 0.9756 is below its threshold 1.0000" in opening
+    )  # ...with every regression
+    assert "An Exception was encountered" not in html  # ...not papermill's banner
     assert html.count("data:image/png;base64,") >= 3  # the charts above the failing cell are there
     assert (tmp_path / "out" / "eval_report.ipynb").is_file()
 
@@ -359,7 +403,7 @@ def test_report_exits_1_with_regressions_on_stderr_and_still_writes_the_html(
     [
         (["-p", "colour", "red"], "does not declare parameter(s) 'colour'"),
         (["-p", "top_k", "many"], "parameter 'top_k' of eval_report.ipynb expects int, got 'many'"),
-        (["--notebook", "nope"], "available notebooks: eval_report, scenario_drilldown"),
+        (["--notebook", "nope"], "available notebooks: compare_runs, eval_report, scenario_drilldown"),
     ],
 )
 def test_report_rejects_bad_parameters_with_exit_2(
@@ -368,3 +412,37 @@ def test_report_rejects_bad_parameters_with_exit_2(
     assert main(["report", *argv, "--out-dir", str(tmp_path)]) == 2
     assert message in capsys.readouterr().err
     assert list(tmp_path.iterdir()) == []
+
+
+def test_notebook_paths_resolve_alike_from_the_notebooks_folder_and_the_root(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from evalkit import notebook_path
+
+    monkeypatch.chdir(ROOT)
+    from_root = notebook_path("../datasets")
+    monkeypatch.chdir(ROOT / "notebooks")
+    assert notebook_path("../datasets") == from_root == (ROOT / "datasets").resolve()
+    assert notebook_path(tmp_path / "x.json") == tmp_path / "x.json"  # absolute: as given
+    monkeypatch.chdir(tmp_path)  # outside any project: the working directory
+    assert notebook_path("data/x.json") == (tmp_path / "data" / "x.json").resolve()
+
+
+def test_progress_lines_count_cells_done_from_the_first_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+
+    from tqdm import tqdm
+
+    from evalkit import notebooks
+
+    stream = io.StringIO()
+    monkeypatch.setattr(notebooks.sys, "stderr", stream)
+    options = notebooks._progress_bar(None)
+    assert isinstance(options, dict)
+    with tqdm(total=3, desc="Executing", **options) as bar:  # type: ignore[call-overload]
+        for _ in range(3):
+            bar.update()
+    lines = stream.getvalue().splitlines()
+    assert [line.split(" (")[0] for line in lines] == [
+        f"Executing notebook: {n} of 3 cells done" for n in (1, 2, 3)
+    ]

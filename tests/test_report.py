@@ -21,6 +21,7 @@ from evalkit.harness.results import (
     Regression,
     RunResult,
 )
+from evalkit.harness.sweep import lost_from_top_k
 from evalkit.views.charts import category_chart, dropped_chart, gate_chart, rank_chart
 from evalkit.views.styles import (
     FAIL_CSS,
@@ -224,6 +225,7 @@ def test_scenario_table_puts_ungated_gated_and_delta_side_by_side(built: EvalRun
         ("gate", "status"),
         ("gate", "dropped rows"),
         ("gate", "relevant dropped"),
+        ("gate", "relevant lost from top-k"),
     ]
     facts = table.loc["facts"]
     assert facts[("recall", "ungated")] == pytest.approx(0.75)
@@ -234,6 +236,7 @@ def test_scenario_table_puts_ungated_gated_and_delta_side_by_side(built: EvalRun
     assert facts[("hit rate", "gated")] == pytest.approx(0.5)
     assert facts[("gate", "dropped rows")] == 2
     assert facts[("gate", "relevant dropped")] == 1
+    assert facts[("gate", "relevant lost from top-k")] == 1  # f3 left q1's top-k
     assert list(table[("", "status")]) == ["pass", "fail", "xfail", "pass"]
     assert list(table[("", "counted")]) == ["yes", "yes", "no", "no"]
 
@@ -248,13 +251,18 @@ def test_scenario_table_marks_failures_losses_and_relevant_drops(built: EvalRun)
         columns.index(("precision", "Δ")),
     )
     relevant_dropped = columns.index(("gate", "relevant dropped"))
+    relevant_lost = columns.index(("gate", "relevant lost from top-k"))
     assert has_css(css[(1, status)], FAIL_CSS)  # chain: fail
     assert has_css(css[(2, status)], WARN_CSS)  # clash: xfail
     assert not has_css(css.get((0, status), ""), FAIL_CSS)  # facts: pass
     assert has_css(css[(0, recall_delta)], LOSS_CSS)
     assert has_css(css[(0, precision_delta)], QUIET_CSS)
-    assert has_css(css[(0, relevant_dropped)], FAIL_CSS)
+    # red means lost from the top-k; a drop from the over-fetched pool is amber
+    assert has_css(css[(0, relevant_lost)], FAIL_CSS)
+    assert has_css(css[(0, relevant_dropped)], WARN_CSS)
+    assert not has_css(css.get((0, relevant_dropped), ""), FAIL_CSS)
     assert not has_css(css.get((1, relevant_dropped), ""), FAIL_CSS)
+    assert not has_css(css.get((1, relevant_lost), ""), FAIL_CSS)
 
 
 def test_scenario_table_without_gated_pass_has_ungated_columns_only() -> None:
@@ -450,6 +458,7 @@ def test_dropped_chart_stacks_relevant_and_irrelevant_drops(built: EvalRun) -> N
     assert [b.get_width() for b in relevant] == [1, 0, 0, 0]
     assert [b.get_width() for b in irrelevant] == [1, 0, 0, 0]
     assert irrelevant[0].get_x() == 1  # stacked after the relevant drop
+    assert [t.get_text() for t in ax.texts] == [" 1 relevant lost from top-k"]  # facts only
     assert "2 of" in ax.get_title()
 
 
@@ -577,3 +586,42 @@ def test_detection_table_says_when_none_was_saved_with_the_run():
     styler = detection_table(EvalRun(_report()))
     assert styler.data.empty
     assert "not measured with this run" in styler.to_html()
+
+
+def test_charts_describe_themselves_as_alt_text_and_plain_text(built: EvalRun) -> None:
+    fig = gate_chart(built)
+    assert fig.alt_text == "Chart: Ungated vs gated, per scenario; recall; precision; MRR"
+    data, metadata = fig._repr_mimebundle_()
+    assert data["image/png"].startswith(b"\x89PNG") and metadata == {"image/png": {"alt": fig.alt_text}}
+    assert repr(fig) == fig.alt_text
+
+
+def test_tables_print_their_caption_and_frame_as_plain_text(built: EvalRun) -> None:
+    text = repr(regressions_table(built))
+    assert text.splitlines()[0] == "Regressions: 2 — this run fails the thresholds"
+    assert "category 'explicit-fact': recall 0.7500 is below its threshold 0.9000" in text
+
+
+def test_lost_from_top_k_counts_relevant_rows_that_left_the_top_k_not_pool_drops() -> None:
+    # ungated top-k [a, b, c, d] with relevant a, c, e (e only in the pool beyond the top-k);
+    # the gate drops c (top-k, relevant), d (top-k, irrelevant) and e (pool, relevant): gated [a, b, f]
+    def q(retrieved: list[str], dropped: tuple[tuple[str, bool], ...] = ()) -> QueryResult:
+        return QueryResult(
+            index=0, query="q", top_k=4, relevant=["a", "c", "e"], retrieved=retrieved, hits=[],
+            metrics={}, check_errors=[], dropped=[DroppedRecord(id=i, relevant=r) for i, r in dropped],
+        )  # fmt: skip
+
+    ungated = q(["a", "b", "c", "d"])
+    gated = q(["a", "b", "f"], dropped=(("c", True), ("d", False), ("e", True)))
+    assert lost_from_top_k(ungated, gated) == ["c"]
+    assert lost_from_top_k(ungated, ungated) == []
+
+
+def test_queries_and_gate_comparison_separate_pool_drops_from_top_k_losses(built: EvalRun) -> None:
+    queries = built.queries.set_index(["pass", "scenario", "query_index"])
+    assert queries.loc[("gated", "facts", 1), "lost_from_top_k"] == ["f3"]
+    assert queries.loc[("gated", "facts", 0), "lost_from_top_k"] == []  # d1 dropped, but irrelevant
+    assert queries.loc[("ungated", "facts", 1), "relevant_lost"] == 0
+    comparison = built.gate_comparison().set_index("scenario")
+    assert comparison["relevant_dropped"].to_dict() == {"facts": 1, "chain": 0, "clash": 0, "probe": 0}
+    assert comparison["relevant_lost"].to_dict() == {"facts": 1, "chain": 0, "clash": 0, "probe": 0}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from evalkit.api import run_eval
@@ -20,7 +21,17 @@ from evalkit.cli.exit_codes import EXIT_OK, EXIT_REGRESSIONS
 from evalkit.errors import UsageError
 from evalkit.files import check_writable
 from evalkit.harness.config import DEFAULT_TOP_K
-from evalkit.harness.gating import baseline_entry, update_thresholds
+from evalkit.harness.gating import (
+    DEFAULT_GATED_TOLERANCE,
+    GatedTolerances,
+    baseline_entry,
+    gated_baseline_entry,
+    read_thresholds,
+    update_gated_baseline,
+    update_thresholds,
+)
+from evalkit.harness.history import HISTORY_FILE, HistoryError, append_run
+from evalkit.harness.results import RunResult
 from evalkit.records import MAX_TOP_K
 from evalkit.views.console import render_run
 
@@ -53,6 +64,21 @@ def register(commands: argparse._SubParsersAction) -> None:
     run.add_argument(
         "--no-gated", action="store_true", help="skip the report-only pass under the relevance gate"
     )
+    run.add_argument(
+        "--gated", action="store_true",
+        help="with --update-baseline: record the gated pass instead, as the gated baseline of this mode, "
+        "top_k and gate (from then on the gated pass at that gate gates too); the mode's baseline is "
+        "left as is",
+    )  # fmt: skip
+    run.add_argument(
+        "--tolerance", type=unit_float, metavar="DELTA",
+        help="with --update-baseline --gated: recall the gated pass may lose, overall and per category, "
+        f"before it regresses (default: the entry's current value, else {DEFAULT_GATED_TOLERANCE})",
+    )  # fmt: skip
+    run.add_argument(
+        "--category-tolerance", type=category_tolerance, action="append", metavar="CATEGORY=DELTA",
+        help="with --update-baseline --gated: the recall tolerance of one category (repeatable)",
+    )  # fmt: skip
     add_dataset_args(run)
     run.add_argument(
         "--scenario", action="append", metavar="NAME",
@@ -62,15 +88,29 @@ def register(commands: argparse._SubParsersAction) -> None:
         "--min-relevance", type=unit_float, metavar="X",
         help="gate of the gated pass (default: the service default, 0.4)",
     )  # fmt: skip
+    run.add_argument(
+        "--history", type=Path, metavar="PATH",
+        help=f"run history (SQLite) this run is appended to (default: {HISTORY_FILE} next to --out)",
+    )  # fmt: skip
+    run.add_argument("--no-history", action="store_true", help="do not append this run to the history")
     add_embedder_args(run)
     add_execution_args(run)
     add_system_arg(run)
     run.set_defaults(handler=run_command)
 
 
+def category_tolerance(text: str) -> tuple[str, float]:
+    """`CATEGORY=DELTA` → (category, delta in [0, 1])."""
+    name, sep, value = text.partition("=")
+    if not sep or not name.strip():
+        raise argparse.ArgumentTypeError(f"expected CATEGORY=DELTA (e.g. multi-hop=0.1), got {text!r}")
+    return name.strip(), unit_float(value)
+
+
 def run_command(args: argparse.Namespace) -> int:
     if args.update_baseline and args.scenario:
         raise UsageError("--update-baseline records the whole suite; drop --scenario")
+    check_gated_flags(args)
     check_outputs(args)
     run = run_eval(
         datasets=args.datasets,
@@ -87,12 +127,72 @@ def run_command(args: argparse.Namespace) -> int:
     run.save(args.out)
     print(render_run(run))
     print(f"report: {args.out}")
+    if not args.no_history:
+        history = args.history or args.out.parent / HISTORY_FILE
+        try:
+            append_run(history, run.result)
+            print(f"history: appended to {history}")
+        except HistoryError as exc:  # the run itself is fine: say so, keep the exit code
+            print(f"evalkit: warning: {exc}", file=sys.stderr)
+    if args.update_baseline and args.gated:
+        record_gated_baseline(args, run.result)
+        return EXIT_OK
     if args.update_baseline:
         mode = run.result.mode
         path = update_thresholds(args.thresholds, mode, baseline_entry(run.result, args.top_k))
         print(f"baseline for mode {mode!r} recorded in {path}")
         return EXIT_OK
     return EXIT_OK if run.ok else EXIT_REGRESSIONS
+
+
+def check_gated_flags(args: argparse.Namespace) -> None:
+    """Refuse, before anything runs, gated-baseline flags that would do nothing or contradict."""
+    tolerances = args.tolerance is not None or args.category_tolerance
+    if args.gated and not args.update_baseline:
+        raise UsageError(
+            "--gated records the gated pass as a gated baseline: use it with --update-baseline (a run is "
+            "gated on a gated baseline by itself whenever one is recorded for its mode, top_k and gate)"
+        )
+    if tolerances and not args.gated:
+        raise UsageError(
+            "--tolerance and --category-tolerance set a gated baseline's tolerances: add --gated"
+        )
+    if args.gated and args.no_gated:
+        raise UsageError("--gated records the gated pass, which --no-gated skips; drop one of them")
+    if args.gated and args.min_relevance == 0.0:
+        raise UsageError(
+            "--min-relevance 0 is no gate, so there is no gated pass to record; pick a gate above 0"
+        )
+
+
+def record_gated_baseline(args: argparse.Namespace, result: RunResult) -> None:
+    """Upsert the gated baseline of this run's mode, top_k and gate. Tolerances: the flags, else
+    those of the entry being replaced (for categories the run still has), else the default."""
+    if result.gated is None:
+        raise UsageError("the run has no gated pass to record")
+    categories = list(result.gated.categories)
+    chosen = dict(args.category_tolerance or [])
+    unknown = [name for name in chosen if name not in categories]
+    if unknown:
+        raise UsageError(
+            f"--category-tolerance names {', '.join(map(repr, unknown))}, not a category of this run's gated "
+            f"pass; its categories: {', '.join(categories)}"
+        )
+    document = read_thresholds(args.thresholds)
+    gate = result.gated.relevance_gate.min_relevance
+    old = None if document is None else document.gated_entry(result.mode, args.top_k, gate)
+    kept = {} if old is None else {c: t for c, t in old.tolerances.categories.items() if c in categories}
+    default = args.tolerance if args.tolerance is not None else (old.tolerances.default if old else None)
+    tolerances = GatedTolerances(
+        default=DEFAULT_GATED_TOLERANCE if default is None else default, categories={**kept, **chosen}
+    )
+    entry = gated_baseline_entry(result.gated, result.mode, args.top_k, tolerances)
+    path = update_gated_baseline(args.thresholds, entry)
+    own = "".join(f"; {c} {t:g}" for c, t in tolerances.categories.items())
+    print(
+        f"gated baseline for mode {result.mode!r}, top_k {args.top_k}, min_relevance {gate:g} recorded in "
+        f"{path} (recall tolerance {tolerances.default:g}{own})"
+    )
 
 
 def check_outputs(args: argparse.Namespace) -> None:

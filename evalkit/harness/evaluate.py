@@ -13,6 +13,10 @@ passes, gate on the recorded thresholds, record provenance. Decisions where the 
   mean and their categories' means over a different population than the baseline's, so those
   are not metric-gated (see `metric_regressions`); categories whose scenarios all ran still are.
 - A system without a relevance gate gets no gated pass, with a note.
+- The gated pass is gated only when the thresholds file holds a gated baseline for this mode,
+  top_k and the gate the pass ran at (`ThresholdsDocument.gated_entry`), and the suite is whole;
+  otherwise it stays report-only, and nothing about it is added to the notes (a file without
+  gated baselines gives exactly the report of a version without them).
 """
 
 from __future__ import annotations
@@ -22,7 +26,15 @@ from datetime import UTC, datetime
 from evalkit.embedders.factory import EmbedderInfo
 from evalkit.harness.config import RunConfig
 from evalkit.harness.executors import Executor
-from evalkit.harness.gating import ModeEntry, assertion_regressions, load_thresholds, metric_regressions
+from evalkit.harness.gating import (
+    GatedEntry,
+    ModeEntry,
+    ThresholdsDocument,
+    assertion_regressions,
+    gated_regressions,
+    metric_regressions,
+    read_thresholds,
+)
 from evalkit.harness.provenance import collect
 from evalkit.harness.results import PassResult, Regression, RunResult
 from evalkit.harness.runner import run_suite
@@ -49,10 +61,15 @@ def evaluate(
     result is the same on every executor). Raises ThresholdsError for an invalid thresholds
     file, before running.
     """
-    entries = load_thresholds(config.thresholds) if config.thresholds is not None else None
+    document = read_thresholds(config.thresholds) if config.thresholds is not None else None
+    entries = None if document is None else document.modes
     result = run_suite(suite, system, config, clock=clock, progress=progress, executor=executor)
     metric_notes, metric_found = _metric_gating(suite, config, result.ungated, entries)
     run_notes = [*notes, *_applicability_notes(result.not_applicable, result.gate_skipped), *metric_notes]
+    gated_entry = _gated_entry(suite, config, result.gated, document)
+    gated_found = (
+        [] if gated_entry is None or result.gated is None else gated_regressions(result.gated, gated_entry)
+    )
     return RunResult(
         scenarios=result.ungated.scenarios,
         overall=result.ungated.overall,
@@ -64,9 +81,10 @@ def evaluate(
         top_k=config.top_k,
         system=system.name,
         provenance=collect(config, suite.digest, system.describe(), embedder),
-        regressions=assertion_regressions(result.ungated) + metric_found,
+        regressions=assertion_regressions(result.ungated) + metric_found + gated_found,
         notes=run_notes,
         gated=result.gated,
+        gated_baseline=None if gated_entry is None else gated_entry.ref(),
         latency=result.latency,
         not_applicable=result.not_applicable,
     )
@@ -81,6 +99,15 @@ def _applicability_notes(not_applicable: dict[str, list[str]], gate_skipped: boo
     if gate_skipped:
         notes.append("the system declares no relevance_gate capability: the gated pass was skipped")
     return notes
+
+
+def _gated_entry(
+    suite: Suite, config: RunConfig, gated: PassResult | None, document: ThresholdsDocument | None
+) -> GatedEntry | None:
+    """The gated baseline the gated pass is gated on, or None (report-only)."""
+    if gated is None or document is None or suite.subset:
+        return None
+    return document.gated_entry(config.mode, config.top_k, gated.relevance_gate.min_relevance)
 
 
 def _metric_gating(

@@ -1,26 +1,37 @@
-"""Baselines, thresholds and regressions (SPEC §3.5).
+"""Baselines, thresholds and regressions (SPEC §3.5), and the opt-in gated baselines.
 
 `datasets/thresholds.json` maps a mode (`deterministic`, `real`) to its recorded baseline and
 thresholds (baseline − 0.02, floored at 0), overall and per category, all rounded to 4 places
 half away from zero (`round_half_away`).
 A missing file means "no metric gating" (the caller warns); a file that exists but cannot be
 read or validated is a ThresholdsError — never silently un-gated.
+
+Gated baselines (issue 13, item 4): the same file may hold, under the reserved key `"gated"`, a
+list of `GatedEntry`s, each the gated pass's metrics recorded at one (mode, top_k, min_relevance)
+with a recall tolerance per category. A run whose gated pass ran at a recorded key is gated on
+it too (`gated_regressions`, kinds `gated-metric` and `gated-present`); without one the gated
+pass stays report-only. The recall floor is computed when gating (baseline recall − tolerance,
+floored at 0, rounded to 4 places), so a tolerance edited in the file takes effect at once.
+Recording a gated entry leaves the mode entries byte for byte as they were, and recording a mode
+entry leaves the gated entries; a file without gated entries has no `"gated"` key at all.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
+from typing import Annotated, Any
 
 from filelock import FileLock, Timeout
-from pydantic import Field, RootModel, ValidationError
+from pydantic import Field, RootModel, ValidationError, model_validator
 
-from evalkit.errors import OutputError, ThresholdsError
+from evalkit.errors import OutputError, ThresholdsError, UsageError
 from evalkit.files import check_writable, os_reason, read_regular, write_atomic
-from evalkit.harness.results import Aggregate, PassResult, Regression
+from evalkit.harness.results import Aggregate, GatedBaselineRef, PassResult, Regression
 from evalkit.metrics import HARNESS_METRICS
 from evalkit.validation import FrozenModel as _Model
 from evalkit.validation import field_problems
@@ -71,14 +82,110 @@ class ModeEntry(_Model):
 
 
 class ThresholdsFile(RootModel[dict[str, ModeEntry]]):
-    """The whole file: mode name → entry."""
+    """The mode entries of the file: mode name → entry (every key but `GATED_KEY`)."""
+
+
+GATED_KEY = "gated"
+"""The thresholds file's key that holds the gated baselines (a list); every other key is a mode."""
+
+DEFAULT_GATED_TOLERANCE = 0.05
+"""Recall a scope of the gated pass may lose against its gated baseline before it regresses.
+Wider than the ungated MARGIN (0.02) because the gate is a cliff: a similarity moving across the
+floor removes a whole row from the top-k, and the built-in categories hold 1–8 queries, so one
+row moves a category's recall by 0.03–0.5. Override it per run (`--tolerance`) or per category
+(`--category-tolerance`, or `tolerances.categories` in the file)."""
+
+Tolerance = Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)]
+
+
+class GatedTolerances(_Model):
+    """Recall tolerances of a gated baseline: `default` for the overall recall and for every
+    category not listed in `categories` (category → tolerance)."""
+
+    default: Tolerance = DEFAULT_GATED_TOLERANCE
+    categories: dict[str, Tolerance] = Field(default_factory=dict)
+
+    def of(self, category: str | None) -> float:
+        """The tolerance of `category` (None = overall)."""
+        return self.default if category is None else self.categories.get(category, self.default)
+
+
+class GatedEntry(_Model):
+    """The gated pass recorded at one (mode, top_k, min_relevance): when, its metrics overall and
+    per category (4 places), and the recall tolerances its floors are computed with."""
+
+    mode: str
+    top_k: int = Field(ge=1)
+    min_relevance: float = Field(gt=0.0, le=1.0, allow_inf_nan=False)
+    recorded_at: str
+    tolerances: GatedTolerances = Field(default_factory=GatedTolerances)
+    baseline: Baseline
+
+    @model_validator(mode="after")
+    def _tolerances_name_recorded_categories(self) -> GatedEntry:
+        unknown = sorted(set(self.tolerances.categories) - set(self.baseline.categories))
+        if unknown:
+            raise ValueError(
+                f"tolerances.categories names {', '.join(map(repr, unknown))}, which the gated baseline "
+                f"does not hold (its categories: {', '.join(self.baseline.categories) or 'none'}); "
+                "fix the name or remove it"
+            )
+        return self
+
+    @property
+    def key(self) -> tuple[str, int, float]:
+        """(mode, top_k, min_relevance rounded to 4 places): what identifies the entry."""
+        return (self.mode, self.top_k, round_half_away(self.min_relevance))
+
+    def floor(self, category: str | None) -> float:
+        """The recall floor of `category` (None = overall): baseline recall − its tolerance,
+        floored at 0, rounded to 4 places. KeyError for a category without a baseline."""
+        levels = self.baseline.overall if category is None else self.baseline.categories[category]
+        return round_half_away(max(0.0, levels.recall - self.tolerances.of(category)))
+
+    def ref(self) -> GatedBaselineRef:
+        """What a run gated on this entry records about it."""
+        return GatedBaselineRef(
+            mode=self.mode, top_k=self.top_k, min_relevance=self.min_relevance, recorded_at=self.recorded_at
+        )
+
+
+class GatedEntries(RootModel[list[GatedEntry]]):
+    """The file's `"gated"` list."""
+
+
+@dataclass(frozen=True)
+class ThresholdsDocument:
+    """A whole thresholds file: the mode entries and the gated baselines."""
+
+    modes: dict[str, ModeEntry]
+    gated: tuple[GatedEntry, ...] = ()
+
+    def gated_entry(self, mode: str, top_k: int, min_relevance: float) -> GatedEntry | None:
+        """The gated baseline recorded at (mode, top_k, min_relevance), or None."""
+        key = (mode, top_k, round_half_away(min_relevance))
+        return next((e for e in self.gated if e.key == key), None)
+
+    def payload(self) -> dict[str, Any]:
+        """The JSON object to write: modes sorted by name, then `"gated"` (sorted by key) when
+        there are gated entries."""
+        data: dict[str, Any] = {name: e.model_dump(mode="json") for name, e in sorted(self.modes.items())}
+        if self.gated:
+            data[GATED_KEY] = [e.model_dump(mode="json") for e in sorted(self.gated, key=lambda e: e.key)]
+        return data
 
 
 def load_thresholds(path: str | Path) -> dict[str, ModeEntry] | None:
-    """The entries of `path`, or None when the file does not exist.
+    """The mode entries of `path`, or None when the file does not exist (see `read_thresholds`)."""
+    document = read_thresholds(path)
+    return None if document is None else document.modes
 
-    Raises ThresholdsError (naming the file, the failing field and the fix) for unreadable JSON
-    or a schema mismatch.
+
+def read_thresholds(path: str | Path) -> ThresholdsDocument | None:
+    """The mode entries and gated baselines of `path`, or None when the file does not exist.
+
+    Raises ThresholdsError (naming the file, the failing field and the fix) for unreadable JSON,
+    a schema mismatch, or two gated entries with the same (mode, top_k, min_relevance).
     """
     source = Path(path)
     try:
@@ -96,18 +203,47 @@ def load_thresholds(path: str | Path) -> dict[str, ModeEntry] | None:
             "fix it or regenerate it with `evalkit run --update-baseline`"
         ) from None
     try:
-        return ThresholdsFile.model_validate(json.loads(text)).root
+        data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ThresholdsError(
             f"thresholds file {source} is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}); "
             "fix it or regenerate it with `evalkit run --update-baseline`"
         ) from exc
+    gated_data = data.pop(GATED_KEY, []) if isinstance(data, dict) else []
+    problems: list[str] = []
+    modes: dict[str, ModeEntry] = {}
+    gated: list[GatedEntry] = []
+    try:
+        modes = ThresholdsFile.model_validate(data).root
     except ValidationError as exc:
-        problems = "; ".join(field_problems(exc, ThresholdsFile))
+        problems += field_problems(exc, ThresholdsFile)
+    try:
+        gated = GatedEntries.model_validate(gated_data).root
+    except ValidationError as exc:
+        problems += [_under_gated_key(p) for p in field_problems(exc, GatedEntries)]
+    if problems:
         raise ThresholdsError(
-            f"thresholds file {source} does not match the schema ({problems}); "
+            f"thresholds file {source} does not match the schema ({'; '.join(problems)}); "
             "fix it or regenerate it with `evalkit run --update-baseline`"
-        ) from exc
+        )
+    first: dict[tuple[str, int, float], int] = {}
+    for index, entry in enumerate(gated):
+        if entry.key in first:
+            mode, top_k, gate = entry.key
+            raise ThresholdsError(
+                f"thresholds file {source}: {GATED_KEY}[{index}] and {GATED_KEY}[{first[entry.key]}] are "
+                f"both the gated baseline of mode {mode!r}, top_k {top_k}, min_relevance {gate:g}; keep one "
+                "(or re-record it with `evalkit run --update-baseline --gated`)"
+            )
+        first[entry.key] = index
+    return ThresholdsDocument(modes, tuple(gated))
+
+
+def _under_gated_key(problem: str) -> str:
+    """A problem of the `"gated"` list, its path rooted at the key: `gated[0].top_k: ...`."""
+    if problem.startswith("<top level>"):
+        return GATED_KEY + problem.removeprefix("<top level>")
+    return GATED_KEY + problem if problem.startswith("[") else f"{GATED_KEY}.{problem}"
 
 
 PLACES = 4
@@ -155,12 +291,35 @@ def baseline_entry(result: PassResult, top_k: int, recorded_at: datetime | None 
 
 
 def update_thresholds(path: str | Path, mode: str, entry: ModeEntry) -> Path:
-    """Upsert `entry` for `mode` in `path` (created if missing), leaving other modes untouched.
+    """Upsert `entry` for `mode` in `path` (created if missing), leaving other modes and the gated
+    baselines untouched (see `_update_file` for locking, atomicity and errors). UsageError for the
+    mode name `GATED_KEY`, which the file reserves."""
+    if mode == GATED_KEY:
+        raise UsageError(
+            f"{GATED_KEY!r} cannot be a mode name: the thresholds file keeps gated baselines under it"
+        )
+    return _update_file(path, lambda doc: replace(doc, modes={**doc.modes, mode: entry}))
+
+
+def update_gated_baseline(path: str | Path, entry: GatedEntry) -> Path:
+    """Upsert the gated baseline `entry` in `path` (created if missing): it replaces the entry of
+    the same (mode, top_k, min_relevance) and leaves the mode entries and other gated entries
+    untouched (see `_update_file` for locking, atomicity and errors)."""
+
+    def upsert(document: ThresholdsDocument) -> ThresholdsDocument:
+        others = tuple(e for e in document.gated if e.key != entry.key)
+        return replace(document, gated=(*others, entry))
+
+    return _update_file(path, upsert)
+
+
+def _update_file(path: str | Path, change: Callable[[ThresholdsDocument], ThresholdsDocument]) -> Path:
+    """Apply `change` to the file's document and write it back.
 
     Updates are serialised across processes by the lock file `.<name>.lock` beside `path`
     (filelock; removed while still held, so nothing is left behind, and git-ignored for a run
     killed while holding it): the file is re-read under the lock, so two runs recording
-    different modes at once both keep their entry. Written atomically; the file keeps
+    different entries at once both keep theirs. Written atomically; the file keeps
     its permissions, and temp files left by a killed earlier write are removed. An existing
     invalid file raises ThresholdsError rather than being replaced; a path that cannot be written
     (read-only file, unwritable folder, full disk) raises OutputError, leaving the file as it was.
@@ -171,10 +330,10 @@ def update_thresholds(path: str | Path, mode: str, entry: ModeEntry) -> Path:
     try:
         with FileLock(lock_path, timeout=LOCK_TIMEOUT):
             try:
-                entries = dict(load_thresholds(target) or {})
-                entries[mode] = entry
-                payload = {name: e.model_dump(mode="json") for name, e in sorted(entries.items())}
-                return write_atomic(target, json.dumps(payload, indent=2) + "\n", remove_stale=True)
+                document = change(read_thresholds(target) or ThresholdsDocument({}))
+                return write_atomic(
+                    target, json.dumps(document.payload(), indent=2) + "\n", remove_stale=True
+                )
             finally:
                 lock_path.unlink(missing_ok=True)  # while held: a waiter on this inode retries
     except Timeout:
@@ -184,6 +343,34 @@ def update_thresholds(path: str | Path, mode: str, entry: ModeEntry) -> Path:
         ) from None
     except OSError as exc:
         raise OutputError(f"cannot lock {target} with {lock_path}: {os_reason(exc)}") from None
+
+
+def gated_baseline_entry(
+    gated: PassResult,
+    mode: str,
+    top_k: int,
+    tolerances: GatedTolerances | None = None,
+    recorded_at: datetime | None = None,
+) -> GatedEntry:
+    """A gated baseline from a gated pass, keyed by (mode, top_k, the gate the pass ran at),
+    metrics rounded to 4 places. UsageError when the pass ran without a gate (min_relevance 0)."""
+    gate = gated.relevance_gate.min_relevance
+    if gate <= 0.0:
+        raise UsageError(
+            "the gated pass ran without a gate (min_relevance 0), so there is nothing to record as a gated "
+            "baseline; drop --min-relevance 0 (the service default is 0.4) or pick a gate above 0"
+        )
+    return GatedEntry(
+        mode=mode,
+        top_k=top_k,
+        min_relevance=gate,
+        recorded_at=(recorded_at or datetime.now(UTC)).replace(microsecond=0).isoformat(),
+        tolerances=tolerances or GatedTolerances(),
+        baseline=Baseline(
+            overall=_levels(gated.overall),
+            categories={name: _levels(agg) for name, agg in gated.categories.items()},
+        ),
+    )
 
 
 def assertion_regressions(result: PassResult) -> list[Regression]:
@@ -243,3 +430,38 @@ def _below(category: str | None, floor: MetricLevels, actual: Mapping[str, float
         for m in HARNESS_METRICS
         if actual[m] + TOLERANCE < getattr(floor, m)
     ]
+
+
+def gated_regressions(gated: PassResult, entry: GatedEntry) -> list[Regression]:
+    """The gated pass's recall below its gated floors (`GatedEntry.floor`), overall and per
+    category (kind `gated-metric`), and categories of the entry that the pass lacks
+    (`gated-present`). Each message starts with "gated pass (min_relevance X)"."""
+    label = f"gated pass (min_relevance {entry.min_relevance:g})"
+    found: list[Regression] = []
+    for category in (None, *entry.baseline.categories):
+        actual = gated.overall if category is None else gated.categories.get(category)
+        where = "overall" if category is None else f"category {category!r}"
+        if actual is None:
+            found.append(
+                Regression(
+                    kind="gated-present",
+                    category=category,
+                    message=f"{label}: {where} has a gated baseline but no gating scenario ran in it",
+                )
+            )
+            continue
+        floor, recall = entry.floor(category), actual.metrics["recall"]
+        if recall + TOLERANCE < floor:
+            levels = entry.baseline.overall if category is None else entry.baseline.categories[category]
+            found.append(
+                Regression(
+                    kind="gated-metric",
+                    category=category,
+                    metric="recall",
+                    actual=recall,
+                    threshold=floor,
+                    message=f"{label}: {where}: recall {recall:.4f} is below its gated floor {floor:.4f} "
+                    f"(gated baseline {levels.recall:.4f} − tolerance {entry.tolerances.of(category):g})",
+                )
+            )
+    return found

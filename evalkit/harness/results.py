@@ -18,6 +18,7 @@ from evalkit.errors import ReportError
 from evalkit.files import write_atomic
 from evalkit.harness.provenance import Provenance
 from evalkit.metrics import judgements
+from evalkit.records import GateCandidate
 from evalkit.validation import FrozenModel as _Model
 
 SCHEMA_VERSION = 2
@@ -52,11 +53,30 @@ class DroppedRecord(_Model):
     relevant: bool
 
 
+class CandidateRecord(_Model):
+    """A row that reached the gated pass's relevance gate (`evalkit.records.GateCandidate`):
+    its id, whether BM25 matched it and its vector similarity."""
+
+    id: str
+    bm25: bool
+    similarity: float | None
+
+    def passes(self, floor: float) -> bool:
+        """Whether a gate at `floor` keeps this row (see `GateCandidate.passes`)."""
+        return GateCandidate(self.id, self.bm25, self.similarity).passes(floor)
+
+
 class QueryResult(_Model):
     """One query of one pass: what came back, its scores and its assertion errors. `grades`
     holds the query's graded judgements when it has any (BEIR qrels: id → grade, 0 and negative
     grades included; ids of `relevant` without a grade count 1); it is left out of the JSON when
-    empty, so reports of ungraded suites keep their shape."""
+    empty, so reports of ungraded suites keep their shape.
+
+    `gate_candidates` (gated pass only): every row that reached the gate, in pipeline order, so
+    that `evalkit.harness.sweep` can re-apply the gate at other values. None — and left out of
+    the JSON — when not recorded: the ungated pass, queries that pin their own gate (they keep it
+    in every pass), and systems that report no candidates.
+    """
 
     index: int
     query: str
@@ -72,12 +92,15 @@ class QueryResult(_Model):
     check_errors: list[str]
     candidates: int = 0
     dropped: list[DroppedRecord] = Field(default_factory=list)
+    gate_candidates: list[CandidateRecord] | None = None
 
     @model_serializer(mode="wrap")
-    def _omit_empty_grades(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+    def _omit_absent_fields(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         data: dict[str, Any] = handler(self)
         if not self.grades:
             data.pop("grades", None)
+        if self.gate_candidates is None:
+            data.pop("gate_candidates", None)
         return data
 
     @property
@@ -145,15 +168,26 @@ class PassResult(_Model):
 
 
 class Regression(_Model):
-    """One reason a run fails CI. kind: assertion | metric | present."""
+    """One reason a run fails CI. kind: assertion | metric | present (the ungated pass against
+    its mode's baseline) | gated-metric | gated-present (the gated pass against its gated
+    baseline, only when one was recorded for the run's mode, top_k and gate)."""
 
-    kind: Literal["assertion", "metric", "present"]
+    kind: Literal["assertion", "metric", "present", "gated-metric", "gated-present"]
     message: str
     scenario: str | None = None
     category: str | None = None
     metric: str | None = None
     actual: float | None = None
     threshold: float | None = None
+
+
+class GatedBaselineRef(_Model):
+    """The gated baseline a run's gated pass was gated on: its key and when it was recorded."""
+
+    mode: str
+    top_k: int
+    min_relevance: float
+    recorded_at: str
 
 
 class MutationOutcome(_Model):
@@ -194,6 +228,10 @@ class RunResult(PassResult):
     report-only gated pass — the gate the service resolved (0.4 by default) and what it dropped —
     or is None when that pass was skipped. What the measurement pass's own per-query pinned gates
     (queries that set `min_relevance`) dropped is `pinned_gates`.
+
+    `gated_baseline` names the gated baseline the gated pass was gated on (its regressions are of
+    kinds `gated-metric`/`gated-present`); None — and left out of the JSON — when the gated pass
+    was report-only.
     """
 
     relevance_gate: GateSummary | None  # type: ignore[assignment]
@@ -207,6 +245,7 @@ class RunResult(PassResult):
     regressions: list[Regression]
     notes: list[str] = Field(default_factory=list)
     gated: PassResult | None = None
+    gated_baseline: GatedBaselineRef | None = None
     detection: DetectionPower | None = None
     latency: LatencyReport | None = None
     """None in reports written before latency was measured."""
@@ -214,12 +253,19 @@ class RunResult(PassResult):
     """Scenario name → the capabilities it needs that the system lacks (left out of the JSON
     when every scenario applied)."""
 
+    @property
+    def gated_pass_role(self) -> str:
+        """ "report-only", or "gated on its baseline recorded <when>" (see `gated_baseline`)."""
+        if self.gated_baseline is None:
+            return "report-only"
+        return f"gated on its baseline recorded {self.gated_baseline.recorded_at}"
+
 
 def write_result(result: RunResult, path: str | Path) -> Path:
     """Write the run as indented JSON, atomically (temp file in the same folder + rename).
-    `detection` is left out when mutation testing did not run, `not_applicable` when every
-    scenario applied."""
-    exclude = {"detection"} if result.detection is None else set()
+    `detection` is left out when mutation testing did not run, `gated_baseline` when the gated
+    pass was report-only, `not_applicable` when every scenario applied."""
+    exclude = {name for name in ("detection", "gated_baseline") if getattr(result, name) is None}
     if not result.not_applicable:
         exclude.add("not_applicable")
     return write_atomic(path, result.model_dump_json(indent=2, exclude=exclude) + "\n")

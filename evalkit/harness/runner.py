@@ -36,6 +36,7 @@ from evalkit.harness.checks import check_query, scenario_status
 from evalkit.harness.config import RunConfig
 from evalkit.harness.executors import Executor, SerialExecutor
 from evalkit.harness.results import (
+    CandidateRecord,
     DroppedRecord,
     HitRecord,
     LatencyReport,
@@ -45,6 +46,7 @@ from evalkit.harness.results import (
 )
 from evalkit.metrics import MetricSpec, judgements, parse_metrics, score_query
 from evalkit.progress import progress_enabled
+from evalkit.records import GateCandidate
 from evalkit.scenarios import QuerySpec, Scenario, Suite, stable_query_id
 from evalkit.scenarios.model import ThoughtSpec
 from evalkit.scenarios.requirements import required_capabilities
@@ -159,9 +161,14 @@ class ShardRunner:
                     gate = min_relevance if pinned is None else pinned
                     timed = memory.search(query.query, asked=asked, min_relevance=gate, **options)
                     latencies.append(timed.latency_ms)
+                    result = _query_result(index, query, timed, k, own, extra_metrics)
                     if pinned is None:
                         gate_values.add(timed.response.min_relevance)
-                    filtered.append(_query_result(index, query, timed, k, own, extra_metrics))
+                        if timed.response.gate_candidates:
+                            result = result.model_copy(
+                                update={"gate_candidates": _candidates(timed.response.gate_candidates)}
+                            )
+                    filtered.append(result)
         return ShardResult(plain, filtered if self.gated else None, frozenset(gate_values), latencies)
 
 
@@ -284,6 +291,10 @@ def _query_result(
         candidates=response.candidates,
         dropped=[DroppedRecord(id=i, relevant=i in relevant) for i in response.dropped_ids],
     )
+
+
+def _candidates(rows: Sequence[GateCandidate]) -> list[CandidateRecord]:
+    return [CandidateRecord(id=c.id, bm25=c.bm25, similarity=c.similarity) for c in rows]
 
 
 def _scenario_result(scenario: Scenario, queries: list[QueryResult]) -> ScenarioResult:

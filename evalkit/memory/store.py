@@ -41,7 +41,7 @@ from evalkit.memory.fts_query import STOPWORD_LISTS
 from evalkit.memory.options import DEFAULT_STORE_OPTIONS, RETRIEVAL_MODES, StoreOptions
 from evalkit.memory.pipeline import DEFAULT_PIPELINE, Candidate, RowFilter, SearchPipeline
 from evalkit.memory.schema import schema_sql, vector_table_sql
-from evalkit.records import EDGE_TYPES, MAX_TOP_K, STATUSES, Edge, Hit, SearchResponse, Thought
+from evalkit.records import EDGE_TYPES, MAX_TOP_K, STATUSES, Edge, GateCandidate, Hit, SearchResponse, Thought
 from evalkit.sqlite import connect
 
 DEFAULT_MIN_RELEVANCE = 0.4
@@ -436,6 +436,9 @@ class MemoryStore:
             filtered_out=filtered_out,
             min_relevance=gate,
             dropped_ids=tuple(c.id for c in rows if c.id not in kept_ids),
+            gate_candidates=tuple(GateCandidate(c.id, c.bm25_rank is not None, c.similarity) for c in rows)
+            if gate > 0.0
+            else (),
         )
 
     def _vector_leg(self, qvec: np.ndarray, budget: int, row_filter: RowFilter) -> list[Candidate]:

@@ -8,7 +8,8 @@ fix, instead of a raw AttributeError deep in the runner. Checks on each search r
 - `match_source` ⊆ ("vector", "bm25"), `standing` is current | contradicted | superseded;
 - ranks are all 0 (then the harness numbers hits by position) or exactly 1, 2, …, n;
 - more hits than `top_k`: the extra ones are cut (never scored) with an AdapterWarning;
-- `candidates`/`filtered_out` are non-negative ints, `min_relevance` finite, `dropped_ids` seeded.
+- `candidates`/`filtered_out` are non-negative ints, `min_relevance` finite, `dropped_ids` seeded;
+- `gate_candidates` (optional) have seeded ids and finite similarities (or None).
 Output violations raise SystemOutputError (an AdapterError) naming the scenario and query.
 `query_id` is passed only to a search that names it or takes `**options` (it matters to systems
 that replay recorded rankings; text search does not need it).
@@ -146,6 +147,7 @@ def checked_response(
             stacklevel=2,
         )
     _check_counts(where, response, seeded)
+    _check_candidates(where, response, seeded)
     numbered = tuple(h if h.rank else replace(h, rank=i) for i, h in enumerate(hits[:top_k], start=1))
     return replace(response, hits=numbered)
 
@@ -180,6 +182,25 @@ def _check_hit(where: str, position: int, hit: Hit, seeded: Collection[str], see
         raise SystemOutputError(f"{named}: `standing` {hit.standing!r} must be one of {', '.join(STANDINGS)}")
     if hit.low_confidence is not None and not isinstance(hit.low_confidence, bool):
         raise SystemOutputError(f"{named}: `low_confidence` must be true, false or None")
+
+
+def _check_candidates(where: str, response: SearchResponse, seeded: Collection[str]) -> None:
+    """The rows a system reports as reaching its gate (for the gate sweep): seeded ids, and a
+    finite similarity or None (the vector leg did not return the row)."""
+    for position, candidate in enumerate(response.gate_candidates, start=1):
+        at = f"{where}: gate candidate {position} ({shown_value(candidate.id)})"
+        if candidate.id not in seeded:
+            raise SystemOutputError(f"{at} was never added to this memory; report only seeded ids")
+        similarity = candidate.similarity
+        if similarity is not None and (
+            isinstance(similarity, bool) or not isinstance(similarity, int | float)
+        ):
+            raise SystemOutputError(f"{at}: `similarity` must be a number or None, got {similarity!r}")
+        if similarity is not None and not math.isfinite(similarity):
+            raise SystemOutputError(
+                f"{at} reported similarity {similarity}; report finite similarities (or None where the "
+                "vector leg did not return the row)"
+            )
 
 
 def _check_counts(where: str, response: SearchResponse, seeded: Collection[str]) -> None:

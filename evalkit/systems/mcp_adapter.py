@@ -38,7 +38,8 @@ Names on the left are always evalkit's, values the server's:
     hits = "results"                        # path of the hit list in the result ("" = the result)
     hit = {id = "id", relevance = "score"}  # hit field → key in each hit; only id is required
     # response = {min_relevance = "gate", dropped_ids = "dropped"}   # optional: the gate's report
-    #                                       # (candidates, filtered_out, min_relevance, dropped_ids)
+    #                                       # (candidates, filtered_out, min_relevance, dropped_ids,
+    #                                       # gate_candidates: [{id, bm25, similarity}] for the sweep)
     # result = "auto"                       # "structured", "text" (JSON in the first text block) or auto
 
 Fields of a thought: id, content, project, status, created_at (ISO-8601), is_cluster,
@@ -73,7 +74,7 @@ from typing import Any, Literal
 from pydantic import Field, ValidationError, model_validator
 
 from evalkit.errors import AdapterError
-from evalkit.records import Edge, Hit, SearchResponse, Thought
+from evalkit.records import Edge, GateCandidate, Hit, SearchResponse, Thought
 from evalkit.systems.capabilities import Capability
 from evalkit.validation import FrozenModel, field_problems
 
@@ -87,7 +88,7 @@ SEARCH_OPTIONS = (
     "recency_half_life_days", "now",
 )  # fmt: skip
 HIT_FIELDS = tuple(Hit.__dataclass_fields__)
-RESPONSE_FIELDS = ("candidates", "filtered_out", "min_relevance", "dropped_ids")
+RESPONSE_FIELDS = ("candidates", "filtered_out", "min_relevance", "dropped_ids", "gate_candidates")
 
 
 class ServerSpec(FrozenModel):
@@ -366,7 +367,26 @@ class McpMemory:
         }
         if gate.get("dropped_ids") is not None:
             gate["dropped_ids"] = tuple(self._to_evalkit.get(str(i), str(i)) for i in gate["dropped_ids"])
+        if gate.get("gate_candidates") is not None:
+            gate["gate_candidates"] = self._candidates(spec.tool, gate["gate_candidates"])
         return SearchResponse(hits=tuple(hits), **{k: v for k, v in gate.items() if v is not None})
+
+    def _candidates(self, tool: str, rows: Any) -> tuple[GateCandidate, ...]:
+        """The gate's candidate rows (`[{id, bm25, similarity}, ...]` in the result) as records."""
+        label = self._system.label
+        if not isinstance(rows, list) or not all(isinstance(row, dict) and "id" in row for row in rows):
+            raise AdapterError(
+                f"{label}: tool {tool!r}: search.response.gate_candidates must be a list of "
+                f"{{id, bm25, similarity}} objects, got {rows!r:.200}"
+            )
+        return tuple(
+            GateCandidate(
+                id=self._to_evalkit.get(str(row["id"]), str(row["id"])),
+                bm25=bool(row.get("bm25", False)),
+                similarity=row.get("similarity"),
+            )
+            for row in rows
+        )
 
 
 def _plain(values: Mapping[str, Any]) -> dict[str, Any]:

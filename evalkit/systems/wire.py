@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import Field
 
-from evalkit.records import MAX_TOP_K, Edge, Hit, SearchResponse, Thought
+from evalkit.records import MAX_TOP_K, Edge, GateCandidate, Hit, SearchResponse, Thought
 from evalkit.validation import FrozenModel
 
 MAX_BATCH = 10_000
@@ -86,14 +86,26 @@ class HitOut(FrozenModel):
     final_score: float | None = None
 
 
+class CandidateOut(FrozenModel):
+    """A row that reached the relevance gate (see `evalkit.records.GateCandidate`): `bm25` — the
+    BM25 leg matched it; `similarity` — its vector-leg similarity, None when that leg missed it."""
+
+    id: str
+    bm25: bool = False
+    similarity: float | None = None
+
+
 class SearchOut(FrozenModel):
-    """A search result; without a relevance gate leave the counts at 0 and `dropped_ids` empty."""
+    """A search result; without a relevance gate leave the counts at 0 and `dropped_ids` and
+    `gate_candidates` empty. `gate_candidates` (optional) lets `evalkit sweep` re-apply the gate
+    at other values without searching again."""
 
     hits: list[HitOut]
     candidates: int = 0
     filtered_out: int = 0
     min_relevance: float = 0.0
     dropped_ids: list[str] = Field(default_factory=list)
+    gate_candidates: list[CandidateOut] = Field(default_factory=list)
 
 
 class SystemInfo(FrozenModel):
@@ -155,4 +167,5 @@ def search_response(body: SearchOut) -> SearchResponse:
         filtered_out=body.filtered_out,
         min_relevance=body.min_relevance,
         dropped_ids=tuple(body.dropped_ids),
+        gate_candidates=tuple(GateCandidate(**c.model_dump()) for c in body.gate_candidates),
     )

@@ -5,34 +5,67 @@ nothing to close), which renders itself as PNG in IPython and in nbconvert's HTM
 from __future__ import annotations
 
 import io
+from collections.abc import Iterable
 
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
+from evalkit.harness.sweep import unavailable
 from evalkit.memory import VECTOR_FLOOR
 from evalkit.metrics import HARNESS_METRICS
-from evalkit.views.frames import COMPARED_METRICS, EvalRun, by_pass, check_scenario, gate_drops, gate_label
+from evalkit.views.frames import (
+    COMPARED_METRICS,
+    EvalRun,
+    benchmark_metric_frame,
+    by_pass,
+    check_scenario,
+    gate_drops,
+    gate_label,
+)
 from evalkit.views.styles import (
     DROPPED_IRRELEVANT_COLOR,
     DROPPED_RELEVANT_COLOR,
     GATED_COLOR,
     METRIC_COLORS,
     METRIC_LABELS,
+    POOL_RELEVANT_COLOR,
     RELEVANT_COLOR,
+    SERIES_COLORS,
     UNGATED_COLOR,
 )
+from evalkit.views.sweep import DEFAULT_SWEEP_VALUES
 
 
 class ReportFigure(Figure):
     """A matplotlib Figure that renders itself as PNG in IPython (`_repr_png_`), so a notebook
-    displays it — and nbconvert embeds it as base64 — whatever the matplotlib backend."""
+    displays it — and nbconvert embeds it as base64 — whatever the matplotlib backend. The PNG's
+    display metadata carries `alt`, the figure's description (`alt_text`), which
+    `evalkit.notebooks.render_html` writes into the image's alt attribute; the text/plain form
+    is that description too, not `<Figure size …>`."""
+
+    @property
+    def alt_text(self) -> str:
+        """ "Chart: " + the suptitle and each axes' title, "; "-joined ("untitled" when none)."""
+        titles = [ax.get_title() for ax in self.axes if ax.get_title()]
+        if self.get_suptitle():
+            titles.insert(0, self.get_suptitle())
+        return "Chart: " + ("; ".join(titles) or "untitled")
+
+    def __repr__(self) -> str:
+        return self.alt_text
 
     def _repr_png_(self) -> bytes:
         buffer = io.BytesIO()
         self.savefig(buffer, format="png", dpi=100, bbox_inches="tight")
         return buffer.getvalue()
+
+    def _repr_mimebundle_(
+        self, include: object = None, exclude: object = None
+    ) -> tuple[dict[str, bytes], dict[str, dict[str, str]]]:
+        """The PNG with its alt text as display metadata (IPython asks for this first)."""
+        return {"image/png": self._repr_png_()}, {"image/png": {"alt": self.alt_text}}
 
 
 def gate_chart(run: EvalRun) -> ReportFigure:
@@ -61,14 +94,17 @@ def gate_chart(run: EvalRun) -> ReportFigure:
     axes[0].set_yticks(y, names)
     axes[0].invert_yaxis()
     handles, labels = axes[0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="outside lower center", ncols=2, frameon=False)
+    # above the panels, under the title: visible without scrolling past every scenario
+    fig.legend(handles, labels, loc="outside upper center", ncols=2, frameon=False)
     fig.suptitle("Ungated vs gated, per scenario")
     return fig
 
 
 def dropped_chart(run: EvalRun) -> ReportFigure:
-    """Rows the relevance gate dropped, per scenario: one stacked horizontal bar each, relevant
-    (red) then irrelevant (grey). Without a gated pass the panel says so and holds no bars."""
+    """Rows the relevance gate dropped from the over-fetched pool, per scenario: one stacked
+    horizontal bar each, relevant (amber) then irrelevant (grey); a red label "N lost from top-k"
+    after the bar of each scenario where the gate took relevant rows out of the ungated top-k.
+    Without a gated pass the panel says so and holds no bars."""
     comparison = run.gate_comparison()
     fig = ReportFigure(figsize=(13, 1.6 + 0.35 * max(len(comparison), 1)), layout="constrained")
     ax = fig.subplots()
@@ -80,8 +116,15 @@ def dropped_chart(run: EvalRun) -> ReportFigure:
     y = np.arange(len(comparison))
     relevant = comparison["relevant_dropped"].to_numpy()
     irrelevant = comparison["dropped_rows"].to_numpy() - relevant
-    ax.barh(y, relevant, color=DROPPED_RELEVANT_COLOR, label="relevant rows dropped")
+    ax.barh(y, relevant, color=POOL_RELEVANT_COLOR, label="relevant rows dropped from the pool")
     ax.barh(y, irrelevant, left=relevant, color=DROPPED_IRRELEVANT_COLOR, label="irrelevant rows dropped")
+    for row, lost, end in zip(y, comparison["relevant_lost"], relevant + irrelevant, strict=True):
+        if lost:
+            label = f" {lost} relevant lost from top-k"
+            ax.text(
+                float(end), float(row), label, va="center", color=DROPPED_RELEVANT_COLOR, fontweight="bold"
+            )
+    ax.set_xlim(0, max(1, int((relevant + irrelevant).max())) * 1.3)  # room for the labels
     ax.set_yticks(y, comparison["scenario"])
     ax.invert_yaxis()
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
@@ -151,4 +194,91 @@ def rank_chart(run: EvalRun, scenario: str) -> ReportFigure:
         axes[0].axhline(floor, linestyle=":", color=DROPPED_RELEVANT_COLOR, linewidth=1.5, label="gate floor")
     fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncols=5, frameon=False)
     fig.suptitle(f"{scenario}: similarity and relevance by rank (ungated pass, one line per query)")
+    return fig
+
+
+def sweep_chart(run: EvalRun, values: Iterable[float] = DEFAULT_SWEEP_VALUES) -> ReportFigure:
+    """The gate sweep (`EvalRun.gate_sweep`): overall recall and precision against the gate value
+    (left) and each category's recall (right), with the run's gate marked by a dashed line. When
+    the run cannot be swept (no gated pass, no recorded candidates) the figure says why."""
+    fig = ReportFigure(figsize=(13, 4.6), layout="constrained")
+    reason = unavailable(run.result)
+    if reason is not None or run.result.gated is None:
+        ax = fig.subplots()
+        ax.text(0.5, 0.5, f"no gate sweep: {reason}", ha="center", va="center", wrap=True)
+        ax.set_axis_off()
+        return fig
+    sweep = run.gate_sweep(values)
+    current = run.result.gated.relevance_gate.min_relevance
+    overall = sweep[sweep["scope"] == "overall"]
+    left, right = fig.subplots(1, 2, sharey=True)
+    for metric, color in (("recall", METRIC_COLORS[0]), ("precision", METRIC_COLORS[1])):
+        left.plot(
+            overall["min_relevance"], overall[metric], marker="o", color=color, label=METRIC_LABELS[metric]
+        )
+    left.set_title("Overall recall and precision")
+    categories = sweep[sweep["scope"] == "category"]
+    for i, (name, group) in enumerate(categories.groupby("name", sort=False)):
+        color = SERIES_COLORS[i % len(SERIES_COLORS)]
+        right.plot(group["min_relevance"], group["recall"], marker=".", color=color, label=str(name))
+    right.set_title("Recall per category")
+    for ax in (left, right):
+        ax.axvline(current, linestyle="--", color="#495057", linewidth=1.2, label=f"current gate {current:g}")
+        ax.set_xlabel("min_relevance (gate)")
+        ax.set_ylim(0, 1.05)
+        ax.grid(alpha=0.3)
+        ax.legend(loc="lower left", fontsize="small")
+    fig.suptitle(f"Gate sweep from the recorded candidates ({len(overall)} gate values)")
+    return fig
+
+
+def trend_chart(history: pd.DataFrame) -> ReportFigure:
+    """The run history (`evalkit.load_history`): one panel per harness metric, the overall
+    ungated mean of each run in append order, one line per (mode, top_k) series; a run with
+    regressions is drawn as a red cross. An empty history gives a figure that says so."""
+    overall = history[(history["pass"] == "ungated") & (history["scope"] == "overall")]
+    fig = ReportFigure(figsize=(13, 3.8), layout="constrained")
+    if overall.empty:
+        ax = fig.subplots()
+        ax.text(0.5, 0.5, "no run history yet: `evalkit run` appends each run", ha="center", va="center")
+        ax.set_axis_off()
+        return fig
+    order = {run: i for i, run in enumerate(dict.fromkeys(overall["run_id"]), start=1)}
+    axes = fig.subplots(1, len(HARNESS_METRICS), sharey=True)
+    for ax, metric in zip(axes, HARNESS_METRICS, strict=True):
+        rows = overall[overall["metric"] == metric].assign(run=lambda f: f["run_id"].map(order))
+        for i, ((mode, top_k), series) in enumerate(rows.groupby(["mode", "top_k"], sort=False)):
+            color = SERIES_COLORS[i % len(SERIES_COLORS)]
+            ax.plot(series["run"], series["value"], marker="o", color=color, label=f"{mode}, top_k {top_k}")
+            failed = series[series["regressions"] > 0]
+            ax.scatter(
+                failed["run"], failed["value"], marker="x", s=80, color=DROPPED_RELEVANT_COLOR, zorder=3
+            )
+        ax.set_title(METRIC_LABELS[metric])
+        ax.set_xlabel("run (oldest first)")
+        ax.set_ylim(0, 1.05)
+        ax.grid(alpha=0.3)
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    fig.legend(*axes[0].get_legend_handles_labels(), loc="outside upper center", ncols=4, frameon=False)
+    fig.suptitle(f"Trend over {len(order)} run(s) (overall, ungated pass; red cross = run with regressions)")
+    return fig
+
+
+def benchmark_chart(run: EvalRun) -> ReportFigure:
+    """A benchmark run's own metrics: one bar per metric (overall, ungated pass), labelled with
+    its value. A run without benchmark metrics gives a figure that says so."""
+    fig = ReportFigure(figsize=(13, 3.6), layout="constrained")
+    ax = fig.subplots()
+    if not run.extra_metrics:
+        ax.text(0.5, 0.5, "no benchmark metrics in this run", ha="center", va="center")
+        ax.set_axis_off()
+        return fig
+    overall = benchmark_metric_frame(run).iloc[-1]
+    names = list(run.extra_metrics)
+    values = [float(overall[m]) for m in names]
+    bars = ax.bar(names, values, color=UNGATED_COLOR)
+    ax.bar_label(bars, labels=[f"{v:.3f}" for v in values])
+    ax.set_ylim(0, 1.1)
+    ax.grid(axis="y", alpha=0.3)
+    ax.set_title(f"Benchmark metrics, overall over {int(overall['queries'])} queries (ungated pass)")
     return fig

@@ -19,6 +19,7 @@ import pandas as pd
 
 from evalkit.harness.results import DetectionPower, PassResult
 from evalkit.metrics import HARNESS_METRICS
+from evalkit.views.compare import RunComparison, changed_queries
 from evalkit.views.frames import (
     CAUGHT_BY_MESSAGES,
     COMPARED_METRICS,
@@ -78,19 +79,23 @@ def _values(metrics: dict[str, float] | None) -> list[str]:
     return [f"{metrics[m]:.3f}" if metrics is not None else "n/a" for m in HARNESS_METRICS]
 
 
-def gate_headline(gated: PassResult) -> str:
-    """ "Gated pass (report-only): min_relevance X — dropped N of M candidate rows across Q/T queries"."""
+def gate_headline(gated: PassResult, role: str = "report-only") -> str:
+    """ "Gated pass (ROLE): min_relevance X — dropped N of M candidate rows across Q/T queries",
+    ROLE being "report-only" or, when a gated baseline gated it, "gated on its baseline recorded
+    WHEN" (`RunResult.gated_pass_role`)."""
     gate = gated.relevance_gate
-    return f"Gated pass (report-only): min_relevance {gate.min_relevance:g} — {gate_drops(gate)}"
+    return f"Gated pass ({role}): min_relevance {gate.min_relevance:g} — {gate_drops(gate)}"
 
 
 def render_gate_comparison(run: EvalRun) -> list[str]:
     """Ungated → gated recall, precision and MRR per scenario (not-applicable ones left out) and
-    overall, with dropped rows; [] when the run has no gated pass."""
+    overall, with the rows the gate dropped from the pool, how many were relevant, and the
+    relevant rows it took out of the ungated top-k (`lost@k`, the gate's real cost); [] when the
+    run has no gated pass."""
     result = run.result
     if result.gated is None:
         return []
-    header = ["scenario", "recall", "precision", "mrr", "dropped", "rel.dropped"]
+    header = ["scenario", "recall", "precision", "mrr", "dropped", "rel.dropped", "lost@k"]
     rows = [
         [
             str(row.scenario),
@@ -100,12 +105,16 @@ def render_gate_comparison(run: EvalRun) -> list[str]:
             ),
             str(row.dropped_rows),
             str(row.relevant_dropped),
+            str(row.relevant_lost),
         ]
         for row in run.gate_comparison().itertuples(index=False)
         if row.status != "not_applicable"
     ]
-    overall = ["overall", *_arrows(result.overall.metrics, result.gated.overall.metrics), "", ""]
-    return [gate_headline(result.gated), *_columns([header, *rows, overall], right=frozenset(range(1, 6)))]
+    overall = ["overall", *_arrows(result.overall.metrics, result.gated.overall.metrics), "", "", ""]
+    return [
+        gate_headline(result.gated, result.gated_pass_role),
+        *_columns([header, *rows, overall], right=frozenset(range(1, 7))),
+    ]
 
 
 def _arrows(before: dict[str, float], after: dict[str, float]) -> list[str]:
@@ -214,3 +223,52 @@ def render_detection(detection: DetectionPower) -> str:
         else f"Not as expected: {', '.join(escaped)}"
     )
     return "\n".join(lines)
+
+
+def render_sweep(run: EvalRun, sweep: pd.DataFrame, recommendation: pd.DataFrame, tolerance: float) -> str:
+    """What `evalkit sweep` prints: the sweep rows given (one per gate value × scope), then the
+    recommended gate per overall/category scope and the run's current gate."""
+    gated = run.result.gated
+    current = "none" if gated is None else f"{gated.relevance_gate.min_relevance:g}"
+    lines = [
+        f"Gate sweep · mode {run.result.mode} · system {run.result.system} · top_k {run.result.top_k} · "
+        f"current gate {current} (recomputed from the run's recorded candidates)",
+        "",
+        _table(sweep),
+        "",
+        f"Recommended gate per category: the largest gate losing at most {tolerance:g} recall",
+        _table(recommendation),
+    ]
+    return "\n".join(lines)
+
+
+def render_comparison(comparison: RunComparison) -> str:
+    """What `evalkit compare` prints: both runs' identity, the per-metric test, scenario status
+    flips, and the queries whose metrics or first relevant rank changed."""
+    scenarios, queries = comparison.scenarios, comparison.queries
+    flips = scenarios[scenarios["flipped"]]
+    deltas = [f"{m}_delta" for m in HARNESS_METRICS]
+    changed = changed_queries(queries)
+    lines = [
+        f"Comparing two runs ({comparison.pass_name} pass; Δ = B − A; p = paired permutation test)",
+        comparison.identity,
+        f"paired queries: {len(queries)} ({int(queries['counted'].sum())} gating); only in A: "
+        f"{comparison.only_a}; only in B: {comparison.only_b}",
+        "",
+        _table(comparison.metrics),
+        "",
+        f"Scenario status flips: {len(flips)}",
+    ]
+    lines += [f"  {r.scenario}: {r.status_a} → {r.status_b}" for r in flips.itertuples()]
+    lines += ["", f"Queries that changed: {len(changed)}"]
+    if len(changed):
+        columns = ["scenario", "query_index", *deltas, "first_relevant_a", "first_relevant_b", "rank_move"]
+        lines.append(_table(changed[columns]))
+    return "\n".join(lines)
+
+
+def render_history(table: pd.DataFrame, path: object) -> str:
+    """What `evalkit history` prints: one line per run (see `history_table`), or that there is none."""
+    if table.empty:
+        return f"no runs in {path} yet (`evalkit run` appends each run)"
+    return f"{len(table)} run(s) in {path}, oldest first (overall, ungated pass):\n{_table(table)}"

@@ -3,16 +3,16 @@
 `EvalRun` wraps a `RunResult` (fresh from a run or loaded from JSON — the frames are built from
 the result alone, so both give identical frames). The long frames (`queries`, `hits`) are built
 once per EvalRun; the per-scenario frame and the gate comparison are derived from them, so a
-count such as `relevant_dropped` is computed in one place. Every frame is long/tidy with a `pass`
-column ("ungated" or "gated") where both passes apply; rows are ordered by scenario file order,
-query order and `rank`, never by score. Benchmark metrics such as `ndcg@10` are appended after
-the documented columns of the query, scenario, category and overall frames. Each access returns
-a fresh copy: changing a frame never changes the run.
+count such as `relevant_dropped` or `relevant_lost` is computed in one place. Every frame is
+long/tidy with a `pass` column ("ungated" or "gated") where both passes apply; rows are ordered
+by scenario file order, query order and `rank`, never by score. Benchmark metrics such as
+`ndcg@10` are appended after the documented columns of the query, scenario, category and overall
+frames. Each access returns a fresh copy: changing a frame never changes the run.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from functools import cached_property
 from pathlib import Path
 
@@ -28,8 +28,12 @@ from evalkit.harness.results import (
     read_result,
     write_result,
 )
+from evalkit.harness.sweep import lost_from_top_k
+from evalkit.harness.uncertainty import DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED, SMALL_SAMPLE
 from evalkit.metrics import HARNESS_METRICS
 from evalkit.suites.locomo import LOCOMO_CATEGORIES
+from evalkit.views.intervals import interval_frame
+from evalkit.views.sweep import DEFAULT_SWEEP_VALUES, gate_sweep
 
 COMPARED_METRICS: tuple[str, ...] = ("recall", "precision", "mrr")
 """The metrics shown ungated → gated side by side (gate comparison, console, gate chart)."""
@@ -38,9 +42,15 @@ QUERY_COLUMNS: tuple[str, ...] = (
     "pass", "scenario", "category", "outcome", "measure_only", "counted", "query_index", "query_id",
     "query_category", "query", "project", "top_k", "relevant", "retrieved", "n_relevant", "n_retrieved",
     *HARNESS_METRICS, "passed", "check_errors", "candidates", "dropped_rows", "relevant_dropped",
+    "lost_from_top_k", "relevant_lost",
 )  # fmt: skip
 """One row per pass × scenario × query. `counted`: the query feeds category/overall means.
-`passed`: no assertion error. `relevant`/`retrieved`/`check_errors` hold lists."""
+`passed`: no assertion error. `relevant`/`retrieved`/`check_errors` hold lists.
+The gate's cost, two ways: `dropped_rows`/`relevant_dropped` count rows the gate removed from the
+over-fetched candidate pool (most of which the ungated top-k never returned), while
+`lost_from_top_k` (ids, ungated rank order) and `relevant_lost` (their number) name the relevant
+ids the ungated pass returned that the gated pass no longer returns — what the gate cost the
+user. Ungated rows have an empty `lost_from_top_k`."""
 
 HIT_COLUMNS: tuple[str, ...] = (
     "pass", "scenario", "category", "query_index", "query", "rank", "id", "relevant", "dropped_by_gate",
@@ -55,7 +65,7 @@ DROPPED_COLUMNS: tuple[str, ...] = ("scenario", "category", "query_index", "quer
 
 SCENARIO_COLUMNS: tuple[str, ...] = (
     "pass", "scenario", "category", "outcome", "status", "measure_only", "counted", "queries",
-    *HARNESS_METRICS, "errors", "candidates", "dropped_rows", "relevant_dropped",
+    *HARNESS_METRICS, "errors", "candidates", "dropped_rows", "relevant_dropped", "relevant_lost",
 )  # fmt: skip
 """One row per pass × scenario; metrics are means over the scenario's queries (missing, not 0,
 for a scenario not applicable to the system). `counted`: the scenario feeds category/overall
@@ -84,9 +94,10 @@ REGRESSION_COLUMNS: tuple[str, ...] = (
 GATE_COMPARISON_COLUMNS: tuple[str, ...] = (
     "scenario", "category", "status", "gated_status",
     *(f"{m}{suffix}" for m in COMPARED_METRICS for suffix in ("", "_gated", "_delta")),
-    "candidates", "dropped_rows", "relevant_dropped",
+    "candidates", "dropped_rows", "relevant_dropped", "relevant_lost",
 )  # fmt: skip
-"""One row per scenario: ungated vs gated recall/precision/MRR, delta = gated − ungated."""
+"""One row per scenario: ungated vs gated recall/precision/MRR, delta = gated − ungated; what
+the gate dropped from the pool and the relevant ids it took out of the top-k (`relevant_lost`)."""
 
 MUTATION_COLUMNS: tuple[str, ...] = (
     "mutation",
@@ -118,7 +129,7 @@ FRAME_NAMES: tuple[str, ...] = (
 )  # fmt: skip
 """The frames an EvalRun offers (the last one is a method: `gate_comparison()`)."""
 
-_SCENARIO_COUNTS = ("candidates", "dropped_rows", "relevant_dropped")
+_SCENARIO_COUNTS = ("candidates", "dropped_rows", "relevant_dropped", "relevant_lost")
 _NO_QUERIES = dict.fromkeys(("errors", *_SCENARIO_COUNTS), 0)
 """The counts of a scenario that asked no query (not applicable to the system)."""
 
@@ -245,6 +256,28 @@ class EvalRun:
             table[count] = gated[count]
         return table.rename_axis("scenario").reset_index()[list(GATE_COMPARISON_COLUMNS)]
 
+    def gate_sweep(self, values: Iterable[float] = DEFAULT_SWEEP_VALUES) -> pd.DataFrame:
+        """The gate re-applied to this run's recorded candidates at each value: one row per value ×
+        scope (overall, category, scenario), see `evalkit.views.sweep.SWEEP_COLUMNS`; equal to
+        running the gated pass at each value. Pick gates with `evalkit.recommend_gates(sweep)`.
+        UsageError when the run has no gated pass or recorded no candidates."""
+        return gate_sweep(self.result, values)
+
+    def confidence_intervals(
+        self,
+        *,
+        resamples: int = DEFAULT_RESAMPLES,
+        level: float = DEFAULT_LEVEL,
+        seed: int = DEFAULT_SEED,
+        small_sample: int = SMALL_SAMPLE,
+    ) -> pd.DataFrame:
+        """Seeded bootstrap intervals of the overall and per-category means of every harness
+        metric, per pass (`evalkit.views.intervals.INTERVAL_COLUMNS`); `small_sample` flags scopes
+        with fewer queries than that."""
+        return interval_frame(
+            self._queries, resamples=resamples, level=level, seed=seed, small_sample=small_sample
+        )
+
     def mutations(self) -> pd.DataFrame:
         """The detection power measured with this run (see `mutation_frame`); empty when mutation
         testing did not run with it."""
@@ -272,11 +305,13 @@ class EvalRun:
 
     @cached_property
     def _queries(self) -> pd.DataFrame:
+        measured = {(s.name, q.index): q for s in self.result.scenarios for q in s.queries}
         rows = []
         for name, result in self.passes.items():
             for s in result.scenarios:
                 counted = counts_toward_aggregates(s)
                 for q in s.queries:
+                    lost = lost_from_top_k(measured[(s.name, q.index)], q) if name == "gated" else []
                     rows.append(
                         {
                             "pass": name,
@@ -301,6 +336,8 @@ class EvalRun:
                             "candidates": q.candidates,
                             "dropped_rows": len(q.dropped),
                             "relevant_dropped": sum(d.relevant for d in q.dropped),
+                            "lost_from_top_k": lost,
+                            "relevant_lost": len(lost),
                             **{m: q.metrics.get(m) for m in self._extra_metrics},
                         }
                     )

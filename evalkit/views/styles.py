@@ -1,7 +1,8 @@
 """How report tables look: colours, cell styles and number formats, shared by tables and charts.
 
-Red marks what fails CI (status `fail`, relevant rows lost, negative Δ); amber marks what is
-expected or informative (`xfail`, `xpass`, irrelevant drops, superseded/contradicted standing);
+Red marks what fails CI or costs a right answer (status `fail`, relevant rows lost from the top-k,
+negative Δ); amber marks what is expected or informative (`xfail`, `xpass`, rows dropped from the
+over-fetched pool, relevant or not, superseded/contradicted standing);
 green marks a check that did its job. Style functions are public so that tests pin the colours.
 """
 
@@ -41,9 +42,17 @@ UNGATED_COLOR = "#4c72b0"
 GATED_COLOR = "#dd8452"
 RELEVANT_COLOR = "#2f9e44"
 DROPPED_RELEVANT_COLOR = "#c92a2a"
+"""Red: a relevant row the gate took out of the top-k (and the gate's floor line)."""
+POOL_RELEVANT_COLOR = "#f08c00"
+"""Amber: relevant rows the gate dropped from the over-fetched pool (mostly beyond the top-k)."""
 DROPPED_IRRELEVANT_COLOR = "#adb5bd"
 METRIC_COLORS = ("#4c72b0", "#55a868", "#8172b3", "#937860")
 """Recall, precision, MRR, hit rate: no red, which means failure everywhere else."""
+SERIES_COLORS = (
+    "#1f77b4", "#2ca02c", "#9467bd", "#8c564b", "#17becf", "#bcbd22", "#7f7f7f", "#e377c2", "#ff7f0e",
+)  # fmt: skip
+"""Lines of one chart that stand for categories or run series (matplotlib's tab10 without red),
+cycled when there are more."""
 
 
 def status_css(value: object) -> str:
@@ -80,20 +89,37 @@ def dropped_css(value: object) -> str:
     return WARN_CSS if float(value) > 0 else ""  # type: ignore[arg-type]
 
 
-def relevant_dropped_css(value: object) -> str:
-    """CSS for a count of relevant rows dropped: red when any were (the gate lost a right answer)."""
+def relevant_lost_css(value: object) -> str:
+    """CSS for a count of relevant rows lost from the top-k: red when any were (the gate cost
+    the user a right answer)."""
     return FAIL_CSS if float(value) > 0 else ""  # type: ignore[arg-type]
 
 
+class ReportTable(Styler):
+    """A Styler whose plain-text form is its caption and the frame as text, so an executed
+    notebook's text/plain output (diffs, text viewers) shows the table instead of
+    `<pandas.io.formats.style.Styler at 0x…>`. Styler's chained methods return the same object,
+    so a ReportTable stays one through `.format(...)`, `.map(...)` and the like."""
+
+    def __repr__(self) -> str:
+        # `caption` and `data` are Styler attributes that pandas-stubs does not declare
+        caption, frame = self.caption, self.data  # type: ignore[attr-defined]
+        return f"{caption or ''}\n{frame.to_string()}".lstrip("\n")
+
+
 def styled(frame: pd.DataFrame, caption: str) -> Styler:
-    """The frame's Styler with the caption (left, bold, one line), body cells kept on one line
+    """The frame's ReportTable with the caption (left, bold, one line), body cells kept on one line
     (column headers may wrap, so wide tables stay within the page) and text columns left-aligned."""
-    styler = frame.style.set_caption(caption).set_table_styles(
-        [
-            {"selector": "caption", "props": "text-align: left; font-weight: bold; white-space: nowrap"},
-            {"selector": "td, th.row_heading", "props": "white-space: nowrap"},
-            {"selector": "td, th", "props": "padding: 0.3em 0.35em"},
-        ]
+    styler = (
+        ReportTable(frame)
+        .set_caption(caption)
+        .set_table_styles(
+            [
+                {"selector": "caption", "props": "text-align: left; font-weight: bold; white-space: nowrap"},
+                {"selector": "td, th.row_heading", "props": "white-space: nowrap"},
+                {"selector": "td, th", "props": "padding: 0.3em 0.35em"},
+            ]
+        )
     )
     text: list[Hashable] = [
         c for c in frame.columns if not (is_numeric_dtype(frame[c]) or is_bool_dtype(frame[c]))
@@ -109,7 +135,8 @@ def style_side_by_side(table: pd.DataFrame, caption: str) -> Styler:
     styler = styled(table, caption).format(precision=3, subset=metrics)
     styler = styler.format(format_delta, subset=where("Δ")).map(delta_css, subset=where("Δ"))
     styler = styler.map(status_css, subset=where("status")).map(dropped_css, subset=where("dropped rows"))
-    styler = styler.map(relevant_dropped_css, subset=where("relevant dropped"))
+    styler = styler.map(dropped_css, subset=where("relevant dropped"))
+    styler = styler.map(relevant_lost_css, subset=where("relevant lost from top-k"))
     return styler.set_table_styles(
         [
             {

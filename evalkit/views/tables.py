@@ -15,17 +15,32 @@ Conventions:
 
 from __future__ import annotations
 
+from collections.abc import Hashable, Iterable
+
 import pandas as pd
 from pandas.io.formats.style import Styler
 
 from evalkit.errors import RegressionError
+from evalkit.harness.sweep import unavailable
+from evalkit.harness.uncertainty import DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED, SMALL_SAMPLE
 from evalkit.metrics import HARNESS_METRICS
-from evalkit.views.frames import EvalRun, by_pass, check_scenario, gate_label
+from evalkit.views.compare import RunComparison, changed_queries
+from evalkit.views.frames import (
+    EvalRun,
+    benchmark_metric_frame,
+    by_pass,
+    check_scenario,
+    gate_label,
+    question_category_frame,
+)
 from evalkit.views.styles import (
     FAIL_CSS,
     GOOD_CSS,
     METRIC_LABELS,
+    WARN_CSS,
+    delta_css,
     dropped_label,
+    format_delta,
     nonempty_fail_css,
     regression_count_css,
     relevant_row_css,
@@ -36,6 +51,12 @@ from evalkit.views.styles import (
     true_fail_css,
     true_quiet_css,
     yes_blank,
+)
+from evalkit.views.sweep import (
+    DEFAULT_SWEEP_VALUES,
+    DEFAULT_TOLERANCE,
+    RECOMMENDATION_COLUMNS,
+    recommend_gates,
 )
 
 
@@ -53,6 +74,29 @@ def assert_thresholds(run: EvalRun, fail: bool = True) -> str:
     if fail:
         raise RegressionError(message)
     return message + "\n(not raised: fail_on_regression is False)"
+
+
+def gate_recommendation(
+    run: EvalRun, tolerance: float = DEFAULT_TOLERANCE, values: Iterable[float] = DEFAULT_SWEEP_VALUES
+) -> Styler:
+    """Per category and overall: the largest swept gate whose recall loss stays within `tolerance`
+    (`evalkit.recommend_gates`), with recall, its loss, precision and its gain at that gate. A
+    recommended gate below the run's gate is red (the current gate costs more recall there than
+    tolerated). When the run cannot be swept, an empty table whose caption says why."""
+    reason = unavailable(run.result)
+    if reason is not None or run.result.gated is None:
+        return styled(pd.DataFrame(columns=list(RECOMMENDATION_COLUMNS)), f"Gate recommendation: {reason}")
+    current = run.result.gated.relevance_gate.min_relevance
+    table = recommend_gates(run.gate_sweep(values), tolerance)
+    caption = (
+        f"Gate recommendation: the largest gate losing at most {tolerance:g} recall "
+        f"(current gate {current:g}; red = the current gate costs more there)"
+    )
+    styler = styled(table, caption).hide(axis="index").format(precision=3, na_rep="none within tolerance")
+    too_strict = [
+        FAIL_CSS if gate < current - 1e-9 else "" for gate in table["recommended_gate"].fillna(-1.0)
+    ]
+    return styler.apply(lambda _: too_strict, subset=["recommended_gate"], axis=0)
 
 
 def detection_table(run: EvalRun) -> Styler:
@@ -99,7 +143,8 @@ def run_summary(run: EvalRun) -> Styler:
     gate = (
         "gated pass skipped"
         if report.gated is None
-        else f"min_relevance {report.gated.relevance_gate.min_relevance:g} (gated pass, report-only)"
+        else f"min_relevance {report.gated.relevance_gate.min_relevance:g} "
+        f"(gated pass, {report.gated_pass_role})"
     )
     items = {
         "mode": report.mode,
@@ -124,8 +169,10 @@ def run_summary(run: EvalRun) -> Styler:
 def scenario_table(run: EvalRun, scenario: str | None = None) -> Styler:
     """One row per scenario (or only `scenario`): category, status, counted (whether it feeds the
     category and overall means: outcome pass and not measure-only), queries, then recall,
-    precision, MRR and hit rate ungated | gated | Δ, then the gate's status, dropped rows and
-    relevant rows dropped. Fail statuses, negative Δ and relevant drops are highlighted."""
+    precision, MRR and hit rate ungated | gated | Δ, then the gate's status, the rows it dropped
+    from the over-fetched pool, how many of those were relevant, and the relevant rows it took
+    out of the ungated top-k ("relevant lost from top-k", the gate's real cost). Fail statuses,
+    negative Δ and relevant rows lost from the top-k are red; pool drops are amber."""
     names = [scenario] if scenario is not None else None
     if scenario is not None:
         check_scenario(run, scenario)
@@ -143,6 +190,7 @@ def scenario_table(run: EvalRun, scenario: str | None = None) -> Styler:
             ("gate", "status"): gated["status"],
             ("gate", "dropped rows"): gated["dropped_rows"],
             ("gate", "relevant dropped"): gated["relevant_dropped"],
+            ("gate", "relevant lost from top-k"): gated["relevant_lost"],
         }
     table = pd.DataFrame(columns)
     table.index.name = None
@@ -160,6 +208,47 @@ def category_table(run: EvalRun) -> Styler:
     table.index.name = None
     styler = style_side_by_side(table, caption(run, "Per category and overall (gating scenarios only)"))
     return styler.set_properties(subset=pd.IndexSlice[["overall"], :], **{"font-weight": "bold"})
+
+
+def interval_table(
+    run: EvalRun,
+    *,
+    resamples: int = DEFAULT_RESAMPLES,
+    level: float = DEFAULT_LEVEL,
+    seed: int = DEFAULT_SEED,
+    small_sample: int = SMALL_SAMPLE,
+) -> Styler:
+    """Overall and per category (ungated pass, gating queries): queries, a small-sample flag,
+    then each metric's mean and its seeded bootstrap interval as "[low, high]" (EvalRun.
+    confidence_intervals). Small samples are amber: one query more or less moves their means a lot."""
+    frame = run.confidence_intervals(resamples=resamples, level=level, seed=seed, small_sample=small_sample)
+    frame = frame[frame["pass"] == "ungated"]
+    names = list(dict.fromkeys(frame["name"]))
+    first = frame.drop_duplicates("name").set_index("name")
+    columns: dict[tuple[str, str], list[object]] = {
+        ("", "queries"): [int(first.loc[n, "queries"]) for n in names],
+        ("", "small sample"): ["yes" if first.loc[n, "small_sample"] else "" for n in names],
+    }
+    for metric in HARNESS_METRICS:
+        rows = frame[frame["metric"] == metric].set_index("name")
+        columns[(METRIC_LABELS[metric], "mean")] = [float(rows.loc[n, "mean"]) for n in names]
+        columns[(METRIC_LABELS[metric], f"{level:.0%} CI")] = [
+            _interval(rows.loc[n, "ci_low"], rows.loc[n, "ci_high"]) for n in names
+        ]
+    table = pd.DataFrame(columns, index=pd.Index(names))
+    caption = (
+        f"Uncertainty: {level:.0%} percentile bootstrap intervals ({resamples} resamples, seed {seed}); "
+        f"small sample = fewer than {small_sample} queries"
+    )
+    styler = styled(table, caption).format(precision=3, subset=[c for c in table.columns if c[1] == "mean"])
+    return styler.map(lambda v: WARN_CSS if v == "yes" else "", subset=[("", "small sample")])
+
+
+def _interval(low: object, high: object) -> str:
+    low_value, high_value = float(low), float(high)  # type: ignore[arg-type]
+    if low_value != low_value:  # NaN: fewer than two queries
+        return "n/a (1 query)"
+    return f"[{low_value:.3f}, {high_value:.3f}]"
 
 
 def assertion_failures(run: EvalRun) -> Styler:
@@ -311,7 +400,7 @@ def caption(run: EvalRun, title: str) -> str:
     if run.result.gated is None:
         return f"{title}: ungated pass (gated pass skipped)"
     return (
-        f"{title}: ungated (measured, gates CI) vs gated ({gate_label(run)}, report-only); "
+        f"{title}: ungated (measured, gates CI) vs gated ({gate_label(run)}, {run.result.gated_pass_role}); "
         "Δ = gated − ungated"
     )
 
@@ -325,3 +414,75 @@ def metric_columns(ungated: pd.DataFrame, gated: pd.DataFrame | None) -> dict[tu
             columns[(label, "gated")] = gated[metric]
             columns[(label, "Δ")] = gated[metric] - ungated[metric]
     return columns
+
+
+def comparison_metrics(comparison: RunComparison) -> Styler:
+    """Per harness metric: paired gating queries, mean of A and of B, Δ = B − A and the paired
+    permutation p-value; Δ coloured like the gate's Δ, p-values below 0.05 in bold."""
+    table = comparison.metrics.rename(columns={"mean_a": "A", "mean_b": "B", "delta": "Δ", "p_value": "p"})
+    caption = f"Run B vs run A, {comparison.pass_name} pass (p: two-sided paired permutation test)"
+    styler = styled(table, caption).hide(axis="index").format(precision=4, subset=["A", "B", "p"])
+    styler = styler.format(format_delta, subset=["Δ"]).map(delta_css, subset=["Δ"])
+    return styler.map(lambda p: "font-weight: bold" if p < 0.05 else "", subset=["p"])
+
+
+def comparison_scenarios(comparison: RunComparison) -> Styler:
+    """Per scenario: status in A and B (a flip in red when B fails) and Δ of each metric."""
+    frame = comparison.scenarios
+    table = frame[["scenario", "category", "status_a", "status_b", *(f"{m}_delta" for m in HARNESS_METRICS)]]
+    table = table.rename(columns={f"{m}_delta": f"Δ {METRIC_LABELS[m]}" for m in HARNESS_METRICS})
+    flips = int(frame["flipped"].sum())
+    styler = styled(table, f"Per scenario: {flips} status flip(s); Δ = B − A").hide(axis="index")
+    deltas: list[Hashable] = [f"Δ {METRIC_LABELS[m]}" for m in HARNESS_METRICS]
+    styler = styler.format(format_delta, subset=deltas).map(delta_css, subset=deltas)
+    return styler.map(status_css, subset=["status_a", "status_b"])
+
+
+def comparison_queries(comparison: RunComparison) -> Styler:
+    """The paired queries whose metrics or first relevant rank changed: scenario, query number,
+    query, Δ of each metric, first relevant rank in A and B and the move ("up 2", "lost", ...)."""
+    frame = comparison.queries
+    changed = changed_queries(frame)
+    table = pd.DataFrame(
+        {
+            "scenario": changed["scenario"],
+            "query #": changed["query_index"] + 1,
+            "query": changed["query"],
+            **{f"Δ {METRIC_LABELS[m]}": changed[f"{m}_delta"] for m in HARNESS_METRICS},
+            "first relevant A": changed["first_relevant_a"],
+            "first relevant B": changed["first_relevant_b"],
+            "move": changed["rank_move"],
+        }
+    )
+    labels: list[Hashable] = [f"Δ {METRIC_LABELS[m]}" for m in HARNESS_METRICS]
+    styler = styled(table, f"Queries that changed: {len(table)} of {len(frame)}").hide(axis="index")
+    styler = styler.format(format_delta, subset=labels).map(delta_css, subset=labels)
+    return styler.format(precision=0, na_rep="—", subset=["first relevant A", "first relevant B"])
+
+
+def benchmark_table(run: EvalRun) -> Styler:
+    """A benchmark run's own metrics (nDCG@k, MAP, recall@k, R-precision, ... as the run recorded
+    them) per scenario and overall, ungated pass. For a run without benchmark metrics, an empty
+    table whose caption says so."""
+    if not run.extra_metrics:
+        return styled(pd.DataFrame(columns=["scenario", "queries"]), "Benchmark metrics: none in this run")
+    frame = benchmark_metric_frame(run)
+    styler = styled(frame, f"Benchmark metrics ({', '.join(run.extra_metrics)}), ungated pass").hide(
+        axis="index"
+    )
+    styler = styler.format(precision=4, subset=list(run.extra_metrics))
+    return styler.set_properties(subset=pd.IndexSlice[[len(frame) - 1], :], **{"font-weight": "bold"})
+
+
+def question_category_table(run: EvalRun) -> Styler:
+    """Per question category and overall: queries and every benchmark metric of the run — LoCoMo's
+    numbered categories (multi-hop, temporal, open-domain, single-hop, adversarial), captioned as
+    such, or LongMemEval's question types. For a run whose queries carry no category (neither),
+    an empty table whose caption says so."""
+    if not run.extra_metrics or run.queries["query_category"].isna().any():
+        return styled(pd.DataFrame(columns=["category", "name"]), "Per question category: not a LoCoMo run")
+    frame = question_category_frame(run, run.extra_metrics)
+    locomo = all(c == "overall" or str(c).isdigit() for c in frame["category"])
+    caption = "Per LoCoMo question category" if locomo else "Per question category"
+    styler = styled(frame, f"{caption}, ungated pass").hide(axis="index")
+    return styler.format(precision=4, subset=list(run.extra_metrics))

@@ -1,0 +1,66 @@
+"""evalkit.views.verdict: PASS / FAIL / metric gating OFF, the identity line and every regression,
+as text and as HTML, on hand-built runs."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from evalkit import EvalRun, run_verdict
+from evalkit.harness.results import Regression
+from tests.factories import a_pass, a_run, query, scenario
+
+TWO = [
+    Regression(kind="assertion", message="facts: forbid: 'x' was retrieved at rank 1", scenario="facts"),
+    Regression(kind="metric", message="overall: recall 0.5000 is below its threshold 0.9000 <b>"),
+]
+
+
+def _run(
+    regressions: list[Regression],
+    notes: Sequence[str] = (),
+    thresholds: Path | None = Path("t.json"),
+    gate: bool = True,
+) -> EvalRun:
+    ungated = a_pass(scenario("facts", "explicit-fact", [query(0)]))
+    gated = a_pass(scenario("facts", "explicit-fact", [query(0)]), gate=0.35) if gate else None
+    return EvalRun(
+        a_run(ungated, gated, regressions=regressions, notes=notes, thresholds=thresholds, top_k=7)
+    )
+
+
+def test_a_run_without_regressions_passes_and_names_what_ran() -> None:
+    verdict = run_verdict(_run([]))
+    assert (verdict.passed, verdict.gating_off, verdict.headline) == (True, None, "PASS")
+    assert str(verdict) == (
+        "Verdict: PASS\n"
+        "system reference · mode deterministic · top_k 7 · gate min_relevance 0.35 (report-only)\n"
+        "No gating regressions."
+    )
+
+
+def test_a_run_with_regressions_fails_and_lists_every_one_in_order() -> None:
+    verdict = run_verdict(_run(TWO))
+    assert verdict.headline == "FAIL — 2 regression(s)"
+    assert str(verdict).splitlines()[2:] == [
+        "  - [assertion] facts: forbid: 'x' was retrieved at rank 1",
+        "  - [metric] overall: recall 0.5000 is below its threshold 0.9000 <b>",
+    ]
+    page = verdict._repr_html_()
+    assert page.index("FAIL") < page.index("[assertion]") < page.index("[metric]")
+    assert "&lt;b&gt;" in page and "<b>" not in page  # messages are escaped
+    assert "overflow" not in page and "max-height" not in page  # no scroll box
+
+
+def test_metric_gating_off_says_why_whether_the_run_passed_or_not() -> None:
+    note = "no thresholds file at t.json: metric gating is off (assertions still gate)"
+    passed = run_verdict(_run([], notes=["loaded 3 queries", note]))
+    assert passed.headline == f"PASS · metric gating OFF ({note})"
+    failed = run_verdict(_run(TWO[:1], notes=[note]))
+    assert failed.headline == f"FAIL — 1 regression(s) · metric gating OFF ({note})"
+    unconfigured = run_verdict(_run([], thresholds=None))
+    assert unconfigured.gating_off == "the run was configured without a thresholds file"
+
+
+def test_identity_says_when_the_gated_pass_was_skipped() -> None:
+    assert run_verdict(_run([], gate=False)).identity.endswith("top_k 7 · gated pass skipped")
