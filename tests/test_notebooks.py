@@ -26,19 +26,19 @@ from evalkit.notebooks import (
     run_notebook,
 )
 from evalkit.scenarios.loading import load_suite
+from tests.shared import DATASETS, NOTEBOOKS, ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
-NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
-SCENARIOS = [s.name for s in load_suite(ROOT / "datasets").scenarios]
+NOTEBOOK_FILES = sorted(NOTEBOOKS.glob("*.ipynb"))
+SCENARIOS = [s.name for s in load_suite(DATASETS).scenarios]
 
 # --- static: the committed notebooks ----------------------------------------------------------
 
 
 def test_the_report_notebooks_exist() -> None:
-    assert [p.stem for p in NOTEBOOKS] == ["eval_report", "scenario_drilldown"]
+    assert [p.stem for p in NOTEBOOK_FILES] == ["eval_report", "scenario_drilldown"]
 
 
-@pytest.fixture(params=NOTEBOOKS, ids=lambda p: p.stem)
+@pytest.fixture(params=NOTEBOOK_FILES, ids=lambda p: p.stem)
 def notebook(request: pytest.FixtureRequest) -> tuple[Path, nbformat.NotebookNode]:
     path = request.param
     nb = nbformat.read(path, as_version=4)
@@ -112,7 +112,7 @@ def test_every_display_cell_follows_a_markdown_heading(notebook: tuple[Path, nbf
 
 
 def test_eval_report_declares_the_documented_parameters() -> None:
-    declared = read_parameters(ROOT / "notebooks" / "eval_report.ipynb")
+    declared = read_parameters(NOTEBOOKS / "eval_report.ipynb")
     assert {name: p.annotation for name, p in declared.items()} == {
         "mode": "str",
         "top_k": "int",
@@ -136,7 +136,7 @@ def test_eval_report_declares_the_documented_parameters() -> None:
 
 
 def test_drilldown_defaults_to_a_built_in_scenario() -> None:
-    declared = read_parameters(ROOT / "notebooks" / "scenario_drilldown.ipynb")
+    declared = read_parameters(NOTEBOOKS / "scenario_drilldown.ipynb")
     assert declared["scenario"].default in SCENARIOS
     assert {"scenario", "mode", "top_k", "datasets", "report_json"} <= set(declared)
 

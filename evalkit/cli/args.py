@@ -72,10 +72,10 @@ def embedder_options(args: argparse.Namespace) -> dict[str, Any]:
 def add_dataset_args(parser: argparse.ArgumentParser) -> None:
     """--datasets and --thresholds, shared by `run` and `mutants`."""
     parser.add_argument(
-        "--datasets", type=Path, default=Path(DEFAULT_DATASETS), metavar="DIR",
-        help="scenario directory (default datasets/)",
+        "--datasets", type=Path, default=DEFAULT_DATASETS, metavar="DIR",
+        help="scenario directory (default: the built-in suite)",
     )  # fmt: skip
     parser.add_argument(
-        "--thresholds", type=Path, default=Path(DEFAULT_THRESHOLDS), metavar="PATH",
-        help="baselines and thresholds file (default datasets/thresholds.json)",
+        "--thresholds", type=Path, default=DEFAULT_THRESHOLDS, metavar="PATH",
+        help="baselines and thresholds file (default: the built-in suite's)",
     )  # fmt: skip

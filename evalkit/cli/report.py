@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 from evalkit.cli.exit_codes import EXIT_OK, EXIT_REGRESSIONS
@@ -11,6 +12,7 @@ from evalkit.notebooks import (
     DEFAULT_OUT_DIR,
     NOTEBOOKS_DIR,
     NotebookRegressionError,
+    Parameter,
     parse_parameters,
     read_parameters,
     resolve_notebook,
@@ -53,7 +55,9 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
 def report_command(args: argparse.Namespace) -> int:
     notebook = resolve_notebook(args.notebook)
-    values = parse_parameters(read_parameters(notebook), [tuple(p) for p in args.parameter], notebook)
+    declared = read_parameters(notebook)
+    given = parse_parameters(declared, [tuple(p) for p in args.parameter], notebook)
+    values = {**_defaults(declared, notebook, args.out_dir), **given}
     try:
         outputs = run_notebook(notebook, values, args.out_dir, progress=args.progress)
     except NotebookRegressionError as exc:
@@ -62,3 +66,10 @@ def report_command(args: argparse.Namespace) -> int:
         return EXIT_REGRESSIONS
     print(f"report: {outputs.html} (executed notebook: {outputs.notebook})")
     return EXIT_OK
+
+
+def _defaults(declared: Mapping[str, Parameter], notebook: Path, out_dir: Path) -> dict[str, object]:
+    """Values the command passes unless `-p` sets them: a fresh run is saved as
+    `<out-dir>/<notebook>.json` (`save_json`), beside the HTML — never next to the notebook, which
+    may sit read-only inside the installed package."""
+    return {"save_json": out_dir / f"{notebook.stem}.json"} if "save_json" in declared else {}

@@ -41,6 +41,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from evalkit.errors import DatasetError
+from evalkit.packaged import BUILTIN_DATASETS
 from evalkit.scenarios.model import Scenario, ThoughtSpec
 from evalkit.scenarios.parsing import SyntaxProblem, parse_text, raw_date_problems
 from evalkit.scenarios.references import scenario_problems, thought_problems
@@ -80,7 +81,7 @@ class _DistractorFile(FrozenModel):
     thoughts: list[ThoughtSpec]
 
 
-def load_suite(directory: str | Path = "datasets", names: Sequence[str] | None = None) -> Suite:
+def load_suite(directory: str | Path = BUILTIN_DATASETS, names: Sequence[str] | None = None) -> Suite:
     """Read, validate and return the dataset in `directory` (see the module docstring).
 
     `names` selects scenarios by name (kept in file order; a single string counts as one name);
