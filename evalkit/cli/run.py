@@ -37,7 +37,12 @@ def register(commands: argparse._SubParsersAction) -> None:
     )  # fmt: skip
     run.add_argument(
         "--update-baseline", action="store_true",
-        help="record this run as the baseline of the current mode in the thresholds file and exit 0",
+        help="record this run as the baseline of its mode and top_k in the thresholds file (other "
+        "entries are kept) and exit 0",
+    )  # fmt: skip
+    run.add_argument(
+        "--require-baseline", action="store_true",
+        help="exit 1 when metric gating is off (no baseline for this mode and top_k) instead of noting it",
     )  # fmt: skip
     run.add_argument(
         "--no-gated", action="store_true", help="skip the report-only pass under the relevance gate"
@@ -65,6 +70,7 @@ def run_command(args: argparse.Namespace) -> int:
         top_k=args.top_k,
         gated=not args.no_gated,
         thresholds=args.thresholds,
+        require_baseline=args.require_baseline,
         min_relevance=args.min_relevance,
         **embedder_options(args),
     )
@@ -74,6 +80,6 @@ def run_command(args: argparse.Namespace) -> int:
     if args.update_baseline:
         mode = run.result.mode
         path = update_thresholds(args.thresholds, mode, baseline_entry(run.result, args.top_k))
-        print(f"baseline for mode {mode!r} recorded in {path}")
+        print(f"baseline for {mode} at top_k {args.top_k} recorded in {path} (other entries kept)")
         return EXIT_OK
     return EXIT_OK if run.ok else EXIT_REGRESSIONS

@@ -51,6 +51,8 @@ class RunConfig(CheckedModel):
       (benchmarks: `ndcg@10`, ...).
     - `thresholds`: the baselines file that metric gating reads, None = no metric gating
       (benchmarks); a missing file turns metric gating off with a note.
+    - `require_baseline`: metric gating turned off (no file, no entry for this mode and top_k,
+      scenarios selected by name) is a regression instead of a note, so CI cannot pass ungated.
     """
 
     mode: Annotated[Mode, BeforeValidator(one_of("embedder mode", MODES))] = "deterministic"
@@ -64,6 +66,7 @@ class RunConfig(CheckedModel):
     min_relevance: float | None = Field(default=None, ge=0.0, le=1.0, allow_inf_nan=False)
     metrics: tuple[str, ...] = ()
     thresholds: Path | None = DEFAULT_THRESHOLDS
+    require_baseline: bool = False
 
     @field_validator("metrics")
     @classmethod

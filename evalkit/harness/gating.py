@@ -1,8 +1,14 @@
 """Baselines, thresholds and regressions (SPEC §3.5).
 
-`datasets/thresholds.json` maps a mode (`deterministic`, `real`) to its recorded baseline and
-thresholds (baseline − 0.02, floored at 0, rounded to 4 places), overall and per category.
-A missing file means "no metric gating" (the caller warns); a file that exists but cannot be
+A thresholds file (the built-in suite's is `evalkit/data/datasets/thresholds.json`) maps a
+(mode, top_k) key such as `deterministic@5` to the baseline recorded in that mode at that top_k
+and its thresholds (baseline − 0.02, floored at 0, rounded to 4 places), overall and per category.
+Metrics at different cut-offs are not comparable, so each (mode, top_k) has its own entry and
+recording one never touches another. Files written before baselines were per top_k are keyed by
+the bare mode (`deterministic`); they are read as `mode@<the entry's top_k>` and written back in
+the keyed form by the next `update_thresholds`.
+
+A missing file means "no metric gating" (the caller notes it); a file that exists but cannot be
 read or validated is a ThresholdsError — never silently un-gated.
 """
 
@@ -17,6 +23,7 @@ from pydantic import Field, RootModel, ValidationError
 
 from evalkit.errors import ThresholdsError
 from evalkit.files import write_atomic
+from evalkit.harness.config import MODES
 from evalkit.harness.results import Aggregate, PassResult, Regression
 from evalkit.metrics import HARNESS_METRICS
 from evalkit.validation import FrozenModel as _Model
@@ -65,14 +72,46 @@ class ModeEntry(_Model):
 
 
 class ThresholdsFile(RootModel[dict[str, ModeEntry]]):
-    """The whole file: mode name → entry."""
+    """The whole file: `mode@top_k` key (or, in the older form, a bare mode) → entry."""
+
+
+_FIX = (
+    "fix it, or delete it and record each baseline again with "
+    "`evalkit run [--real] [--top-k N] --update-baseline`"
+)
+
+
+def entry_key(mode: str, top_k: int) -> str:
+    """The file's key of the baseline recorded in `mode` at `top_k`: `deterministic@5`."""
+    return f"{mode}@{top_k}"
+
+
+def find_baseline(entries: Mapping[str, ModeEntry], mode: str, top_k: int) -> ModeEntry | None:
+    """The entry recorded in `mode` at `top_k`, or None (another top_k never stands in)."""
+    return entries.get(entry_key(mode, top_k))
+
+
+def recorded(entries: Mapping[str, ModeEntry]) -> str:
+    """What a file holds, for messages: "deterministic at top_k 5, real at top_k 5" or "nothing"."""
+    return ", ".join(key.replace("@", " at top_k ") for key in entries) or "nothing"
+
+
+def no_baseline_reason(mode: str, top_k: int, path: Path, entries: Mapping[str, ModeEntry]) -> str:
+    """Why metric gating is off for a run without an entry, and the command that records exactly
+    that entry (it adds it and keeps every other one)."""
+    real = " --real" if mode == "real" else ""
+    return (
+        f"no baseline for {mode} at top_k {top_k} in {path} (it holds {recorded(entries)}); record one "
+        f"with `evalkit run{real} --top-k {top_k} --update-baseline` (adds it, keeps the others)"
+    )
 
 
 def load_thresholds(path: str | Path) -> dict[str, ModeEntry] | None:
-    """The entries of `path`, or None when the file does not exist.
+    """The entries of `path` under their `mode@top_k` keys, or None when the file does not exist.
 
-    Raises ThresholdsError (naming the file, the failing field and the fix) for unreadable JSON
-    or a schema mismatch.
+    Raises ThresholdsError (naming the file, the failing field or key and the fix) for unreadable
+    JSON, a schema mismatch, a key whose mode is unknown or whose top_k differs from its entry's,
+    or two entries for the same (mode, top_k).
     """
     source = Path(path)
     try:
@@ -82,18 +121,37 @@ def load_thresholds(path: str | Path) -> dict[str, ModeEntry] | None:
     except (OSError, UnicodeDecodeError) as exc:
         raise ThresholdsError(f"cannot read thresholds file {source}: {exc}") from exc
     try:
-        return ThresholdsFile.model_validate(json.loads(text)).root
+        raw = ThresholdsFile.model_validate(json.loads(text)).root
     except json.JSONDecodeError as exc:
         raise ThresholdsError(
             f"thresholds file {source} is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}); "
-            "fix it or regenerate it with `evalkit run --update-baseline`"
+            + _FIX
         ) from exc
     except ValidationError as exc:
         problems = "; ".join(field_problems(exc, ThresholdsFile))
         raise ThresholdsError(
-            f"thresholds file {source} does not match the schema ({problems}); "
-            "fix it or regenerate it with `evalkit run --update-baseline`"
+            f"thresholds file {source} does not match the schema ({problems}); " + _FIX
         ) from exc
+    return _keyed(source, raw)
+
+
+def _keyed(source: Path, raw: Mapping[str, ModeEntry]) -> dict[str, ModeEntry]:
+    """`raw` under `mode@top_k` keys (a bare-mode key of the older form takes its entry's top_k)."""
+    keyed: dict[str, ModeEntry] = {}
+    for key, entry in raw.items():
+        mode, at, top_k = key.partition("@")
+        new = entry_key(mode, entry.top_k)
+        if mode not in MODES:
+            problem = f"unknown mode {mode!r} (modes: {', '.join(MODES)})"
+        elif at and top_k != str(entry.top_k):
+            problem = f"the key says top_k {top_k} but its entry was recorded at top_k {entry.top_k}"
+        elif new in keyed:
+            problem = f"a second baseline for {mode} at top_k {entry.top_k}"
+        else:
+            keyed[new] = entry
+            continue
+        raise ThresholdsError(f"thresholds file {source}: key {key!r}: {problem}; " + _FIX)
+    return keyed
 
 
 def _levels(aggregate: Aggregate) -> BaselineLevels:
@@ -121,11 +179,14 @@ def baseline_entry(result: PassResult, top_k: int, recorded_at: datetime | None 
 
 
 def update_thresholds(path: str | Path, mode: str, entry: ModeEntry) -> Path:
-    """Upsert `entry` for `mode` in `path` (created if missing), leaving other modes untouched;
-    written atomically. An existing invalid file raises ThresholdsError rather than being replaced."""
+    """Write `entry` as the baseline of `mode` at `entry.top_k` in `path` (created if missing),
+    replacing only that (mode, top_k) entry and keeping every other one; written atomically in the
+    keyed form, ordered by mode then top_k. An existing invalid file raises ThresholdsError rather
+    than being replaced."""
     entries = dict(load_thresholds(path) or {})
-    entries[mode] = entry
-    payload = {name: e.model_dump(mode="json") for name, e in sorted(entries.items())}
+    entries[entry_key(mode, entry.top_k)] = entry
+    order = sorted(entries, key=lambda key: (key.partition("@")[0], entries[key].top_k))
+    payload = {key: entries[key].model_dump(mode="json") for key in order}
     return write_atomic(path, json.dumps(payload, indent=2) + "\n")
 
 
