@@ -13,18 +13,25 @@ from evalkit.scenarios.model import BUILTIN_CATEGORIES, QuerySpec, Scenario, Tho
 from evalkit.scenarios.seeding import own_ids
 
 
-def scenario_problems(scenario: Scenario, distractors: Sequence[ThoughtSpec] | None) -> list[str]:
+def scenario_problems(
+    scenario: Scenario,
+    distractors: Sequence[ThoughtSpec] | None,
+    categories: Sequence[str] | None = BUILTIN_CATEGORIES,
+) -> list[str]:
     """Cross-reference problems of one shape-valid scenario, each as `<field>: <message>`.
 
     `distractors` are the shared distractors, or None when they are unknown (the distractors file
     is missing or invalid): references that might point at a distractor are then not judged.
+    `categories` are the suite's declared categories, or None when unknown (an invalid suite
+    file): the category is then not judged.
     Checks: category, thought ids (duplicates, clashes with distractors), created_at, edges,
     and every query's relevant / forbid / rank_before / grades / project / no_relevant.
     """
     problems: list[str] = []
-    if scenario.category not in BUILTIN_CATEGORIES:
+    if categories is not None and scenario.category not in categories:
         problems.append(
-            f"category: unknown category {scenario.category!r}; use one of: {', '.join(BUILTIN_CATEGORIES)}"
+            f"category: unknown category {scenario.category!r}; use one of: {', '.join(categories)} "
+            "(the suite's categories; a suite declares its own under `categories:` in its suite.yaml)"
         )
     distractor_ids = None if distractors is None else frozenset(t.id for t in distractors)
     problems.extend(thought_problems(scenario.thoughts, distractor_ids if scenario.distractors else None))
