@@ -5,14 +5,22 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from evalkit.api import run_eval
-from evalkit.cli.args import add_dataset_args, add_embedder_args, embedder_options, int_in, unit_float
+from evalkit.api import make_config, run_eval
+from evalkit.cli.args import (
+    add_dataset_args,
+    add_embedder_args,
+    add_top_k_arg,
+    embedder_options,
+    project_settings,
+    unit_float,
+)
 from evalkit.cli.exit_codes import EXIT_OK, EXIT_REGRESSIONS
 from evalkit.errors import UsageError
-from evalkit.harness.config import DEFAULT_TOP_K
 from evalkit.harness.gating import baseline_entry, update_thresholds
-from evalkit.records import MAX_TOP_K
 from evalkit.views.console import render_run
+
+REPORT_NAME = "report.json"
+"""The JSON report's file name in the reports folder."""
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -24,16 +32,10 @@ def register(commands: argparse._SubParsersAction) -> None:
         "with a sentence-transformers model), score it, gate it on the recorded baselines and write "
         "the JSON report. Exit 0 = no regressions, 1 = regressions, 2 = bad input or usage.",
     )
+    add_top_k_arg(run)
     run.add_argument(
-        "--top-k",
-        type=int_in(1, MAX_TOP_K),
-        default=DEFAULT_TOP_K,
-        metavar="N",
-        help=f"results per query (default {DEFAULT_TOP_K})",
-    )
-    run.add_argument(
-        "--out", type=Path, default=Path("reports/report.json"), metavar="PATH",
-        help="JSON report path (default reports/report.json)",
+        "--out", type=Path, metavar="PATH",
+        help=f"JSON report path (default <reports>/{REPORT_NAME}; reports: evalkit.toml, else ./reports)",
     )  # fmt: skip
     run.add_argument(
         "--update-baseline", action="store_true",
@@ -63,23 +65,16 @@ def register(commands: argparse._SubParsersAction) -> None:
 def run_command(args: argparse.Namespace) -> int:
     if args.update_baseline and args.scenario:
         raise UsageError("--update-baseline records the whole suite; drop --scenario")
-    run = run_eval(
-        datasets=args.datasets,
-        scenarios=args.scenario,
-        progress=args.progress,
-        top_k=args.top_k,
-        gated=not args.no_gated,
-        thresholds=args.thresholds,
-        require_baseline=args.require_baseline,
-        min_relevance=args.min_relevance,
-        **embedder_options(args),
-    )
-    run.save(args.out)
+    project = project_settings(args)
+    config = make_config(project.config, **embedder_options(args))
+    run = run_eval(config, datasets=project.datasets, scenarios=args.scenario, progress=args.progress)
+    out = args.out or project.reports / REPORT_NAME
+    run.save(out)
     print(render_run(run))
-    print(f"report: {args.out}")
+    print(f"report: {out}")
     if args.update_baseline:
-        mode = run.result.mode
-        path = update_thresholds(args.thresholds, mode, baseline_entry(run.result, args.top_k))
-        print(f"baseline for {mode} at top_k {args.top_k} recorded in {path} (other entries kept)")
+        entry = baseline_entry(run.result, config.top_k)
+        path = update_thresholds(project.thresholds, config.mode, entry)
+        print(f"baseline for {config.mode} at top_k {config.top_k} recorded in {path} (other entries kept)")
         return EXIT_OK
     return EXIT_OK if run.ok else EXIT_REGRESSIONS
