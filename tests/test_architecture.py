@@ -27,7 +27,7 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"suites"}),
     frozenset({"views"}),
     frozenset({"notebooks"}),
-    frozenset({"api"}),
+    frozenset({"api", "scaffold"}),
     frozenset({"cli", "__main__", "__init__"}),
 )
 """From the bottom up: a module may import its own layer's packages and those below it."""

@@ -12,7 +12,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from evalkit.cli import bench, config, mutants, report, run
+from evalkit.cli import bench, config, init, mutants, report, run
 from evalkit.cli.exit_codes import EXIT_INTERRUPTED, EXIT_USAGE
 from evalkit.errors import EvalkitError
 
@@ -23,7 +23,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="evalkit", description="Measure how well an agent's long-term memory retrieves what it should."
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for module in (run, report, bench, mutants, config):
+    for module in (run, report, bench, mutants, config, init):
         module.register(commands)
     return parser
 
