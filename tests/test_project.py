@@ -123,3 +123,13 @@ def test_run_inside_a_project_uses_its_suite_thresholds_and_reports_folder(
     assert "deterministic@10" in json.loads((tmp_path / "suite" / "thresholds.json").read_text())
     assert main(["run", "--no-gated", "--require-baseline"]) == 0
     assert "No gating regressions." in capsys.readouterr().out
+
+
+def test_a_datasets_flag_gates_on_that_folders_thresholds_file(tmp_path, monkeypatch, capsys) -> None:
+    shutil.copytree(DATASETS, tmp_path / "suite")
+    data = json.loads((tmp_path / "suite" / "thresholds.json").read_text())
+    data["deterministic@5"]["thresholds"]["overall"]["recall"] = 1.0  # unreachable: must regress
+    (tmp_path / "suite" / "thresholds.json").write_text(json.dumps(data))
+    monkeypatch.chdir(tmp_path)
+    assert main(["run", "--no-gated", "--datasets", "suite"]) == 1
+    assert "[metric] overall: recall" in capsys.readouterr().out
