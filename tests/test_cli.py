@@ -136,7 +136,7 @@ def test_a_top_k_without_a_baseline_says_gating_is_off_and_require_baseline_exit
     assert run(workspace, "--top-k", "10") == 0
     out = capsys.readouterr().out
     assert message in out and "No gating regressions." not in out
-    assert "`evalkit run --top-k 10 --update-baseline` (adds it, keeps the others)" in out
+    assert "re-run the same command with --update-baseline (it adds this entry and keeps the others)" in out
     report = json.loads((workspace / "report.json").read_text())
     assert any(note.startswith(message) for note in report["notes"])
     assert run(workspace, "--top-k", "10", "--require-baseline") == 1

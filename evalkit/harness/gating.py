@@ -97,12 +97,13 @@ def recorded(entries: Mapping[str, ModeEntry]) -> str:
 
 
 def no_baseline_reason(mode: str, top_k: int, path: Path, entries: Mapping[str, ModeEntry]) -> str:
-    """Why metric gating is off for a run without an entry, and the command that records exactly
-    that entry (it adds it and keeps every other one)."""
-    real = " --real" if mode == "real" else ""
+    """Why metric gating is off for a run without an entry, and how to record exactly that entry:
+    the same command plus --update-baseline (the same suite, mode, top_k and thresholds file; it
+    adds the entry and keeps every other one). Spelling out a command instead could name another
+    suite or file than the run used, and so replace a baseline the user did not mean."""
     return (
-        f"no baseline for {mode} at top_k {top_k} in {path} (it holds {recorded(entries)}); record one "
-        f"with `evalkit run{real} --top-k {top_k} --update-baseline` (adds it, keeps the others)"
+        f"no baseline for {mode} at top_k {top_k} in {path} (it holds {recorded(entries)}); to record "
+        "one, re-run the same command with --update-baseline (it adds this entry and keeps the others)"
     )
 
 
