@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from evalkit.api import run_eval
 from evalkit.cli import main
 from evalkit.errors import UsageError
 from evalkit.harness.project import resolve_project
@@ -133,3 +134,13 @@ def test_a_datasets_flag_gates_on_that_folders_thresholds_file(tmp_path, monkeyp
     monkeypatch.chdir(tmp_path)
     assert main(["run", "--no-gated", "--datasets", "suite"]) == 1
     assert "[metric] overall: recall" in capsys.readouterr().out
+
+
+def test_the_api_gates_a_suite_on_its_own_thresholds_file_too(tmp_path) -> None:
+    suite = shutil.copytree(DATASETS, tmp_path / "suite")
+    (suite / "thresholds.json").unlink()
+    run = run_eval(datasets=suite, gated=False)
+    assert run.result.metric_gating_off is not None
+    assert f"no thresholds file at {suite / 'thresholds.json'}" in run.result.metric_gating_off
+    with_builtin = run_eval(datasets=suite, gated=False, thresholds=DATASETS / "thresholds.json")
+    assert with_builtin.result.metric_gating_off is None and with_builtin.result.regressions == []
