@@ -5,7 +5,7 @@ Usage (from the repo root):
     python benchmarks/bench_scale.py                       # 15, 150 and 1,500 scenarios vs 2a49230
     python benchmarks/bench_scale.py --sizes 15,150 --workers 2 --baseline 2a49230
 
-The built-in suite (`datasets/`) is copied N / 15 times into a temporary directory, every copy of
+The built-in suite (`evalkit/data/datasets/`) is copied N / 15 times into a temporary directory, every copy of
 a scenario renamed (`temporal` → `temporal-r0003`), with the shared distractors as they are. For
 each size, in one sitting and in this order, three commands run as subprocesses on the same data:
 
@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-DATASETS = ROOT / "datasets"
+DATASETS = ROOT / "evalkit" / "data" / "datasets"
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,7 @@ from evalkit.harness.config import DEFAULT_DATASETS, RunConfig
 from evalkit.harness.evaluate import evaluate
 from evalkit.harness.executors import Executor
 from evalkit.memory import StoreOptions
+from evalkit.packaged import THRESHOLDS_NAME
 from evalkit.scenarios import load_suite
 from evalkit.suites.benchmarks import (
     DEFAULT_BEIR_KS,
@@ -91,6 +92,8 @@ def run_eval(
 ) -> EvalRun:
     """Run the scenario suite in `datasets` (`scenarios` selects some by name) and return it.
 
+    Unless `config` or a `thresholds=` override names one, the run gates on
+    `<datasets>/thresholds.json` (the CLI's rule: a suite keeps its baselines beside it).
     `system` replaces the reference store with another memory system (the config's embedder and
     store options are then unused, and the result records no embedder). `mutations` also runs
     the mutation suite and saves its detection power with the run (reference store only).
@@ -98,7 +101,10 @@ def run_eval(
     (default: serially here); results are identical on every executor.
     Raises DatasetError, ThresholdsError, UsageError or EmbedderError on bad input.
     """
-    settings = make_config(config, **overrides)
+    own = config is None and "thresholds" not in overrides
+    settings = make_config(
+        config, **({"thresholds": Path(datasets) / THRESHOLDS_NAME} if own else {}), **overrides
+    )
     suite = load_suite(datasets, scenarios)
     if system is not None:
         if mutations:

@@ -325,7 +325,7 @@ def test_cli_exits_1_when_a_mutation_escapes(small_suite, capsys):
 
 def test_cli_exits_1_when_the_control_raises_a_false_alarm(small_suite, capsys):
     data = json.loads((small_suite / "thresholds.json").read_text())
-    data["deterministic"]["thresholds"]["categories"]["explicit-fact"]["mrr"] = 1.0
+    data["deterministic@5"]["thresholds"]["categories"]["explicit-fact"]["mrr"] = 1.0
     (small_suite / "thresholds.json").write_text(json.dumps(data))
     assert mutants("--mutation", CONTROL, **suite_paths(small_suite)) == 1
     out = capsys.readouterr().out

@@ -26,19 +26,19 @@ from evalkit.notebooks import (
     run_notebook,
 )
 from evalkit.scenarios.loading import load_suite
+from tests.shared import DATASETS, NOTEBOOKS, ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
-NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
-SCENARIOS = [s.name for s in load_suite(ROOT / "datasets").scenarios]
+NOTEBOOK_FILES = sorted(NOTEBOOKS.glob("*.ipynb"))
+SCENARIOS = [s.name for s in load_suite(DATASETS).scenarios]
 
 # --- static: the committed notebooks ----------------------------------------------------------
 
 
 def test_the_report_notebooks_exist() -> None:
-    assert [p.stem for p in NOTEBOOKS] == ["eval_report", "scenario_drilldown"]
+    assert [p.stem for p in NOTEBOOK_FILES] == ["eval_report", "scenario_drilldown"]
 
 
-@pytest.fixture(params=NOTEBOOKS, ids=lambda p: p.stem)
+@pytest.fixture(params=NOTEBOOK_FILES, ids=lambda p: p.stem)
 def notebook(request: pytest.FixtureRequest) -> tuple[Path, nbformat.NotebookNode]:
     path = request.param
     nb = nbformat.read(path, as_version=4)
@@ -112,7 +112,7 @@ def test_every_display_cell_follows_a_markdown_heading(notebook: tuple[Path, nbf
 
 
 def test_eval_report_declares_the_documented_parameters() -> None:
-    declared = read_parameters(ROOT / "notebooks" / "eval_report.ipynb")
+    declared = read_parameters(NOTEBOOKS / "eval_report.ipynb")
     assert {name: p.annotation for name, p in declared.items()} == {
         "mode": "str",
         "top_k": "int",
@@ -136,7 +136,7 @@ def test_eval_report_declares_the_documented_parameters() -> None:
 
 
 def test_drilldown_defaults_to_a_built_in_scenario() -> None:
-    declared = read_parameters(ROOT / "notebooks" / "scenario_drilldown.ipynb")
+    declared = read_parameters(NOTEBOOKS / "scenario_drilldown.ipynb")
     assert declared["scenario"].default in SCENARIOS
     assert {"scenario", "mode", "top_k", "datasets", "report_json"} <= set(declared)
 
@@ -313,6 +313,20 @@ def test_report_writes_self_contained_html_with_scenario_table_and_charts(
     assert "No gating regressions." in html
     executed = nbformat.read(tmp_path / "eval_report.ipynb", as_version=4)
     assert not [o for c in executed.cells for o in c.get("outputs", []) if o.get("output_type") == "error"]
+
+
+@pytest.mark.usefixtures("at_root")
+def test_report_at_a_top_k_without_a_baseline_says_metric_gating_is_off_in_its_final_cell(
+    tmp_path: Path,
+) -> None:
+    args = ["report", "--out-dir", str(tmp_path), "--no-progress", "-p", "top_k", "10", "-p", "mutants", "no"]
+    assert main(args) == 0
+    executed = nbformat.read(tmp_path / "eval_report.ipynb", as_version=4)
+    final = "".join(o.get("text", "") for o in executed.cells[-1].get("outputs", []))
+    assert final.startswith("metric gating OFF: no baseline for deterministic at top_k 10")
+    html = (tmp_path / "eval_report.html").read_text(encoding="utf-8")
+    assert "metric gating OFF: no baseline for deterministic at top_k 10" in html
+    assert "No gating regressions." not in html
 
 
 def _unreachable_thresholds(path: Path, top_k: int = 5) -> Path:

@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
+from evalkit.cli.args import project_settings
 from evalkit.cli.exit_codes import EXIT_OK, EXIT_REGRESSIONS
+from evalkit.harness.project import Project
 from evalkit.notebooks import (
     DEFAULT_OUT_DIR,
     NOTEBOOKS_DIR,
     NotebookRegressionError,
+    Parameter,
     parse_parameters,
     read_parameters,
     resolve_notebook,
@@ -41,8 +45,9 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "relative paths are relative to the current directory",
     )  # fmt: skip
     report.add_argument(
-        "--out-dir", type=Path, default=DEFAULT_OUT_DIR, metavar="DIR",
-        help=f"where to write the executed notebook and the HTML (default {DEFAULT_OUT_DIR}/)",
+        "--out-dir", type=Path, metavar="DIR",
+        help=f"where to write the executed notebook and the HTML (default: `reports` in evalkit.toml, "
+        f"else ./{DEFAULT_OUT_DIR}/)",
     )  # fmt: skip
     report.add_argument(
         "--progress", action=argparse.BooleanOptionalAction, default=None,
@@ -53,12 +58,29 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
 def report_command(args: argparse.Namespace) -> int:
     notebook = resolve_notebook(args.notebook)
-    values = parse_parameters(read_parameters(notebook), [tuple(p) for p in args.parameter], notebook)
+    declared = read_parameters(notebook)
+    given = parse_parameters(declared, [tuple(p) for p in args.parameter], notebook)
+    project = project_settings(args)
+    out_dir = args.out_dir or project.reports
+    values = {**_defaults(declared, notebook, project, out_dir), **given}
     try:
-        outputs = run_notebook(notebook, values, args.out_dir, progress=args.progress)
+        outputs = run_notebook(notebook, values, out_dir, progress=args.progress)
     except NotebookRegressionError as exc:
         print(f"evalkit: {notebook.name}: the threshold check failed\n{exc.evalue}", file=sys.stderr)
         print(f"report: {exc.outputs.html} (executed notebook: {exc.outputs.notebook})", file=sys.stderr)
         return EXIT_REGRESSIONS
     print(f"report: {outputs.html} (executed notebook: {outputs.notebook})")
     return EXIT_OK
+
+
+def _defaults(
+    declared: Mapping[str, Parameter], notebook: Path, project: Project, out_dir: Path
+) -> dict[str, object]:
+    """Values the command passes to the parameters the notebook declares, unless `-p` sets them:
+    the project's settings (evalkit.toml or the defaults: datasets, thresholds, top_k, gated,
+    min_relevance), and `save_json` = `<out-dir>/<notebook>.json`, so a fresh run is saved beside
+    the HTML — never next to the notebook, which may sit read-only inside the installed package."""
+    settings = project.values()
+    values = {name: settings[name] for name in ("datasets", "thresholds", "top_k", "gated", "min_relevance")}
+    values["save_json"] = out_dir / f"{notebook.stem}.json"
+    return {name: value for name, value in values.items() if name in declared}

@@ -5,23 +5,25 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from evalkit.api import run_eval
+from evalkit.api import make_config, run_eval
 from evalkit.cli.args import (
     add_dataset_args,
     add_embedder_args,
     add_execution_args,
+    add_top_k_arg,
     embedder_options,
     executor_from,
-    int_in,
+    project_settings,
     unit_float,
 )
 from evalkit.cli.exit_codes import EXIT_OK, EXIT_REGRESSIONS
 from evalkit.errors import UsageError
 from evalkit.files import check_writable
-from evalkit.harness.config import DEFAULT_TOP_K
 from evalkit.harness.gating import baseline_entry, update_thresholds
-from evalkit.records import MAX_TOP_K
 from evalkit.views.console import render_run
+
+REPORT_NAME = "report.json"
+"""The JSON report's file name in the reports folder."""
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -33,20 +35,19 @@ def register(commands: argparse._SubParsersAction) -> None:
         "with a sentence-transformers model), score it, gate it on the recorded baselines and write "
         "the JSON report. Exit 0 = no regressions, 1 = regressions, 2 = bad input or usage.",
     )
+    add_top_k_arg(run)
     run.add_argument(
-        "--top-k",
-        type=int_in(1, MAX_TOP_K),
-        default=DEFAULT_TOP_K,
-        metavar="N",
-        help=f"results per query (default {DEFAULT_TOP_K})",
-    )
-    run.add_argument(
-        "--out", type=Path, default=Path("reports/report.json"), metavar="PATH",
-        help="JSON report path (default reports/report.json)",
+        "--out", type=Path, metavar="PATH",
+        help=f"JSON report path (default <reports>/{REPORT_NAME}; reports: evalkit.toml, else ./reports)",
     )  # fmt: skip
     run.add_argument(
         "--update-baseline", action="store_true",
-        help="record this run as the baseline of the current mode in the thresholds file and exit 0",
+        help="record this run as the baseline of its mode and top_k in the thresholds file (other "
+        "entries are kept) and exit 0",
+    )  # fmt: skip
+    run.add_argument(
+        "--require-baseline", action="store_true",
+        help="exit 1 when metric gating is off (no baseline for this mode and top_k) instead of noting it",
     )  # fmt: skip
     run.add_argument(
         "--no-gated", action="store_true", help="skip the report-only pass under the relevance gate"
@@ -68,38 +69,34 @@ def register(commands: argparse._SubParsersAction) -> None:
 def run_command(args: argparse.Namespace) -> int:
     if args.update_baseline and args.scenario:
         raise UsageError("--update-baseline records the whole suite; drop --scenario")
-    check_outputs(args)
+    project = project_settings(args)
+    config = make_config(project.config, **embedder_options(args))
+    out = args.out or project.reports / REPORT_NAME
+    check_outputs(out, project.thresholds, update_baseline=args.update_baseline)
+    executor = executor_from(args)
     run = run_eval(
-        datasets=args.datasets,
-        scenarios=args.scenario,
-        progress=args.progress,
-        executor=executor_from(args),
-        top_k=args.top_k,
-        gated=not args.no_gated,
-        thresholds=args.thresholds,
-        min_relevance=args.min_relevance,
-        **embedder_options(args),
+        config, datasets=project.datasets, scenarios=args.scenario, progress=args.progress, executor=executor
     )
-    run.save(args.out)
+    run.save(out)
     print(render_run(run))
-    print(f"report: {args.out}")
+    print(f"report: {out}")
     if args.update_baseline:
-        mode = run.result.mode
-        path = update_thresholds(args.thresholds, mode, baseline_entry(run.result, args.top_k))
-        print(f"baseline for mode {mode!r} recorded in {path}")
+        entry = baseline_entry(run.result, config.top_k)
+        path = update_thresholds(project.thresholds, config.mode, entry)
+        print(f"baseline for {config.mode} at top_k {config.top_k} recorded in {path} (other entries kept)")
         return EXIT_OK
     return EXIT_OK if run.ok else EXIT_REGRESSIONS
 
 
-def check_outputs(args: argparse.Namespace) -> None:
-    """Refuse, before anything runs, outputs the run could not write: `--out` that is the
-    thresholds file (the report would replace the baselines) or cannot be written, and with
-    --update-baseline a thresholds file that cannot be written (see `check_writable`)."""
-    if args.out.resolve() == args.thresholds.resolve():
+def check_outputs(out: Path, thresholds: Path, *, update_baseline: bool) -> None:
+    """Refuse, before anything runs, outputs the run could not write: a report path `out` that
+    is the `thresholds` file (the report would replace the baselines) or cannot be written, and
+    with --update-baseline a thresholds file that cannot be written (see `check_writable`)."""
+    if out.resolve() == thresholds.resolve():
         raise UsageError(
-            f"--out {args.out} is the thresholds file; the report would replace the baselines. "
-            "Write the report elsewhere (default reports/report.json)"
+            f"--out {out} is the thresholds file; the report would replace the baselines. "
+            f"Write the report elsewhere (default <reports>/{REPORT_NAME})"
         )
-    check_writable(args.out)
-    if args.update_baseline:
-        check_writable(args.thresholds)
+    check_writable(out)
+    if update_baseline:
+        check_writable(thresholds)

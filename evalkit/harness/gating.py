@@ -1,9 +1,15 @@
 """Baselines, thresholds and regressions (SPEC §3.5).
 
-`datasets/thresholds.json` maps a mode (`deterministic`, `real`) to its recorded baseline and
-thresholds (baseline − 0.02, floored at 0), overall and per category, all rounded to 4 places
-half away from zero (`round_half_away`).
-A missing file means "no metric gating" (the caller warns); a file that exists but cannot be
+A thresholds file (the built-in suite's is `evalkit/data/datasets/thresholds.json`) maps a
+(mode, top_k) key such as `deterministic@5` to the baseline recorded in that mode at that top_k
+and its thresholds (baseline − 0.02, floored at 0), overall and per category, all rounded to 4
+places half away from zero (`round_half_away`).
+Metrics at different cut-offs are not comparable, so each (mode, top_k) has its own entry and
+recording one never touches another. Files written before baselines were per top_k are keyed by
+the bare mode (`deterministic`); they are read as `mode@<the entry's top_k>` and written back in
+the keyed form by the next `update_thresholds`.
+
+A missing file means "no metric gating" (the caller notes it); a file that exists but cannot be
 read or validated is a ThresholdsError — never silently un-gated.
 """
 
@@ -20,10 +26,11 @@ from pydantic import Field, RootModel, ValidationError
 
 from evalkit.errors import OutputError, ThresholdsError
 from evalkit.files import check_writable, os_reason, read_regular, write_atomic
+from evalkit.harness.config import MODES
 from evalkit.harness.results import Aggregate, PassResult, Regression
 from evalkit.metrics import HARNESS_METRICS
 from evalkit.validation import FrozenModel as _Model
-from evalkit.validation import field_problems
+from evalkit.validation import field_problems, shown_value
 
 MARGIN = 0.02
 """How far below the baseline a metric may fall before it regresses."""
@@ -71,14 +78,47 @@ class ModeEntry(_Model):
 
 
 class ThresholdsFile(RootModel[dict[str, ModeEntry]]):
-    """The whole file: mode name → entry."""
+    """The whole file: `mode@top_k` key (or, in the older form, a bare mode) → entry."""
+
+
+_FIX = (
+    "fix it, or delete it and record each baseline again with "
+    "`evalkit run [--real] [--top-k N] --update-baseline`"
+)
+
+
+def entry_key(mode: str, top_k: int) -> str:
+    """The file's key of the baseline recorded in `mode` at `top_k`: `deterministic@5`."""
+    return f"{mode}@{top_k}"
+
+
+def find_baseline(entries: Mapping[str, ModeEntry], mode: str, top_k: int) -> ModeEntry | None:
+    """The entry recorded in `mode` at `top_k`, or None (another top_k never stands in)."""
+    return entries.get(entry_key(mode, top_k))
+
+
+def recorded(entries: Mapping[str, ModeEntry]) -> str:
+    """What a file holds, for messages: "deterministic at top_k 5, real at top_k 5" or "nothing"."""
+    return ", ".join(key.replace("@", " at top_k ") for key in entries) or "nothing"
+
+
+def no_baseline_reason(mode: str, top_k: int, path: Path, entries: Mapping[str, ModeEntry]) -> str:
+    """Why metric gating is off for a run without an entry, and how to record exactly that entry:
+    the same command plus --update-baseline (the same suite, mode, top_k and thresholds file; it
+    adds the entry and keeps every other one). Spelling out a command instead could name another
+    suite or file than the run used, and so replace a baseline the user did not mean."""
+    return (
+        f"no baseline for {mode} at top_k {top_k} in {path} (it holds {recorded(entries)}); to record "
+        "one, re-run the same command with --update-baseline (it adds this entry and keeps the others)"
+    )
 
 
 def load_thresholds(path: str | Path) -> dict[str, ModeEntry] | None:
-    """The entries of `path`, or None when the file does not exist.
+    """The entries of `path` under their `mode@top_k` keys, or None when the file does not exist.
 
-    Raises ThresholdsError (naming the file, the failing field and the fix) for unreadable JSON
-    or a schema mismatch.
+    Raises ThresholdsError (naming the file, the failing field or key and the fix) for unreadable
+    JSON, a schema mismatch, a key whose mode is unknown or whose top_k differs from its entry's,
+    or two entries for the same (mode, top_k).
     """
     source = Path(path)
     try:
@@ -88,26 +128,46 @@ def load_thresholds(path: str | Path) -> dict[str, ModeEntry] | None:
     except OSError as exc:
         raise ThresholdsError(
             f"cannot read thresholds file {source}: {exc.strerror or exc}; point --thresholds at the "
-            "JSON file (or regenerate it with `evalkit run --update-baseline`)"
+            "JSON file (or delete it and record each baseline again with "
+            "`evalkit run [--real] [--top-k N] --update-baseline`)"
         ) from None
     except UnicodeDecodeError as exc:
         raise ThresholdsError(
-            f"thresholds file {source} is not UTF-8 ({exc.reason} at byte {exc.start}); "
-            "fix it or regenerate it with `evalkit run --update-baseline`"
+            f"thresholds file {source} is not UTF-8 ({exc.reason} at byte {exc.start}); " + _FIX
         ) from None
     try:
-        return ThresholdsFile.model_validate(json.loads(text)).root
+        raw = ThresholdsFile.model_validate(json.loads(text)).root
     except json.JSONDecodeError as exc:
         raise ThresholdsError(
             f"thresholds file {source} is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}); "
-            "fix it or regenerate it with `evalkit run --update-baseline`"
+            + _FIX
         ) from exc
     except ValidationError as exc:
         problems = "; ".join(field_problems(exc, ThresholdsFile))
         raise ThresholdsError(
-            f"thresholds file {source} does not match the schema ({problems}); "
-            "fix it or regenerate it with `evalkit run --update-baseline`"
+            f"thresholds file {source} does not match the schema ({problems}); " + _FIX
         ) from exc
+    return _keyed(source, raw)
+
+
+def _keyed(source: Path, raw: Mapping[str, ModeEntry]) -> dict[str, ModeEntry]:
+    """`raw` under `mode@top_k` keys (a bare-mode key of the older form takes its entry's top_k)."""
+    keyed: dict[str, ModeEntry] = {}
+    for key, entry in raw.items():
+        mode, at, top_k = key.partition("@")
+        new = entry_key(mode, entry.top_k)
+        if mode not in MODES:
+            problem = f"unknown mode {shown_value(mode)} (modes: {', '.join(MODES)})"
+        elif at and top_k != str(entry.top_k):
+            said = top_k if len(top_k) <= 12 else top_k[:9] + "..."  # cut like shown_value
+            problem = f"the key says top_k {said} but its entry was recorded at top_k {entry.top_k}"
+        elif new in keyed:
+            problem = f"a second baseline for {mode} at top_k {entry.top_k}"
+        else:
+            keyed[new] = entry
+            continue
+        raise ThresholdsError(f"thresholds file {source}: key {shown_value(key)}: {problem}; " + _FIX)
+    return keyed
 
 
 PLACES = 4
@@ -155,12 +215,14 @@ def baseline_entry(result: PassResult, top_k: int, recorded_at: datetime | None 
 
 
 def update_thresholds(path: str | Path, mode: str, entry: ModeEntry) -> Path:
-    """Upsert `entry` for `mode` in `path` (created if missing), leaving other modes untouched.
+    """Write `entry` as the baseline of `mode` at `entry.top_k` in `path` (created if missing),
+    replacing only that (mode, top_k) entry and keeping every other one; written in the keyed
+    form, ordered by mode then top_k.
 
     Updates are serialised across processes by the lock file `.<name>.lock` beside `path`
     (filelock; removed while still held, so nothing is left behind, and git-ignored for a run
     killed while holding it): the file is re-read under the lock, so two runs recording
-    different modes at once both keep their entry. Written atomically; the file keeps
+    different (mode, top_k) entries at once both keep theirs. Written atomically; the file keeps
     its permissions, and temp files left by a killed earlier write are removed. An existing
     invalid file raises ThresholdsError rather than being replaced; a path that cannot be written
     (read-only file, unwritable folder, full disk) raises OutputError, leaving the file as it was.
@@ -172,8 +234,9 @@ def update_thresholds(path: str | Path, mode: str, entry: ModeEntry) -> Path:
         with FileLock(lock_path, timeout=LOCK_TIMEOUT):
             try:
                 entries = dict(load_thresholds(target) or {})
-                entries[mode] = entry
-                payload = {name: e.model_dump(mode="json") for name, e in sorted(entries.items())}
+                entries[entry_key(mode, entry.top_k)] = entry
+                order = sorted(entries, key=lambda key: (key.partition("@")[0], entries[key].top_k))
+                payload = {key: entries[key].model_dump(mode="json") for key in order}
                 return write_atomic(target, json.dumps(payload, indent=2) + "\n", remove_stale=True)
             finally:
                 lock_path.unlink(missing_ok=True)  # while held: a waiter on this inode retries

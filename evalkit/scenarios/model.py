@@ -25,7 +25,8 @@ BUILTIN_CATEGORIES: tuple[str, ...] = (
     "retrieval-quality",
     "no-match",
 )
-"""Categories a scenario file in `datasets/` may use. Importers (BEIR, LoCoMo) use their own."""
+"""The categories of a suite that declares none (no suite.yaml beside its scenarios); the built-in
+suite declares exactly these. Importers (BEIR, LoCoMo) use their own."""
 
 
 class _Frozen(BaseModel):

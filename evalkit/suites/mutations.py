@@ -37,7 +37,7 @@ from evalkit.errors import UsageError
 from evalkit.harness.config import RunConfig
 from evalkit.harness.evaluate import evaluate
 from evalkit.harness.executors import Executor, make_executor
-from evalkit.harness.gating import load_thresholds
+from evalkit.harness.gating import find_baseline, load_thresholds
 from evalkit.harness.results import DetectionPower, MutationOutcome, Regression
 from evalkit.memory.fts_query import build_fts_query
 from evalkit.memory.pipeline import (
@@ -305,8 +305,8 @@ def mutant_config(config: RunConfig) -> RunConfig:
     pass is report-only and cannot catch anything). UsageError when its thresholds file has no
     deterministic baseline at its top_k."""
     thresholds, top_k = config.thresholds, config.top_k
-    entry = None if thresholds is None else (load_thresholds(thresholds) or {}).get(MODE)
-    if entry is None or entry.top_k != top_k:
+    entry = None if thresholds is None else find_baseline(load_thresholds(thresholds) or {}, MODE, top_k)
+    if entry is None:
         raise UsageError(
             f"mutation testing needs a {MODE!r} baseline recorded at top_k={top_k} in {thresholds} "
             f"(without it only assertions would gate); record one with "
