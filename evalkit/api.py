@@ -213,7 +213,8 @@ def score_run(
     """Score rankings produced elsewhere: the run file `run_file` (TREC or JSONL, see
     `evalkit.suites.runfiles`; `format` None = from the suffix) replayed by a `ReplaySystem`
     through the one evaluation path. Against the scenario suite in `datasets` (with its
-    thresholds: the same gating as `run_eval`) when `bench` is None, else against the imported
+    thresholds: the same gating as `run_eval`, `<datasets>/thresholds.json` unless `config` or a
+    `thresholds=` override names one) when `bench` is None, else against the imported
     benchmark (`beir_set`, `locomo_set`, `longmemeval_set`) at its own top_k and metrics. The
     replay has no relevance gate, so only the ungated pass runs. DatasetError for a bad run file
     or one that does not match the suite (unknown query or document ids)."""
@@ -223,7 +224,12 @@ def score_run(
         checked = replace(bench, notes=(*bench.notes, *check_run(run, bench.suite)))
         return run_benchmark(checked, config, system=system, progress=progress, **overrides)
     suite = load_suite(datasets)
-    settings = make_config(config, **{"gated": False, **overrides})
+    own = config is None and "thresholds" not in overrides
+    settings = make_config(
+        config,
+        **({"thresholds": Path(datasets) / THRESHOLDS_NAME} if own else {}),
+        **{"gated": False, **overrides},
+    )
     return EvalRun(evaluate(suite, system, settings, notes=check_run(run, suite), progress=progress))
 
 

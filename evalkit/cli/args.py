@@ -109,11 +109,12 @@ def executor_from(args: argparse.Namespace) -> Executor:
     return make_executor(args.executor, args.workers, args.address)
 
 
-def add_top_k_arg(parser: argparse.ArgumentParser) -> None:
-    """--top-k, shared by `run`, `report` and `config`; unset = the project file or the default."""
+def add_top_k_arg(parser: argparse.ArgumentParser, applies: str = "") -> None:
+    """--top-k, shared by `run`, `report`, `config` and `score` (whose help starts with `applies`);
+    unset = the project file or the default."""
     parser.add_argument(
         "--top-k", type=int_in(1, MAX_TOP_K), metavar="N",
-        help=f"results per query (default: `top_k` in evalkit.toml, else {DEFAULT_TOP_K})",
+        help=f"{applies}results per query (default: `top_k` in evalkit.toml, else {DEFAULT_TOP_K})",
     )  # fmt: skip
 
 
