@@ -1,4 +1,4 @@
-"""Scenario data model: what analysts write in `datasets/*.yaml|json` and importers produce.
+"""Scenario data model: what analysts write in a suite's `scenarios/*.yaml|json` and importers produce.
 
 These are pydantic models (frozen, extra="forbid") because they cross a file boundary. They
 validate the shape of one scenario; cross-references (dangling ids, duplicates across files)
