@@ -46,6 +46,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_real_run.py
 	$(BIN)/python benchmarks/bench_scifact.py
 	$(BIN)/python benchmarks/bench_scale.py
+	$(BIN)/python benchmarks/bench_systems.py
 
 clean:
 	rm -rf $(VENV) reports/*.json reports/*.html reports/*.ipynb

@@ -29,6 +29,8 @@ if TYPE_CHECKING:
     )
     from evalkit.embedders import Embedder, HashingEmbedder
     from evalkit.errors import (
+        AdapterError,
+        AdapterWarning,
         DatasetError,
         EmbedderError,
         EvalkitError,
@@ -46,12 +48,15 @@ if TYPE_CHECKING:
     from evalkit.records import Edge, Hit, SearchResponse, Thought
     from evalkit.scenarios import Suite, load_suite
     from evalkit.systems import MemorySystem, ReferenceSystem, ReplaySystem, ScenarioMemory
+    from evalkit.systems.capabilities import CAPABILITIES
     from evalkit.views.frames import (
         CATEGORY_COLUMNS,
         DROPPED_COLUMNS,
         GATE_COMPARISON_COLUMNS,
         HIT_COLUMNS,
+        LATENCY_COLUMNS,
         MUTATION_COLUMNS,
+        NOT_APPLICABLE_COLUMNS,
         OVERALL_COLUMNS,
         QUERY_COLUMNS,
         REGRESSION_COLUMNS,
@@ -67,7 +72,8 @@ _HOMES: dict[str, tuple[str, ...]] = {
     ),
     "evalkit.embedders": ("Embedder", "HashingEmbedder"),
     "evalkit.errors": (
-        "DatasetError", "EmbedderError", "EvalkitError", "RegressionError", "ReportError", "StoreError",
+        "AdapterError", "AdapterWarning", "DatasetError", "EmbedderError", "EvalkitError", "RegressionError",
+        "ReportError", "StoreError",
         "ThresholdsError", "UsageError",
     ),
     "evalkit.harness.config": ("RunConfig",),
@@ -78,9 +84,11 @@ _HOMES: dict[str, tuple[str, ...]] = {
     "evalkit.records": ("Edge", "Hit", "SearchResponse", "Thought"),
     "evalkit.scenarios": ("Suite", "load_suite"),
     "evalkit.systems": ("MemorySystem", "ReferenceSystem", "ReplaySystem", "ScenarioMemory"),
+    "evalkit.systems.capabilities": ("CAPABILITIES",),
     "evalkit.views.frames": (
-        "CATEGORY_COLUMNS", "DROPPED_COLUMNS", "GATE_COMPARISON_COLUMNS", "HIT_COLUMNS", "MUTATION_COLUMNS",
-        "OVERALL_COLUMNS", "QUERY_COLUMNS", "REGRESSION_COLUMNS", "SCENARIO_COLUMNS", "EvalRun", "load_run",
+        "CATEGORY_COLUMNS", "DROPPED_COLUMNS", "GATE_COMPARISON_COLUMNS", "HIT_COLUMNS", "LATENCY_COLUMNS",
+        "MUTATION_COLUMNS", "NOT_APPLICABLE_COLUMNS", "OVERALL_COLUMNS", "QUERY_COLUMNS",
+        "REGRESSION_COLUMNS", "SCENARIO_COLUMNS", "EvalRun", "load_run",
     ),
 }  # fmt: skip
 """Module → the public names it provides (checked against `__all__` by tests/test_architecture.py)."""
@@ -110,17 +118,22 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "CAPABILITIES",
     "CATEGORY_COLUMNS",
     "DEFAULT_MIN_RELEVANCE",
     "DROPPED_COLUMNS",
     "GATE_COMPARISON_COLUMNS",
     "HIT_COLUMNS",
+    "LATENCY_COLUMNS",
     "MUTATION_COLUMNS",
+    "NOT_APPLICABLE_COLUMNS",
     "OVERALL_COLUMNS",
     "QUERY_COLUMNS",
     "REGRESSION_COLUMNS",
     "SCENARIO_COLUMNS",
     "VECTOR_FLOOR",
+    "AdapterError",
+    "AdapterWarning",
     "DatasetError",
     "Edge",
     "Embedder",

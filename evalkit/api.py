@@ -38,6 +38,7 @@ from evalkit.suites.locomo import STANDARD_CATEGORIES
 from evalkit.suites.mutations import run_mutants as detect_mutations
 from evalkit.suites.runfiles import check_run, read_run, write_trec
 from evalkit.systems import MemorySystem, ReferenceSystem, ReplaySystem
+from evalkit.systems.resolve import resolve_system
 from evalkit.views.frames import EvalRun, load_run
 
 BENCHMARK_DEFAULTS = RunConfig(gated=False, store=StoreOptions(retrieval="bm25"), thresholds=None)
@@ -61,22 +62,40 @@ def make_config(config: RunConfig | None = None, **overrides: Any) -> RunConfig:
     return RunConfig(**{**base.model_dump(), **overrides})
 
 
-def reference_system(config: RunConfig, progress: bool | None = None) -> tuple[ReferenceSystem, EmbedderInfo]:
-    """The reference store `config` describes and a description of its embedder. Raises
-    EmbedderError when a real model or its cache cannot be opened."""
-    if config.system != "reference":
-        raise UsageError(
-            f"unknown system {config.system!r}; the CLI knows 'reference' (pass another system to "
-            "the library as a MemorySystem object)"
+def build_system(
+    config: RunConfig, system: MemorySystem | None = None, progress: bool | None = None
+) -> tuple[MemorySystem, EmbedderInfo | None]:
+    """The system under test and a description of the embedder evalkit built for it (None when
+    the system embeds by itself). `system` (a Python object) wins over `config.system`, a spec
+    resolved by `evalkit.systems.resolve.resolve_system`; only `reference` builds an embedder from
+    the config's mode, model and cache. Raises UsageError for an unknown spec, EmbedderError when a
+    real model or its cache cannot be opened."""
+    if system is not None:
+        return system, None
+    built: list[EmbedderInfo] = []
+
+    def reference() -> ReferenceSystem:
+        embedder = make_embedder(
+            config.mode,
+            model=config.model,
+            cache_path=config.embedding_cache,
+            use_cache=config.use_cache,
+            progress=progress,
         )
-    embedder = make_embedder(
-        config.mode,
-        model=config.model,
-        cache_path=config.embedding_cache,
-        use_cache=config.use_cache,
-        progress=progress,
-    )
-    return ReferenceSystem(embedder, options=config.store), embedder_provenance(embedder)
+        built.append(embedder_provenance(embedder))
+        return ReferenceSystem(embedder, options=config.store)
+
+    resolved = resolve_system(config.system, reference)
+    return resolved, (built[0] if built else None)
+
+
+def _system_object(
+    system: MemorySystem | str | None, overrides: dict[str, Any]
+) -> tuple[MemorySystem | None, dict[str, Any]]:
+    """A `system` given as a spec string becomes the `system` run option; an object stays."""
+    if isinstance(system, str):
+        return None, {**overrides, "system": system}
+    return system, overrides
 
 
 def run_eval(
@@ -84,7 +103,7 @@ def run_eval(
     *,
     datasets: str | Path = DEFAULT_DATASETS,
     scenarios: Sequence[str] | None = None,
-    system: MemorySystem | None = None,
+    system: MemorySystem | str | None = None,
     mutations: bool = False,
     progress: bool | None = None,
     executor: Executor | None = None,
@@ -94,24 +113,29 @@ def run_eval(
 
     Unless `config` or a `thresholds=` override names one, the run gates on
     `<datasets>/thresholds.json` (the CLI's rule: a suite keeps its baselines beside it).
-    `system` replaces the reference store with another memory system (the config's embedder and
-    store options are then unused, and the result records no embedder). `mutations` also runs
-    the mutation suite and saves its detection power with the run (reference store only).
-    `executor` runs the scenarios (and mutations) elsewhere, e.g. `make_executor("processes", 4)`
-    (default: serially here); results are identical on every executor.
-    Raises DatasetError, ThresholdsError, UsageError or EmbedderError on bad input.
+    The system under test is `system` (a Python object, or a spec string that sets
+    `config.system`) or else the one `config.system` names (`reference`, a URL, `mcp:MAPPING`,
+    `module:factory`, a plugin; see `build_system`). The config's embedder and store options
+    apply to the reference store only; another system's result records no embedder. `mutations`
+    also runs the mutation suite and saves its detection power with the run (reference store
+    only). `executor` runs the scenarios (and mutations) elsewhere, e.g.
+    `make_executor("processes", 4)` (default: serially here); results are identical on every
+    executor. Raises DatasetError, ThresholdsError, UsageError (AdapterError for a system that
+    breaks the protocol) or EmbedderError on bad input.
     """
+    system, overrides = _system_object(system, overrides)
     own = config is None and "thresholds" not in overrides
     settings = make_config(
         config, **({"thresholds": Path(datasets) / THRESHOLDS_NAME} if own else {}), **overrides
     )
+    if mutations and (system is not None or settings.system != "reference"):
+        raise UsageError("mutation testing measures the reference store; drop mutations or the system")
     suite = load_suite(datasets, scenarios)
-    if system is not None:
-        if mutations:
-            raise UsageError("mutation testing measures the reference store; drop mutations or system")
-        return EvalRun(evaluate(suite, system, settings, progress=progress, executor=executor))
-    reference, embedder = reference_system(settings, progress)
-    result = evaluate(suite, reference, settings, embedder=embedder, progress=progress, executor=executor)
+    chosen, embedder = build_system(settings, system, progress)
+    try:
+        result = evaluate(suite, chosen, settings, embedder=embedder, progress=progress, executor=executor)
+    finally:
+        _release(chosen, built=system is None)
     if mutations:
         result = result.model_copy(update={"detection": detect_mutations(suite, settings, executor=executor)})
     return EvalRun(result)
@@ -121,32 +145,40 @@ def run_benchmark(
     bench: BenchSet,
     config: RunConfig | None = None,
     *,
-    system: MemorySystem | None = None,
+    system: MemorySystem | str | None = None,
     progress: bool | None = None,
     executor: Executor | None = None,
     **overrides: Any,
 ) -> EvalRun:
     """Run an imported benchmark (`beir_set`, `locomo_set`) at its own top_k and metrics, without
-    thresholds; ungated unless `gated=True`. Store options default to BM25 retrieval. `executor`
-    as in `run_eval` (a LoCoMo conversation is a unit; BEIR's one scenario is cut into a shard of
-    queries per worker, each seeding the corpus once)."""
+    thresholds; ungated unless `gated=True`. Store options default to BM25 retrieval. `system` and
+    `executor` as in `run_eval` (a LoCoMo conversation is a unit; BEIR's one scenario is cut into a
+    shard of queries per worker, each seeding the corpus once)."""
+    system, overrides = _system_object(system, overrides)
     settings = bench.config(make_config(config or BENCHMARK_DEFAULTS, **overrides))
-    if system is not None:
+    chosen, embedder = build_system(settings, system, progress)
+    try:
         return EvalRun(
-            evaluate(bench.suite, system, settings, notes=bench.notes, progress=progress, executor=executor)
+            evaluate(
+                bench.suite,
+                chosen,
+                settings,
+                embedder=embedder,
+                notes=bench.notes,
+                progress=progress,
+                executor=executor,
+            )
         )
-    reference, embedder = reference_system(settings, progress)
-    return EvalRun(
-        evaluate(
-            bench.suite,
-            reference,
-            settings,
-            embedder=embedder,
-            notes=bench.notes,
-            progress=progress,
-            executor=executor,
-        )
-    )
+    finally:
+        _release(chosen, built=system is None)
+
+
+def _release(system: MemorySystem, *, built: bool) -> None:
+    """Close a system this module built from a spec (an HTTP client, an MCP session) once its run
+    is over; a system object the caller passed stays theirs to close."""
+    close = getattr(system, "close", None)
+    if built and callable(close):
+        close()
 
 
 def run_beir(
@@ -244,8 +276,11 @@ def export_trec(report: str | Path | EvalRun, outdir: str | Path) -> tuple[Path,
 def run_and_load(out: str | Path, *, report_json: str | Path | None = None, **run_options: Any) -> EvalRun:
     """The run a report notebook shows. With `report_json`: that saved run, as it was (nothing
     runs). Otherwise `run_eval(**run_options)` is saved to `out` and loaded back from it, so the
-    notebook shows exactly the file it leaves behind."""
+    notebook shows exactly the file it leaves behind. `mutations` applies to the reference store
+    only: for another `system` it is dropped, and the detection-power section says why."""
     if report_json is not None:
         return load_run(report_json)
+    if run_options.get("system", "reference") != "reference":
+        run_options = {**run_options, "mutations": False}
     run_eval(**run_options).save(out)
     return load_run(out)

@@ -36,11 +36,6 @@ class ReportError(EvalkitError):
     """A report JSON file cannot be read back, or a notebook report cannot be produced."""
 
 
-class SystemOutputError(EvalkitError):
-    """A memory system returned something the harness cannot score or save (a NaN or infinite
-    similarity, relevance or score): the message names the system, the scenario and the query."""
-
-
 class OutputError(EvalkitError):
     """An output file (a report, the thresholds file, an executed notebook) cannot be written:
     the message names the path, the reason (a directory, read-only, a full disk) and the fix."""
@@ -57,3 +52,19 @@ class StoreOptionError(StoreError, UsageError):
 
 class RegressionError(EvalkitError):
     """The run has regressions against its thresholds; the message lists every one of them."""
+
+
+class AdapterError(UsageError):
+    """A memory system under test broke the protocol (wrong return type, unknown or duplicate
+    ids, non-finite scores, a malformed HTTP or MCP response). The message names the system, the
+    method or endpoint, the field and the fix."""
+
+
+class SystemOutputError(AdapterError):
+    """A memory system's search returned something the harness cannot score or save (a hit id it
+    was never given, a duplicate, a NaN or infinite score, a bad count): the message names the
+    system, the scenario and the query, the field and the fix."""
+
+
+class AdapterWarning(UserWarning):
+    """A memory system's output was corrected (hits beyond top_k cut); the run goes on."""

@@ -191,7 +191,7 @@ def run_notebook(
     failure: papermill.PapermillExecutionError | None = None
     with (
         tempfile.TemporaryDirectory(prefix="evalkit-notebook-") as workdir,
-        _kernel_temp_dir(Path(workdir) / "tmp"),
+        _kernel_environment(Path(workdir) / "tmp"),
     ):
         # Parameters are injected here rather than by execute_notebook, whose own parameter
         # inspection cannot parse `float | None` annotations and warns about them.
@@ -216,7 +216,9 @@ def run_notebook(
             ) from exc
         executed = _read(executed_path)
     executed.metadata.papermill.update(input_path=str(path), output_path=str(outputs.notebook))
-    write_atomic(outputs.html, render_html(executed, title=f"evalkit · {path.stem}"))
+    system = (parameters or {}).get("system")
+    title = f"evalkit · {path.stem}" + (f" · system {system}" if system else "")
+    write_atomic(outputs.html, render_html(executed, title=title))
     write_atomic(outputs.notebook, nbformat.writes(executed))
     if failure is None:
         return outputs
@@ -369,20 +371,30 @@ def _kernel_config(connection_file: Path) -> Any:
 
 
 @contextmanager
-def _kernel_temp_dir(folder: Path) -> Iterator[None]:
-    """Within the block, TMPDIR is `folder` (created here), so the kernel started in it keeps its
-    temporary files (the stores of the run it executes) there: they go with the work folder even
-    when an interrupt kills the kernel before its own cleanup ran. TMPDIR is restored after."""
+def _kernel_environment(folder: Path) -> Iterator[None]:
+    """Within the block, the environment the kernel starts with:
+    - TMPDIR is `folder` (created here), so the kernel keeps its temporary files (the stores of
+      the run it executes) there: they go with the work folder even when an interrupt kills the
+      kernel before its own cleanup ran;
+    - PYTHONPATH entries are made absolute against the caller's working directory, because the
+      kernel runs in the notebook's folder: `PYTHONPATH=. evalkit report --system mine:factory`
+      imports `mine` from where the command was typed, as `evalkit run` does.
+    Both variables are restored after."""
     folder.mkdir()
-    previous = os.environ.get("TMPDIR")
-    os.environ["TMPDIR"] = str(folder)
+    values = {"TMPDIR": str(folder)}
+    if os.environ.get("PYTHONPATH"):
+        entries = os.environ["PYTHONPATH"].split(os.pathsep)
+        values["PYTHONPATH"] = os.pathsep.join(str(Path(entry or ".").resolve()) for entry in entries)
+    previous = {name: os.environ.get(name) for name in values}
+    os.environ.update(values)
     try:
         yield
     finally:
-        if previous is None:
-            os.environ.pop("TMPDIR", None)
-        else:
-            os.environ["TMPDIR"] = previous
+        for name, value in previous.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 def _progress_bar(progress: bool | None) -> bool | dict[str, object]:

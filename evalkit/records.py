@@ -36,6 +36,11 @@ STATUSES: tuple[str, ...] = get_args(Status)
 """Every thought status a store accepts."""
 
 Standing = Literal["current", "contradicted", "superseded"]
+STANDINGS: tuple[str, ...] = get_args(Standing)
+"""Every standing a hit may carry."""
+
+MATCH_SOURCES: tuple[str, ...] = ("vector", "bm25")
+"""The legs a hit may be matched by, in the order `match_source` lists them."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,25 +72,28 @@ class Edge:
 
 @dataclass(frozen=True, slots=True)
 class Hit:
-    """One retrieved thought with every signal the pipeline computed for it.
+    """One retrieved thought with the signals its system computed for it.
 
+    Only `id` is required: another memory system fills the signals it has and leaves the rest at
+    their defaults. `rank` 0 means "not given": the harness numbers hits by their position.
     `similarity`/`distance` are None when the vector leg did not return the row; `bm25_score`
     is None when BM25 did not match it. `recency_score`/`final_score` are None unless the search
     used a positive recency weight. `match_source` is a subset of ("vector", "bm25") in that order.
-    `low_confidence` is None only for systems that report no confidence signal.
+    `relevance` is None for systems without a relevance score; `low_confidence` is None for
+    systems that report no confidence signal. The reference store fills every field.
     """
 
     id: str
-    content: str
-    project: str
-    rank: int
-    similarity: float | None
-    distance: float | None
-    match_source: tuple[str, ...]
-    rrf_score: float | None
-    bm25_score: float | None
-    relevance: float
-    low_confidence: bool | None
+    content: str = ""
+    project: str = "default"
+    rank: int = 0
+    similarity: float | None = None
+    distance: float | None = None
+    match_source: tuple[str, ...] = ()
+    rrf_score: float | None = None
+    bm25_score: float | None = None
+    relevance: float | None = None
+    low_confidence: bool | None = None
     standing: Standing = "current"
     superseded_by: tuple[str, ...] = ()
     contradicted_by: tuple[str, ...] = ()

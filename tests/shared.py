@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from hypothesis import strategies as st
 
@@ -16,6 +17,16 @@ SHARED_DATA = ROOT.parent / "shared" / "data"
 """The shared real data beside the repository (present in CI, maybe absent in a user's clone)."""
 SCIFACT = SHARED_DATA / "scifact"
 LOCOMO = SHARED_DATA / "locomo" / "locomo10.json"
+
+RUN_SPECIFIC = ("generated_at", "provenance", "latency")
+"""Report keys that differ between two runs of the same thing: the timestamp, the provenance
+(host, versions, timings of the environment) and the wall-clock search latencies."""
+
+
+def comparable(report: dict[str, Any]) -> dict[str, Any]:
+    """A report's JSON without its `RUN_SPECIFIC` keys: two runs that must agree, compare this."""
+    return {key: value for key, value in report.items() if key not in RUN_SPECIFIC}
+
 
 FTS_SYNTAX = st.sampled_from(
     ['"', '""', "NEAR(", "NEAR/2", "NEAR/3", "*", "-", "^", "AND", "OR", "NOT", "(", ")", "((", ")(",

@@ -30,17 +30,14 @@ from evalkit.harness.executors import (
 from evalkit.harness.runner import plan_shards
 from evalkit.scenarios.model import BUILTIN_CATEGORIES
 from evalkit.suites.mutations import run_mutants
-from tests.shared import BEIR_TINY, DATASETS, LOCOMO_TINY
+from tests.shared import BEIR_TINY, DATASETS, LOCOMO_TINY, comparable
 
 THRESHOLDS = DATASETS / "thresholds.json"
 
 
 def _report(run: EvalRun) -> dict[str, Any]:
-    """The run's report without what legitimately differs between two runs (time, provenance)."""
-    data = json.loads(run.result.model_dump_json())
-    data.pop("generated_at")
-    data.pop("provenance")
-    return data
+    """The run's report without what legitimately differs between two runs (see `comparable`)."""
+    return comparable(json.loads(run.result.model_dump_json()))
 
 
 def _slow_square(n: int) -> int:
@@ -219,9 +216,7 @@ def test_cli_run_on_two_workers_or_ray_writes_the_serial_report(tmp_path, capsys
             ["run", "--datasets", str(DATASETS), "--thresholds", str(THRESHOLDS), "--out", str(out), *flags]
         )
         assert code == 0
-        outputs[name] = json.loads(out.read_text())
-        outputs[name].pop("generated_at")
-        outputs[name].pop("provenance")
+        outputs[name] = comparable(json.loads(out.read_text()))
     assert outputs["workers"] == outputs["serial"]
     assert outputs["ray"] == outputs["serial"]
     capsys.readouterr()
@@ -259,9 +254,7 @@ def test_cli_bench_and_mutants_take_workers(tmp_path, capsys):
     for flags in ([], ["--workers", "2"]):
         out = tmp_path / f"beir{len(flags)}.json"
         assert main(["bench", "beir", str(BEIR_TINY), "--k", "3", "--out", str(out), *flags]) == 0
-        reports.append(
-            {k: v for k, v in json.loads(out.read_text()).items() if k not in ("generated_at", "provenance")}
-        )
+        reports.append(comparable(json.loads(out.read_text())))
     assert reports[0] == reports[1]
     mutants = [
         "mutants",

@@ -115,6 +115,7 @@ def test_eval_report_declares_the_documented_parameters() -> None:
     declared = read_parameters(NOTEBOOKS / "eval_report.ipynb")
     assert {name: p.annotation for name, p in declared.items()} == {
         "mode": "str",
+        "system": "str",
         "top_k": "int",
         "gated": "bool",
         "min_relevance": "float | None",

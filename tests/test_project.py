@@ -144,3 +144,23 @@ def test_the_api_gates_a_suite_on_its_own_thresholds_file_too(tmp_path) -> None:
     assert f"no thresholds file at {suite / 'thresholds.json'}" in run.result.metric_gating_off
     with_builtin = run_eval(datasets=suite, gated=False, thresholds=DATASETS / "thresholds.json")
     assert with_builtin.result.metric_gating_off is None and with_builtin.result.regressions == []
+
+
+def test_an_mcp_mapping_in_the_project_file_is_relative_to_the_file(tmp_path: Path) -> None:
+    (tmp_path / "evalkit.toml").write_text('system = "mcp:maps/server.toml"\n')
+    below = tmp_path / "sub"
+    below.mkdir()
+    assert resolve_project({}, below).config.system == f"mcp:{tmp_path / 'maps' / 'server.toml'}"
+    flagged = resolve_project({"system": "mcp:here.toml"}, below)
+    assert (flagged.config.system, flagged.sources["system"]) == ("mcp:here.toml", "command line")
+
+
+def test_run_evaluates_the_project_files_system_unless_system_is_given(tmp_path, monkeypatch, capsys) -> None:
+    (tmp_path / "evalkit.toml").write_text('system = "tests.systems_fixtures:limited_system"\n')
+    monkeypatch.chdir(tmp_path)
+    assert main(["run", "--no-gated", "--scenario", "temporal", "--out", "a.json"]) == 0
+    assert json.loads((tmp_path / "a.json").read_text())["system"] == "limited"
+    assert (
+        main(["run", "--no-gated", "--scenario", "temporal", "--out", "b.json", "--system", "reference"]) == 0
+    )
+    assert json.loads((tmp_path / "b.json").read_text())["system"] == "reference"

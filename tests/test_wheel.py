@@ -37,6 +37,7 @@ PACKAGE_DATA = [
     "evalkit/data/datasets/distractors.yaml",
     "evalkit/data/datasets/thresholds.json",
     "evalkit/data/datasets/scenarios/temporal.yaml",
+    "evalkit/data/datasets/mcp/reference.toml",
     "evalkit/data/notebooks/eval_report.ipynb",
     "evalkit/data/notebooks/scenario_drilldown.ipynb",
     "evalkit/data/templates/evalkit.toml",

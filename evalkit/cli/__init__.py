@@ -22,13 +22,13 @@ from evalkit.errors import EvalkitError
 
 def build_parser() -> argparse.ArgumentParser:
     """The full argument parser (also used to document the CLI)."""
-    from evalkit.cli import bench, config, export, init, mutants, report, run, score
+    from evalkit.cli import bench, config, export, init, mutants, report, run, score, serve
 
     parser = argparse.ArgumentParser(
         prog="evalkit", description="Measure how well an agent's long-term memory retrieves what it should."
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for module in (run, report, bench, mutants, score, export, config, init):
+    for module in (run, report, bench, mutants, score, export, serve, config, init):
         module.register(commands)
     return parser
 

@@ -124,9 +124,22 @@ def project_settings(args: argparse.Namespace) -> Project:
     flags = {
         "datasets": getattr(args, "datasets", None),
         "thresholds": getattr(args, "thresholds", None),
+        "system": getattr(args, "system", None),
         "top_k": getattr(args, "top_k", None),
         "gated": False if getattr(args, "no_gated", False) else None,
         "min_relevance": getattr(args, "min_relevance", None),
         "require_baseline": True if getattr(args, "require_baseline", False) else None,
     }
     return resolve_project(flags)
+
+
+def add_system_arg(parser: argparse.ArgumentParser) -> None:
+    """--system SPEC, shared by `run`, `bench` and `report`; unset = the project file's `system`,
+    else `reference` (see `project_settings`)."""
+    parser.add_argument(
+        "--system", metavar="SPEC",
+        help="the memory system under test: reference (default, unless `system` in evalkit.toml says "
+        "otherwise), http://HOST:PORT[/PREFIX] (evalkit's HTTP contract; token from "
+        "$EVALKIT_SYSTEM_TOKEN), mcp:MAPPING.toml (an MCP server), MODULE:FACTORY (a Python object) "
+        "or an installed plugin's name (entry points evalkit.systems)",
+    )  # fmt: skip

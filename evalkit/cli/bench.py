@@ -15,7 +15,14 @@ from pathlib import Path
 from typing import Any
 
 from evalkit.api import run_beir, run_locomo, run_longmemeval
-from evalkit.cli.args import add_embedder_args, add_execution_args, embedder_options, executor_from
+from evalkit.cli.args import (
+    add_embedder_args,
+    add_execution_args,
+    add_system_arg,
+    embedder_options,
+    executor_from,
+    project_settings,
+)
 from evalkit.cli.exit_codes import EXIT_OK, EXIT_REGRESSIONS
 from evalkit.errors import UsageError
 from evalkit.files import check_writable
@@ -65,8 +72,8 @@ def register(commands: argparse._SubParsersAction) -> None:
         "bench",
         help="run a public benchmark (BEIR directory, LoCoMo file) and write the JSON report",
         description="Import a public benchmark, run it through the harness on the reference store "
-        "(ungated; --gated adds the report-only gated pass) and write the same report JSON as `evalkit "
-        "run`. Exit 0 = the run finished, 2 = bad input or usage.",
+        "(or --system SPEC; ungated; --gated adds the report-only gated pass) and write the same report "
+        "JSON as `evalkit run`. Exit 0 = the run finished, 2 = bad input or usage.",
     )
     datasets = bench.add_subparsers(
         dest="benchmark",
@@ -140,6 +147,7 @@ def _common(parser: argparse.ArgumentParser, ks: tuple[int, ...], stem: str) -> 
     )
     add_embedder_args(parser)
     add_execution_args(parser)
+    add_system_arg(parser)
 
 
 def _options(args: argparse.Namespace) -> dict[str, Any]:
@@ -152,6 +160,7 @@ def _options(args: argparse.Namespace) -> dict[str, Any]:
         "gated": args.gated,
         "progress": args.progress,
         "executor": executor_from(args),
+        "system": project_settings(args).config.system,
         **embedder_options(args),
     }
 

@@ -7,8 +7,9 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from evalkit.cli.args import project_settings
+from evalkit.cli.args import add_system_arg, project_settings
 from evalkit.cli.exit_codes import EXIT_OK, EXIT_REGRESSIONS
+from evalkit.errors import UsageError
 from evalkit.harness.project import Project
 from evalkit.notebooks import (
     DEFAULT_OUT_DIR,
@@ -49,6 +50,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         help=f"where to write the executed notebook and the HTML (default: `reports` in evalkit.toml, "
         f"else ./{DEFAULT_OUT_DIR}/)",
     )  # fmt: skip
+    add_system_arg(report)
     report.add_argument(
         "--progress", action=argparse.BooleanOptionalAction, default=None,
         help="progress while cells run (default: a bar on a terminal, a line per cell otherwise)",
@@ -58,8 +60,11 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
 def report_command(args: argparse.Namespace) -> int:
     notebook = resolve_notebook(args.notebook)
+    pairs = [tuple(p) for p in args.parameter]
+    if args.system is not None and any(key == "system" for key, _ in pairs):
+        raise UsageError("give the system once: --system SPEC or -p system SPEC, not both")
     declared = read_parameters(notebook)
-    given = parse_parameters(declared, [tuple(p) for p in args.parameter], notebook)
+    given = parse_parameters(declared, pairs, notebook)
     project = project_settings(args)
     out_dir = args.out_dir or project.reports
     values = {**_defaults(declared, notebook, project, out_dir), **given}
@@ -77,10 +82,20 @@ def _defaults(
     declared: Mapping[str, Parameter], notebook: Path, project: Project, out_dir: Path
 ) -> dict[str, object]:
     """Values the command passes to the parameters the notebook declares, unless `-p` sets them:
-    the project's settings (evalkit.toml or the defaults: datasets, thresholds, top_k, gated,
-    min_relevance), and `save_json` = `<out-dir>/<notebook>.json`, so a fresh run is saved beside
-    the HTML — never next to the notebook, which may sit read-only inside the installed package."""
+    the project's settings (evalkit.toml or the defaults: datasets, thresholds, system, top_k,
+    gated, min_relevance; --system over the file; an `mcp:` mapping made absolute), and
+    `save_json` = `<out-dir>/<notebook>.json`, so a fresh run is saved beside the HTML — never
+    next to the notebook, which may sit read-only inside the installed package."""
     settings = project.values()
-    values = {name: settings[name] for name in ("datasets", "thresholds", "top_k", "gated", "min_relevance")}
+    names = ("datasets", "thresholds", "system", "top_k", "gated", "min_relevance")
+    values = {name: settings[name] for name in names}
+    values["system"] = _from_here(str(values["system"]))
     values["save_json"] = out_dir / f"{notebook.stem}.json"
     return {name: value for name, value in values.items() if name in declared}
+
+
+def _from_here(spec: str) -> str:
+    """An `mcp:` mapping path made absolute: the notebook runs in its own folder."""
+    if spec.startswith("mcp:"):
+        return f"mcp:{Path(spec.removeprefix('mcp:')).resolve()}"
+    return spec

@@ -10,6 +10,7 @@ from evalkit.cli.args import (
     add_dataset_args,
     add_embedder_args,
     add_execution_args,
+    add_system_arg,
     add_top_k_arg,
     embedder_options,
     executor_from,
@@ -32,7 +33,8 @@ def register(commands: argparse._SubParsersAction) -> None:
         "run",
         help="run the scenario suite, print the summary, write the JSON report",
         description="Run the labelled scenario suite against the reference memory store (or --real "
-        "with a sentence-transformers model), score it, gate it on the recorded baselines and write "
+        "with a sentence-transformers model, or --system SPEC for another memory system), score it, "
+        "gate it on the recorded baselines and write "
         "the JSON report. Exit 0 = no regressions, 1 = regressions, 2 = bad input or usage.",
     )
     add_top_k_arg(run)
@@ -63,6 +65,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     )  # fmt: skip
     add_embedder_args(run)
     add_execution_args(run)
+    add_system_arg(run)
     run.set_defaults(handler=run_command)
 
 

@@ -9,9 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
+
 from evalkit.harness.results import (
     Aggregate,
     GateSummary,
+    Latency,
+    LatencyReport,
     PassResult,
     QueryResult,
     ScenarioResult,
@@ -31,8 +35,27 @@ def mean_metrics(queries: Sequence[QueryResult]) -> Aggregate:
 
 
 def counts_toward_aggregates(scenario: ScenarioResult) -> bool:
-    """Only scenarios expected to pass and not measure-only feed category and overall means."""
-    return scenario.outcome == "pass" and not scenario.measure_only
+    """Only scenarios expected to pass, not measure-only and applicable to the system feed
+    category and overall means."""
+    return scenario.outcome == "pass" and not scenario.measure_only and scenario.status != "not_applicable"
+
+
+def latency_summary(latencies_ms: Sequence[float]) -> Latency | None:
+    """p50/p95 of search call times (ms, numpy's linear interpolation); None for no calls."""
+    if not latencies_ms:
+        return None
+    p50, p95 = np.percentile(latencies_ms, [50, 95])
+    return Latency(calls=len(latencies_ms), p50_ms=float(p50), p95_ms=float(p95))
+
+
+def latency_report(by_scenario: dict[str, list[float]]) -> LatencyReport:
+    """Per-scenario and overall latency from each scenario's search call times (scenarios
+    without calls are left out)."""
+    scenarios = {name: latency_summary(times) for name, times in by_scenario.items()}
+    return LatencyReport(
+        overall=latency_summary([t for times in by_scenario.values() for t in times]),
+        scenarios={name: summary for name, summary in scenarios.items() if summary is not None},
+    )
 
 
 def gate_summary(scenarios: Sequence[ScenarioResult], min_relevance: float) -> GateSummary:

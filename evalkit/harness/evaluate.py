@@ -13,6 +13,10 @@ passes, gate on the recorded thresholds, record provenance. Decisions where the 
   kind of note): baselines average whole categories of the whole suite, so a subset's means differ.
 - `config.require_baseline`: metric gating OFF for any of these reasons is itself a regression
   (kind `baseline`), so CI cannot pass without comparing metrics.
+- Scenarios that are not applicable to the system are listed in a note. They leave the overall
+  mean and their categories' means over a different population than the baseline's, so those
+  are not metric-gated (see `metric_regressions`); categories whose scenarios all ran still are.
+- A system without a relevance gate gets no gated pass, with a note.
 """
 
 from __future__ import annotations
@@ -59,6 +63,7 @@ def evaluate(
     entries = load_thresholds(config.thresholds) if config.thresholds is not None else None
     result = run_suite(suite, system, config, clock=clock, progress=progress, executor=executor)
     metric_notes, metric_found = _metric_gating(suite, config, result.ungated, entries)
+    run_notes = [*notes, *_applicability_notes(result.not_applicable, result.gate_skipped), *metric_notes]
     return RunResult(
         scenarios=result.ungated.scenarios,
         overall=result.ungated.overall,
@@ -71,9 +76,22 @@ def evaluate(
         system=system.name,
         provenance=collect(config, suite.digest, system.describe(), embedder),
         regressions=assertion_regressions(result.ungated) + metric_found,
-        notes=[*notes, *metric_notes],
+        notes=run_notes,
         gated=result.gated,
+        latency=result.latency,
+        not_applicable=result.not_applicable,
     )
+
+
+def _applicability_notes(not_applicable: dict[str, list[str]], gate_skipped: bool) -> list[str]:
+    """Notes naming the scenarios that were not applicable and a skipped gated pass."""
+    notes = [
+        f"not applicable: {name} (the system lacks {', '.join(missing)}); excluded from means and gating"
+        for name, missing in not_applicable.items()
+    ]
+    if gate_skipped:
+        notes.append("the system declares no relevance_gate capability: the gated pass was skipped")
+    return notes
 
 
 def _metric_gating(

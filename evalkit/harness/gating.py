@@ -267,11 +267,15 @@ def assertion_regressions(result: PassResult) -> list[Regression]:
 
 def metric_regressions(result: PassResult, entry: ModeEntry) -> list[Regression]:
     """Metrics below their thresholds, overall and per category, and categories of the entry that
-    the run lacks (`present`)."""
+    the run lacks (`present`). When scenarios were not applicable to the system, the overall
+    means and those scenarios' categories are not compared (they average other queries than the
+    baseline did), so a category missing only because of not-applicable scenarios is no
+    `present` regression."""
     found: list[Regression] = []
+    skipped = {s.category for s in result.scenarios if s.status == "not_applicable"}
     levels: list[tuple[str | None, MetricLevels]] = [
-        (None, entry.thresholds.overall),
-        *entry.thresholds.categories.items(),
+        *([(None, entry.thresholds.overall)] if not skipped else []),
+        *((c, floor) for c, floor in entry.thresholds.categories.items() if c not in skipped),
     ]
     for category, floor in levels:
         actual = result.overall if category is None else result.categories.get(category)

@@ -21,8 +21,9 @@ Keys, all optional (`evalkit.toml` holds them at the top level, pyproject.toml u
 | `reports` | the folder of JSON and HTML reports | `reports` (in the working directory) |
 
 Precedence, value by value: the command line, then the file, then the default. Relative paths in
-the file are relative to the file's folder (so a project works from any sub-directory); on the
-command line, to the working directory. `thresholds` follows `datasets` unless it is set itself:
+the file (the path settings, and the mapping file of a `system = "mcp:MAPPING.toml"`) are
+relative to the file's folder (so a project works from any sub-directory); on the command line,
+to the working directory. `thresholds` follows `datasets` unless it is set itself:
 `--datasets DIR` gates on `DIR/thresholds.json`. An unknown key, a bad value or invalid TOML
 raises UsageError naming the file, the key and the fix.
 """
@@ -45,6 +46,9 @@ from evalkit.validation import FrozenModel, field_problems
 
 PROJECT_FILE = "evalkit.toml"
 """The project file evalkit looks for first."""
+
+MCP_PREFIX = "mcp:"
+"""A `system` spec naming an MCP mapping file (`evalkit.systems.resolve`)."""
 
 PYPROJECT_FILE = "pyproject.toml"
 """The Python project file whose `[tool.evalkit]` table is read when there is no evalkit.toml."""
@@ -138,7 +142,7 @@ def resolve_project(flags: Mapping[str, object | None], start: str | Path | None
         if given is not None:
             values[name], sources[name] = given, COMMAND_LINE
         elif in_file is not None and file is not None:
-            values[name] = file.parent / in_file if name in _PATHS else in_file
+            values[name] = _from_file(file, name, in_file)
             sources[name] = _describe(file)
         else:
             sources[name] = DEFAULT_SOURCE
@@ -156,6 +160,16 @@ def resolve_project(flags: Mapping[str, object | None], start: str | Path | None
         file=file,
         notes=notes,
     )
+
+
+def _from_file(file: Path, name: str, value: Any) -> Any:
+    """A value read from `file`, its relative paths made relative to the file's folder: the
+    path settings, and the mapping file of an `mcp:MAPPING.toml` system."""
+    if name in _PATHS:
+        return file.parent / value
+    if name == "system" and value.startswith(MCP_PREFIX):
+        return MCP_PREFIX + str(file.parent / value.removeprefix(MCP_PREFIX))
+    return value
 
 
 def _describe(file: Path) -> str:

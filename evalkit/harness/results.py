@@ -33,7 +33,7 @@ class HitRecord(_Model):
     rank: int
     relevant: bool
     similarity: float | None
-    relevance: float
+    relevance: float | None
     low_confidence: bool | None
     match_source: list[str]
     standing: str
@@ -86,6 +86,24 @@ class QueryResult(_Model):
         return judgements(self.relevant, self.grades)
 
 
+class Latency(_Model):
+    """Search latency over `calls` search calls: median and 95th percentile, wall ms (numpy's
+    linear-interpolation percentile). Reported, never gated."""
+
+    calls: int
+    p50_ms: float
+    p95_ms: float
+
+
+class LatencyReport(_Model):
+    """Search latency of a run, over every search call of both passes: overall and per scenario
+    (scenarios that were not applicable made no call and are absent). Kept apart from the passes
+    because wall-clock times differ between otherwise identical runs."""
+
+    overall: Latency | None
+    scenarios: dict[str, Latency]
+
+
 class Aggregate(_Model):
     """Mean metrics over `queries` queries."""
 
@@ -94,12 +112,14 @@ class Aggregate(_Model):
 
 
 class ScenarioResult(_Model):
-    """One scenario of one pass. status: pass | fail | xfail | xpass."""
+    """One scenario of one pass. status: pass | fail | xfail | xpass | not_applicable (the system
+    lacks a capability the scenario needs: nothing was seeded or asked, `queries` is empty, and
+    `RunResult.not_applicable` says which capabilities were missing)."""
 
     name: str
     category: str
     outcome: Literal["pass", "xfail"]
-    status: Literal["pass", "fail", "xfail", "xpass"]
+    status: Literal["pass", "fail", "xfail", "xpass", "not_applicable"]
     measure_only: bool
     metrics: Aggregate
     queries: list[QueryResult]
@@ -193,6 +213,11 @@ class RunResult(PassResult):
     notes: list[str] = Field(default_factory=list)
     gated: PassResult | None = None
     detection: DetectionPower | None = None
+    latency: LatencyReport | None = None
+    """None in reports written before latency was measured."""
+    not_applicable: dict[str, list[str]] = Field(default_factory=dict)
+    """Scenario name → the capabilities it needs that the system lacks (left out of the JSON
+    when every scenario applied)."""
 
     @property
     def metric_gating_off(self) -> str | None:
@@ -210,8 +235,11 @@ class RunResult(PassResult):
 
 def write_result(result: RunResult, path: str | Path) -> Path:
     """Write the run as indented JSON, atomically (temp file in the same folder + rename).
-    `detection` is left out when mutation testing did not run."""
-    exclude = {"detection"} if result.detection is None else None
+    `detection` is left out when mutation testing did not run, `not_applicable` when every
+    scenario applied."""
+    exclude = {"detection"} if result.detection is None else set()
+    if not result.not_applicable:
+        exclude.add("not_applicable")
     return write_atomic(path, result.model_dump_json(indent=2, exclude=exclude) + "\n")
 
 

@@ -11,14 +11,17 @@ default gate (or an explicit value), which is report-only. A query that pins its
 `min_relevance` is asked with that gate in both passes: what the gate keeps is then measured and
 asserted by the gating pass (its drops show in the ungated pass's gate counts too).
 
-A hit with a NaN or infinite score stops the run with SystemOutputError naming the system, the
-scenario and the query (such a report could not be saved and loaded back).
+A search response is checked before it is scored (`evalkit.systems.checked`): adapter mistakes
+and NaN or infinite scores stop the run with an AdapterError (SystemOutputError for output)
+naming the system, the scenario and the query; each search is timed. A scenario needing a
+capability the system does not declare is not run: it is reported `not_applicable` with the
+missing capabilities. A system without `relevance_gate` gets no gated pass (`SuiteResult.gated`
+None, `gate_skipped` True).
 """
 
 from __future__ import annotations
 
 import itertools
-import math
 import tempfile
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
@@ -28,29 +31,42 @@ from typing import Any
 
 from tqdm import tqdm
 
-from evalkit.errors import SystemOutputError
-from evalkit.harness.aggregation import mean_metrics, pass_result
+from evalkit.harness.aggregation import latency_report, mean_metrics, pass_result
 from evalkit.harness.checks import check_query, scenario_status
 from evalkit.harness.config import RunConfig
 from evalkit.harness.executors import Executor, SerialExecutor
-from evalkit.harness.results import DroppedRecord, HitRecord, PassResult, QueryResult, ScenarioResult
+from evalkit.harness.results import (
+    DroppedRecord,
+    HitRecord,
+    LatencyReport,
+    PassResult,
+    QueryResult,
+    ScenarioResult,
+)
 from evalkit.metrics import MetricSpec, judgements, parse_metrics, score_query
 from evalkit.progress import progress_enabled
-from evalkit.records import SearchResponse
 from evalkit.scenarios import QuerySpec, Scenario, Suite, stable_query_id
 from evalkit.scenarios.model import ThoughtSpec
+from evalkit.scenarios.requirements import required_capabilities
 from evalkit.scenarios.seeding import own_ids, seed_edges, seed_thoughts
 from evalkit.systems import MemorySystem
+from evalkit.systems.capabilities import declared_capabilities
+from evalkit.systems.checked import TimedResponse, open_checked
 from evalkit.validation import shown_value
 
 
 @dataclass(frozen=True)
 class SuiteResult:
-    """The passes of one run; `gated` is None when the gated pass was skipped."""
+    """The passes of one run; `gated` is None when the gated pass was skipped (`gate_skipped`:
+    because the system has no relevance gate). `not_applicable` maps each scenario that was not
+    run to the capabilities it needs that the system lacks; `latency` times every search call."""
 
     ungated: PassResult
     gated: PassResult | None
     clock: datetime
+    not_applicable: dict[str, list[str]]
+    gate_skipped: bool
+    latency: LatencyReport
 
 
 @dataclass(frozen=True)
@@ -65,12 +81,13 @@ class Shard:
 
 @dataclass(frozen=True)
 class ShardResult:
-    """One shard's query results per pass (`gated` None when skipped) and the gate values the
-    system resolved for queries without their own."""
+    """One shard's query results per pass (`gated` None when skipped), the gate values the
+    system resolved for queries without their own, and the wall time of each search call (ms)."""
 
     ungated: list[QueryResult]
     gated: list[QueryResult] | None
     gate_values: frozenset[float]
+    latencies_ms: list[float]
 
 
 def plan_shards(scenarios: Sequence[Scenario], workers: int) -> list[list[Shard]]:
@@ -103,16 +120,18 @@ class ShardRunner:
     config: RunConfig
     distractors: tuple[ThoughtSpec, ...]
     clock: datetime
+    gated: bool
 
     def __call__(self, shard: Shard) -> ShardResult:
-        scenario, gated, min_relevance = shard.scenario, self.config.gated, self.config.min_relevance
+        scenario, min_relevance = shard.scenario, self.config.min_relevance
         extra_metrics = parse_metrics(",".join(self.config.metrics)) if self.config.metrics else ()
         plain: list[QueryResult] = []
         filtered: list[QueryResult] = []
         gate_values: set[float] = set()
+        latencies: list[float] = []
         with (
             tempfile.TemporaryDirectory(prefix="evalkit-") as workdir,
-            self.system.open(Path(workdir)) as memory,
+            open_checked(self.system, Path(workdir)) as memory,
         ):
             memory.add_thoughts(seed_thoughts(scenario, self.distractors, self.clock))
             memory.add_edges(seed_edges(scenario))
@@ -129,21 +148,21 @@ class ShardRunner:
                     now=self.clock,
                     query_id=stable_query_id(scenario.name, index, query.id),
                 )
+                asked = f"scenario {scenario.name!r}, query {index + 1} ({shown_value(query.query)})"
                 pinned = query.min_relevance
-                response = memory.search(
-                    query.query, min_relevance=0.0 if pinned is None else pinned, **options
+                timed = memory.search(
+                    query.query, asked=asked, min_relevance=0.0 if pinned is None else pinned, **options
                 )
-                _check_finite(response, self.system.name, scenario.name, index, query.query)
-                plain.append(_query_result(index, query, response, k, own, extra_metrics))
-                if gated:
-                    response = memory.search(
-                        query.query, min_relevance=min_relevance if pinned is None else pinned, **options
-                    )
-                    _check_finite(response, self.system.name, scenario.name, index, query.query)
+                latencies.append(timed.latency_ms)
+                plain.append(_query_result(index, query, timed, k, own, extra_metrics))
+                if self.gated:
+                    gate = min_relevance if pinned is None else pinned
+                    timed = memory.search(query.query, asked=asked, min_relevance=gate, **options)
+                    latencies.append(timed.latency_ms)
                     if pinned is None:
-                        gate_values.add(response.min_relevance)
-                    filtered.append(_query_result(index, query, response, k, own, extra_metrics))
-        return ShardResult(plain, filtered if gated else None, frozenset(gate_values))
+                        gate_values.add(timed.response.min_relevance)
+                    filtered.append(_query_result(index, query, timed, k, own, extra_metrics))
+        return ShardResult(plain, filtered if self.gated else None, frozenset(gate_values), latencies)
 
 
 def run_suite(
@@ -161,48 +180,70 @@ def run_suite(
     `min_relevance` is its gate (None = the system's default, resolved from its responses);
     `metrics` (e.g. ndcg@10) are computed per query beside the harness metrics. `clock` resolves
     relative dates and is the "now" of every search (default: the current UTC time, truncated to
-    seconds). `executor` runs the shards (`plan_shards`; default: serially, in this process);
-    results come back in scenario and query order, identical on every executor.
+    seconds). `executor` runs the shards of the applicable scenarios (`plan_shards`; default:
+    serially, in this process); results come back in scenario and query order, identical on
+    every executor (latencies apart).
     """
     now = clock or datetime.now(UTC).replace(microsecond=0)
+    capabilities = declared_capabilities(system)
+    gate_skipped = config.gated and "relevance_gate" not in capabilities
+    gated = config.gated and not gate_skipped
+    not_applicable = {
+        scenario.name: missing
+        for scenario in suite.scenarios
+        if (missing := sorted(required_capabilities(scenario) - capabilities))
+    }
+    applicable = [s for s in suite.scenarios if s.name not in not_applicable]
     runner = executor or SerialExecutor()
-    plan = plan_shards(suite.scenarios, runner.workers)
-    job = ShardRunner(system, config, suite.distractors, now)
+    plan = plan_shards(applicable, runner.workers)
+    shard_counts = iter(len(shards) for shards in plan)
+    job = ShardRunner(system, config, suite.distractors, now, gated)
     total = sum(len(s.queries) for s in suite.scenarios)
     bar = tqdm(total=total, desc="queries", unit="q", disable=not progress_enabled(progress))
     ungated: list[ScenarioResult] = []
     gated_results: list[ScenarioResult] = []
     gate_values: set[float] = set()
+    latencies: dict[str, list[float]] = {}
     try:
         results = runner.map(job, [shard for shards in plan for shard in shards])
-        for scenario, shards in zip(suite.scenarios, plan, strict=True):
-            parts = [next(results) for _ in shards]
+        for scenario in suite.scenarios:
+            if scenario.name in not_applicable:
+                ungated.append(_not_applicable(scenario))
+                if gated:
+                    gated_results.append(_not_applicable(scenario))
+                bar.update(len(scenario.queries))
+                continue
+            parts = [next(results) for _ in range(next(shard_counts))]
             ungated.append(_scenario_result(scenario, [q for part in parts for q in part.ungated]))
-            if config.gated:
+            if gated:
                 gated_results.append(
                     _scenario_result(scenario, [q for part in parts for q in part.gated or []])
                 )
             gate_values.update(*(part.gate_values for part in parts))
+            latencies[scenario.name] = [ms for part in parts for ms in part.latencies_ms]
             bar.update(sum(len(part.ungated) for part in parts))
     finally:
         bar.close()
-    min_relevance = config.min_relevance
-    gate_value = max(gate_values) if gate_values else (min_relevance or 0.0)
+    gate_value = max(gate_values) if gate_values else (config.min_relevance or 0.0)
     return SuiteResult(
         ungated=pass_result(ungated, 0.0),
-        gated=pass_result(gated_results, gate_value) if config.gated else None,
+        gated=pass_result(gated_results, gate_value) if gated else None,
         clock=now,
+        not_applicable=not_applicable,
+        gate_skipped=gate_skipped,
+        latency=latency_report(latencies),
     )
 
 
 def _query_result(
     index: int,
     query: QuerySpec,
-    response: SearchResponse,
+    timed: TimedResponse,
     top_k: int,
     own: frozenset[str],
     extra_metrics: Sequence[MetricSpec],
 ) -> QueryResult:
+    response = timed.response
     relevant = set(query.relevant)
     retrieved = list(dict.fromkeys(h.id for h in response.hits))
     metrics = asdict(score_query(retrieved, relevant))
@@ -257,18 +298,14 @@ def _scenario_result(scenario: Scenario, queries: list[QueryResult]) -> Scenario
     )
 
 
-_SCORES = ("similarity", "distance", "rrf_score", "bm25_score", "relevance", "recency_score", "final_score")
-
-
-def _check_finite(response: SearchResponse, system: str, scenario: str, index: int, query: str) -> None:
-    """Raise SystemOutputError when a hit carries a NaN or infinite score (None is fine): a
-    report holding one could not be saved as JSON and loaded back."""
-    for hit in response.hits:
-        for field in _SCORES:
-            value = getattr(hit, field)
-            if value is not None and not math.isfinite(value):
-                raise SystemOutputError(
-                    f"system {system!r} returned {field} {value} for hit {shown_value(hit.id)} of scenario "
-                    f"{scenario!r}, query {index + 1} ({shown_value(query)}); a memory system must return "
-                    "finite scores (or None where a signal does not apply)"
-                )
+def _not_applicable(scenario: Scenario) -> ScenarioResult:
+    """A scenario the system cannot be judged on: no queries, zero metrics over zero queries."""
+    return ScenarioResult(
+        name=scenario.name,
+        category=scenario.category,
+        outcome=scenario.outcome,
+        status="not_applicable",
+        measure_only=scenario.measure_only,
+        metrics=mean_metrics([]),
+        queries=[],
+    )

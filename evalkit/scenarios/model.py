@@ -13,6 +13,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from evalkit.records import MAX_TOP_K, EdgeType, Status
+from evalkit.systems.capabilities import Capability
 
 BUILTIN_CATEGORIES: tuple[str, ...] = (
     "explicit-fact",
@@ -112,6 +113,8 @@ class Scenario(_Frozen):
     `distractors` appends the shared distractor thoughts; `distractors_created_at` (any
     `created_at` form, e.g. `-60d`) re-dates every one of them for this scenario only, so a
     recency probe can date them like its stale thought. None keeps each distractor's own date.
+    `requires` lists capabilities the scenario needs beyond those derived from its options and
+    assertions (see `evalkit.scenarios.requirements`); a system lacking one gets not_applicable.
     """
 
     name: str = Field(pattern=r"^[a-z0-9]+(-[a-z0-9]+)*$")
@@ -121,6 +124,7 @@ class Scenario(_Frozen):
     measure_only: bool = False
     distractors: bool = True
     distractors_created_at: str | datetime | None = None
+    requires: list[Capability] = Field(default_factory=list)
     thoughts: list[ThoughtSpec]
     edges: list[EdgeSpec] = Field(default_factory=list)
     queries: list[QuerySpec] = Field(min_length=1)

@@ -5,6 +5,11 @@ thoughts and edges, and a search. `MemorySystem` is the factory of fresh memorie
 `ScenarioMemory` is the one memory a scenario is seeded into and searched. Another memory
 system is evaluated by writing a class with the same `name`, `describe()` and `open()` — see
 the README section "Evaluating your own memory system".
+
+A system may also declare `capabilities` (a set of names from
+`evalkit.systems.capabilities.CAPABILITIES`); scenarios needing one it lacks are reported
+not_applicable. A system that declares nothing is taken to have them all. What the harness
+checks in every response is listed in `evalkit.systems.checked`.
 """
 
 from __future__ import annotations
@@ -39,11 +44,17 @@ class ScenarioMemory(Protocol):
         include_global: bool = False,
         query_id: str | None = None,
     ) -> SearchResponse:
-        """`include_global` (with `project`): also return global thoughts of other projects.
-        min_relevance None = the system's own default gate; 0 = no gate. The response's
-        `min_relevance` reports the value actually used. `query_id` is the query's stable id
-        (`evalkit.scenarios.stable_query_id`; the runner always passes it): a system that searches
-        by text ignores it, one that replays recorded results looks the ranking up by it."""
+        """The best `top_k` thoughts for `query`, best first, as a `SearchResponse` of `Hit`s (only
+        `Hit.id` is required, and it must be an id given to `add_thoughts`).
+
+        `project` None = every project, else only that project's thoughts (plus global thoughts
+        of other projects when `include_global`). `recency_weight` 0 = no recency. min_relevance
+        None = the system's own default gate; 0 = no gate. `now` is the run's clock (relative
+        `created_at` dates were resolved against it). The response's `min_relevance` reports the
+        gate value actually used; `candidates`/`filtered_out`/`dropped_ids` say what the gate saw
+        and removed (leave them 0/empty for a system without a gate). `query_id` is the query's
+        stable id (`evalkit.scenarios.stable_query_id`; the runner always passes it): a system that
+        searches by text ignores it, one that replays recorded results looks the ranking up by it."""
         ...
 
 

@@ -12,6 +12,7 @@ from typing import Any
 from evalkit.embedders import Embedder, HashingEmbedder
 from evalkit.memory import DEFAULT_PIPELINE, DEFAULT_STORE_OPTIONS, MemoryStore, SearchPipeline, StoreOptions
 from evalkit.records import Edge, SearchResponse, Thought
+from evalkit.systems.capabilities import ALL_CAPABILITIES
 
 
 class _AgentFacingStore:
@@ -63,6 +64,7 @@ class ReferenceSystem:
     """
 
     name = "reference"
+    capabilities = ALL_CAPABILITIES
 
     def __init__(
         self,

@@ -53,7 +53,7 @@ def render_pass_table(result: PassResult) -> list[str]:
             s.name,
             s.category,
             str(s.metrics.queries),
-            *_values(s.metrics.metrics),
+            *_values(None if s.status == "not_applicable" else s.metrics.metrics),
             _status(s.status, s.measure_only),
         ]
         for s in result.scenarios
@@ -72,8 +72,10 @@ def render_pass_table(result: PassResult) -> list[str]:
     return lines
 
 
-def _values(metrics: dict[str, float]) -> list[str]:
-    return [f"{metrics[m]:.3f}" for m in HARNESS_METRICS]
+def _values(metrics: dict[str, float] | None) -> list[str]:
+    """The harness metrics as table cells; None (a not-applicable scenario) shows "n/a", never
+    zeros."""
+    return [f"{metrics[m]:.3f}" if metrics is not None else "n/a" for m in HARNESS_METRICS]
 
 
 def gate_headline(gated: PassResult) -> str:
@@ -83,8 +85,8 @@ def gate_headline(gated: PassResult) -> str:
 
 
 def render_gate_comparison(run: EvalRun) -> list[str]:
-    """Ungated → gated recall, precision and MRR per scenario and overall, with dropped rows;
-    [] when the run has no gated pass."""
+    """Ungated → gated recall, precision and MRR per scenario (not-applicable ones left out) and
+    overall, with dropped rows; [] when the run has no gated pass."""
     result = run.result
     if result.gated is None:
         return []
@@ -100,6 +102,7 @@ def render_gate_comparison(run: EvalRun) -> list[str]:
             str(row.relevant_dropped),
         ]
         for row in run.gate_comparison().itertuples(index=False)
+        if row.status != "not_applicable"
     ]
     overall = ["overall", *_arrows(result.overall.metrics, result.gated.overall.metrics), "", ""]
     return [gate_headline(result.gated), *_columns([header, *rows, overall], right=frozenset(range(1, 6)))]
@@ -123,6 +126,7 @@ def render_run(run: EvalRun) -> str:
     ]
     if result.gated is not None:
         lines += ["", *render_gate_comparison(run)]
+    lines += ["", *render_latency(run), *render_not_applicable(run)]
     lines.append("")
     off = result.metric_gating_off
     if result.regressions:
@@ -133,6 +137,33 @@ def render_run(run: EvalRun) -> str:
         lines.append(result.verdict())
     lines += [f"note: {n}" for n in result.notes if n != off]
     return "\n".join(lines)
+
+
+def render_latency(run: EvalRun) -> list[str]:
+    """ "Search latency (wall, both passes, reported only): p50 X ms, p95 Y ms over N calls;
+    slowest scenario S (p95 Z ms)"; [] for a report without latency."""
+    report = run.result.latency
+    if report is None or report.overall is None:
+        return []
+    overall = report.overall
+    slowest, worst = max(report.scenarios.items(), key=lambda item: item[1].p95_ms)
+    return [
+        f"Search latency (wall, both passes, reported only): p50 {overall.p50_ms:.2f} ms, "
+        f"p95 {overall.p95_ms:.2f} ms over {overall.calls} calls; slowest scenario {slowest} "
+        f"(p95 {worst.p95_ms:.2f} ms)"
+    ]
+
+
+def render_not_applicable(run: EvalRun) -> list[str]:
+    """One line per scenario the system could not be judged on, naming what it lacks."""
+    missing = run.result.not_applicable
+    if not missing:
+        return []
+    categories = {s.name: s.category for s in run.result.scenarios}
+    return [
+        f"Not applicable ({len(missing)} scenarios, excluded from means and gating):",
+        *(f"  - {name} ({categories[name]}): needs {', '.join(needs)}" for name, needs in missing.items()),
+    ]
 
 
 def render_benchmark(
@@ -157,6 +188,7 @@ def render_benchmark(
         lines += ["", f"Per {category_label} (ungated):", _table(categories)]
     if result.gated is not None:
         lines += ["", *render_gate_comparison(run)]
+    lines += ["", *render_latency(run)]
     if result.regressions:
         lines += ["", f"Assertion errors ({len(result.regressions)}):"]
         lines += [f"  - {r.message}" for r in result.regressions]

@@ -57,8 +57,9 @@ SCENARIO_COLUMNS: tuple[str, ...] = (
     "pass", "scenario", "category", "outcome", "status", "measure_only", "counted", "queries",
     *HARNESS_METRICS, "errors", "candidates", "dropped_rows", "relevant_dropped",
 )  # fmt: skip
-"""One row per pass × scenario; metrics are means over the scenario's queries. `counted`: the
-scenario feeds category/overall means (outcome pass, not measure-only)."""
+"""One row per pass × scenario; metrics are means over the scenario's queries (missing, not 0,
+for a scenario not applicable to the system). `counted`: the scenario feeds category/overall
+means (outcome pass, not measure-only, applicable)."""
 
 CATEGORY_COLUMNS: tuple[str, ...] = ("pass", "category", "queries", *HARNESS_METRICS)
 """One row per pass × category (gating scenarios only: outcome pass, not measure-only)."""
@@ -99,15 +100,27 @@ MUTATION_COLUMNS: tuple[str, ...] = (
 `caught`: the run had at least one gating regression. `caught_by`: the first few regression
 messages ("; "-joined, "(+N more)" when there are more). `regressions`: how many there were."""
 
+LATENCY_COLUMNS: tuple[str, ...] = ("scope", "calls", "p50_ms", "p95_ms")
+"""One row per scenario that made search calls (in file order), then an "overall" row: search
+latency over both passes' calls, wall milliseconds. Reported, never gated. Empty for reports
+written before latency was measured."""
+
+NOT_APPLICABLE_COLUMNS: tuple[str, ...] = ("scenario", "category", "missing")
+"""One row per scenario that was not applicable to the system; `missing` lists the capabilities
+it needs that the system lacks."""
+
 CAUGHT_BY_MESSAGES = 3
 """How many regression messages `caught_by` quotes (the most specific first)."""
 
 FRAME_NAMES: tuple[str, ...] = (
-    "queries", "hits", "dropped", "scenarios", "categories", "overall", "regressions", "gate_comparison",
+    "queries", "hits", "dropped", "scenarios", "categories", "overall", "regressions", "latency",
+    "not_applicable", "gate_comparison",
 )  # fmt: skip
 """The frames an EvalRun offers (the last one is a method: `gate_comparison()`)."""
 
 _SCENARIO_COUNTS = ("candidates", "dropped_rows", "relevant_dropped")
+_NO_QUERIES = dict.fromkeys(("errors", *_SCENARIO_COUNTS), 0)
+"""The counts of a scenario that asked no query (not applicable to the system)."""
 
 
 class EvalRun:
@@ -191,6 +204,27 @@ class EvalRun:
         return pd.DataFrame(
             [r.model_dump() for r in self.result.regressions], columns=list(REGRESSION_COLUMNS)
         )
+
+    @property
+    def latency(self) -> pd.DataFrame:
+        report = self.result.latency
+        rows = (
+            []
+            if report is None
+            else [{"scope": name, **t.model_dump()} for name, t in report.scenarios.items()]
+        )
+        if report is not None and report.overall is not None:
+            rows.append({"scope": "overall", **report.overall.model_dump()})
+        return pd.DataFrame(rows, columns=list(LATENCY_COLUMNS))
+
+    @property
+    def not_applicable(self) -> pd.DataFrame:
+        categories = {s.name: s.category for s in self.result.scenarios}
+        rows = [
+            {"scenario": name, "category": categories[name], "missing": missing}
+            for name, missing in self.result.not_applicable.items()
+        ]
+        return pd.DataFrame(rows, columns=list(NOT_APPLICABLE_COLUMNS))
 
     def gate_comparison(self) -> pd.DataFrame:
         """Per scenario: ungated vs gated recall/precision/MRR, deltas and what the gate dropped.
@@ -346,8 +380,8 @@ class EvalRun:
                 "measure_only": s.measure_only,
                 "counted": counts_toward_aggregates(s),
                 "queries": s.metrics.queries,
-                **_metric_values(s.metrics.metrics, self._metrics),
-                **by_scenario[(name, s.name)],
+                **_metric_values(s.metrics.metrics if s.status != "not_applicable" else {}, self._metrics),
+                **by_scenario.get((name, s.name), _NO_QUERIES),
             }
             for name, result in self.passes.items()
             for s in result.scenarios

@@ -47,11 +47,14 @@ METRIC_COLORS = ("#4c72b0", "#55a868", "#8172b3", "#937860")
 
 
 def status_css(value: object) -> str:
-    """CSS for a status or result cell: red for fail, amber for xfail/xpass, none otherwise."""
+    """CSS for a status or result cell: red for fail, amber for xfail/xpass, grey for
+    not_applicable, none otherwise."""
     if value == "fail":
         return FAIL_CSS
     if value in ("xfail", "xpass"):
         return WARN_CSS
+    if value == "not_applicable":
+        return QUIET_CSS
     return ""
 
 

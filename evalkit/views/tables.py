@@ -64,6 +64,12 @@ def detection_table(run: EvalRun) -> Styler:
     mutation was caught or the control stayed quiet, red otherwise. When no mutation result was
     saved with the run, an empty table whose caption says so."""
     table = run.mutations()[["mutation", "caught", "control", "caught_by", "regressions", "description"]]
+    if run.result.system != "reference":
+        return styled(
+            table,
+            f"Detection power: not applicable — it measures the reference store's search, this run "
+            f"evaluated {run.result.system}",
+        )
     if run.result.detection is None:
         return styled(table, "Detection power: not measured with this run (run it with mutations)")
     caught = int((table["caught"] & ~table["control"]).sum())
@@ -114,7 +120,7 @@ def run_summary(run: EvalRun) -> Styler:
         "notes": "; ".join(report.notes) or "none",
     }
     frame = pd.DataFrame({"value": list(items.values())}, index=pd.Index(list(items)))
-    styler = styled(frame, "Run summary and provenance").hide(axis="columns")
+    styler = styled(frame, f"Run summary and provenance — system {report.system}").hide(axis="columns")
     return styler.map(regression_count_css, subset=pd.IndexSlice[["regressions"], :])
 
 
@@ -190,6 +196,30 @@ def regressions_table(run: EvalRun) -> Styler:
     )
     styler = styled(frame, caption).hide(axis="index")
     return styler.format(precision=4, na_rep="").map(nonempty_fail_css, subset=["kind"])
+
+
+def latency_table(run: EvalRun) -> Styler:
+    """Search latency (wall ms over both passes' calls) per scenario and overall: calls, p50,
+    p95. Reported, never gated; the caption says so when the report has no latency."""
+    frame = run.latency
+    caption = (
+        f"Search latency of {run.result.system} (wall ms, reported only, never gated)"
+        if len(frame)
+        else "Search latency: not measured in this report"
+    )
+    return styled(frame, caption).hide(axis="index").format(precision=2)
+
+
+def not_applicable_table(run: EvalRun) -> Styler:
+    """The scenarios the system could not be judged on and the capabilities each needs that the
+    system lacks (excluded from means and gating); the caption says "none" when all applied."""
+    frame = run.not_applicable.assign(missing=lambda f: f["missing"].map(", ".join))
+    caption = (
+        f"Not applicable: {len(frame)} scenario(s) need capabilities {run.result.system} lacks"
+        if len(frame)
+        else "Not applicable: none — every scenario applied to this system"
+    )
+    return styled(frame, caption).hide(axis="index")
 
 
 def hits_table(run: EvalRun, scenario: str) -> Styler:

@@ -1,0 +1,58 @@
+"""`evalkit serve`: the reference store behind evalkit's HTTP contract (or, with --mcp, as an MCP
+server over stdio), for `evalkit run --system http://HOST:PORT` or `--system mcp:MAPPING`."""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+from evalkit.api import build_system, make_config
+from evalkit.cli.args import add_embedder_args, embedder_options, int_in
+from evalkit.cli.exit_codes import EXIT_OK
+from evalkit.errors import UsageError
+
+TOKEN_ENV = "EVALKIT_SERVE_TOKEN"
+"""The environment variable holding the bearer token the server demands (required off loopback)."""
+
+LOOPBACK = {"127.0.0.1", "::1", "localhost"}
+
+
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add `evalkit serve`."""
+    serve = commands.add_parser(
+        "serve",
+        help="serve the reference store over evalkit's HTTP contract (or MCP over stdio with --mcp)",
+        description="Serve the reference store: over HTTP (FastAPI + uvicorn; OpenAPI at /openapi.json) "
+        "on loopback by default, or with --mcp as an MCP server over stdin/stdout. Binding another "
+        f"address needs --allow-remote and a bearer token in ${TOKEN_ENV} that every request must carry.",
+    )
+    serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    serve.add_argument("--port", type=int_in(0, 65535), default=8765, metavar="N", help="port (default 8765)")
+    serve.add_argument(
+        "--allow-remote", action="store_true",
+        help=f"allow a non-loopback --host (requires ${TOKEN_ENV})",
+    )  # fmt: skip
+    serve.add_argument("--mcp", action="store_true", help="speak MCP over stdio instead of HTTP")
+    add_embedder_args(serve)
+    serve.set_defaults(handler=serve_command)
+
+
+def serve_command(args: argparse.Namespace) -> int:
+    system, _ = build_system(make_config(thresholds=None, **embedder_options(args)), progress=args.progress)
+    if args.mcp:
+        from evalkit.systems.mcp_server import create_server
+
+        create_server(system).run("stdio")
+        return EXIT_OK
+    token = os.environ.get(TOKEN_ENV) or None
+    if args.host not in LOOPBACK:
+        if not args.allow_remote:
+            raise UsageError(f"--host {args.host} is not loopback; add --allow-remote (and set ${TOKEN_ENV})")
+        if token is None:
+            raise UsageError(f"--allow-remote needs a bearer token: set ${TOKEN_ENV} (clients send it too)")
+    import uvicorn
+
+    from evalkit.systems.http_server import create_app
+
+    uvicorn.run(create_app(system, token=token), host=args.host, port=args.port, log_level="warning")
+    return EXIT_OK

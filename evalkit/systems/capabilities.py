@@ -1,0 +1,51 @@
+"""What a memory system can do, and how a system declares it.
+
+A scenario that needs a capability its system lacks is reported `not_applicable` rather than
+scored (see `evalkit.scenarios.requirements` for what each scenario needs). The vocabulary:
+
+- `projects`: a search can be filtered to one project.
+- `global_thoughts`: `is_global` thoughts are returned across projects when `include_global`.
+- `supersession`: `replaces` edges hide the superseded thought (agent-facing `suppress`).
+- `contradiction`: `contradicts` edges are flagged (`contradicted_by`) and ranked below
+  undisputed rows.
+- `recency`: `recency_weight`/`recency_half_life_days` favour recent thoughts.
+- `relevance_gate`: `min_relevance` > 0 removes weak rows (the report-only gated pass needs it).
+- `confidence`: hits carry `low_confidence`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, get_args
+
+from evalkit.errors import AdapterError
+
+Capability = Literal[
+    "projects", "global_thoughts", "supersession", "contradiction", "recency", "relevance_gate", "confidence"
+]  # fmt: skip
+CAPABILITIES: tuple[str, ...] = get_args(Capability)
+"""Every capability a system may declare and a scenario may require."""
+
+ALL_CAPABILITIES: frozenset[str] = frozenset(CAPABILITIES)
+"""What the reference store offers — and what a system that declares nothing is taken to offer
+(systems written before capabilities existed keep being scored on every scenario)."""
+
+
+def declared_capabilities(system: Any) -> frozenset[str]:
+    """The capabilities `system` declares in its `capabilities` attribute (any iterable of names);
+    ALL_CAPABILITIES when it has none. AdapterError for an unknown name or a non-iterable."""
+    declared = getattr(system, "capabilities", None)
+    if declared is None:
+        return ALL_CAPABILITIES
+    name = getattr(system, "name", type(system).__name__)
+    if isinstance(declared, str) or not hasattr(declared, "__iter__"):
+        raise AdapterError(
+            f"system {name!r}: `capabilities` must be a set of names such as {{'projects', 'recency'}}, "
+            f"got {declared!r}"
+        )
+    unknown = sorted(set(declared) - ALL_CAPABILITIES)
+    if unknown:
+        raise AdapterError(
+            f"system {name!r}: unknown capabilities {', '.join(map(repr, unknown))} in `capabilities`; "
+            f"known: {', '.join(CAPABILITIES)}"
+        )
+    return frozenset(declared)

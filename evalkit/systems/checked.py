@@ -1,0 +1,199 @@
+"""The harness's side of the protocol: open a system's memory, call it, and check what it returns.
+
+Every adapter mistake becomes an AdapterError naming the system, the method, the field and the
+fix, instead of a raw AttributeError deep in the runner. Checks on each search response:
+- it is a `SearchResponse` whose `hits` are `Hit`s;
+- ids are strings the scenario seeded (an id never seeded is an error), each at most once;
+- every float signal is finite (NaN or infinity is an error: it would poison means and the JSON);
+- `match_source` ⊆ ("vector", "bm25"), `standing` is current | contradicted | superseded;
+- ranks are all 0 (then the harness numbers hits by position) or exactly 1, 2, …, n;
+- more hits than `top_k`: the extra ones are cut (never scored) with an AdapterWarning;
+- `candidates`/`filtered_out` are non-negative ints, `min_relevance` finite, `dropped_ids` seeded.
+Output violations raise SystemOutputError (an AdapterError) naming the scenario and query.
+`query_id` is passed only to a search that names it or takes `**options` (it matters to systems
+that replay recorded rankings; text search does not need it).
+Each search call is timed (wall clock, milliseconds, the system's call only).
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+import time
+import warnings
+from collections.abc import Collection, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from evalkit.errors import AdapterError, AdapterWarning, SystemOutputError
+from evalkit.records import MATCH_SOURCES, STANDINGS, Edge, Hit, SearchResponse, Thought
+from evalkit.systems.protocol import MemorySystem, ScenarioMemory
+from evalkit.validation import shown_value
+
+_FLOAT_SIGNALS = (
+    "similarity", "distance", "rrf_score", "bm25_score", "relevance", "recency_score", "final_score",
+)  # fmt: skip
+"""The optional float signals of a `Hit`: each must be finite when given."""
+
+
+@dataclass(frozen=True)
+class TimedResponse:
+    """A checked search response and how long the system took to produce it (wall, ms)."""
+
+    response: SearchResponse
+    latency_ms: float
+
+
+class CheckedMemory:
+    """A `ScenarioMemory` whose calls are checked: seeded ids are remembered so that hits can be
+    checked against them."""
+
+    def __init__(self, system_name: str, memory: Any) -> None:
+        for method in ("add_thoughts", "add_edges", "search"):
+            if not callable(getattr(memory, method, None)):
+                raise AdapterError(
+                    f"system {system_name!r}: the object yielded by open() ({type(memory).__name__}) has no "
+                    f"{method}() method; it must implement evalkit.ScenarioMemory "
+                    "(add_thoughts, add_edges, search)"
+                )
+        self._name = system_name
+        self._memory: ScenarioMemory = memory
+        self._seeded: set[str] = set()
+        self._takes_query_id = _accepts_keyword(memory.search, "query_id")
+
+    def add_thoughts(self, thoughts: Sequence[Thought]) -> None:
+        self._memory.add_thoughts(thoughts)
+        self._seeded.update(t.id for t in thoughts)
+
+    def add_edges(self, edges: Sequence[Edge]) -> None:
+        self._memory.add_edges(edges)
+
+    def search(self, query: str, *, asked: str = "", **options: Any) -> TimedResponse:
+        """The system's search with `options` (see `ScenarioMemory.search`), checked and timed;
+        `asked` says where the query comes from (e.g. "scenario 'x', query 2 ('...')") for
+        error messages."""
+        if not self._takes_query_id:
+            options.pop("query_id", None)
+        start = time.perf_counter()
+        response = self._memory.search(query, **options)
+        latency_ms = (time.perf_counter() - start) * 1000.0
+        return TimedResponse(
+            checked_response(self._name, response, options["top_k"], self._seeded, asked), latency_ms
+        )
+
+
+def _accepts_keyword(function: Any, name: str) -> bool:
+    """Whether `function` takes the keyword `name` (named, or through `**kwargs`); True when its
+    signature cannot be read (a C function), so the keyword is passed as the protocol says."""
+    try:
+        parameters = inspect.signature(function).parameters.values()
+    except (TypeError, ValueError):
+        return True
+    return any(p.name == name or p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters)
+
+
+@contextmanager
+def open_checked(system: MemorySystem, workdir: Path) -> Iterator[CheckedMemory]:
+    """`system.open(workdir)` as a context manager yielding a CheckedMemory; AdapterError when
+    open() is missing or does not return a context manager."""
+    name = getattr(system, "name", type(system).__name__)
+    opener = getattr(system, "open", None)
+    if not callable(opener):
+        raise AdapterError(
+            f"system {name!r} has no open(workdir) method; it must implement evalkit.MemorySystem"
+        )
+    manager = opener(workdir)
+    if not (hasattr(manager, "__enter__") and hasattr(manager, "__exit__")):
+        raise AdapterError(
+            f"system {name!r}: open(workdir) returned {type(manager).__name__}, not a context manager; "
+            "decorate open with @contextlib.contextmanager and `yield` the memory (or return an object "
+            "with __enter__/__exit__)"
+        )
+    with manager as memory:
+        yield CheckedMemory(name, memory)
+
+
+def checked_response(
+    system: str, response: Any, top_k: int, seeded: Collection[str], asked: str = ""
+) -> SearchResponse:
+    """`response` after the checks listed in the module docstring; SystemOutputError (an
+    AdapterError) on a violation, naming `system`, the search and `asked` (the scenario and
+    query, when given)."""
+    where = f"system {system!r}: search() for {asked}" if asked else f"system {system!r}: search()"
+    if not isinstance(response, SearchResponse):
+        raise SystemOutputError(
+            f"{where} returned {type(response).__name__}; "
+            "return evalkit.SearchResponse(hits=(Hit(id=...), ...))"
+        )
+    hits = response.hits
+    if not isinstance(hits, tuple | list) or not all(isinstance(h, Hit) for h in hits):
+        raise SystemOutputError(f"{where}: `hits` must be a tuple of evalkit.Hit, got {hits!r:.200}")
+    seen: set[str] = set()
+    for position, hit in enumerate(hits, start=1):
+        _check_hit(where, position, hit, seeded, seen)
+    ranks = [h.rank for h in hits]
+    if any(ranks) and ranks != list(range(1, len(hits) + 1)):
+        raise SystemOutputError(
+            f"{where}: hit ranks {ranks} must be 1, 2, …, n in order (or all 0 to let evalkit number them)"
+        )
+    if len(hits) > top_k:
+        warnings.warn(
+            f"{where} returned {len(hits)} hits for top_k={top_k}; the {len(hits) - top_k} beyond top_k "
+            "were cut and not scored",
+            AdapterWarning,
+            stacklevel=2,
+        )
+    _check_counts(where, response, seeded)
+    numbered = tuple(h if h.rank else replace(h, rank=i) for i, h in enumerate(hits[:top_k], start=1))
+    return replace(response, hits=numbered)
+
+
+def _check_hit(where: str, position: int, hit: Hit, seeded: Collection[str], seen: set[str]) -> None:
+    at = f"{where}: hit {position}"
+    named = f"{at} ({shown_value(hit.id)})"
+    if not isinstance(hit.id, str) or hit.id not in seeded:
+        raise SystemOutputError(
+            f"{at}: id {shown_value(hit.id)} was never added to this memory; "
+            "return the ids given to add_thoughts"
+        )
+    if hit.id in seen:
+        raise SystemOutputError(
+            f"{at}: id {shown_value(hit.id)} is returned twice; return each thought at most once"
+        )
+    seen.add(hit.id)
+    for name in _FLOAT_SIGNALS:
+        value = getattr(hit, name)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)):
+            raise SystemOutputError(f"{named}: `{name}` must be a number or None, got {value!r}")
+        if value is not None and not math.isfinite(value):
+            raise SystemOutputError(
+                f"{named} returned {name} {value}; a memory system must return finite "
+                "scores (or None where a signal does not apply)"
+            )
+    if not set(hit.match_source) <= set(MATCH_SOURCES):
+        raise SystemOutputError(
+            f"{named}: `match_source` {hit.match_source!r} may hold only {', '.join(MATCH_SOURCES)}"
+        )
+    if hit.standing not in STANDINGS:
+        raise SystemOutputError(f"{named}: `standing` {hit.standing!r} must be one of {', '.join(STANDINGS)}")
+    if hit.low_confidence is not None and not isinstance(hit.low_confidence, bool):
+        raise SystemOutputError(f"{named}: `low_confidence` must be true, false or None")
+
+
+def _check_counts(where: str, response: SearchResponse, seeded: Collection[str]) -> None:
+    for name in ("candidates", "filtered_out"):
+        value = getattr(response, name)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise SystemOutputError(
+                f"{where}: `{name}` must be a non-negative int (0 without a gate), got {value!r}"
+            )
+    if not isinstance(response.min_relevance, int | float) or not math.isfinite(response.min_relevance):
+        raise SystemOutputError(
+            f"{where}: `min_relevance` must be the finite gate value used (0 = none), "
+            f"got {response.min_relevance!r}"
+        )
+    unknown = [i for i in response.dropped_ids if i not in seeded]
+    if unknown:
+        raise SystemOutputError(f"{where}: `dropped_ids` names ids never added to this memory: {unknown[:5]}")

@@ -1,0 +1,89 @@
+"""One resolver from a system spec (the `--system` flag, `RunConfig.system`) to a MemorySystem.
+
+Specs, tried in this order:
+- `reference` — evalkit's reference store, built by the caller's `reference` factory (it knows
+  the embedder and store options of the run);
+- `http://HOST:PORT[/PREFIX]` or `https://…` — a service speaking evalkit's HTTP contract
+  (`evalkit.systems.http_client.HttpSystem`; a bearer token is read from $EVALKIT_SYSTEM_TOKEN);
+- `mcp:PATH` — an MCP server described by the mapping file PATH (TOML; see
+  `evalkit.systems.mcp_adapter`);
+- `MODULE:ATTRIBUTE` — a Python object: `ATTRIBUTE` (dots allowed) of the importable `MODULE`;
+  a class or factory function is called without arguments, anything else is used as it is;
+- `NAME` — a plugin registered in the entry-point group `evalkit.systems` under NAME (its
+  object is treated like `MODULE:ATTRIBUTE`).
+Anything else is a UsageError listing these forms.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from importlib.metadata import entry_points
+from typing import Any
+
+from evalkit.errors import UsageError
+from evalkit.systems.protocol import MemorySystem
+
+ENTRY_POINT_GROUP = "evalkit.systems"
+"""The entry-point group a plugin registers its memory system in."""
+
+SPEC_FORMS = (
+    "'reference', 'http://HOST:PORT[/PREFIX]', 'mcp:MAPPING.toml', 'MODULE:FACTORY' or the name of an "
+    f"installed plugin (entry-point group {ENTRY_POINT_GROUP!r})"
+)
+
+
+def resolve_system(spec: str, reference: Callable[[], MemorySystem]) -> MemorySystem:
+    """The memory system `spec` names (see the module docstring). UsageError for an unknown spec,
+    a module that cannot be imported or an attribute it lacks; AdapterError (a UsageError) for an
+    MCP mapping file that is invalid."""
+    if spec == "reference":
+        return reference()
+    if spec.startswith(("http://", "https://")):
+        return _adapter("http", "http_client", "HttpSystem")(spec)
+    if spec.startswith("mcp:"):
+        return _adapter("mcp", "mcp_adapter", "McpSystem").from_mapping(spec.removeprefix("mcp:"))
+    if ":" in spec:
+        module, _, attribute = spec.partition(":")
+        return _instantiate(spec, _load(spec, module, attribute))
+    plugins = {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}
+    if spec in plugins:
+        return _instantiate(spec, plugins[spec].load())
+    raise UsageError(f"unknown system {spec!r}; a system is {SPEC_FORMS}")
+
+
+def _adapter(extra: str, module: str, name: str) -> Any:
+    """An adapter class shipped with evalkit whose dependencies come with the `extra` extra."""
+    try:
+        return getattr(importlib.import_module(f"evalkit.systems.{module}"), name)
+    except ImportError as exc:
+        raise UsageError(
+            f"the {extra} adapter needs the '{extra}' extra ({exc}); pip install 'evalkit[{extra}]'"
+        ) from exc
+
+
+def _load(spec: str, module: str, attribute: str) -> Any:
+    try:
+        target: Any = importlib.import_module(module)
+    except ImportError as exc:
+        raise UsageError(
+            f"system {spec!r}: cannot import module {module!r} ({exc}); put it on PYTHONPATH or install it"
+        ) from exc
+    for part in attribute.split("."):
+        if not hasattr(target, part):
+            raise UsageError(f"system {spec!r}: module {module!r} has no attribute {attribute!r}")
+        target = getattr(target, part)
+    return target
+
+
+def _instantiate(spec: str, target: Any) -> MemorySystem:
+    """A class or a factory function is called without arguments; an object with `open` is used
+    as it is."""
+    is_factory = isinstance(target, type) or (callable(target) and not hasattr(target, "open"))
+    system = target() if is_factory else target
+    if not callable(getattr(system, "open", None)):
+        raise UsageError(
+            f"system {spec!r} gave {type(system).__name__}, not a memory system: it needs `name`, "
+            "`describe()` and `open(workdir)` (see the README section 'Evaluating your own memory system')"
+        )
+    return system

@@ -1,0 +1,87 @@
+"""Memory systems for the tests of the system protocol: a limited reference store and
+deliberately broken adapters. Importable as `--system tests.systems_fixtures:NAME`."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from evalkit import Hit, ReferenceSystem, SearchResponse
+
+LIMITED_CAPABILITIES = frozenset({"global_thoughts", "supersession", "contradiction", "relevance_gate"})
+"""Everything but recency, projects and confidence."""
+
+
+class LimitedSystem(ReferenceSystem):
+    """The reference store declaring no recency, no projects and no confidence signal."""
+
+    name = "limited"
+    capabilities = LIMITED_CAPABILITIES
+
+
+def limited_system() -> LimitedSystem:
+    return LimitedSystem()
+
+
+class _Rewriting:
+    """The reference store's memory asked for `extra` more hits than top_k, whose search
+    responses pass through `rewrite`."""
+
+    def __init__(self, memory: Any, rewrite: Any, extra: int) -> None:
+        self._memory, self._rewrite, self._extra = memory, rewrite, extra
+
+    def add_thoughts(self, thoughts: Any) -> None:
+        self._memory.add_thoughts(thoughts)
+
+    def add_edges(self, edges: Any) -> None:
+        self._memory.add_edges(edges)
+
+    def search(self, query: str, **options: Any) -> Any:
+        wider = {**options, "top_k": options["top_k"] + self._extra}
+        return self._rewrite(self._memory.search(query, **wider))
+
+
+class RewritingSystem:
+    """The reference store with every search response rewritten (to inject adapter mistakes),
+    optionally returning `extra` hits beyond top_k."""
+
+    def __init__(self, rewrite: Any = lambda response: response, *, extra: int = 0) -> None:
+        self.name = "rewriting"
+        self._reference = ReferenceSystem()
+        self._rewrite, self._extra = rewrite, extra
+
+    def describe(self) -> dict[str, Any]:
+        return {"system": self.name}
+
+    @contextmanager
+    def open(self, workdir: Path) -> Iterator[_Rewriting]:
+        with self._reference.open(workdir) as memory:
+            yield _Rewriting(memory, self._rewrite, self._extra)
+
+
+def with_first_hit(response: SearchResponse, **changes: Any) -> SearchResponse:
+    """`response` with its first hit changed."""
+    first = replace(response.hits[0], **changes)
+    return replace(response, hits=(first, *response.hits[1:]))
+
+
+def ids_only(response: SearchResponse) -> SearchResponse:
+    """`response` with every signal dropped: hits carry only their ids."""
+    return SearchResponse(hits=tuple(Hit(id=h.id) for h in response.hits))
+
+
+class ClosingSystem(LimitedSystem):
+    """A limited system that records being closed (the API closes systems it built from a spec)."""
+
+    built: list[ClosingSystem] = []  # noqa: RUF012 - the instances built, for the test to inspect
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.closed = False
+        ClosingSystem.built.append(self)
+
+    def close(self) -> None:
+        self.closed = True

@@ -1,0 +1,120 @@
+"""Adapter mistakes get clear errors naming the system, the method, the field and the fix
+(evalkit.systems.checked); hits beyond top_k are cut with a warning and never scored."""
+
+from __future__ import annotations
+
+import math
+from contextlib import nullcontext
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from evalkit import Hit, SearchResponse, run_eval
+from evalkit.errors import AdapterError, AdapterWarning
+from evalkit.systems.checked import checked_response
+from tests.shared import DATASETS
+from tests.systems_fixtures import RewritingSystem, ids_only, with_first_hit
+
+SEEDED = {"a", "b", "c"}
+
+
+def _run(system, **options):
+    return run_eval(datasets=DATASETS, scenarios=["explicit-fact"], system=system, thresholds=None, **options)
+
+
+def test_open_that_returns_no_context_manager_is_named():
+    class NoContext:
+        name = "plain"
+
+        def describe(self):
+            return {}
+
+        def open(self, workdir: Path):
+            return object()
+
+    with pytest.raises(
+        AdapterError, match=r"system 'plain': open\(workdir\) returned object, not a context manager"
+    ):
+        _run(NoContext())
+
+
+def test_memory_without_search_is_named():
+    class NoMethods(RewritingSystem):
+        def open(self, workdir):
+            return nullcontext(object())
+
+    with pytest.raises(AdapterError, match=r"yielded by open\(\) \(object\) has no add_thoughts\(\) method"):
+        _run(NoMethods())
+
+
+def test_search_returning_a_list_is_named():
+    with pytest.raises(
+        AdapterError,
+        match=r"system 'rewriting': search\(\) for scenario 'explicit-fact', query 1 \('Which port .*'\) "
+        r"returned list; return evalkit.SearchResponse",
+    ):
+        _run(RewritingSystem(lambda response: list(response.hits)))
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"id": "never-seeded"}, r"hit 1: id 'never-seeded' was never added to this memory"),
+        ({"similarity": math.nan}, r"returned similarity nan; a memory system must return finite scores"),
+        ({"relevance": math.inf}, r"returned relevance inf"),
+        ({"bm25_score": "high"}, r"`bm25_score` must be a number or None"),
+        ({"match_source": ("keyword",)}, r"`match_source` \('keyword',\) may hold only vector, bm25"),
+        ({"standing": "stale"}, r"`standing` 'stale' must be one of current, contradicted, superseded"),
+        ({"rank": 7}, r"hit ranks \[7, 2, 3, 4, 5\] must be 1, 2, …, n"),
+    ],
+)
+def test_bad_hit_fields_are_errors(changes, message):
+    with pytest.raises(AdapterError, match=message):
+        _run(RewritingSystem(lambda response: with_first_hit(response, **changes)))
+
+
+def test_duplicate_ids_are_errors():
+    def duplicate(response):
+        return replace(response, hits=(response.hits[0], response.hits[0]))
+
+    with pytest.raises(AdapterError, match=r"hit 2: id '[^']+' is returned twice"):
+        _run(RewritingSystem(duplicate))
+
+
+def test_hits_beyond_top_k_are_cut_with_a_warning_and_not_scored():
+    hits = tuple(Hit(id=i) for i in ("a", "b", "c"))
+    with pytest.warns(AdapterWarning, match=r"returned 3 hits for top_k=2; the 1 beyond top_k were cut"):
+        checked = checked_response("sys", SearchResponse(hits=hits), 2, SEEDED)
+    assert [(h.id, h.rank) for h in checked.hits] == [("a", 1), ("b", 2)]
+
+
+def test_overlong_responses_in_a_run_are_scored_on_top_k_only():
+    reference = _run(None, top_k=3)
+    with pytest.warns(AdapterWarning, match="beyond top_k were cut"):
+        padded = _run(RewritingSystem(extra=2), top_k=3)
+    assert padded.result.overall == reference.result.overall
+    assert all(len(q.retrieved) <= 3 for s in padded.result.scenarios for q in s.queries)
+
+
+def test_a_system_returning_only_ids_is_scored_like_the_reference():
+    reference = _run(None, gated=False)
+    bare = _run(RewritingSystem(ids_only), gated=False)
+    assert bare.result.overall == reference.result.overall
+    hit = bare.result.scenarios[0].queries[0].hits[0]
+    assert (hit.rank, hit.similarity, hit.relevance, hit.low_confidence, hit.match_source) == (
+        1,
+        None,
+        None,
+        None,
+        [],
+    )
+
+
+def test_negative_counts_and_unknown_dropped_ids_are_errors():
+    with pytest.raises(AdapterError, match=r"`candidates` must be a non-negative int"):
+        checked_response("sys", SearchResponse(candidates=-1), 5, SEEDED)
+    with pytest.raises(AdapterError, match=r"`dropped_ids` names ids never added to this memory: \['zzz'\]"):
+        checked_response("sys", SearchResponse(dropped_ids=("zzz",)), 5, SEEDED)
+    with pytest.raises(AdapterError, match=r"`min_relevance` must be the finite gate value"):
+        checked_response("sys", SearchResponse(min_relevance=math.nan), 5, SEEDED)

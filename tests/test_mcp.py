@@ -1,0 +1,154 @@
+"""The MCP adapter against `evalkit serve --mcp` (a stdio subprocess), and its mapping file."""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from datetime import UTC, datetime
+
+import pytest
+
+from evalkit.cli import main
+from evalkit.errors import AdapterError
+from evalkit.systems.mcp_adapter import McpMapping, McpSystem, load_mapping
+from tests.shared import DATASETS
+
+MAPPING = DATASETS / "mcp" / "reference.toml"
+
+
+def _comparable(path):
+    report = json.loads(path.read_text())
+    for key in ("generated_at", "provenance", "system", "latency"):
+        report.pop(key)
+    return report
+
+
+def _mapping(tmp_path, **changes):
+    """The reference mapping with top-level tables or keys replaced, written to a file."""
+    data = tomllib.loads(MAPPING.read_text())
+    for dotted, value in changes.items():
+        table, _, key = dotted.rpartition("__")
+        (data[table] if table else data)[key] = value
+    path = tmp_path / "mapping.toml"
+    path.write_text(_toml(data))
+    return path
+
+
+def _toml(data, prefix=""):
+    """Just enough TOML for the mapping: scalars, lists and one level of tables."""
+    lines = [f"{k} = {json.dumps(v)}" for k, v in data.items() if not isinstance(v, dict) or prefix]
+    for name, table in data.items():
+        if isinstance(table, dict) and not prefix:
+            lines.append(f"[{name}]")
+            for k, v in table.items():
+                lines.append(f"{k} = {_inline(v)}")
+    return "\n".join(lines) + "\n"
+
+
+def _inline(value):
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k} = {json.dumps(v)}" for k, v in value.items()) + "}"
+    return json.dumps(value)
+
+
+def test_builtin_suite_over_mcp_stdio_equals_the_in_process_run(tmp_path):
+    common = ["--datasets", str(DATASETS), "--thresholds", str(DATASETS / "thresholds.json")]
+    assert main(["run", *common, "--out", str(tmp_path / "local.json")]) == 0
+    assert main(["run", *common, "--out", str(tmp_path / "mcp.json"), "--system", f"mcp:{MAPPING}"]) == 0
+    assert _comparable(tmp_path / "mcp.json") == _comparable(tmp_path / "local.json")
+    remote = json.loads((tmp_path / "mcp.json").read_text())
+    assert remote["system"] == "reference-mcp"
+    assert remote["provenance"]["system"]["system"] == "mcp"
+
+
+def test_the_reference_mapping_is_valid():
+    mapping = load_mapping(MAPPING)
+    assert mapping.tools() == ["store_thoughts", "search", "drop_namespace", "add_edges"]
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"capabilities": ["telepathy"]}, r"capabilities\[0\]"),
+        ({"search__hit": {"relevance": "score"}}, r"search.hit must map id"),
+        (
+            {"search__arguments": {"query": "q", "limit": "top_k"}},
+            r"search.arguments: unknown evalkit name\(s\) limit",
+        ),
+        ({"server__url": "http://127.0.0.1:1/mcp"}, r"give exactly one of command \(stdio\) or url"),
+    ],
+)
+def test_mapping_mistakes_name_the_file_and_field(tmp_path, changes, message):
+    path = _mapping(tmp_path, **changes)
+    with pytest.raises(AdapterError, match=message) as caught:
+        load_mapping(path)
+    assert str(path) in str(caught.value)
+
+
+def test_missing_mapping_file_and_bad_toml(tmp_path):
+    with pytest.raises(AdapterError, match="does not exist"):
+        load_mapping(tmp_path / "none.toml")
+    (tmp_path / "bad.toml").write_text("name = \n")
+    with pytest.raises(AdapterError, match="cannot be read as TOML"):
+        load_mapping(tmp_path / "bad.toml")
+
+
+def _with_search(**update) -> McpMapping:
+    """The reference mapping with its [search] table changed."""
+    mapping = load_mapping(MAPPING)
+    return mapping.model_copy(update={"search": mapping.search.model_copy(update=update)})
+
+
+def test_a_tool_the_server_lacks_is_named_with_the_tools_it_has():
+    with pytest.raises(
+        AdapterError, match=r"the server has no tool 'recall'; its tools: info, store_thoughts"
+    ):
+        McpSystem(_with_search(tool="recall"), "test")
+
+
+def test_a_server_that_cannot_start_is_a_clear_error(tmp_path):
+    path = _mapping(tmp_path, server__command="/nonexistent/evalkit-server")
+    with pytest.raises(AdapterError, match=r"cannot start or reach the MCP server"):
+        McpSystem.from_mapping(path)
+
+
+def test_tool_errors_are_adapter_errors():
+    system = McpSystem.from_mapping(MAPPING)
+    try:
+        with pytest.raises(AdapterError, match=r"(?s)tool 'search' reported an error: .*top_k"):
+            system.call(
+                "search", {"namespace": "n", "query": "q", "top_k": "many", "now": "2026-01-01T00:00:00Z"}
+            )
+    finally:
+        system.close()
+
+
+def test_a_hit_list_missing_at_its_path_is_an_adapter_error(tmp_path):
+    system = McpSystem(_with_search(hits="results"), "test")
+    try:
+        with (
+            system.open(tmp_path) as memory,
+            pytest.raises(AdapterError, match=r"no 'results' in the result"),
+        ):
+            memory.search("q", top_k=3, min_relevance=0.0, now=datetime(2026, 1, 1, tzinfo=UTC))
+    finally:
+        system.close()
+
+
+def test_streamable_http_transport_gives_the_in_process_numbers():
+    from evalkit import ReferenceSystem, run_eval
+    from evalkit.systems.mcp_adapter import ServerSpec
+    from evalkit.systems.mcp_server import create_server
+    from tests.servers import serving
+
+    options = {"datasets": DATASETS, "scenarios": ["supersession", "project-scope"], "thresholds": None}
+    local = run_eval(**options).result
+    with serving(create_server(ReferenceSystem()).streamable_http_app()) as url:
+        mapping = load_mapping(MAPPING).model_copy(update={"server": ServerSpec(url=f"{url}/mcp")})
+        system = McpSystem(mapping, "streamable-http")
+        try:
+            remote = run_eval(system=system, **options).result
+        finally:
+            system.close()
+    assert remote.scenarios == local.scenarios
+    assert remote.gated == local.gated
