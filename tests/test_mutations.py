@@ -137,7 +137,8 @@ def test_mutants_need_a_baseline_recorded_at_the_same_top_k(tmp_path):
     suite = load_suite(DATASETS)
     with pytest.raises(UsageError, match="needs a 'deterministic' baseline recorded at top_k=5"):
         run_mutants(suite, RunConfig(thresholds=tmp_path / "missing.json"))
-    with pytest.raises(UsageError, match=r"top_k=10 .*--top-k 10 --update-baseline"):
+    advice = re.escape(f"--top-k 10 --thresholds {THRESHOLDS} --update-baseline")
+    with pytest.raises(UsageError, match=rf"top_k=10 .*{advice}"):
         run_mutants(suite, RunConfig(thresholds=THRESHOLDS, top_k=10))
     with pytest.raises(UsageError, match="workers must be a positive integer"):
         run_mutants(suite, RunConfig(thresholds=THRESHOLDS), workers=0)
