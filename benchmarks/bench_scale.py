@@ -5,8 +5,10 @@ Usage (from the repo root):
     python benchmarks/bench_scale.py                       # 15, 150 and 1,500 scenarios vs 2a49230
     python benchmarks/bench_scale.py --sizes 15,150 --workers 2 --baseline 2a49230
 
-The built-in suite (`evalkit/data/datasets/`) is copied N / 15 times into a temporary directory, every copy of
-a scenario renamed (`temporal` → `temporal-r0003`), with the shared distractors as they are. For
+The built-in suite of the `--baseline` commit (its `datasets/`, which both versions read: later
+scenario fields such as `distractors_created_at` are unknown to the old loader) is copied N / 15
+times into a temporary directory, every copy of a scenario renamed (`temporal` →
+`temporal-r0003`), with the shared distractors as they are. For
 each size, in one sitting and in this order, three commands run as subprocesses on the same data:
 
 - `baseline`: `python -m evalkit run` of the commit `--baseline` (extracted with `git archive`
@@ -19,8 +21,14 @@ passes, no metric gating); the flags exist in both versions. A run's *fixed cost
 `python -m evalkit run --help` of the same version (interpreter start and imports), measured
 just before; the *per-scenario cost* is (run time − fixed cost) / scenarios. Wall-clock seconds
 and CPU seconds (user + sys of the command and its worker processes) are both printed: on a
-shared machine, CPU time is the steadier figure. The three reports are compared, apart from
-`generated_at`, `provenance` and `schema_version`, and the script says whether they are identical.
+shared machine, CPU time is the steadier figure. The serial and `--workers` reports of this tree
+are compared, apart from `generated_at`, `provenance` and `latency`, and the script says whether
+they are identical (the baseline's numbers differ on purpose: the fidelity fixes since).
+
+Then, for each size, the YAML files of the replicated suite are parsed in this process (file
+texts already in memory) by each strict YAML loader of this tree
+(`evalkit.scenarios.parsing.YAML_LOADERS`: libyaml's events when PyYAML has them, and pure
+Python), best of three, to show what the libyaml loader saves.
 
 This is a script, not a test: it asserts nothing and never runs in CI. The temporary directory
 is removed afterwards, even on error or Ctrl-C.
@@ -38,12 +46,16 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-DATASETS = ROOT / "evalkit" / "data" / "datasets"
+sys.path.insert(0, str(ROOT))  # the YAML timing imports this tree's evalkit
+
+from evalkit.scenarios import parsing  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -54,12 +66,12 @@ class Timing:
     cpu: float
 
 
-def replicate(copies: int, out: Path) -> int:
-    """Write the built-in suite `copies` times into `out` (scenarios renamed, distractors shared);
-    returns the number of scenario files written."""
+def replicate(source: Path, copies: int, out: Path) -> int:
+    """Write the suite in `source` `copies` times into `out` (scenarios renamed, distractors
+    shared); returns the number of scenario files written."""
     (out / "scenarios").mkdir(parents=True)
-    shutil.copy(DATASETS / "distractors.yaml", out / "distractors.yaml")
-    files = sorted((DATASETS / "scenarios").glob("*.yaml"))
+    shutil.copy(source / "distractors.yaml", out / "distractors.yaml")
+    files = sorted((source / "scenarios").glob("*.yaml"))
     for path in files:
         text = path.read_text(encoding="utf-8")
         for i in range(copies):
@@ -69,10 +81,11 @@ def replicate(copies: int, out: Path) -> int:
 
 
 def extract(commit: str, out: Path) -> Path:
-    """The `evalkit` package of `commit`, extracted into `out` (a directory for PYTHONPATH)."""
+    """The `evalkit` package and `datasets/` of `commit`, extracted into `out` (a directory for
+    PYTHONPATH)."""
     out.mkdir(parents=True)
     archive = subprocess.run(
-        ["git", "-C", str(ROOT), "archive", commit, "evalkit"], check=True, capture_output=True
+        ["git", "-C", str(ROOT), "archive", commit, "evalkit", "datasets"], check=True, capture_output=True
     ).stdout
     subprocess.run(["tar", "-x", "-C", str(out)], input=archive, check=True)
     return out
@@ -94,11 +107,39 @@ def timed(source: Path, args: list[str], cwd: Path) -> Timing:
     return Timing(wall, cpu)
 
 
+@contextmanager
+def yaml_loader(loader: type) -> Iterator[None]:
+    """Scenario files are read with `loader` inside the block."""
+    used = parsing.YAML_LOADER
+    parsing.YAML_LOADER = loader
+    try:
+        yield
+    finally:
+        parsing.YAML_LOADER = used
+
+
+def parse_times(data: Path) -> dict[str, Timing]:
+    """Best of three wall and CPU seconds to parse every YAML file under `data` (texts read
+    first), per strict YAML loader, by loader class name."""
+    texts = [path.read_text(encoding="utf-8") for path in sorted(data.rglob("*.yaml"))]
+    times = {}
+    for loader in parsing.YAML_LOADERS:
+        runs = []
+        with yaml_loader(loader):
+            for _ in range(3):
+                wall, cpu = time.perf_counter(), time.process_time()
+                for text in texts:
+                    parsing.parse_text(text, ".yaml")
+                runs.append(Timing(time.perf_counter() - wall, time.process_time() - cpu))
+        times[loader.__name__] = min(runs, key=lambda t: t.cpu)
+    return times
+
+
 def comparable(report: Path) -> dict[str, Any]:
     """A report without what differs between two runs of the same data: the time, the provenance
-    and the schema version (2a49230 wrote schema 1, which had no typed provenance)."""
+    and the search latencies."""
     data = json.loads(report.read_text(encoding="utf-8"))
-    for key in ("generated_at", "provenance", "schema_version"):
+    for key in ("generated_at", "provenance", "latency"):
         data.pop(key, None)
     return data
 
@@ -112,15 +153,16 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2, help="workers of the parallel run")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
-    per_copy = len(list((DATASETS / "scenarios").glob("*.yaml")))
     with tempfile.TemporaryDirectory(prefix="evalkit-bench-scale-") as tmp:
         work = Path(tmp)
         old = extract(args.baseline, work / "baseline")
+        per_copy = len(list((old / "datasets" / "scenarios").glob("*.yaml")))
         versions = {"baseline": old, "this": ROOT, "workers": ROOT}
         rows = []
+        parse_rows: list[tuple[int, dict[str, Timing]]] = []
         for size in sizes:
             data = work / f"suite-{size}"
-            count = replicate(max(1, size // per_copy), data)
+            count = replicate(old / "datasets", max(1, size // per_copy), data)
             common = ["run", "--datasets", str(data), "--thresholds", str(work / "none.json")]
             extra = {"baseline": [], "this": [], "workers": ["--workers", str(args.workers)]}
             times: dict[str, Timing] = {}
@@ -129,15 +171,18 @@ def main() -> None:
                 fixed[name] = timed(path, ["run", "--help"], work)
                 out = work / f"{name}-{size}.json"
                 times[name] = timed(path, [*common, "--out", str(out), *extra[name]], work)
-            reports = [comparable(work / f"{name}-{size}.json") for name in versions]
-            rows.append((count, times, fixed, all(r == reports[0] for r in reports)))
+            same = comparable(work / f"this-{size}.json") == comparable(work / f"workers-{size}.json")
+            rows.append((count, times, fixed, same))
+            parse_rows.append((count, parse_times(data)))
             shutil.rmtree(data)
             print(f"... {count} scenarios done", file=sys.stderr, flush=True)
     _print(rows, args.baseline, args.workers)
+    _print_parsing(parse_rows)
 
 
 Row = tuple[int, dict[str, Timing], dict[str, Timing], bool]
-"""(scenarios, run time per version, fixed start-up cost per version, reports identical)."""
+"""(scenarios, run time per version, fixed start-up cost per version, serial and workers
+reports identical)."""
 
 
 def per_scenario(row: Row, name: str) -> Timing:
@@ -156,7 +201,7 @@ def _print(rows: list[Row], commit: str, workers: int) -> None:
     print("seconds and ms as wall / CPU; ms/sc = (run - fixed start-up cost) / scenarios")
     print(
         f"{'scenarios':>9}  {commit + ' s':>15}  {'this s':>13}  {'workers s':>13}  {'speedup':>8}  "
-        f"{'x workers':>9}  {commit + ' ms/sc':>15}  {'this ms/sc':>13}  {'identical':>9}"
+        f"{'x workers':>9}  {commit + ' ms/sc':>15}  {'this ms/sc':>13}  {'serial=workers':>14}"
     )
     for row in rows:
         count, t, _, same = row
@@ -168,7 +213,7 @@ def _print(rows: list[Row], commit: str, workers: int) -> None:
             + "  ".join(
                 f"{f'{c.wall:.1f}/{c.cpu:.1f}':>{w}}" for c, w in ((cost["baseline"], 15), (cost["this"], 13))
             )
-            + f"  {'yes' if same else 'NO':>9}"
+            + f"  {'yes' if same else 'NO':>14}"
         )
     for name in ("baseline", "this"):
         first, last = per_scenario(rows[0], name), per_scenario(rows[-1], name)
@@ -176,6 +221,16 @@ def _print(rows: list[Row], commit: str, workers: int) -> None:
             f"per-scenario cost of {name}, {rows[0][0]} -> {rows[-1][0]} scenarios: "
             f"x{last.wall / first.wall:.2f} wall, x{last.cpu / first.cpu:.2f} CPU"
         )
+
+
+def _print_parsing(rows: list[tuple[int, dict[str, Timing]]]) -> None:
+    names = list(rows[0][1])
+    print("\nparsing the replicated suite's YAML files in one process (best of 3), seconds as wall / CPU")
+    print(f"{'scenarios':>9}  " + "  ".join(f"{name:>20}" for name in names) + f"  {'CPU ratio':>9}")
+    for count, times in rows:
+        cells = "  ".join(f"{f'{times[n].wall:.3f}/{times[n].cpu:.3f}':>20}" for n in names)
+        ratio = times[names[-1]].cpu / times[names[0]].cpu
+        print(f"{count:>9}  {cells}  {ratio:>8.1f}x")
 
 
 if __name__ == "__main__":

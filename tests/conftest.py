@@ -2,6 +2,8 @@
 
 With EVALKIT_FORBID_SKIPS=1 (set by .ci/run, where the shared data and the real model are
 present) a skipped test fails the session: a check that silently did not run is a defect.
+
+The `yaml_loader` fixture runs a test once per strict YAML loader (evalkit.scenarios.parsing).
 """
 
 from __future__ import annotations
@@ -9,6 +11,8 @@ from __future__ import annotations
 import os
 
 import pytest
+
+from evalkit.scenarios import parsing
 
 _skipped: list[str] = []
 
@@ -23,3 +27,11 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         names = "\n  ".join(_skipped)
         print(f"\nEVALKIT_FORBID_SKIPS=1 but {len(_skipped)} test(s) were skipped:\n  {names}")
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+@pytest.fixture(params=parsing.YAML_LOADERS, ids=lambda loader: loader.__name__)
+def yaml_loader(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> type:
+    """Each strict YAML loader this PyYAML can build, as the one scenario files are read with, so
+    that a test using this fixture pins the same behaviour for the libyaml and the Python loader."""
+    monkeypatch.setattr(parsing, "YAML_LOADER", request.param)
+    return request.param

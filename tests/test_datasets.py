@@ -313,7 +313,7 @@ def test_relative_offsets_move_the_clock_by_exactly_that_amount(n: int, unit: st
     assert resolve_created_at(f"+{n}{unit}", CLOCK) == CLOCK + step
 
 
-def test_unquoted_yaml_dates_stay_strings(tmp_path: Path) -> None:
+def test_unquoted_yaml_dates_stay_strings(tmp_path: Path, yaml_loader: type) -> None:
     text = _MINIMAL.replace("content: Alpha.}", "content: Alpha., created_at: 2024-01-08}")
     suite = load_suite(_write(tmp_path / "ds", {"minimal.yaml": text}, _ONE_DISTRACTOR))
     assert suite.scenarios[0].thoughts[0].created_at == "2024-01-08"
@@ -373,7 +373,7 @@ _MALFORMED_EXPECTED: list[tuple[str, str | None, str | None, str]] = [
 ]
 
 
-def test_malformed_dataset_reports_every_problem_with_file_scenario_and_field() -> None:
+def test_malformed_dataset_reports_every_problem_with_file_scenario_and_field(yaml_loader: type) -> None:
     directory = FIXTURES / "datasets_malformed"
     with pytest.raises(DatasetError) as caught:
         load_suite(directory)

@@ -219,7 +219,9 @@ BAD_SCENARIOS: dict[str, tuple[str, str, tuple[str, ...]]] = {
 
 
 @pytest.mark.parametrize("case", sorted(BAD_SCENARIOS))
-def test_bad_scenario_file_exits_2_naming_file_and_field(ws: Path, capsys, case: str) -> None:
+def test_bad_scenario_file_exits_2_naming_file_and_field(
+    ws: Path, capsys, case: str, yaml_loader: type
+) -> None:
     name, text, needles = BAD_SCENARIOS[case]
     target = ws / "data" / "scenarios" / name
     if case == "invalid-utf8":

@@ -6,12 +6,21 @@ Bounds, so that no file can exhaust memory or the stack: nesting deeper than MAX
 more than MAX_VALUES values once YAML aliases are expanded (a "billion laughs" file: nine
 anchors of nine aliases each is 387 million values) are SyntaxProblems. Values quoted in
 messages are cut first (`evalkit.validation.shown_value`).
+
+Two YAML loaders, one answer. PythonYamlLoader is PyYAML's pure-Python reader, scanner and
+parser. LibyamlEventLoader (when PyYAML was built with libyaml; about 10x faster) takes its
+events from libyaml's C parser; both compose with the same bounded Python composer and construct
+with the same constructor. libyaml words its errors differently and stops deep nesting at its own
+limit, and it reads a few spellings PyYAML refuses or reads otherwise, so whenever it refuses a
+text, or the text holds such a spelling (`_LIBYAML_LENIENT`, `_LibyamlComposer`), the text is
+read by PythonYamlLoader: the data and every message are PyYAML's whichever loader is in use.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+import re
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import yaml
@@ -78,11 +87,11 @@ def _check_size(data: Any) -> None:
     measure(data, 0)
 
 
-class _StrictYamlLoader(yaml.SafeLoader):
-    """SafeLoader that rejects duplicate mapping keys, leaves dates and times as strings and
-    stops composing past MAX_DEPTH levels (before the pure-Python composer's recursion can)."""
+class _BoundedComposer(yaml.composer.Composer):
+    """The pure-Python composer, stopping past MAX_DEPTH levels (before its recursion can)."""
 
     _depth = 0
+    peek_event: Callable[[], Any]  # from the parser it is mixed with (the stubs' Composer has none)
 
     def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node | None:
         self._depth += 1
@@ -95,13 +104,116 @@ class _StrictYamlLoader(yaml.SafeLoader):
             self._depth -= 1
 
 
-_StrictYamlLoader.yaml_implicit_resolvers = {
+class _StrictConstructor(yaml.constructor.SafeConstructor):
+    """SafeConstructor that rejects duplicate mapping keys (see `_construct_unique_mapping`)."""
+
+
+class _StrictResolver(yaml.resolver.Resolver):
+    """Resolver that leaves dates and times as strings."""
+
+
+_StrictResolver.yaml_implicit_resolvers = {
     first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+    for first, resolvers in yaml.resolver.Resolver.yaml_implicit_resolvers.items()
 }
 
 
-def _construct_unique_mapping(loader: _StrictYamlLoader, node: yaml.MappingNode) -> dict[Any, Any]:
+class PythonYamlLoader(
+    yaml.reader.Reader,
+    yaml.scanner.Scanner,
+    yaml.parser.Parser,
+    _BoundedComposer,
+    _StrictConstructor,
+    _StrictResolver,
+):
+    """The strict loader in pure Python: PyYAML's reader, scanner and parser, then the bounded
+    composer, the strict constructor and resolver. Used when PyYAML was built without libyaml, and
+    for every text LibyamlEventLoader refuses or might read otherwise."""
+
+    def __init__(self, stream: str) -> None:
+        yaml.reader.Reader.__init__(self, stream)
+        yaml.scanner.Scanner.__init__(self)
+        yaml.parser.Parser.__init__(self)
+        _BoundedComposer.__init__(self)
+        _StrictConstructor.__init__(self)
+        _StrictResolver.__init__(self)
+
+
+class _PyYamlMightDiffer(yaml.YAMLError):
+    """libyaml read a spelling that PyYAML's own scanner refuses or reads otherwise."""
+
+
+class _LibyamlComposer(_BoundedComposer):
+    """The bounded composer, refusing (with _PyYamlMightDiffer) what libyaml and PyYAML read
+    differently, found by running both on the YAML test suite (yaml/yaml-test-suite, 402 files):
+    a %directive, an explicit tag on a scalar (a lone `!` is '' for libyaml, None for PyYAML) and
+    a `?` inside a plain scalar in a flow collection (`[a?b]`, `{query: Which port?}`), which
+    libyaml reads and PyYAML refuses. What shows only in the text is `_LIBYAML_LENIENT`."""
+
+    _flow = 0
+
+    def compose_document(self) -> yaml.Node | None:
+        start = self.peek_event()
+        if start.version is not None or start.tags:
+            raise _PyYamlMightDiffer("a %directive")
+        return super().compose_document()
+
+    def compose_scalar_node(self, anchor: Any) -> yaml.ScalarNode:
+        event = self.peek_event()
+        if event.tag is not None:
+            raise _PyYamlMightDiffer("an explicit tag on a scalar")
+        if self._flow and event.implicit[0] and "?" in event.value:
+            raise _PyYamlMightDiffer("a '?' in a plain scalar in a flow collection")
+        return super().compose_scalar_node(anchor)
+
+    def compose_sequence_node(self, anchor: Any) -> yaml.SequenceNode:
+        flow = self._enter(self.peek_event())
+        try:
+            return super().compose_sequence_node(anchor)
+        finally:
+            self._flow -= flow
+
+    def compose_mapping_node(self, anchor: Any) -> yaml.MappingNode:
+        flow = self._enter(self.peek_event())
+        try:
+            return super().compose_mapping_node(anchor)
+        finally:
+            self._flow -= flow
+
+    def _enter(self, start: yaml.CollectionStartEvent) -> int:
+        """1 when `start` opens a flow collection (counted in _flow until it closes), else 0."""
+        flow = 1 if start.flow_style else 0
+        self._flow += flow
+        return flow
+
+
+YAML_LOADERS: tuple[type[Any], ...] = (PythonYamlLoader,)
+"""Every strict loader this PyYAML can build, the one `parse_text` uses first."""
+
+if yaml.__with_libyaml__:
+    from yaml._yaml import CParser
+
+    class LibyamlEventLoader(_LibyamlComposer, CParser, _StrictConstructor, _StrictResolver):
+        """The strict loader with libyaml's C scanner and parser: the events come from C, the nodes
+        from the bounded Python composer. PyYAML's CSafeLoader composes in C, past any bound; here
+        the composer's methods come before CParser's in the MRO, so CParser only supplies
+        get_event, peek_event and check_event (tests/test_parsing.py pins this)."""
+
+        def __init__(self, stream: str) -> None:
+            CParser.__init__(self, stream)
+            _LibyamlComposer.__init__(self)
+            _StrictConstructor.__init__(self)
+            _StrictResolver.__init__(self)
+
+    YAML_LOADERS = (LibyamlEventLoader, PythonYamlLoader)
+
+
+YAML_LOADER: type[Any] = YAML_LOADERS[0]
+"""The loader `parse_text` uses: LibyamlEventLoader when PyYAML was built with libyaml, else
+PythonYamlLoader."""
+
+
+def _construct_unique_mapping(loader: _StrictConstructor, node: yaml.MappingNode) -> dict[Any, Any]:
     first_line: dict[Any, int] = {}
     for key_node, _ in node.value:
         if key_node.tag == "tag:yaml.org,2002:merge":
@@ -121,12 +233,25 @@ def _construct_unique_mapping(loader: _StrictYamlLoader, node: yaml.MappingNode)
     return loader.construct_mapping(node, deep=True)
 
 
-_StrictYamlLoader.add_constructor("tag:yaml.org,2002:map", _construct_unique_mapping)
+_StrictConstructor.add_constructor("tag:yaml.org,2002:map", _construct_unique_mapping)  # type: ignore[type-var]
+
+
+_LIBYAML_LENIENT = re.compile(r"\t|[|>][-+0-9]*#")
+"""Text libyaml reads where PyYAML refuses it, seen before parsing: a tab (PyYAML refuses one
+between tokens, libyaml often allows it) or a block scalar header with a comment glued on (`>#`)."""
 
 
 def _parse_yaml(text: str) -> Any:
+    """The data in `text` read by YAML_LOADER. When that is LibyamlEventLoader and the text matches
+    _LIBYAML_LENIENT or libyaml refuses it (for any reason, _PyYamlMightDiffer included), the text
+    is read by PythonYamlLoader instead, whose data or message is the answer."""
+    if YAML_LOADER is not PythonYamlLoader and not _LIBYAML_LENIENT.search(text):
+        try:
+            return _load(YAML_LOADER, text)
+        except (yaml.YAMLError, UnicodeEncodeError):  # CParser encodes to UTF-8: a lone surrogate
+            pass
     try:
-        return yaml.load(text, Loader=_StrictYamlLoader)
+        return _load(PythonYamlLoader, text)
     except yaml.MarkedYAMLError as exc:
         where = f" at {_mark(exc.problem_mark)}" if exc.problem_mark is not None else ""
         message = f"YAML syntax error{where}: {exc.problem or exc.context}"
@@ -136,6 +261,15 @@ def _parse_yaml(text: str) -> Any:
         raise SyntaxProblem(message) from None
     except yaml.YAMLError as exc:
         raise SyntaxProblem(f"YAML syntax error: {exc}") from None
+
+
+def _load(loader: type[Any], text: str) -> Any:
+    """What yaml.load does (its stubs accept only PyYAML's own loader classes)."""
+    instance = loader(text)
+    try:
+        return instance.get_single_data()
+    finally:
+        instance.dispose()
 
 
 def _mark(mark: yaml.Mark) -> str:
