@@ -29,7 +29,7 @@ real: $(STAMP)
 
 ## The whole test suite: unit, property, notebooks (nbval) and the papermill report
 test: $(STAMP)
-	$(BIN)/python -m pytest -n 2 --nbval-lax --dist loadfile tests notebooks
+	$(BIN)/python -m pytest -n 2 --nbval-lax --dist loadfile tests evalkit/data/notebooks
 
 lint: $(STAMP)
 	$(BIN)/ruff check evalkit tests benchmarks

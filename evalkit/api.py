@@ -23,6 +23,7 @@ from evalkit.harness.config import DEFAULT_DATASETS, RunConfig
 from evalkit.harness.evaluate import evaluate
 from evalkit.harness.executors import Executor
 from evalkit.memory import StoreOptions
+from evalkit.packaged import THRESHOLDS_NAME
 from evalkit.scenarios import load_suite
 from evalkit.suites.benchmarks import (
     DEFAULT_BEIR_KS,
@@ -110,6 +111,8 @@ def run_eval(
 ) -> EvalRun:
     """Run the scenario suite in `datasets` (`scenarios` selects some by name) and return it.
 
+    Unless `config` or a `thresholds=` override names one, the run gates on
+    `<datasets>/thresholds.json` (the CLI's rule: a suite keeps its baselines beside it).
     The system under test is `system` (a Python object, or a spec string that sets
     `config.system`) or else the one `config.system` names (`reference`, a URL, `mcp:MAPPING`,
     `module:factory`, a plugin; see `build_system`). The config's embedder and store options
@@ -121,7 +124,10 @@ def run_eval(
     breaks the protocol) or EmbedderError on bad input.
     """
     system, overrides = _system_object(system, overrides)
-    settings = make_config(config, **overrides)
+    own = config is None and "thresholds" not in overrides
+    settings = make_config(
+        config, **({"thresholds": Path(datasets) / THRESHOLDS_NAME} if own else {}), **overrides
+    )
     if mutations and (system is not None or settings.system != "reference"):
         raise UsageError("mutation testing measures the reference store; drop mutations or the system")
     suite = load_suite(datasets, scenarios)
@@ -239,7 +245,8 @@ def score_run(
     """Score rankings produced elsewhere: the run file `run_file` (TREC or JSONL, see
     `evalkit.suites.runfiles`; `format` None = from the suffix) replayed by a `ReplaySystem`
     through the one evaluation path. Against the scenario suite in `datasets` (with its
-    thresholds: the same gating as `run_eval`) when `bench` is None, else against the imported
+    thresholds: the same gating as `run_eval`, `<datasets>/thresholds.json` unless `config` or a
+    `thresholds=` override names one) when `bench` is None, else against the imported
     benchmark (`beir_set`, `locomo_set`, `longmemeval_set`) at its own top_k and metrics. The
     replay has no relevance gate, so only the ungated pass runs. DatasetError for a bad run file
     or one that does not match the suite (unknown query or document ids)."""
@@ -249,7 +256,12 @@ def score_run(
         checked = replace(bench, notes=(*bench.notes, *check_run(run, bench.suite)))
         return run_benchmark(checked, config, system=system, progress=progress, **overrides)
     suite = load_suite(datasets)
-    settings = make_config(config, **{"gated": False, **overrides})
+    own = config is None and "thresholds" not in overrides
+    settings = make_config(
+        config,
+        **({"thresholds": Path(datasets) / THRESHOLDS_NAME} if own else {}),
+        **{"gated": False, **overrides},
+    )
     return EvalRun(evaluate(suite, system, settings, notes=check_run(run, suite), progress=progress))
 
 
@@ -262,35 +274,31 @@ def export_trec(report: str | Path | EvalRun, outdir: str | Path) -> tuple[Path,
 
 
 def notebook_path(path: str | Path) -> Path:
-    """A notebook's path parameter, resolved the same way under `evalkit report`, papermill and
-    Jupyter: absolute paths as given; relative ones against the project's `notebooks/` folder —
-    the nearest folder, from the working directory up, holding `pyproject.toml` and `notebooks/`
-    — so `"../datasets"` is the project's `datasets/` whether the kernel runs in `notebooks/`
-    (Jupyter, `evalkit report`) or in the project root (`papermill notebooks/x.ipynb out.ipynb`).
-    Without such a folder, relative to the working directory."""
-    given = Path(path)
-    if given.is_absolute():
-        return given
-    here = Path.cwd()
-    for folder in (here, *here.parents):
-        if (folder / "pyproject.toml").is_file() and (folder / "notebooks").is_dir():
-            return (folder / "notebooks" / given).resolve()
-    return (here / given).resolve()
+    """A notebook's path parameter as an absolute path: absolute paths as given, relative ones
+    against the kernel's working directory. `evalkit report` makes every path absolute (against
+    the directory the command was typed in) before the kernel starts; under plain papermill the
+    working directory is where papermill was started (or its `--cwd`), under Jupyter the
+    notebook's folder. The notebooks' defaults need no folder: None for the built-in suite and
+    its baselines, `reports/...` for what a run writes."""
+    return Path(path).resolve()
 
 
 def run_and_load(out: str | Path, *, report_json: str | Path | None = None, **run_options: Any) -> EvalRun:
     """The run a report notebook shows. With `report_json`: that saved run, as it was (nothing
     runs). Otherwise `run_eval(**run_options)` is saved to `out` and loaded back from it, so the
     notebook shows exactly the file it leaves behind. `out`, `report_json` and the `datasets` and
-    `thresholds` options are notebook paths (see `notebook_path`). `mutations` applies to the
-    reference store only: for another `system` it is dropped, and the detection-power section
-    says why."""
+    `thresholds` options are notebook paths (see `notebook_path`); `datasets` or `thresholds`
+    None means `run_eval`'s default (the built-in suite; the baselines beside the datasets).
+    `mutations` applies to the reference store only: for another `system` it is dropped, and the
+    detection-power section says why."""
     if report_json is not None:
         return load_run(notebook_path(report_json))
     if run_options.get("system", "reference") != "reference":
         run_options = {**run_options, "mutations": False}
     for option in ("datasets", "thresholds"):
-        if isinstance(run_options.get(option), str | Path):
+        if option in run_options and run_options[option] is None:
+            del run_options[option]
+        elif isinstance(run_options.get(option), str | Path):
             run_options[option] = notebook_path(run_options[option])
     run_eval(**run_options).save(notebook_path(out))
     return load_run(notebook_path(out))

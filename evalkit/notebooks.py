@@ -47,9 +47,10 @@ from nbformat import NotebookNode
 
 from evalkit.errors import RegressionError, ReportError, UsageError
 from evalkit.files import check_writable, write_atomic
+from evalkit.packaged import NOTEBOOKS
 
-NOTEBOOKS_DIR = Path("notebooks")
-"""Where `evalkit report --notebook NAME` looks for NAME.ipynb (relative to the working directory)."""
+NOTEBOOKS_DIR = NOTEBOOKS
+"""Where `evalkit report --notebook NAME` looks for NAME.ipynb: the packaged report notebooks."""
 
 DEFAULT_OUT_DIR = Path("reports")
 """Where executed notebooks and HTML reports go by default."""
@@ -132,7 +133,7 @@ def available_notebooks(directory: str | Path = NOTEBOOKS_DIR) -> list[str]:
 
 def resolve_notebook(name: str | Path, directory: str | Path = NOTEBOOKS_DIR) -> Path:
     """The notebook file for `name`: a path to an `.ipynb` file, or the stem of a notebook in
-    `directory` (`eval_report` → `notebooks/eval_report.ipynb`). UsageError when it does not exist."""
+    `directory` (`eval_report` → `<NOTEBOOKS_DIR>/eval_report.ipynb`). UsageError when it does not exist."""
     text = str(name)
     path = Path(text) if text.endswith(".ipynb") else Path(directory) / f"{text}.ipynb"
     if not path.is_file():

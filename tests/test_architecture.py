@@ -17,7 +17,7 @@ from tests.shared import ROOT
 PACKAGE = ROOT / "evalkit"
 
 LAYERS: tuple[frozenset[str], ...] = (
-    frozenset({"errors", "records", "files", "progress", "validation", "sqlite"}),
+    frozenset({"errors", "records", "files", "packaged", "progress", "validation", "sqlite"}),
     frozenset({"embedders"}),
     frozenset({"memory"}),
     frozenset({"systems"}),
@@ -27,7 +27,7 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"suites"}),
     frozenset({"views"}),
     frozenset({"notebooks"}),
-    frozenset({"api"}),
+    frozenset({"api", "scaffold"}),
     frozenset({"cli", "__main__", "__init__"}),
 )
 """From the bottom up: a module may import its own layer's packages and those below it."""

@@ -60,8 +60,8 @@ def test_builtin_suite_exits_0_with_console_summary_and_report(workspace, capsys
 def test_floors_above_the_actual_metrics_are_metric_regressions(workspace, capsys):
     data = thresholds(workspace)
     for levels in [
-        data["deterministic"]["thresholds"]["overall"],
-        *data["deterministic"]["thresholds"]["categories"].values(),
+        data["deterministic@5"]["thresholds"]["overall"],
+        *data["deterministic@5"]["thresholds"]["categories"].values(),
     ]:
         levels.update(recall=1.0, precision=1.0, mrr=1.0, hit_rate=1.0)
     write_thresholds(workspace, data)
@@ -74,7 +74,7 @@ def test_floors_above_the_actual_metrics_are_metric_regressions(workspace, capsy
 
 def test_a_baseline_category_missing_from_the_run_is_a_present_regression(workspace, capsys):
     data = thresholds(workspace)
-    entry = data["deterministic"]
+    entry = data["deterministic@5"]
     entry["thresholds"]["categories"]["retired-category"] = dict(recall=0, precision=0, mrr=0, hit_rate=0)
     write_thresholds(workspace, data)
     assert run(workspace) == 1
@@ -111,14 +111,48 @@ def test_missing_thresholds_warns_and_still_gates_assertions(workspace, capsys):
 
 def test_update_baseline_touches_only_its_mode_and_exits_0(workspace, capsys):
     data = thresholds(workspace)
-    data["real"] = data["deterministic"] | {"recorded_at": "2026-01-01T00:00:00+00:00"}
-    data["deterministic"]["thresholds"]["overall"]["recall"] = 1.0  # would regress
+    data["real@5"] = data["deterministic@5"] | {"recorded_at": "2026-01-01T00:00:00+00:00"}
+    data["deterministic@5"]["thresholds"]["overall"]["recall"] = 1.0  # would regress
     write_thresholds(workspace, data)
     assert run(workspace, "--update-baseline") == 0
     after = thresholds(workspace)
-    assert after["real"] == data["real"]
-    assert after["deterministic"]["thresholds"]["overall"]["recall"] < 1.0
+    assert after["real@5"] == data["real@5"]
+    assert after["deterministic@5"]["thresholds"]["overall"]["recall"] < 1.0
     assert run(workspace) == 0
+
+
+def test_a_top_k_10_baseline_keeps_the_top_k_5_entry(workspace, capsys):
+    before = thresholds(workspace)
+    assert run(workspace, "--top-k", "10", "--update-baseline") == 0
+    assert "baseline for deterministic at top_k 10 recorded in" in capsys.readouterr().out
+    after = thresholds(workspace)
+    assert after["deterministic@5"] == before["deterministic@5"]
+    assert after["real@5"] == before["real@5"]
+    assert after["deterministic@10"]["top_k"] == 10
+    assert run(workspace, "--top-k", "10", "--require-baseline") == 0
+    assert "No gating regressions." in capsys.readouterr().out
+    assert run(workspace, "--require-baseline") == 0  # the top_k 5 entry still gates
+
+
+def test_a_top_k_without_a_baseline_says_gating_is_off_and_require_baseline_exits_1(workspace, capsys):
+    message = "metric gating OFF: no baseline for deterministic at top_k 10"
+    assert run(workspace, "--top-k", "10") == 0
+    out = capsys.readouterr().out
+    assert message in out and "No gating regressions." not in out
+    assert "re-run the same command with --update-baseline (it adds this entry and keeps the others)" in out
+    report = json.loads((workspace / "report.json").read_text())
+    assert any(note.startswith(message) for note in report["notes"])
+    assert run(workspace, "--top-k", "10", "--require-baseline") == 1
+    out = capsys.readouterr().out
+    assert "[baseline] a baseline is required (--require-baseline): " + message in out
+    report = json.loads((workspace / "report.json").read_text())
+    assert [r["kind"] for r in report["regressions"]] == ["baseline"]
+
+
+def test_require_baseline_without_a_thresholds_file_exits_1(workspace, capsys):
+    (workspace / "datasets" / "thresholds.json").unlink()
+    assert run(workspace, "--require-baseline") == 1
+    assert "metric gating OFF: no thresholds file at" in capsys.readouterr().out
 
 
 def test_update_baseline_refuses_a_partial_suite(workspace, capsys):
@@ -139,7 +173,7 @@ def test_two_runs_give_identical_reports_apart_from_timestamps(workspace):
 
 def test_scenario_selection_runs_only_those_and_is_not_metric_gated(workspace, capsys):
     data = thresholds(workspace)
-    data["deterministic"]["thresholds"]["overall"]["recall"] = 1.0  # the whole suite would regress
+    data["deterministic@5"]["thresholds"]["overall"]["recall"] = 1.0  # the whole suite would regress
     write_thresholds(workspace, data)
     assert run(workspace, "--scenario", "temporal", "--scenario", "supersession") == 0
     report = json.loads((workspace / "report.json").read_text())

@@ -481,3 +481,48 @@ def test_digest_is_stable_location_independent_and_changed_by_a_one_byte_edit(tm
     index = data.index(b"Friday")
     distractors.write_bytes(data[:index] + b"f" + data[index + 1 :])
     assert load_suite(copy).digest != first
+
+
+# ------------------------------------------------------------------------------- suite categories
+
+_BILLING = _MINIMAL.replace("category: explicit-fact", "category: billing-facts")
+
+
+def test_the_builtin_suite_declares_the_builtin_categories(builtin: Suite) -> None:
+    assert (DATASETS / "suite.yaml").is_file()
+    assert builtin.categories == BUILTIN_CATEGORIES
+
+
+def test_a_suite_without_a_suite_file_has_the_builtin_categories(tmp_path: Path) -> None:
+    suite = load_suite(_write(tmp_path, {"m.yaml": _MINIMAL}, _ONE_DISTRACTOR))
+    assert suite.categories == BUILTIN_CATEGORIES
+    problems = _problems(_write(tmp_path / "other", {"m.yaml": _BILLING}, _ONE_DISTRACTOR))
+    assert any("unknown category 'billing-facts'; use one of: explicit-fact" in p for p in problems)
+
+
+def test_a_suite_declares_its_own_categories_and_only_they_are_valid(tmp_path: Path) -> None:
+    root = _write(tmp_path, {"m.yaml": _BILLING}, _ONE_DISTRACTOR)
+    (root / "suite.yaml").write_text("categories: [billing-facts, refunds]\n", encoding="utf-8")
+    suite = load_suite(root)
+    assert suite.categories == ("billing-facts", "refunds")
+    assert [s.category for s in suite.scenarios] == ["billing-facts"]
+    (root / "scenarios" / "m.yaml").write_text(_MINIMAL, encoding="utf-8")
+    (problem,) = _problems(root)
+    assert str(root / "scenarios" / "m.yaml") in problem
+    assert "unknown category 'explicit-fact'; use one of: billing-facts, refunds" in problem
+
+
+@pytest.mark.parametrize(
+    ("content", "phrase"),
+    [
+        ("categories: []\n", "categories"),
+        ("categories: [a, b, a]\n", "categories listed twice: a"),
+        ("categories: [a]\nextra: 1\n", "extra"),
+        ("- a\n", "it must hold one mapping"),
+    ],
+)
+def test_an_invalid_suite_file_is_a_problem_naming_it(tmp_path: Path, content: str, phrase: str) -> None:
+    root = _write(tmp_path, {"m.yaml": _MINIMAL}, _ONE_DISTRACTOR)
+    (root / "suite.yaml").write_text(content, encoding="utf-8")
+    problems = _problems(root)
+    assert any(p.startswith(f"{root / 'suite.yaml'}: ") and phrase in p for p in problems), problems

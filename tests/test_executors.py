@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 import json
 import pickle
+import shutil
 import time
 from collections.abc import Iterator
 from contextlib import AbstractContextManager
@@ -28,6 +29,7 @@ from evalkit.harness.executors import (
     make_executor,
 )
 from evalkit.harness.runner import plan_shards
+from evalkit.scenarios.model import BUILTIN_CATEGORIES
 from evalkit.suites.mutations import run_mutants
 from tests.shared import BEIR_TINY, DATASETS, LOCOMO_TINY, comparable
 
@@ -129,6 +131,20 @@ def test_a_suite_survives_pickling_with_read_only_sources():
     assert copy == suite
     with pytest.raises(TypeError):
         copy.sources["x"] = Path("y")  # type: ignore[index]
+
+
+def test_a_suite_with_its_own_categories_keeps_them_through_pickling(tmp_path):
+    root = tmp_path / "suite"
+    shutil.copytree(DATASETS, root)
+    (root / "suite.yaml").write_text(
+        "categories: [" + ", ".join(("billing-facts", *BUILTIN_CATEGORIES)) + "]\n"
+    )
+    scenario = root / "scenarios" / "explicit-fact.yaml"
+    scenario.write_text(scenario.read_text().replace("category: explicit-fact", "category: billing-facts", 1))
+    suite = load_suite(root)
+    copy = pickle.loads(pickle.dumps(suite))
+    assert copy.categories == suite.categories == ("billing-facts", *BUILTIN_CATEGORIES)
+    assert copy == suite
 
 
 def test_every_scenario_is_one_shard_when_there_are_enough_of_them():

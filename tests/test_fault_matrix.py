@@ -38,7 +38,7 @@ from evalkit.harness.gating import ModeEntry, load_thresholds, update_thresholds
 from evalkit.records import SearchResponse
 from evalkit.sqlite import connect
 from evalkit.systems import ReferenceSystem
-from tests.shared import BEIR_TINY, DATASETS, ROOT
+from tests.shared import BEIR_TINY, DATASETS, NOTEBOOKS, ROOT
 
 TINY = """\
 name: tiny
@@ -255,7 +255,7 @@ BAD_THRESHOLDS: dict[str, tuple[bytes, tuple[str, ...]]] = {
         json.dumps(
             {
                 "deterministic": {
-                    **json.loads((DATASETS / "thresholds.json").read_text())["deterministic"],
+                    **json.loads((DATASETS / "thresholds.json").read_text())["deterministic@5"],
                     "top_k": 0,
                 }
             }
@@ -317,7 +317,7 @@ def test_update_keeps_the_file_mode_and_removes_stale_temp_files(ws: Path, capsy
     assert code == 0, err
     assert stat.S_IMODE(path.stat().st_mode) == 0o640
     assert sorted(p.name for p in (ws / "data").iterdir()) == ["scenarios", "thresholds.json"]
-    assert set(load_thresholds(path) or {}) == {"deterministic", "real"}
+    assert set(load_thresholds(path) or {}) == {"deterministic@5", "real@5"}
 
 
 def _update(args: tuple[str, str, dict[str, Any]]) -> None:
@@ -325,13 +325,18 @@ def _update(args: tuple[str, str, dict[str, Any]]) -> None:
     update_thresholds(path, mode, ModeEntry.model_validate(entry))
 
 
-def test_concurrent_updates_of_different_modes_all_survive(tmp_path: Path) -> None:
-    """Forty processes record forty modes in one file at once: the lock keeps every entry."""
-    entry = json.loads((DATASETS / "thresholds.json").read_text())["deterministic"]
+def test_concurrent_updates_of_different_entries_all_survive(tmp_path: Path) -> None:
+    """Forty processes record forty (mode, top_k) entries in one file at once: the lock keeps
+    every entry, each under its own `mode@top_k` key."""
+    entry = json.loads((DATASETS / "thresholds.json").read_text())["deterministic@5"]
     path = tmp_path / "thresholds.json"
+    jobs = [
+        (str(path), mode, {**entry, "top_k": k}) for mode in ("deterministic", "real") for k in range(1, 21)
+    ]
     with multiprocessing.get_context("fork").Pool(4) as pool:
-        pool.map(_update, [(str(path), f"mode{i}", entry) for i in range(40)])
-    assert sorted(load_thresholds(path) or {}) == sorted(f"mode{i}" for i in range(40))
+        pool.map(_update, jobs)
+    expected = [f"{mode}@{k}" for mode in ("deterministic", "real") for k in range(1, 21)]
+    assert list(load_thresholds(path) or {}) == expected  # every entry, ordered by mode then top_k
     assert [p.name for p in tmp_path.iterdir()] == ["thresholds.json"]
 
 
@@ -380,17 +385,20 @@ USAGE: dict[str, tuple[list[str], tuple[str, ...]]] = {
         [
             "report",
             "--notebook",
-            str(ROOT / "notebooks" / "eval_report.ipynb"),
+            str(NOTEBOOKS / "eval_report.ipynb"),
             "--out-dir",
             "data/thresholds.json",
         ],
         ("the output directory data/thresholds.json is a file", "give a directory"),
     ),
     "report-unknown-parameter": (
-        ["report", "--notebook", str(ROOT / "notebooks" / "eval_report.ipynb"), "-p", "colour", "red"],
+        ["report", "--notebook", str(NOTEBOOKS / "eval_report.ipynb"), "-p", "colour", "red"],
         ("does not declare parameter(s) 'colour'",),
     ),
-    "report-unknown-notebook": (["report", "--notebook", "nope"], ("no notebook notebooks/nope.ipynb",)),
+    "report-unknown-notebook": (
+        ["report", "--notebook", "nope"],
+        (f"no notebook {NOTEBOOKS / 'nope.ipynb'}",),
+    ),
 }
 
 

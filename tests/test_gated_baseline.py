@@ -104,7 +104,7 @@ def test_recording_a_mode_entry_leaves_the_gated_entries(tmp_path):
     gated_before = json.loads(path.read_text())[GATED_KEY]
     update_thresholds(path, "deterministic", baseline_entry(_gated(gate=0.0), top_k=5))
     data = json.loads(path.read_text())
-    assert data[GATED_KEY] == gated_before and set(data) == {"deterministic", GATED_KEY}
+    assert data[GATED_KEY] == gated_before and set(data) == {"deterministic@5", GATED_KEY}
 
 
 def test_a_gated_entry_replaces_only_the_entry_of_its_own_key(tmp_path):

@@ -11,9 +11,9 @@ import pytest
 from evalkit.cli import main
 from evalkit.errors import AdapterError
 from evalkit.systems.mcp_adapter import McpMapping, McpSystem, load_mapping
-from tests.shared import DATASETS, ROOT
+from tests.shared import DATASETS
 
-MAPPING = ROOT / "datasets" / "mcp" / "reference.toml"
+MAPPING = DATASETS / "mcp" / "reference.toml"
 
 
 def _comparable(path):

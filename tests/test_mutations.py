@@ -137,7 +137,8 @@ def test_mutants_need_a_baseline_recorded_at_the_same_top_k(tmp_path):
     suite = load_suite(DATASETS)
     with pytest.raises(UsageError, match="needs a 'deterministic' baseline recorded at top_k=5"):
         run_mutants(suite, RunConfig(thresholds=tmp_path / "missing.json"))
-    with pytest.raises(UsageError, match=r"top_k=10 .*--top-k 10 --update-baseline"):
+    advice = re.escape(f"--top-k 10 --thresholds {THRESHOLDS} --update-baseline")
+    with pytest.raises(UsageError, match=rf"top_k=10 .*{advice}"):
         run_mutants(suite, RunConfig(thresholds=THRESHOLDS, top_k=10))
     with pytest.raises(UsageError, match="workers must be a positive integer"):
         run_mutants(suite, RunConfig(thresholds=THRESHOLDS), workers=0)
@@ -325,7 +326,7 @@ def test_cli_exits_1_when_a_mutation_escapes(small_suite, capsys):
 
 def test_cli_exits_1_when_the_control_raises_a_false_alarm(small_suite, capsys):
     data = json.loads((small_suite / "thresholds.json").read_text())
-    data["deterministic"]["thresholds"]["categories"]["explicit-fact"]["mrr"] = 1.0
+    data["deterministic@5"]["thresholds"]["categories"]["explicit-fact"]["mrr"] = 1.0
     (small_suite / "thresholds.json").write_text(json.dumps(data))
     assert mutants("--mutation", CONTROL, **suite_paths(small_suite)) == 1
     out = capsys.readouterr().out
@@ -342,4 +343,5 @@ def test_cli_unknown_mutation_exits_2_listing_the_valid_names(capsys):
 
 def test_cli_without_a_baseline_exits_2(tmp_path, capsys):
     assert mutants("--mutation", CONTROL, thresholds=tmp_path / "none.json") == 2
-    assert "record one with `evalkit run --top-k 5 --update-baseline`" in capsys.readouterr().err
+    advice = f"`evalkit run --top-k 5 --thresholds {tmp_path / 'none.json'} --update-baseline`"
+    assert advice in capsys.readouterr().err  # names the file: it cannot replace the built-in baseline

@@ -26,19 +26,19 @@ from evalkit.notebooks import (
     run_notebook,
 )
 from evalkit.scenarios.loading import load_suite
+from tests.shared import DATASETS, NOTEBOOKS, ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
-NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
-SCENARIOS = [s.name for s in load_suite(ROOT / "datasets").scenarios]
+NOTEBOOK_FILES = sorted(NOTEBOOKS.glob("*.ipynb"))
+SCENARIOS = [s.name for s in load_suite(DATASETS).scenarios]
 
 # --- static: the committed notebooks ----------------------------------------------------------
 
 
 def test_the_report_notebooks_exist() -> None:
-    assert [p.stem for p in NOTEBOOKS] == ["compare_runs", "eval_report", "scenario_drilldown"]
+    assert [p.stem for p in NOTEBOOK_FILES] == ["compare_runs", "eval_report", "scenario_drilldown"]
 
 
-@pytest.fixture(params=NOTEBOOKS, ids=lambda p: p.stem)
+@pytest.fixture(params=NOTEBOOK_FILES, ids=lambda p: p.stem)
 def notebook(request: pytest.FixtureRequest) -> tuple[Path, nbformat.NotebookNode]:
     path = request.param
     nb = nbformat.read(path, as_version=4)
@@ -112,22 +112,22 @@ def test_every_display_cell_follows_a_markdown_heading(notebook: tuple[Path, nbf
 
 
 def test_eval_report_declares_the_documented_parameters() -> None:
-    declared = read_parameters(ROOT / "notebooks" / "eval_report.ipynb")
+    declared = read_parameters(NOTEBOOKS / "eval_report.ipynb")
     assert {name: p.annotation for name, p in declared.items()} == {
         "mode": "str",
         "system": "str",
         "top_k": "int",
         "gated": "bool",
         "min_relevance": "float | None",
-        "datasets": "str",
-        "thresholds": "str",
+        "datasets": "str | None",
+        "thresholds": "str | None",
         "report_json": "str | None",
         "save_json": "str",
         "fail_on_regression": "bool",
         "mutants": "bool",
         "history": "str",
     }
-    assert declared["datasets"].default == "../datasets"
+    assert declared["datasets"].default is None  # the built-in suite, from any working directory
     assert declared["min_relevance"].default is None
     assert [n for n, p in declared.items() if p.is_path] == [
         "datasets",
@@ -139,7 +139,7 @@ def test_eval_report_declares_the_documented_parameters() -> None:
 
 
 def test_drilldown_defaults_to_a_built_in_scenario() -> None:
-    declared = read_parameters(ROOT / "notebooks" / "scenario_drilldown.ipynb")
+    declared = read_parameters(NOTEBOOKS / "scenario_drilldown.ipynb")
     assert declared["scenario"].default in SCENARIOS
     assert {"scenario", "mode", "top_k", "datasets", "report_json"} <= set(declared)
 
@@ -354,6 +354,20 @@ def visible_text(html: str) -> str:
     return " ".join(soup.get_text(" ").split())
 
 
+@pytest.mark.usefixtures("at_root")
+def test_report_at_a_top_k_without_a_baseline_says_metric_gating_is_off_in_its_final_cell(
+    tmp_path: Path,
+) -> None:
+    args = ["report", "--out-dir", str(tmp_path), "--no-progress", "-p", "top_k", "10", "-p", "mutants", "no"]
+    assert main(args) == 0
+    executed = nbformat.read(tmp_path / "eval_report.ipynb", as_version=4)
+    final = "".join(o.get("text", "") for o in executed.cells[-1].get("outputs", []))
+    assert final.startswith("metric gating OFF: no baseline for deterministic at top_k 10")
+    html = (tmp_path / "eval_report.html").read_text(encoding="utf-8")
+    assert "metric gating OFF: no baseline for deterministic at top_k 10" in html
+    assert "No gating regressions." not in html
+
+
 def _unreachable_thresholds(path: Path, top_k: int = 5) -> Path:
     ones = {"recall": 1.0, "precision": 1.0, "mrr": 1.0, "hit_rate": 1.0}
     entry = {
@@ -414,18 +428,31 @@ def test_report_rejects_bad_parameters_with_exit_2(
     assert list(tmp_path.iterdir()) == []
 
 
-def test_notebook_paths_resolve_alike_from_the_notebooks_folder_and_the_root(
+def test_notebook_paths_are_relative_to_the_kernels_working_directory(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from evalkit import notebook_path
 
-    monkeypatch.chdir(ROOT)
-    from_root = notebook_path("../datasets")
-    monkeypatch.chdir(ROOT / "notebooks")
-    assert notebook_path("../datasets") == from_root == (ROOT / "datasets").resolve()
     assert notebook_path(tmp_path / "x.json") == tmp_path / "x.json"  # absolute: as given
-    monkeypatch.chdir(tmp_path)  # outside any project: the working directory
-    assert notebook_path("data/x.json") == (tmp_path / "data" / "x.json").resolve()
+    monkeypatch.chdir(tmp_path)
+    assert notebook_path("data/x.json") == tmp_path / "data" / "x.json"
+
+
+def test_plain_papermill_from_an_unrelated_folder_runs_the_builtin_suite(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The defaults need no folder: None is the built-in suite and its baselines, outputs go to
+    reports/ under the working directory (the issue: papermill from the repository root failed)."""
+    import papermill
+
+    monkeypatch.chdir(tmp_path)
+    papermill.execute_notebook(
+        str(NOTEBOOKS / "eval_report.ipynb"), "out.ipynb", parameters={"mutants": False}, progress_bar=False
+    )
+    assert (tmp_path / "reports" / "eval_report.json").is_file()
+    executed = nbformat.read(tmp_path / "out.ipynb", as_version=4)
+    final = "".join(o.get("text", "") for o in executed.cells[-1].get("outputs", []))
+    assert "No gating regressions." in final
 
 
 def test_progress_lines_count_cells_done_from_the_first_one(monkeypatch: pytest.MonkeyPatch) -> None:

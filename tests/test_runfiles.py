@@ -5,7 +5,9 @@ same metrics."""
 
 from __future__ import annotations
 
+import json
 import math
+import shutil
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -278,6 +280,33 @@ def test_cli_score_builtin_gates_and_bad_runs_exit_2(
     assert main(["score", "--run", str(bad), "--suite", "builtin", "--out", str(report)]) == 2
     assert "document 'unknown-id' of query 'explicit-fact/0'" in capsys.readouterr().err
     assert main(["score", "--run", str(bad), "--suite", "builtin", "--k", "5"]) == 2
+
+
+def test_cli_score_reads_the_project_suite_and_gates_on_its_own_thresholds(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`evalkit score --suite builtin` resolves its suite like `evalkit run`: the project file's
+    `datasets`, gated on `<datasets>/thresholds.json`; --thresholds overrides it."""
+    shutil.copytree(DATASETS, tmp_path / "suite")
+    thresholds = tmp_path / "suite" / "thresholds.json"
+    data = json.loads(thresholds.read_text(encoding="utf-8"))
+    data["deterministic@5"]["thresholds"]["overall"]["recall"] = 1.0  # the exported run regresses
+    thresholds.write_text(json.dumps(data), encoding="utf-8")
+    (tmp_path / "evalkit.toml").write_text('datasets = "suite"\n', encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    assert (
+        main(["run", "--out", "first.json", "--no-gated", "--thresholds", str(DATASETS / "thresholds.json")])
+        == 0
+    )
+    assert main(["export", "--trec", "first.json", "out"]) == 0
+    capsys.readouterr()
+    assert main(["score", "--run", "out/run.jsonl", "--suite", "builtin", "--out", "scored.json"]) == 1
+    assert "[metric] overall: recall " in capsys.readouterr().out
+    assert load_run("scored.json").result.provenance.dataset_digest == load_suite("suite").digest
+    builtin = ["--thresholds", str(DATASETS / "thresholds.json")]
+    assert (
+        main(["score", "--run", "out/run.jsonl", "--suite", "builtin", "--out", "scored.json", *builtin]) == 0
+    )
 
 
 def test_benchmark_sets_used_for_scoring_are_the_bench_ones(tmp_path: Path) -> None:

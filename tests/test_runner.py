@@ -14,6 +14,7 @@ from evalkit.harness.config import RunConfig
 from evalkit.harness.runner import SuiteResult, run_suite
 from evalkit.scenarios import QuerySpec, Scenario, Suite, ThoughtSpec, load_suite
 from evalkit.systems import MemorySystem, ReferenceSystem
+from tests.shared import DATASETS
 
 CLOCK = datetime(2026, 1, 15, 12, 0, tzinfo=UTC)
 
@@ -150,7 +151,7 @@ def test_temp_stores_are_removed_on_error_and_ctrl_c(error):
 
 
 def test_builtin_suite_every_gating_scenario_passes_contradiction_is_xfail_and_gate_drops_rows():
-    result = run(load_suite("datasets"), ReferenceSystem(), clock=CLOCK)
+    result = run(load_suite(DATASETS), ReferenceSystem(), clock=CLOCK)
     statuses = {s.name: s.status for s in result.ungated.scenarios}
     assert statuses.pop("contradiction") == "xfail"
     assert set(statuses.values()) == {"pass"}, statuses
@@ -158,7 +159,7 @@ def test_builtin_suite_every_gating_scenario_passes_contradiction_is_xfail_and_g
 
 
 def test_two_runs_on_the_same_clock_give_identical_results():
-    suite = load_suite("datasets")
+    suite = load_suite(DATASETS)
     first = run(suite, ReferenceSystem(), clock=CLOCK)
     second = run(suite, ReferenceSystem(), clock=CLOCK)
     assert first.ungated == second.ungated

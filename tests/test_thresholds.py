@@ -11,6 +11,7 @@ from evalkit.harness.gating import (
     MetricLevels,
     assertion_regressions,
     baseline_entry,
+    find_baseline,
     load_thresholds,
     metric_regressions,
     round_half_away,
@@ -119,11 +120,11 @@ def test_invalid_file_is_an_error_naming_the_file(tmp_path, content, phrase):
 def test_update_touches_only_its_mode_and_is_atomic(tmp_path):
     path = tmp_path / "thresholds.json"
     update_thresholds(path, "real", baseline_entry(_run(recall_a=0.9), top_k=5))
-    before = json.loads(path.read_text())["real"]
+    before = json.loads(path.read_text())["real@5"]
     update_thresholds(path, "deterministic", baseline_entry(_run(), top_k=5))
     after = json.loads(path.read_text())
-    assert after["real"] == before
-    assert set(after) == {"deterministic", "real"}
+    assert after["real@5"] == before
+    assert set(after) == {"deterministic@5", "real@5"}
     assert [p.name for p in tmp_path.iterdir()] == ["thresholds.json"]  # no temp file left behind
 
 
@@ -137,3 +138,49 @@ def test_update_refuses_to_overwrite_an_invalid_file(tmp_path):
 
 def test_threshold_levels_spell_out_exactly_the_harness_metrics():
     assert tuple(MetricLevels.model_fields) == HARNESS_METRICS
+
+
+def test_update_at_another_top_k_adds_an_entry_and_keeps_the_others_in_mode_then_top_k_order(tmp_path):
+    path = tmp_path / "thresholds.json"
+    update_thresholds(path, "deterministic", baseline_entry(_run(), top_k=5))
+    five = json.loads(path.read_text())["deterministic@5"]
+    update_thresholds(path, "deterministic", baseline_entry(_run(recall_a=0.5), top_k=10))
+    update_thresholds(path, "real", baseline_entry(_run(), top_k=3))
+    after = json.loads(path.read_text())
+    assert list(after) == ["deterministic@5", "deterministic@10", "real@3"]
+    assert after["deterministic@5"] == five
+    entries = load_thresholds(path)
+    assert entries is not None
+    assert find_baseline(entries, "deterministic", 10) is not None
+    assert find_baseline(entries, "deterministic", 7) is None
+
+
+def test_the_older_mode_keyed_form_is_read_and_written_back_keyed(tmp_path):
+    path = tmp_path / "thresholds.json"
+    old = baseline_entry(_run(), top_k=5).model_dump(mode="json")
+    path.write_text(json.dumps({"deterministic": old}))
+    entries = load_thresholds(path)
+    assert entries is not None and list(entries) == ["deterministic@5"]
+    update_thresholds(path, "deterministic", baseline_entry(_run(), top_k=10))
+    assert list(json.loads(path.read_text())) == ["deterministic@5", "deterministic@10"]
+    assert json.loads(path.read_text())["deterministic@5"] == old
+
+
+@pytest.mark.parametrize(
+    ("keys", "phrase"),
+    [
+        (["fancy@5"], "key 'fancy@5': unknown mode 'fancy'"),
+        (
+            ["deterministic@10"],
+            "key 'deterministic@10': the key says top_k 10 but its entry was recorded at top_k 5",
+        ),
+        (["deterministic", "deterministic@5"], "a second baseline for deterministic at top_k 5"),
+    ],
+)
+def test_bad_keys_are_errors_naming_the_file_and_the_key(tmp_path, keys, phrase):
+    path = tmp_path / "thresholds.json"
+    entry = baseline_entry(_run(), top_k=5).model_dump(mode="json")
+    path.write_text(json.dumps(dict.fromkeys(keys, entry)))
+    with pytest.raises(ThresholdsError) as info:
+        load_thresholds(path)
+    assert str(path) in str(info.value) and phrase in str(info.value)

@@ -53,11 +53,14 @@ def test_a_run_with_regressions_fails_and_lists_every_one_in_order() -> None:
 
 
 def test_metric_gating_off_says_why_whether_the_run_passed_or_not() -> None:
-    note = "no thresholds file at t.json: metric gating is off (assertions still gate)"
+    why = "no baseline for deterministic at top_k 10 in t.json (it holds deterministic at top_k 5)"
+    note = f"metric gating OFF: {why}"
     passed = run_verdict(_run([], notes=["loaded 3 queries", note]))
-    assert passed.headline == f"PASS · metric gating OFF ({note})"
+    assert passed.headline == f"PASS · metric gating OFF ({why})"
+    assert "No gating regressions." not in str(passed) + passed._repr_html_()
+    assert "metrics were not compared with a baseline" in str(passed)
     failed = run_verdict(_run(TWO[:1], notes=[note]))
-    assert failed.headline == f"FAIL — 1 regression(s) · metric gating OFF ({note})"
+    assert failed.headline == f"FAIL — 1 regression(s) · metric gating OFF ({why})"
     unconfigured = run_verdict(_run([], thresholds=None))
     assert unconfigured.gating_off == "the run was configured without a thresholds file"
 

@@ -84,7 +84,7 @@ def test_ci_lints_type_checks_tests_then_renders_the_deterministic_report() -> N
 def test_make_test_runs_nbval_on_the_notebooks() -> None:
     makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
     (command,) = re.findall(r"^test:.*\n\t(.+)$", makefile, re.M)
-    assert "--nbval-lax" in command and command.split()[-1] == "notebooks"
+    assert "--nbval-lax" in command and command.split()[-1] == "evalkit/data/notebooks"
 
 
 def test_eval_real_runs_weekly_on_monday_0600_utc_and_on_demand() -> None:
@@ -104,3 +104,32 @@ def test_eval_real_renders_the_real_mode_report_with_a_cached_embedding_cache() 
     assert cache["with"]["key"]
     names = [s.get("uses", s.get("run")) for s in steps(doc)]
     assert names.index(cache["uses"]) < names.index(".venv/bin/evalkit report -p mode real")
+
+
+def test_ci_forbids_skips_and_fetches_the_benchmark_data_from_public_sources_cached() -> None:
+    doc = load("ci.yml")
+    (job,) = doc["jobs"].values()
+    assert job["env"]["EVALKIT_FORBID_SKIPS"] == "1"
+    (cache,) = [s for s in steps(doc) if str(s.get("uses", "")).startswith("actions/cache@")]
+    assert cache["with"]["path"] == "${{ github.workspace }}/../shared/data"  # tests/shared.py SHARED_DATA
+    (download,) = [s for s in steps(doc) if "scifact.zip" in s.get("run", "")]
+    assert download["if"] == f"steps.{cache['id']}.outputs.cache-hit != 'true'"
+    assert "https://public.ukp.informatik.tu-darmstadt.de/thakur/BEIR/datasets/scifact.zip" in download["run"]
+    assert "https://raw.githubusercontent.com/snap-research/locomo/main/data/locomo10.json" in download["run"]
+    names = [s.get("uses", s.get("run")) for s in steps(doc)]
+    assert names.index(download["run"]) < names.index("make test")
+
+
+def test_ci_gates_the_deterministic_run_with_require_baseline() -> None:
+    assert ".venv/bin/evalkit run --require-baseline" in runs(load("ci.yml"))
+
+
+@pytest.mark.parametrize("name", ["ci.yml", "eval-real.yml"])
+def test_torch_comes_from_the_cpu_index_when_no_index_variable_is_set(name: str) -> None:
+    doc = load(name)
+    commands = runs(doc)
+    (torch,) = [c for c in commands if '"torch==2.13.*"' in c]
+    assert '--index-url "${TORCH_INDEX:-https://download.pytorch.org/whl/cpu}"' in torch
+    assert commands.index(torch) < commands.index("make setup")
+    (job,) = doc["jobs"].values()
+    assert "PIP_EXTRA_INDEX_URL" not in job["env"]

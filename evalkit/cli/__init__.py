@@ -22,13 +22,26 @@ from evalkit.errors import EvalkitError
 
 def build_parser() -> argparse.ArgumentParser:
     """The full argument parser (also used to document the CLI)."""
-    from evalkit.cli import bench, compare, export, history, mutants, report, run, score, serve, sweep
+    from evalkit.cli import (
+        bench,
+        compare,
+        config,
+        export,
+        history,
+        init,
+        mutants,
+        report,
+        run,
+        score,
+        serve,
+        sweep,
+    )
 
     parser = argparse.ArgumentParser(
         prog="evalkit", description="Measure how well an agent's long-term memory retrieves what it should."
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for module in (run, report, bench, mutants, score, export, serve, sweep, compare, history):
+    for module in (run, report, bench, mutants, score, export, serve, sweep, compare, history, config, init):
         module.register(commands)
     return parser
 

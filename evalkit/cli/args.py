@@ -8,8 +8,11 @@ from pathlib import Path
 from typing import Any
 
 from evalkit.errors import UsageError
-from evalkit.harness.config import DEFAULT_DATASETS, DEFAULT_THRESHOLDS
+from evalkit.harness.config import DEFAULT_TOP_K
 from evalkit.harness.executors import EXECUTORS, Executor, make_executor
+from evalkit.harness.project import Project, resolve_project
+from evalkit.packaged import THRESHOLDS_NAME
+from evalkit.records import MAX_TOP_K
 
 
 def int_in(low: int, high: int) -> Callable[[str], int]:
@@ -71,14 +74,15 @@ def embedder_options(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def add_dataset_args(parser: argparse.ArgumentParser) -> None:
-    """--datasets and --thresholds, shared by `run` and `mutants`."""
+    """--datasets and --thresholds, shared by `run`, `mutants`, `report` and `config`; unset flags
+    are None, so the project file (evalkit.toml) or the default applies."""
     parser.add_argument(
-        "--datasets", type=Path, default=Path(DEFAULT_DATASETS), metavar="DIR",
-        help="scenario directory (default datasets/)",
+        "--datasets", type=Path, metavar="DIR",
+        help="suite directory (default: `datasets` in evalkit.toml, else the built-in suite)",
     )  # fmt: skip
     parser.add_argument(
-        "--thresholds", type=Path, default=Path(DEFAULT_THRESHOLDS), metavar="PATH",
-        help="baselines and thresholds file (default datasets/thresholds.json)",
+        "--thresholds", type=Path, metavar="PATH",
+        help=f"baselines file (default: `thresholds` in evalkit.toml, else <datasets>/{THRESHOLDS_NAME})",
     )  # fmt: skip
 
 
@@ -105,11 +109,37 @@ def executor_from(args: argparse.Namespace) -> Executor:
     return make_executor(args.executor, args.workers, args.address)
 
 
-def add_system_arg(parser: argparse.ArgumentParser) -> None:
-    """--system SPEC, shared by `run`, `bench` and `report`."""
+def add_top_k_arg(parser: argparse.ArgumentParser, applies: str = "") -> None:
+    """--top-k, shared by `run`, `report`, `config` and `score` (whose help starts with `applies`);
+    unset = the project file or the default."""
     parser.add_argument(
-        "--system", default="reference", metavar="SPEC",
-        help="the memory system under test: reference (default), http://HOST:PORT[/PREFIX] (evalkit's "
-        "HTTP contract; token from $EVALKIT_SYSTEM_TOKEN), mcp:MAPPING.toml (an MCP server), "
-        "MODULE:FACTORY (a Python object) or an installed plugin's name (entry points evalkit.systems)",
+        "--top-k", type=int_in(1, MAX_TOP_K), metavar="N",
+        help=f"{applies}results per query (default: `top_k` in evalkit.toml, else {DEFAULT_TOP_K})",
+    )  # fmt: skip
+
+
+def project_settings(args: argparse.Namespace) -> Project:
+    """The project settings of a command: its flags (those it has and was given) over evalkit.toml
+    or [tool.evalkit] over the defaults (see `evalkit.harness.project`)."""
+    flags = {
+        "datasets": getattr(args, "datasets", None),
+        "thresholds": getattr(args, "thresholds", None),
+        "system": getattr(args, "system", None),
+        "top_k": getattr(args, "top_k", None),
+        "gated": False if getattr(args, "no_gated", False) else None,
+        "min_relevance": getattr(args, "min_relevance", None),
+        "require_baseline": True if getattr(args, "require_baseline", False) else None,
+    }
+    return resolve_project(flags)
+
+
+def add_system_arg(parser: argparse.ArgumentParser) -> None:
+    """--system SPEC, shared by `run`, `bench` and `report`; unset = the project file's `system`,
+    else `reference` (see `project_settings`)."""
+    parser.add_argument(
+        "--system", metavar="SPEC",
+        help="the memory system under test: reference (default, unless `system` in evalkit.toml says "
+        "otherwise), http://HOST:PORT[/PREFIX] (evalkit's HTTP contract; token from "
+        "$EVALKIT_SYSTEM_TOKEN), mcp:MAPPING.toml (an MCP server), MODULE:FACTORY (a Python object) "
+        "or an installed plugin's name (entry points evalkit.systems)",
     )  # fmt: skip

@@ -21,6 +21,7 @@ from evalkit.cli.args import (
     add_system_arg,
     embedder_options,
     executor_from,
+    project_settings,
 )
 from evalkit.cli.exit_codes import EXIT_OK, EXIT_REGRESSIONS
 from evalkit.errors import UsageError
@@ -159,7 +160,7 @@ def _options(args: argparse.Namespace) -> dict[str, Any]:
         "gated": args.gated,
         "progress": args.progress,
         "executor": executor_from(args),
-        "system": args.system,
+        "system": project_settings(args).config.system,
         **embedder_options(args),
     }
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import time
 
-from evalkit.api import detect_mutations, make_config
-from evalkit.cli.args import add_dataset_args, add_execution_args, executor_from
+from evalkit.api import detect_mutations
+from evalkit.cli.args import add_dataset_args, add_execution_args, executor_from, project_settings
 from evalkit.cli.exit_codes import EXIT_OK, EXIT_REGRESSIONS
 from evalkit.scenarios import load_suite
 from evalkit.suites.mutations import MUTATIONS
@@ -35,9 +35,9 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
 def mutants_command(args: argparse.Namespace) -> int:
     started = time.perf_counter()
-    suite = load_suite(args.datasets)
+    project = project_settings(args)
     detection = detect_mutations(
-        suite, make_config(thresholds=args.thresholds), args.mutation, executor=executor_from(args)
+        load_suite(project.datasets), project.config, args.mutation, executor=executor_from(args)
     )
     print(render_detection(detection))
     print(f"{len(detection.outcomes)} suite run(s) in {time.perf_counter() - started:.1f} s")

@@ -4,15 +4,19 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
-from evalkit.cli.args import add_system_arg
+from evalkit.cli.args import add_system_arg, project_settings
 from evalkit.cli.exit_codes import EXIT_OK, EXIT_REGRESSIONS
 from evalkit.errors import UsageError
+from evalkit.harness.history import HISTORY_FILE
+from evalkit.harness.project import Project
 from evalkit.notebooks import (
     DEFAULT_OUT_DIR,
     NOTEBOOKS_DIR,
     NotebookRegressionError,
+    Parameter,
     parse_parameters,
     read_parameters,
     resolve_notebook,
@@ -43,8 +47,9 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "relative paths are relative to the current directory",
     )  # fmt: skip
     report.add_argument(
-        "--out-dir", type=Path, default=DEFAULT_OUT_DIR, metavar="DIR",
-        help=f"where to write the executed notebook and the HTML (default {DEFAULT_OUT_DIR}/)",
+        "--out-dir", type=Path, metavar="DIR",
+        help=f"where to write the executed notebook and the HTML (default: `reports` in evalkit.toml, "
+        f"else ./{DEFAULT_OUT_DIR}/)",
     )  # fmt: skip
     add_system_arg(report)
     report.add_argument(
@@ -57,19 +62,39 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 def report_command(args: argparse.Namespace) -> int:
     notebook = resolve_notebook(args.notebook)
     pairs = [tuple(p) for p in args.parameter]
-    if args.system != "reference":
-        if any(key == "system" for key, _ in pairs):
-            raise UsageError("give the system once: --system SPEC or -p system SPEC, not both")
-        pairs.append(("system", _from_here(args.system)))
-    values = parse_parameters(read_parameters(notebook), pairs, notebook)
+    if args.system is not None and any(key == "system" for key, _ in pairs):
+        raise UsageError("give the system once: --system SPEC or -p system SPEC, not both")
+    declared = read_parameters(notebook)
+    given = parse_parameters(declared, pairs, notebook)
+    project = project_settings(args)
+    out_dir = args.out_dir or project.reports
+    values = {**_defaults(declared, notebook, project, out_dir), **given}
     try:
-        outputs = run_notebook(notebook, values, args.out_dir, progress=args.progress)
+        outputs = run_notebook(notebook, values, out_dir, progress=args.progress)
     except NotebookRegressionError as exc:
         print(f"evalkit: {notebook.name}: the threshold check failed\n{exc.evalue}", file=sys.stderr)
         print(f"report: {exc.outputs.html} (executed notebook: {exc.outputs.notebook})", file=sys.stderr)
         return EXIT_REGRESSIONS
     print(f"report: {outputs.html} (executed notebook: {outputs.notebook})")
     return EXIT_OK
+
+
+def _defaults(
+    declared: Mapping[str, Parameter], notebook: Path, project: Project, out_dir: Path
+) -> dict[str, object]:
+    """Values the command passes to the parameters the notebook declares, unless `-p` sets them:
+    the project's settings (evalkit.toml or the defaults: datasets, thresholds, system, top_k,
+    gated, min_relevance; --system over the file; an `mcp:` mapping made absolute), and
+    `save_json` = `<out-dir>/<notebook>.json`, so a fresh run is saved beside the HTML — never
+    next to the notebook, which may sit read-only inside the installed package — and `history`
+    = the project's reports folder's history file (where `evalkit run` appends)."""
+    settings = project.values()
+    names = ("datasets", "thresholds", "system", "top_k", "gated", "min_relevance")
+    values = {name: settings[name] for name in names}
+    values["system"] = _from_here(str(values["system"]))
+    values["save_json"] = out_dir / f"{notebook.stem}.json"
+    values["history"] = project.reports / HISTORY_FILE
+    return {name: value for name, value in values.items() if name in declared}
 
 
 def _from_here(spec: str) -> str:

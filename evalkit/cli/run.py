@@ -6,21 +6,21 @@ import argparse
 import sys
 from pathlib import Path
 
-from evalkit.api import run_eval
+from evalkit.api import make_config, run_eval
 from evalkit.cli.args import (
     add_dataset_args,
     add_embedder_args,
     add_execution_args,
     add_system_arg,
+    add_top_k_arg,
     embedder_options,
     executor_from,
-    int_in,
+    project_settings,
     unit_float,
 )
 from evalkit.cli.exit_codes import EXIT_OK, EXIT_REGRESSIONS
 from evalkit.errors import UsageError
 from evalkit.files import check_writable
-from evalkit.harness.config import DEFAULT_TOP_K
 from evalkit.harness.gating import (
     DEFAULT_GATED_TOLERANCE,
     GatedTolerances,
@@ -31,9 +31,12 @@ from evalkit.harness.gating import (
     update_thresholds,
 )
 from evalkit.harness.history import HISTORY_FILE, HistoryError, append_run
+from evalkit.harness.project import Project
 from evalkit.harness.results import RunResult
-from evalkit.records import MAX_TOP_K
 from evalkit.views.console import render_run
+
+REPORT_NAME = "report.json"
+"""The JSON report's file name in the reports folder."""
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -46,20 +49,19 @@ def register(commands: argparse._SubParsersAction) -> None:
         "gate it on the recorded baselines and write "
         "the JSON report. Exit 0 = no regressions, 1 = regressions, 2 = bad input or usage.",
     )
+    add_top_k_arg(run)
     run.add_argument(
-        "--top-k",
-        type=int_in(1, MAX_TOP_K),
-        default=DEFAULT_TOP_K,
-        metavar="N",
-        help=f"results per query (default {DEFAULT_TOP_K})",
-    )
-    run.add_argument(
-        "--out", type=Path, default=Path("reports/report.json"), metavar="PATH",
-        help="JSON report path (default reports/report.json)",
+        "--out", type=Path, metavar="PATH",
+        help=f"JSON report path (default <reports>/{REPORT_NAME}; reports: evalkit.toml, else ./reports)",
     )  # fmt: skip
     run.add_argument(
         "--update-baseline", action="store_true",
-        help="record this run as the baseline of the current mode in the thresholds file and exit 0",
+        help="record this run as the baseline of its mode and top_k in the thresholds file (other "
+        "entries are kept) and exit 0",
+    )  # fmt: skip
+    run.add_argument(
+        "--require-baseline", action="store_true",
+        help="exit 1 when metric gating is off (no baseline for this mode and top_k) instead of noting it",
     )  # fmt: skip
     run.add_argument(
         "--no-gated", action="store_true", help="skip the report-only pass under the relevance gate"
@@ -111,36 +113,31 @@ def run_command(args: argparse.Namespace) -> int:
     if args.update_baseline and args.scenario:
         raise UsageError("--update-baseline records the whole suite; drop --scenario")
     check_gated_flags(args)
-    check_outputs(args)
+    project = project_settings(args)
+    config = make_config(project.config, **embedder_options(args))
+    out = args.out or project.reports / REPORT_NAME
+    check_outputs(out, project.thresholds, update_baseline=args.update_baseline)
+    executor = executor_from(args)
     run = run_eval(
-        datasets=args.datasets,
-        scenarios=args.scenario,
-        progress=args.progress,
-        executor=executor_from(args),
-        top_k=args.top_k,
-        gated=not args.no_gated,
-        thresholds=args.thresholds,
-        min_relevance=args.min_relevance,
-        system=args.system,
-        **embedder_options(args),
+        config, datasets=project.datasets, scenarios=args.scenario, progress=args.progress, executor=executor
     )
-    run.save(args.out)
+    run.save(out)
     print(render_run(run))
-    print(f"report: {args.out}")
+    print(f"report: {out}")
     if not args.no_history:
-        history = args.history or args.out.parent / HISTORY_FILE
+        history = args.history or out.parent / HISTORY_FILE
         try:
             append_run(history, run.result)
             print(f"history: appended to {history}")
         except HistoryError as exc:  # the run itself is fine: say so, keep the exit code
             print(f"evalkit: warning: {exc}", file=sys.stderr)
     if args.update_baseline and args.gated:
-        record_gated_baseline(args, run.result)
+        record_gated_baseline(args, project, run.result)
         return EXIT_OK
     if args.update_baseline:
-        mode = run.result.mode
-        path = update_thresholds(args.thresholds, mode, baseline_entry(run.result, args.top_k))
-        print(f"baseline for mode {mode!r} recorded in {path}")
+        entry = baseline_entry(run.result, config.top_k)
+        path = update_thresholds(project.thresholds, config.mode, entry)
+        print(f"baseline for {config.mode} at top_k {config.top_k} recorded in {path} (other entries kept)")
         return EXIT_OK
     return EXIT_OK if run.ok else EXIT_REGRESSIONS
 
@@ -165,9 +162,10 @@ def check_gated_flags(args: argparse.Namespace) -> None:
         )
 
 
-def record_gated_baseline(args: argparse.Namespace, result: RunResult) -> None:
-    """Upsert the gated baseline of this run's mode, top_k and gate. Tolerances: the flags, else
-    those of the entry being replaced (for categories the run still has), else the default."""
+def record_gated_baseline(args: argparse.Namespace, project: Project, result: RunResult) -> None:
+    """Upsert the gated baseline of this run's mode, top_k and gate in the project's thresholds
+    file. Tolerances: the flags, else those of the entry being replaced (for categories the run
+    still has), else the default."""
     if result.gated is None:
         raise UsageError("the run has no gated pass to record")
     categories = list(result.gated.categories)
@@ -178,32 +176,32 @@ def record_gated_baseline(args: argparse.Namespace, result: RunResult) -> None:
             f"--category-tolerance names {', '.join(map(repr, unknown))}, not a category of this run's gated "
             f"pass; its categories: {', '.join(categories)}"
         )
-    document = read_thresholds(args.thresholds)
+    document = read_thresholds(project.thresholds)
     gate = result.gated.relevance_gate.min_relevance
-    old = None if document is None else document.gated_entry(result.mode, args.top_k, gate)
+    old = None if document is None else document.gated_entry(result.mode, result.top_k, gate)
     kept = {} if old is None else {c: t for c, t in old.tolerances.categories.items() if c in categories}
     default = args.tolerance if args.tolerance is not None else (old.tolerances.default if old else None)
     tolerances = GatedTolerances(
         default=DEFAULT_GATED_TOLERANCE if default is None else default, categories={**kept, **chosen}
     )
-    entry = gated_baseline_entry(result.gated, result.mode, args.top_k, tolerances)
-    path = update_gated_baseline(args.thresholds, entry)
+    entry = gated_baseline_entry(result.gated, result.mode, result.top_k, tolerances)
+    path = update_gated_baseline(project.thresholds, entry)
     own = "".join(f"; {c} {t:g}" for c, t in tolerances.categories.items())
     print(
-        f"gated baseline for mode {result.mode!r}, top_k {args.top_k}, min_relevance {gate:g} recorded in "
+        f"gated baseline for mode {result.mode!r}, top_k {result.top_k}, min_relevance {gate:g} recorded in "
         f"{path} (recall tolerance {tolerances.default:g}{own})"
     )
 
 
-def check_outputs(args: argparse.Namespace) -> None:
-    """Refuse, before anything runs, outputs the run could not write: `--out` that is the
-    thresholds file (the report would replace the baselines) or cannot be written, and with
-    --update-baseline a thresholds file that cannot be written (see `check_writable`)."""
-    if args.out.resolve() == args.thresholds.resolve():
+def check_outputs(out: Path, thresholds: Path, *, update_baseline: bool) -> None:
+    """Refuse, before anything runs, outputs the run could not write: a report path `out` that
+    is the `thresholds` file (the report would replace the baselines) or cannot be written, and
+    with --update-baseline a thresholds file that cannot be written (see `check_writable`)."""
+    if out.resolve() == thresholds.resolve():
         raise UsageError(
-            f"--out {args.out} is the thresholds file; the report would replace the baselines. "
-            "Write the report elsewhere (default reports/report.json)"
+            f"--out {out} is the thresholds file; the report would replace the baselines. "
+            f"Write the report elsewhere (default <reports>/{REPORT_NAME})"
         )
-    check_writable(args.out)
-    if args.update_baseline:
-        check_writable(args.thresholds)
+    check_writable(out)
+    if update_baseline:
+        check_writable(thresholds)

@@ -14,12 +14,10 @@ import argparse
 from pathlib import Path
 
 from evalkit.api import score_run
-from evalkit.cli.args import add_dataset_args, int_in
+from evalkit.cli.args import add_dataset_args, add_top_k_arg, project_settings
 from evalkit.cli.bench import finish_benchmark, parse_categories, parse_ks
 from evalkit.cli.exit_codes import EXIT_OK, EXIT_REGRESSIONS
 from evalkit.errors import UsageError
-from evalkit.harness.config import DEFAULT_TOP_K
-from evalkit.records import MAX_TOP_K
 from evalkit.suites.benchmarks import (
     DEFAULT_BEIR_KS,
     DEFAULT_LOCOMO_KS,
@@ -50,7 +48,11 @@ def register(commands: argparse._SubParsersAction) -> None:
         help="trec or jsonl (default: jsonl for .jsonl/.json files, trec otherwise)",
     )  # fmt: skip
     against = score.add_mutually_exclusive_group(required=True)
-    against.add_argument("--suite", choices=("builtin",), help="the scenario suite in --datasets")
+    against.add_argument(
+        "--suite", choices=("builtin",),
+        help="the scenario suite in --datasets (default: the project's, else the built-in suite), "
+        "gated on its thresholds as `evalkit run` is",
+    )  # fmt: skip
     against.add_argument("--beir", type=Path, metavar="DIR", help="a BEIR directory")
     against.add_argument("--locomo", type=Path, metavar="FILE", help="a LoCoMo file")
     against.add_argument("--longmemeval", type=Path, metavar="FILE", help="a LongMemEval file")
@@ -67,10 +69,7 @@ def register(commands: argparse._SubParsersAction) -> None:
         "--k", type=parse_ks, metavar="LIST",
         help="with a benchmark: metric cutoffs (default: the benchmark's, as in `evalkit bench`)",
     )  # fmt: skip
-    score.add_argument(
-        "--top-k", type=int_in(1, MAX_TOP_K), default=DEFAULT_TOP_K, metavar="N",
-        help=f"with --suite: results per query (default {DEFAULT_TOP_K})",
-    )  # fmt: skip
+    add_top_k_arg(score, "with --suite: ")
     add_dataset_args(score)
     score.add_argument(
         "--out", type=Path, default=Path("reports/score.json"), metavar="PATH",
@@ -87,12 +86,12 @@ def score_command(args: argparse.Namespace) -> int:
     if bench is None:
         if args.k is not None:
             raise UsageError("--k applies to benchmarks; with --suite use --top-k")
+        project = project_settings(args)
         run = score_run(
             args.run,
             format=args.format,
-            datasets=args.datasets,
-            thresholds=args.thresholds,
-            top_k=args.top_k,
+            datasets=project.datasets,
+            config=project.config,
             progress=args.progress,
         )
         run.save(args.out)

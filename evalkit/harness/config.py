@@ -15,6 +15,7 @@ from pydantic import BeforeValidator, Field, field_validator, model_validator
 
 from evalkit.memory.options import DEFAULT_STORE_OPTIONS, StoreOptions
 from evalkit.metrics import parse_metrics
+from evalkit.packaged import BUILTIN_DATASETS, BUILTIN_THRESHOLDS
 from evalkit.records import MAX_TOP_K
 from evalkit.validation import CheckedModel, one_of
 
@@ -26,11 +27,11 @@ MODES: tuple[str, ...] = get_args(Mode)
 DEFAULT_TOP_K = 5
 """Results per query when a run does not choose (and the top_k of the built-in baselines)."""
 
-DEFAULT_DATASETS = "datasets"
-"""The scenario directory of the built-in suite, relative to the working directory."""
+DEFAULT_DATASETS = BUILTIN_DATASETS
+"""The scenario directory a run reads unless told otherwise: the built-in suite (package data)."""
 
-DEFAULT_THRESHOLDS = "datasets/thresholds.json"
-"""The baselines and thresholds file, relative to the working directory."""
+DEFAULT_THRESHOLDS = BUILTIN_THRESHOLDS
+"""The baselines file a run gates on unless told otherwise: the built-in suite's."""
 
 
 class RunConfig(CheckedModel):
@@ -50,6 +51,8 @@ class RunConfig(CheckedModel):
       (benchmarks: `ndcg@10`, ...).
     - `thresholds`: the baselines file that metric gating reads, None = no metric gating
       (benchmarks); a missing file turns metric gating off with a note.
+    - `require_baseline`: metric gating turned off (no file, no entry for this mode and top_k,
+      scenarios selected by name) is a regression instead of a note, so CI cannot pass ungated.
     """
 
     mode: Annotated[Mode, BeforeValidator(one_of("embedder mode", MODES))] = "deterministic"
@@ -62,7 +65,8 @@ class RunConfig(CheckedModel):
     gated: bool = True
     min_relevance: float | None = Field(default=None, ge=0.0, le=1.0, allow_inf_nan=False)
     metrics: tuple[str, ...] = ()
-    thresholds: Path | None = Path(DEFAULT_THRESHOLDS)
+    thresholds: Path | None = DEFAULT_THRESHOLDS
+    require_baseline: bool = False
 
     @field_validator("metrics")
     @classmethod

@@ -3,12 +3,16 @@
 `evalkit run`, `bench`, `mutants`, the notebooks and the Python API all come here: run both
 passes, gate on the recorded thresholds, record provenance. Decisions where the SPEC is silent:
 - The thresholds file is read before anything runs, so an invalid file fails fast (exit 2).
-- Metric gating is off, with a note in the report, when the file is missing, has no entry for
-  the mode, or the entry was recorded at another top_k (metrics at another cut-off are not
-  comparable). Assertion regressions always gate. `config.thresholds` None turns metric gating
-  off without a note (benchmarks).
-- A suite restricted to some scenarios (`Suite.subset`) is not metric-gated either (a note says
-  so): baselines average whole categories of the whole suite, so a subset's means differ.
+- Metric gating is off when the file is missing or has no entry for the run's (mode, top_k)
+  (metrics at another cut-off are not comparable, so another top_k's entry never stands in).
+  The report then carries a note beginning "metric gating OFF" (`RunResult.metric_gating_off`),
+  which the console, the JSON and the report notebook's verdict show instead of "No gating
+  regressions.". Assertion regressions always gate. `config.thresholds` None turns metric
+  gating off without a note (benchmarks: nothing to gate on, by design).
+- A suite restricted to some scenarios (`Suite.subset`) is not metric-gated either (the same
+  kind of note): baselines average whole categories of the whole suite, so a subset's means differ.
+- `config.require_baseline`: metric gating OFF for any of these reasons is itself a regression
+  (kind `baseline`), so CI cannot pass without comparing metrics.
 - Scenarios that are not applicable to the system are listed in a note. They leave the overall
   mean and their categories' means over a different population than the baseline's, so those
   are not metric-gated (see `metric_regressions`); categories whose scenarios all ran still are.
@@ -31,12 +35,14 @@ from evalkit.harness.gating import (
     ModeEntry,
     ThresholdsDocument,
     assertion_regressions,
+    find_baseline,
     gated_regressions,
     metric_regressions,
+    no_baseline_reason,
     read_thresholds,
 )
 from evalkit.harness.provenance import collect
-from evalkit.harness.results import PassResult, Regression, RunResult
+from evalkit.harness.results import GATING_OFF, PassResult, Regression, RunResult
 from evalkit.harness.runner import run_suite
 from evalkit.scenarios import Suite
 from evalkit.systems import MemorySystem
@@ -113,22 +119,20 @@ def _gated_entry(
 def _metric_gating(
     suite: Suite, config: RunConfig, ungated: PassResult, entries: dict[str, ModeEntry] | None
 ) -> tuple[list[str], list[Regression]]:
-    """(notes, metric regressions): why metric gating is off, or what it found."""
-    thresholds, mode, top_k = config.thresholds, config.mode, config.top_k
-    entry = None if entries is None else entries.get(mode)
+    """(notes, regressions): why metric gating is off (and, under `require_baseline`, that as a
+    regression), or the metric regressions it found."""
+    thresholds = config.thresholds
     if thresholds is None:
         return [], []
+    entry = find_baseline(entries or {}, config.mode, config.top_k)
     if suite.subset and entries is not None:
-        return ["scenarios were selected by name: metric gating is off (assertions still gate)"], []
-    if entries is None:
-        return [f"no thresholds file at {thresholds}: metric gating is off (assertions still gate)"], []
-    if entry is None:
-        return [
-            f"{thresholds} has no {mode!r} entry: metric gating is off; record one with --update-baseline"
-        ], []
-    if entry.top_k != top_k:
-        return [
-            f"the {mode!r} baseline was recorded at top_k={entry.top_k}, this run used top_k={top_k}: "
-            "metric gating is off (assertions still gate)"
-        ], []
-    return [], metric_regressions(ungated, entry)
+        reason = "scenarios were selected by name: metric gating is off, baselines cover the whole suite"
+    elif entries is None:
+        reason = f"no thresholds file at {thresholds}: metric gating is off until a baseline is recorded"
+    elif entry is None:
+        reason = no_baseline_reason(config.mode, config.top_k, thresholds, entries)
+    else:
+        return [], metric_regressions(ungated, entry)
+    note = f"{GATING_OFF}: {reason} (assertions still gate)"
+    required = Regression(kind="baseline", message=f"a baseline is required (--require-baseline): {note}")
+    return [note], [required] if config.require_baseline else []

@@ -1,9 +1,15 @@
 """Baselines, thresholds and regressions (SPEC §3.5), and the opt-in gated baselines.
 
-`datasets/thresholds.json` maps a mode (`deterministic`, `real`) to its recorded baseline and
-thresholds (baseline − 0.02, floored at 0), overall and per category, all rounded to 4 places
-half away from zero (`round_half_away`).
-A missing file means "no metric gating" (the caller warns); a file that exists but cannot be
+A thresholds file (the built-in suite's is `evalkit/data/datasets/thresholds.json`) maps a
+(mode, top_k) key such as `deterministic@5` to the baseline recorded in that mode at that top_k
+and its thresholds (baseline − 0.02, floored at 0), overall and per category, all rounded to 4
+places half away from zero (`round_half_away`).
+Metrics at different cut-offs are not comparable, so each (mode, top_k) has its own entry and
+recording one never touches another. Files written before baselines were per top_k are keyed by
+the bare mode (`deterministic`); they are read as `mode@<the entry's top_k>` and written back in
+the keyed form by the next `update_thresholds`.
+
+A missing file means "no metric gating" (the caller notes it); a file that exists but cannot be
 read or validated is a ThresholdsError — never silently un-gated.
 
 Gated baselines (issue 13, item 4): the same file may hold, under the reserved key `"gated"`, a
@@ -31,10 +37,11 @@ from pydantic import Field, RootModel, ValidationError, model_validator
 
 from evalkit.errors import OutputError, ThresholdsError, UsageError
 from evalkit.files import check_writable, os_reason, read_regular, write_atomic
+from evalkit.harness.config import MODES
 from evalkit.harness.results import Aggregate, GatedBaselineRef, PassResult, Regression
 from evalkit.metrics import HARNESS_METRICS
 from evalkit.validation import FrozenModel as _Model
-from evalkit.validation import field_problems
+from evalkit.validation import field_problems, shown_value
 
 MARGIN = 0.02
 """How far below the baseline a metric may fall before it regresses."""
@@ -82,7 +89,8 @@ class ModeEntry(_Model):
 
 
 class ThresholdsFile(RootModel[dict[str, ModeEntry]]):
-    """The mode entries of the file: mode name → entry (every key but `GATED_KEY`)."""
+    """The baselines of the file: `mode@top_k` key (or, in the older form, a bare mode) → entry
+    (every key but `GATED_KEY`)."""
 
 
 GATED_KEY = "gated"
@@ -159,6 +167,7 @@ class ThresholdsDocument:
     """A whole thresholds file: the mode entries and the gated baselines."""
 
     modes: dict[str, ModeEntry]
+    """The baselines under their `mode@top_k` keys (`entry_key`)."""
     gated: tuple[GatedEntry, ...] = ()
 
     def gated_entry(self, mode: str, top_k: int, min_relevance: float) -> GatedEntry | None:
@@ -167,25 +176,62 @@ class ThresholdsDocument:
         return next((e for e in self.gated if e.key == key), None)
 
     def payload(self) -> dict[str, Any]:
-        """The JSON object to write: modes sorted by name, then `"gated"` (sorted by key) when
-        there are gated entries."""
-        data: dict[str, Any] = {name: e.model_dump(mode="json") for name, e in sorted(self.modes.items())}
+        """The JSON object to write: the baselines ordered by mode then top_k, then `"gated"`
+        (sorted by key) when there are gated entries."""
+        order = sorted(self.modes, key=lambda key: (key.partition("@")[0], self.modes[key].top_k))
+        data: dict[str, Any] = {key: self.modes[key].model_dump(mode="json") for key in order}
         if self.gated:
             data[GATED_KEY] = [e.model_dump(mode="json") for e in sorted(self.gated, key=lambda e: e.key)]
         return data
 
 
+_FIX = (
+    "fix it, or delete it and record each baseline again with "
+    "`evalkit run [--real] [--top-k N] --update-baseline`"
+)
+
+
+def entry_key(mode: str, top_k: int) -> str:
+    """The file's key of the baseline recorded in `mode` at `top_k`: `deterministic@5`."""
+    return f"{mode}@{top_k}"
+
+
+def find_baseline(entries: Mapping[str, ModeEntry], mode: str, top_k: int) -> ModeEntry | None:
+    """The entry recorded in `mode` at `top_k`, or None (another top_k never stands in)."""
+    return entries.get(entry_key(mode, top_k))
+
+
+def recorded(entries: Mapping[str, ModeEntry]) -> str:
+    """What a file holds, for messages: "deterministic at top_k 5, real at top_k 5" or "nothing"."""
+    return ", ".join(key.replace("@", " at top_k ") for key in entries) or "nothing"
+
+
+def no_baseline_reason(mode: str, top_k: int, path: Path, entries: Mapping[str, ModeEntry]) -> str:
+    """Why metric gating is off for a run without an entry, and how to record exactly that entry:
+    the same command plus --update-baseline (the same suite, mode, top_k and thresholds file; it
+    adds the entry and keeps every other one). Spelling out a command instead could name another
+    suite or file than the run used, and so replace a baseline the user did not mean."""
+    return (
+        f"no baseline for {mode} at top_k {top_k} in {path} (it holds {recorded(entries)}); to record "
+        "one, re-run the same command with --update-baseline (it adds this entry and keeps the others)"
+    )
+
+
 def load_thresholds(path: str | Path) -> dict[str, ModeEntry] | None:
-    """The mode entries of `path`, or None when the file does not exist (see `read_thresholds`)."""
+    """The baselines of `path` under their `mode@top_k` keys, or None when the file does not
+    exist (see `read_thresholds`)."""
     document = read_thresholds(path)
     return None if document is None else document.modes
 
 
 def read_thresholds(path: str | Path) -> ThresholdsDocument | None:
-    """The mode entries and gated baselines of `path`, or None when the file does not exist.
+    """The baselines (under their `mode@top_k` keys) and gated baselines of `path`, or None when
+    the file does not exist.
 
-    Raises ThresholdsError (naming the file, the failing field and the fix) for unreadable JSON,
-    a schema mismatch, or two gated entries with the same (mode, top_k, min_relevance).
+    Raises ThresholdsError (naming the file, the failing field or key and the fix) for unreadable
+    JSON, a schema mismatch, a key whose mode is unknown or whose top_k differs from its entry's,
+    two entries for the same (mode, top_k), or two gated entries with the same (mode, top_k,
+    min_relevance).
     """
     source = Path(path)
     try:
@@ -195,19 +241,19 @@ def read_thresholds(path: str | Path) -> ThresholdsDocument | None:
     except OSError as exc:
         raise ThresholdsError(
             f"cannot read thresholds file {source}: {exc.strerror or exc}; point --thresholds at the "
-            "JSON file (or regenerate it with `evalkit run --update-baseline`)"
+            "JSON file (or delete it and record each baseline again with "
+            "`evalkit run [--real] [--top-k N] --update-baseline`)"
         ) from None
     except UnicodeDecodeError as exc:
         raise ThresholdsError(
-            f"thresholds file {source} is not UTF-8 ({exc.reason} at byte {exc.start}); "
-            "fix it or regenerate it with `evalkit run --update-baseline`"
+            f"thresholds file {source} is not UTF-8 ({exc.reason} at byte {exc.start}); " + _FIX
         ) from None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ThresholdsError(
             f"thresholds file {source} is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}); "
-            "fix it or regenerate it with `evalkit run --update-baseline`"
+            + _FIX
         ) from exc
     gated_data = data.pop(GATED_KEY, []) if isinstance(data, dict) else []
     problems: list[str] = []
@@ -223,8 +269,7 @@ def read_thresholds(path: str | Path) -> ThresholdsDocument | None:
         problems += [_under_gated_key(p) for p in field_problems(exc, GatedEntries)]
     if problems:
         raise ThresholdsError(
-            f"thresholds file {source} does not match the schema ({'; '.join(problems)}); "
-            "fix it or regenerate it with `evalkit run --update-baseline`"
+            f"thresholds file {source} does not match the schema ({'; '.join(problems)}); " + _FIX
         )
     first: dict[tuple[str, int, float], int] = {}
     for index, entry in enumerate(gated):
@@ -236,7 +281,7 @@ def read_thresholds(path: str | Path) -> ThresholdsDocument | None:
                 "(or re-record it with `evalkit run --update-baseline --gated`)"
             )
         first[entry.key] = index
-    return ThresholdsDocument(modes, tuple(gated))
+    return ThresholdsDocument(_keyed(source, modes), tuple(gated))
 
 
 def _under_gated_key(problem: str) -> str:
@@ -244,6 +289,26 @@ def _under_gated_key(problem: str) -> str:
     if problem.startswith("<top level>"):
         return GATED_KEY + problem.removeprefix("<top level>")
     return GATED_KEY + problem if problem.startswith("[") else f"{GATED_KEY}.{problem}"
+
+
+def _keyed(source: Path, raw: Mapping[str, ModeEntry]) -> dict[str, ModeEntry]:
+    """`raw` under `mode@top_k` keys (a bare-mode key of the older form takes its entry's top_k)."""
+    keyed: dict[str, ModeEntry] = {}
+    for key, entry in raw.items():
+        mode, at, top_k = key.partition("@")
+        new = entry_key(mode, entry.top_k)
+        if mode not in MODES:
+            problem = f"unknown mode {shown_value(mode)} (modes: {', '.join(MODES)})"
+        elif at and top_k != str(entry.top_k):
+            said = top_k if len(top_k) <= 12 else top_k[:9] + "..."  # cut like shown_value
+            problem = f"the key says top_k {said} but its entry was recorded at top_k {entry.top_k}"
+        elif new in keyed:
+            problem = f"a second baseline for {mode} at top_k {entry.top_k}"
+        else:
+            keyed[new] = entry
+            continue
+        raise ThresholdsError(f"thresholds file {source}: key {shown_value(key)}: {problem}; " + _FIX)
+    return keyed
 
 
 PLACES = 4
@@ -291,14 +356,16 @@ def baseline_entry(result: PassResult, top_k: int, recorded_at: datetime | None 
 
 
 def update_thresholds(path: str | Path, mode: str, entry: ModeEntry) -> Path:
-    """Upsert `entry` for `mode` in `path` (created if missing), leaving other modes and the gated
-    baselines untouched (see `_update_file` for locking, atomicity and errors). UsageError for the
-    mode name `GATED_KEY`, which the file reserves."""
+    """Write `entry` as the baseline of `mode` at `entry.top_k` in `path` (created if missing),
+    replacing only that (mode, top_k) entry and keeping every other one and the gated baselines;
+    written in the keyed form, ordered by mode then top_k (see `_update_file` for locking,
+    atomicity and errors). UsageError for the mode name `GATED_KEY`, which the file reserves."""
     if mode == GATED_KEY:
         raise UsageError(
             f"{GATED_KEY!r} cannot be a mode name: the thresholds file keeps gated baselines under it"
         )
-    return _update_file(path, lambda doc: replace(doc, modes={**doc.modes, mode: entry}))
+    key = entry_key(mode, entry.top_k)
+    return _update_file(path, lambda doc: replace(doc, modes={**doc.modes, key: entry}))
 
 
 def update_gated_baseline(path: str | Path, entry: GatedEntry) -> Path:
@@ -319,7 +386,7 @@ def _update_file(path: str | Path, change: Callable[[ThresholdsDocument], Thresh
     Updates are serialised across processes by the lock file `.<name>.lock` beside `path`
     (filelock; removed while still held, so nothing is left behind, and git-ignored for a run
     killed while holding it): the file is re-read under the lock, so two runs recording
-    different entries at once both keep theirs. Written atomically; the file keeps
+    different (mode, top_k) entries at once both keep theirs. Written atomically; the file keeps
     its permissions, and temp files left by a killed earlier write are removed. An existing
     invalid file raises ThresholdsError rather than being replaced; a path that cannot be written
     (read-only file, unwritable folder, full disk) raises OutputError, leaving the file as it was.

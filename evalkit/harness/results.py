@@ -169,10 +169,11 @@ class PassResult(_Model):
 
 class Regression(_Model):
     """One reason a run fails CI. kind: assertion | metric | present (the ungated pass against
-    its mode's baseline) | gated-metric | gated-present (the gated pass against its gated
-    baseline, only when one was recorded for the run's mode, top_k and gate)."""
+    its mode's baseline) | baseline (metric gating was off under `require_baseline`) |
+    gated-metric | gated-present (the gated pass against its gated baseline, only when one was
+    recorded for the run's mode, top_k and gate)."""
 
-    kind: Literal["assertion", "metric", "present", "gated-metric", "gated-present"]
+    kind: Literal["assertion", "metric", "present", "baseline", "gated-metric", "gated-present"]
     message: str
     scenario: str | None = None
     category: str | None = None
@@ -220,6 +221,10 @@ class DetectionPower(_Model):
         return all(o.expected for o in self.outcomes)
 
 
+GATING_OFF = "metric gating OFF"
+"""How every note that turns metric gating off begins (console, JSON notes, the report's verdict)."""
+
+
 class RunResult(PassResult):
     """A whole run: the ungated pass (top level), its regressions, provenance, the gated pass and
     the detection power measured with the run (None when mutation testing did not run).
@@ -259,6 +264,19 @@ class RunResult(PassResult):
         if self.gated_baseline is None:
             return "report-only"
         return f"gated on its baseline recorded {self.gated_baseline.recorded_at}"
+
+    @property
+    def metric_gating_off(self) -> str | None:
+        """The note saying why metrics were not compared with a baseline (it starts with
+        GATING_OFF), or None when they were — or when the run had no thresholds file to gate on by
+        design (`RunConfig.thresholds` None: benchmarks)."""
+        return next((note for note in self.notes if note.startswith(GATING_OFF)), None)
+
+    def verdict(self) -> str:
+        """The one-line verdict of a run without regressions: "No gating regressions." only when
+        the metrics were compared with a baseline; otherwise the metric-gating-OFF note."""
+        off = self.metric_gating_off
+        return "No gating regressions." if off is None else f"{off} — no assertion regressions"
 
 
 def write_result(result: RunResult, path: str | Path) -> Path:

@@ -1,8 +1,13 @@
-"""Load and validate the scenario dataset under `datasets/` (SPEC §2).
+"""Load and validate a scenario dataset (SPEC §2); the built-in one is package data
+(`evalkit/data/datasets/`, see `evalkit.packaged`).
 
-Layout: `<directory>/scenarios/*.yaml|*.yml|*.json` (one scenario per file) and
+Layout: `<directory>/scenarios/*.yaml|*.yml|*.json` (one scenario per file),
 `<directory>/distractors.yaml` (or `.yml`/`.json`): a mapping whose only key `thoughts` lists the
-shared distractor thoughts appended to every scenario with `distractors: true` (the default).
+shared distractor thoughts appended to every scenario with `distractors: true` (the default), and
+optionally `<directory>/suite.yaml` (or `.yml`/`.json`): a mapping whose only key `categories`
+declares the suite's categories (a non-empty list of distinct names). Without it a suite has the
+built-in categories (`BUILTIN_CATEGORIES`, which the built-in suite also declares in its own
+suite.yaml); a scenario's category is an error only when it is not in its suite's list.
 
 Contract of `load_suite`: either it returns a fully valid `Suite`, or it raises one `DatasetError`
 whose `problems` list every problem found across all files, each naming the file, the scenario and
@@ -44,11 +49,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import Field, ValidationError, field_validator
 
 from evalkit.errors import DatasetError
 from evalkit.files import read_regular
-from evalkit.scenarios.model import Scenario, ThoughtSpec
+from evalkit.packaged import BUILTIN_DATASETS
+from evalkit.scenarios.model import BUILTIN_CATEGORIES, Scenario, ThoughtSpec
 from evalkit.scenarios.parsing import SyntaxProblem, parse_text, raw_date_problems, surrogate_problems
 from evalkit.scenarios.references import scenario_problems, thought_problems
 from evalkit.validation import FrozenModel, did_you_mean, field_problems, shown_value
@@ -62,6 +68,9 @@ SCENARIOS_SUBDIR = "scenarios"
 DISTRACTORS_STEM = "distractors"
 """File name (without suffix) of the shared distractors file in the dataset directory."""
 
+SUITE_STEM = "suite"
+"""File name (without suffix) of the optional file declaring the suite's categories."""
+
 _IGNORED_SUFFIXES = (".md",)
 
 
@@ -73,7 +82,8 @@ class Suite:
     `distractors` are the shared distractor thoughts; `digest` is a sha256 (hex) over the relative
     path and bytes of every file read, sorted by path, identifying the dataset in reports.
     `subset` marks a suite restricted to some scenarios by name: its means are not comparable with
-    whole-suite baselines, so it is never metric-gated.
+    whole-suite baselines, so it is never metric-gated. `categories` are the categories the suite
+    declares (its suite file, or the built-in ones).
     """
 
     scenarios: tuple[Scenario, ...]
@@ -81,26 +91,41 @@ class Suite:
     distractors: tuple[ThoughtSpec, ...]
     digest: str
     subset: bool = False
+    categories: tuple[str, ...] = BUILTIN_CATEGORIES
 
     def __reduce__(self) -> tuple[Callable[..., Suite], tuple[object, ...]]:
         """Pickle (to ship a suite to worker processes) with `sources` as a plain dict, which
         is re-wrapped read-only on the other side (a mappingproxy itself cannot be pickled)."""
         return (
             _unpickled_suite,
-            (self.scenarios, dict(self.sources), self.distractors, self.digest, self.subset),
+            (self.scenarios, dict(self.sources), self.distractors, self.digest, self.subset, self.categories),
         )
 
 
 def _unpickled_suite(*fields: Any) -> Suite:
-    scenarios, sources, distractors, digest, subset = fields
-    return Suite(scenarios, types.MappingProxyType(sources), distractors, digest, subset)
+    scenarios, sources, distractors, digest, subset, categories = fields
+    return Suite(scenarios, types.MappingProxyType(sources), distractors, digest, subset, categories)
+
+
+class _SuiteFile(FrozenModel):
+    categories: tuple[str, ...] = Field(min_length=1)
+
+    @field_validator("categories")
+    @classmethod
+    def _distinct_names(cls, names: tuple[str, ...]) -> tuple[str, ...]:
+        if any(not name.strip() for name in names):
+            raise ValueError("a category name must not be empty")
+        repeated = sorted({name for name in names if names.count(name) > 1})
+        if repeated:
+            raise ValueError(f"categories listed twice: {', '.join(repeated)}; list each once")
+        return names
 
 
 class _DistractorFile(FrozenModel):
     thoughts: list[ThoughtSpec]
 
 
-def load_suite(directory: str | Path = "datasets", names: Sequence[str] | None = None) -> Suite:
+def load_suite(directory: str | Path = BUILTIN_DATASETS, names: Sequence[str] | None = None) -> Suite:
     """Read, validate and return the dataset in `directory` (see the module docstring).
 
     `names` selects scenarios by name (kept in file order; a single string counts as one name);
@@ -117,12 +142,14 @@ def load_suite(directory: str | Path = "datasets", names: Sequence[str] | None =
             ],
         )
     reader = _Reader(root)
+    categories = _load_categories(reader)
     distractors = _load_distractors(reader)
     entries = _load_scenario_files(reader)
     _check_duplicate_names(entries, reader)
     for entry in entries:
         if entry.scenario is not None:
-            reader.add(entry.path, scenario_problems(entry.scenario, distractors), entry.label)
+            problems = scenario_problems(entry.scenario, distractors, categories)
+            reader.add(entry.path, problems, entry.label)
     if distractors is None and reader.distractors_missing:
         wanting = [e.scenario.name for e in entries if e.scenario is not None and e.scenario.distractors]
         if wanting:
@@ -146,6 +173,7 @@ def load_suite(directory: str | Path = "datasets", names: Sequence[str] | None =
         distractors=tuple(distractors or ()),
         digest=reader.digest(),
         subset=names is not None,
+        categories=categories or BUILTIN_CATEGORIES,
     )
 
 
@@ -218,19 +246,46 @@ class _Reader:
         return h.hexdigest()
 
 
+def _single_file(reader: _Reader, stem: str) -> tuple[bool, Path | None]:
+    """(ok, path) of the one file `<stem>.yaml|.yml|.json` in the dataset directory: path None
+    when there is none; ok False (reported) when there are several. Anything of that name counts,
+    not only regular files, so that `reader.parse` reports a pipe or a directory there instead of
+    the file silently counting as absent."""
+    found = [p for s in SCENARIO_SUFFIXES if (p := reader.root / (stem + s)).exists()]
+    if len(found) > 1:
+        names = ", ".join(p.name for p in found)
+        reader.add(reader.root, [f"several {stem} files ({names}); keep exactly one"])
+        return False, None
+    return True, found[0] if found else None
+
+
+def _load_categories(reader: _Reader) -> tuple[str, ...] | None:
+    """The categories the suite file declares, BUILTIN_CATEGORIES without a suite file, or None
+    when the file is invalid (reported; scenario categories are then not judged)."""
+    ok, path = _single_file(reader, SUITE_STEM)
+    if not ok:
+        return None
+    if path is None:
+        return BUILTIN_CATEGORIES
+    ok, data = reader.parse(path)
+    if not ok:
+        return None
+    try:
+        return _SuiteFile.model_validate(data).categories
+    except ValidationError as exc:
+        reader.add(path, field_problems(exc, _SuiteFile))
+        return None
+
+
 def _load_distractors(reader: _Reader) -> list[ThoughtSpec] | None:
     """The shared distractors, or None when their file is absent (`reader.distractors_missing` is
     then set; only scenarios that want distractors make that a problem) or invalid (reported)."""
-    found = [p for s in SCENARIO_SUFFIXES if (p := reader.root / (DISTRACTORS_STEM + s)).exists()]
-    if not found:
+    ok, path = _single_file(reader, DISTRACTORS_STEM)
+    if not ok:
+        return None
+    if path is None:
         reader.distractors_missing = True
         return None
-    if len(found) > 1:
-        reader.add(
-            reader.root, [f"several distractor files ({', '.join(p.name for p in found)}); keep exactly one"]
-        )
-        return None
-    path = found[0]
     ok, data = reader.parse(path)
     if not ok:
         return None

@@ -1,4 +1,4 @@
-"""Scenario data model: what analysts write in `datasets/*.yaml|json` and importers produce.
+"""Scenario data model: what analysts write in a suite's `scenarios/*.yaml|json` and importers produce.
 
 These are pydantic models (frozen, extra="forbid") because they cross a file boundary. They
 validate the shape of one scenario; cross-references (dangling ids, duplicates across files)
@@ -26,7 +26,8 @@ BUILTIN_CATEGORIES: tuple[str, ...] = (
     "retrieval-quality",
     "no-match",
 )
-"""Categories a scenario file in `datasets/` may use. Importers (BEIR, LoCoMo) use their own."""
+"""The categories of a suite that declares none (no suite.yaml beside its scenarios); the built-in
+suite declares exactly these. Importers (BEIR, LoCoMo) use their own."""
 
 
 class _Frozen(BaseModel):

@@ -16,20 +16,27 @@ _PROBE_CLOCK = datetime(2000, 1, 1, tzinfo=UTC)
 """The clock dates are resolved against when validating: any clock shows whether a date reads."""
 
 
-def scenario_problems(scenario: Scenario, distractors: Sequence[ThoughtSpec] | None) -> list[str]:
+def scenario_problems(
+    scenario: Scenario,
+    distractors: Sequence[ThoughtSpec] | None,
+    categories: Sequence[str] | None = BUILTIN_CATEGORIES,
+) -> list[str]:
     """Cross-reference problems of one shape-valid scenario, each as `<field>: <message>`.
 
     `distractors` are the shared distractors, or None when they are unknown (the distractors file
     is missing or invalid): references that might point at a distractor are then not judged.
+    `categories` are the suite's declared categories, or None when unknown (an invalid suite
+    file): the category is then not judged.
     Checks: category, thought ids (duplicates, clashes with distractors), created_at,
     distractors_created_at, edges, and every query's relevant / forbid / rank_before / grades /
     project / no_relevant.
     """
     problems: list[str] = []
-    if scenario.category not in BUILTIN_CATEGORIES:
+    if categories is not None and scenario.category not in categories:
         problems.append(
             f"category: unknown category {shown_value(scenario.category)}; "
-            f"use one of: {', '.join(BUILTIN_CATEGORIES)}"
+            f"use one of: {', '.join(categories)} "
+            "(the suite's categories; a suite declares its own under `categories:` in its suite.yaml)"
         )
     distractor_ids = None if distractors is None else frozenset(t.id for t in distractors)
     problems.extend(thought_problems(scenario.thoughts, distractor_ids if scenario.distractors else None))

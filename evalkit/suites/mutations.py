@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import math
 import operator
+import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
@@ -37,7 +38,7 @@ from evalkit.errors import UsageError
 from evalkit.harness.config import RunConfig
 from evalkit.harness.evaluate import evaluate
 from evalkit.harness.executors import Executor, make_executor
-from evalkit.harness.gating import load_thresholds
+from evalkit.harness.gating import find_baseline, load_thresholds
 from evalkit.harness.results import DetectionPower, MutationOutcome, Regression
 from evalkit.memory.fts_query import build_fts_query
 from evalkit.memory.pipeline import (
@@ -303,14 +304,17 @@ def select_mutations(names: Sequence[str] | None = None) -> tuple[Mutation, ...]
 def mutant_config(config: RunConfig) -> RunConfig:
     """The configuration a mutant runs with: `config` in deterministic mode, ungated (the gated
     pass is report-only and cannot catch anything). UsageError when its thresholds file has no
-    deterministic baseline at its top_k."""
+    deterministic baseline at its top_k; the advice names that file, so following it adds exactly
+    the missing entry there and can replace no other baseline (another file's, another top_k's)."""
     thresholds, top_k = config.thresholds, config.top_k
-    entry = None if thresholds is None else (load_thresholds(thresholds) or {}).get(MODE)
-    if entry is None or entry.top_k != top_k:
+    entry = None if thresholds is None else find_baseline(load_thresholds(thresholds) or {}, MODE, top_k)
+    if entry is None:
+        target = f" --thresholds {shlex.quote(str(thresholds))}" if thresholds is not None else ""
         raise UsageError(
             f"mutation testing needs a {MODE!r} baseline recorded at top_k={top_k} in {thresholds} "
-            f"(without it only assertions would gate); record one with "
-            f"`evalkit run --top-k {top_k} --update-baseline`"
+            f"(without it only assertions would gate); record one on the same suite (the same "
+            f"--datasets as this command) with `evalkit run --top-k {top_k}{target} --update-baseline` "
+            "(it adds this entry and keeps the others)"
         )
     return config.model_copy(update={"mode": MODE, "model": None, "embedding_cache": None, "gated": False})
 

@@ -122,7 +122,9 @@ def _arrows(before: dict[str, float], after: dict[str, float]) -> list[str]:
 
 
 def render_run(run: EvalRun) -> str:
-    """The whole console summary: header, pass table, gated comparison, regressions, notes."""
+    """The whole console summary: header, pass table, gated comparison, regressions or the
+    verdict, notes. When metric gating was off, its note is the verdict (or, with regressions,
+    follows them) rather than one note among others."""
     result = run.result
     queries = sum(len(s.queries) for s in result.scenarios)
     lines = [
@@ -135,12 +137,14 @@ def render_run(run: EvalRun) -> str:
         lines += ["", *render_gate_comparison(run)]
     lines += ["", *render_latency(run), *render_not_applicable(run)]
     lines.append("")
+    off = result.metric_gating_off
     if result.regressions:
         lines.append(f"Regressions ({len(result.regressions)}):")
         lines += [f"  - [{r.kind}] {r.message}" for r in result.regressions]
+        lines += [off] if off is not None else []
     else:
-        lines.append("No gating regressions.")
-    lines += [f"note: {n}" for n in result.notes]
+        lines.append(result.verdict())
+    lines += [f"note: {n}" for n in result.notes if n != off]
     return "\n".join(lines)
 
 

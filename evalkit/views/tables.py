@@ -63,13 +63,16 @@ from evalkit.views.sweep import (
 def assert_thresholds(run: EvalRun, fail: bool = True) -> str:
     """Raise RegressionError listing every regression when `fail` and the run has any.
 
-    Returns the verdict line otherwise: "No gating regressions." or, with `fail` False, how many
-    regressions were found but not raised.
+    Returns the verdict line otherwise (`RunResult.verdict`: "No gating regressions." only when
+    the metrics were compared with a baseline, else the "metric gating OFF: ..." note) or, with
+    `fail` False, how many regressions were found but not raised. A metric-gating-OFF note
+    follows the regressions in either case.
     """
     regressions = run.result.regressions
     if not regressions:
-        return "No gating regressions."
-    lines = [f"  - [{r.kind}] {r.message}" for r in regressions]
+        return run.result.verdict()
+    off = run.result.metric_gating_off
+    lines = [f"  - [{r.kind}] {r.message}" for r in regressions] + ([off] if off is not None else [])
     message = f"{len(regressions)} regression(s) against the thresholds:\n" + "\n".join(lines)
     if fail:
         raise RegressionError(message)

@@ -8,9 +8,9 @@ notebook's text/plain output, logs).
 Rules:
 - FAIL when the run has at least one regression (what makes `evalkit run` exit 1), else PASS.
 - Metric gating is OFF when the run was not compared with recorded thresholds: the run carries
-  a note from the evaluation saying why ("... metric gating is off ..."), or it was configured
+  a note from the evaluation saying why (`RunResult.metric_gating_off`), or it was configured
   without a thresholds file (benchmarks). The verdict then says "metric gating OFF (<why>)":
-  a PASS then only means the hard assertions held.
+  a PASS then only means the hard assertions held, and it never says "No gating regressions.".
 - The identity line names the system, the embedder mode, top_k and the gate of the gated pass
   with its role: "report-only", or "gated on its baseline recorded ..." when a gated baseline
   gated it (its regressions are then listed as `[gated-metric]`/`[gated-present]`); "gated pass
@@ -22,11 +22,8 @@ from __future__ import annotations
 import html
 from dataclasses import dataclass
 
+from evalkit.harness.results import GATING_OFF
 from evalkit.views.frames import EvalRun
-
-GATING_OFF_MARKER = "metric gating is off"
-"""The phrase `evalkit.harness.evaluate` writes into a run's notes when it did not compare metrics
-with recorded thresholds (missing file, no entry for the mode, another top_k, a scenario subset)."""
 
 PASS_COLOR = "#0f5132"
 FAIL_COLOR = "#842029"
@@ -48,9 +45,16 @@ class Verdict:
         status = "PASS" if self.passed else f"FAIL — {len(self.regressions)} regression(s)"
         return status if self.gating_off is None else f"{status} · metric gating OFF ({self.gating_off})"
 
+    @property
+    def clean(self) -> str:
+        """What a run without regressions says below the headline."""
+        if self.gating_off is None:
+            return "No gating regressions."
+        return "No assertion regressions; metrics were not compared with a baseline."
+
     def __str__(self) -> str:
         lines = [f"Verdict: {self.headline}", self.identity]
-        lines += [f"  - {line}" for line in self.regressions] or ["No gating regressions."]
+        lines += [f"  - {line}" for line in self.regressions] or [self.clean]
         return "\n".join(lines)
 
     def __repr__(self) -> str:
@@ -59,7 +63,7 @@ class Verdict:
     def _repr_html_(self) -> str:
         color = PASS_COLOR if self.passed else FAIL_COLOR
         items = "".join(f"<li>{html.escape(line)}</li>" for line in self.regressions)
-        listing = f"<ul>{items}</ul>" if items else "<p>No gating regressions.</p>"
+        listing = f"<ul>{items}</ul>" if items else f"<p>{html.escape(self.clean)}</p>"
         return (
             f'<div class="evalkit-verdict"><p style="font-size: 1.6em; font-weight: bold; color: {color}; '
             f'margin: 0.2em 0">Verdict: {html.escape(self.headline)}</p>'
@@ -85,9 +89,9 @@ def run_verdict(run: EvalRun) -> Verdict:
 
 
 def _gating_off(run: EvalRun) -> str | None:
-    reasons = [note for note in run.result.notes if GATING_OFF_MARKER in note]
-    if reasons:
-        return "; ".join(reasons)
+    note = run.result.metric_gating_off
+    if note is not None:
+        return note.removeprefix(GATING_OFF).removeprefix(":").strip()
     if run.result.provenance.config.thresholds is None:
         return "the run was configured without a thresholds file"
     return None

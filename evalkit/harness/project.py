@@ -1,0 +1,203 @@
+"""A project's evalkit settings — `evalkit.toml` or `[tool.evalkit]` in pyproject.toml — resolved
+with the command line into the run configuration.
+
+Where the file is found: the first directory, from `start` (the working directory) upwards, that
+holds `evalkit.toml` or a `pyproject.toml` with a `[tool.evalkit]` table. When one directory has
+both, `evalkit.toml` wins and the pyproject table is ignored (`Project.notes` says so). No file
+found: every value is its default (the built-in suite, gated on its own baselines).
+
+Keys, all optional (`evalkit.toml` holds them at the top level, pyproject.toml under
+`[tool.evalkit]`):
+
+| key | meaning | default |
+|---|---|---|
+| `datasets` | the suite directory (`scenarios/`, `distractors.yaml`, `suite.yaml`) | the built-in suite |
+| `thresholds` | the baselines file | `<datasets>/thresholds.json` |
+| `system` | the system under test (`RunConfig.system`) | `reference` |
+| `top_k` | results per query | 5 |
+| `gated` | also run the report-only pass under the relevance gate | true |
+| `min_relevance` | the gate of that pass | the service default |
+| `require_baseline` | metric gating OFF is a regression (exit 1) | false |
+| `reports` | the folder of JSON and HTML reports | `reports` (in the working directory) |
+
+Precedence, value by value: the command line, then the file, then the default. Relative paths in
+the file (the path settings, and the mapping file of a `system = "mcp:MAPPING.toml"`) are
+relative to the file's folder (so a project works from any sub-directory); on the command line,
+to the working directory. `thresholds` follows `datasets` unless it is set itself:
+`--datasets DIR` gates on `DIR/thresholds.json`. An unknown key, a bad value or invalid TOML
+raises UsageError naming the file, the key and the fix.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field, ValidationError
+
+from evalkit.errors import UsageError
+from evalkit.harness.config import DEFAULT_DATASETS, RunConfig
+from evalkit.packaged import THRESHOLDS_NAME
+from evalkit.records import MAX_TOP_K
+from evalkit.validation import FrozenModel, field_problems
+
+PROJECT_FILE = "evalkit.toml"
+"""The project file evalkit looks for first."""
+
+MCP_PREFIX = "mcp:"
+"""A `system` spec naming an MCP mapping file (`evalkit.systems.resolve`)."""
+
+PYPROJECT_FILE = "pyproject.toml"
+"""The Python project file whose `[tool.evalkit]` table is read when there is no evalkit.toml."""
+
+DEFAULT_REPORTS = Path("reports")
+"""Where reports go when nothing says otherwise, relative to the working directory."""
+
+DEFAULT_SOURCE = "default"
+COMMAND_LINE = "command line"
+
+
+class ProjectSettings(FrozenModel):
+    """The keys of a project file (see the module docstring); None = not set there."""
+
+    datasets: Path | None = None
+    thresholds: Path | None = None
+    system: str | None = Field(default=None, min_length=1)
+    top_k: int | None = Field(default=None, ge=1, le=MAX_TOP_K)
+    gated: bool | None = None
+    min_relevance: float | None = Field(default=None, ge=0.0, le=1.0, allow_inf_nan=False)
+    require_baseline: bool | None = None
+    reports: Path | None = None
+
+
+SETTINGS: tuple[str, ...] = tuple(ProjectSettings.model_fields)
+"""The project settings, in the order `evalkit config` prints them."""
+
+_PATHS = ("datasets", "thresholds", "reports")
+
+
+@dataclass(frozen=True)
+class Project:
+    """The resolved settings of one command: `config` (the run configuration; its `thresholds`
+    is `thresholds`), the `datasets`, `thresholds` and `reports` paths, where each setting came
+    from (`sources`: "command line", the file, or "default"), the project file (None = none
+    found) and notes (a project file that was ignored)."""
+
+    config: RunConfig
+    datasets: Path
+    thresholds: Path
+    reports: Path
+    sources: Mapping[str, str]
+    file: Path | None
+    notes: tuple[str, ...] = ()
+
+    def values(self) -> dict[str, object]:
+        """Each setting's resolved value, in SETTINGS order."""
+        c = self.config
+        return {
+            "datasets": self.datasets,
+            "thresholds": self.thresholds,
+            "system": c.system,
+            "top_k": c.top_k,
+            "gated": c.gated,
+            "min_relevance": c.min_relevance,
+            "require_baseline": c.require_baseline,
+            "reports": self.reports,
+        }
+
+
+def find_project_file(start: str | Path | None = None) -> tuple[Path, dict[str, Any], tuple[str, ...]] | None:
+    """(file, its evalkit table, notes) of the nearest project file from `start` (default: the
+    working directory) upwards, or None. UsageError for invalid TOML or a `tool.evalkit` that is
+    not a table."""
+    here = Path(start if start is not None else Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        own, pyproject = folder / PROJECT_FILE, folder / PYPROJECT_FILE
+        table = _tool_table(pyproject) if pyproject.is_file() else None
+        if own.is_file():
+            notes = (f"{pyproject} [tool.evalkit] is ignored: {own} wins",) if table else ()
+            return own, _read_toml(own), notes
+        if table is not None:
+            return pyproject, table, ()
+    return None
+
+
+def resolve_project(flags: Mapping[str, object | None], start: str | Path | None = None) -> Project:
+    """The settings of a command: `flags` (setting → value from the command line, None = not
+    given) over the project file found from `start` over the defaults. UsageError for an unknown
+    flag name, a bad project file or a bad value."""
+    unknown = sorted(set(flags) - set(SETTINGS))
+    if unknown:
+        raise UsageError(f"unknown project setting(s) {', '.join(unknown)}; settings: {', '.join(SETTINGS)}")
+    found = find_project_file(start)
+    file, table, notes = found if found is not None else (None, {}, ())
+    from_file = _settings(file, table) if file is not None else ProjectSettings()
+    values: dict[str, Any] = {}
+    sources: dict[str, str] = {}
+    for name in SETTINGS:
+        given, in_file = flags.get(name), getattr(from_file, name)
+        if given is not None:
+            values[name], sources[name] = given, COMMAND_LINE
+        elif in_file is not None and file is not None:
+            values[name] = _from_file(file, name, in_file)
+            sources[name] = _describe(file)
+        else:
+            sources[name] = DEFAULT_SOURCE
+    datasets = Path(str(values.pop("datasets", DEFAULT_DATASETS)))
+    reports = Path(str(values.pop("reports", DEFAULT_REPORTS)))
+    thresholds = Path(str(values.pop("thresholds", datasets / THRESHOLDS_NAME)))
+    if sources["thresholds"] == DEFAULT_SOURCE:
+        sources["thresholds"] = f"{DEFAULT_SOURCE}: <datasets>/{THRESHOLDS_NAME}"
+    return Project(
+        config=RunConfig(**values, thresholds=thresholds),
+        datasets=datasets,
+        thresholds=thresholds,
+        reports=reports,
+        sources=sources,
+        file=file,
+        notes=notes,
+    )
+
+
+def _from_file(file: Path, name: str, value: Any) -> Any:
+    """A value read from `file`, its relative paths made relative to the file's folder: the
+    path settings, and the mapping file of an `mcp:MAPPING.toml` system."""
+    if name in _PATHS:
+        return file.parent / value
+    if name == "system" and value.startswith(MCP_PREFIX):
+        return MCP_PREFIX + str(file.parent / value.removeprefix(MCP_PREFIX))
+    return value
+
+
+def _describe(file: Path) -> str:
+    return f"{file} [tool.evalkit]" if file.name == PYPROJECT_FILE else str(file)
+
+
+def _settings(file: Path, table: Mapping[str, Any]) -> ProjectSettings:
+    try:
+        return ProjectSettings.model_validate(table)
+    except ValidationError as exc:
+        problems = "; ".join(field_problems(exc, ProjectSettings))
+        raise UsageError(f"{_describe(file)}: {problems}; fix it") from None
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"cannot read project file {path}: {exc}") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise UsageError(f"project file {path} is not valid TOML ({exc}); fix it") from exc
+
+
+def _tool_table(pyproject: Path) -> dict[str, Any] | None:
+    """pyproject.toml's `[tool.evalkit]` table, or None when it has none."""
+    table = _read_toml(pyproject).get("tool", {}).get("evalkit")
+    if table is None or isinstance(table, dict):
+        return table
+    raise UsageError(
+        f"{pyproject}: tool.evalkit must be a table ([tool.evalkit]), got {type(table).__name__}"
+    )

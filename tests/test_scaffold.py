@@ -1,0 +1,98 @@
+"""`evalkit init` (evalkit.scaffold): the files it writes, that `evalkit run` works inside them at
+once, and that it never overwrites a file without --force."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from evalkit.cli import main
+from evalkit.errors import UsageError
+from evalkit.scaffold import init_project
+
+FILES = [
+    ".github/workflows/evalkit.yml",
+    "EVALKIT.md",
+    "evalkit.toml",
+    "scenarios/example.yaml",
+    "suite.yaml",
+    "thresholds.json",
+]
+
+
+def _files(root: Path) -> list[str]:
+    return sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file())
+
+
+def test_init_writes_the_project_and_run_works_inside_it_at_once(tmp_path, monkeypatch, capsys) -> None:
+    assert main(["init", str(tmp_path / "x")]) == 0
+    project = tmp_path / "x"
+    assert _files(project) == sorted(FILES)
+    monkeypatch.chdir(project)
+    assert main(["run"]) == 0
+    out = capsys.readouterr().out
+    assert "deploy-facts" in out and "facts" in out
+    assert "metric gating OFF: no baseline for deterministic at top_k 5" in out
+    assert (project / "reports" / "report.json").is_file()
+    assert main(["run", "--require-baseline"]) == 1  # what the generated workflow runs
+    assert main(["run", "--update-baseline"]) == 0
+    assert list(json.loads((project / "thresholds.json").read_text())) == ["deterministic@5"]
+    assert main(["run", "--require-baseline"]) == 0
+    assert "No gating regressions." in capsys.readouterr().out
+
+
+def test_init_never_overwrites_without_force_and_writes_nothing(tmp_path, capsys) -> None:
+    (tmp_path / "evalkit.toml").write_text("top_k = 3\n")
+    assert main(["init", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert f"would overwrite {tmp_path / 'evalkit.toml'}; nothing was written" in err and "--force" in err
+    assert _files(tmp_path) == ["evalkit.toml"]
+    assert (tmp_path / "evalkit.toml").read_text() == "top_k = 3\n"
+    assert main(["init", str(tmp_path), "--force"]) == 0
+    assert _files(tmp_path) == sorted(FILES)
+    assert "datasets" in (tmp_path / "evalkit.toml").read_text()
+
+
+def test_init_keeps_other_files_and_refuses_a_file_as_folder(tmp_path) -> None:
+    (tmp_path / "notes.txt").write_text("mine")
+    init_project(tmp_path, "1.2.3")
+    assert (tmp_path / "notes.txt").read_text() == "mine"
+    with pytest.raises(UsageError, match="is a file; evalkit init needs a folder"):
+        init_project(tmp_path / "notes.txt", "1.2.3")
+
+
+def test_the_generated_workflow_gates_pull_requests_runs_real_weekly_and_uploads_the_html(tmp_path) -> None:
+    init_project(tmp_path, "1.2.3")
+    text = (tmp_path / ".github" / "workflows" / "evalkit.yml").read_text()
+    doc = yaml.safe_load(text)
+    triggers = doc.get("on", doc.get(True))
+    assert set(triggers) == {"pull_request", "schedule", "workflow_dispatch"}
+    assert triggers["schedule"] == [{"cron": "0 6 * * 1"}]
+    (job,) = doc["jobs"].values()
+    runs = "\n".join(step.get("run", "") for step in job["steps"])
+    assert "evalkit run $MODE_FLAG --require-baseline" in runs
+    assert "evalkit report -p report_json reports/report.json" in runs
+    assert '"evalkit==1.2.3"' in runs and '"evalkit[real]==1.2.3"' in runs
+    assert "${TORCH_INDEX:-https://download.pytorch.org/whl/cpu}" in runs
+    assert job["env"]["MODE_FLAG"] == "${{ github.event_name != 'pull_request' && '--real' || '' }}"
+    (upload,) = [s for s in job["steps"] if str(s.get("uses", "")).startswith("actions/upload-artifact@")]
+    assert upload["if"] == "always()" and upload["with"]["path"] == "reports/"
+
+
+def test_an_unknown_version_leaves_the_install_unpinned(tmp_path) -> None:
+    init_project(tmp_path, None)
+    text = (tmp_path / ".github" / "workflows" / "evalkit.yml").read_text()
+    assert 'pip install "evalkit"' in text and "@evalkit_pin@" not in text
+
+
+def test_the_workflows_report_step_renders_the_saved_run_of_a_new_project(tmp_path, monkeypatch) -> None:
+    init_project(tmp_path, None)
+    monkeypatch.chdir(tmp_path)
+    assert main(["run", "--no-gated"]) == 0
+    assert main(["report", "--no-progress", "-p", "report_json", "reports/report.json"]) == 0
+    html = (tmp_path / "reports" / "eval_report.html").read_text(encoding="utf-8")
+    assert "metric gating OFF: no baseline for deterministic at top_k 5" in html
+    assert "No gating regressions." not in html
