@@ -167,7 +167,8 @@ def apply_standing(
         standing = "superseded" if sup else "contradicted" if con else "current"
         if standing == "superseded" and supersession == "suppress":
             continue
-        out.append(replace(c, standing=standing, superseded_by=sup, contradicted_by=con))
+        unchanged = (standing, sup, con) == (c.standing, c.superseded_by, c.contradicted_by)
+        out.append(c if unchanged else replace(c, standing=standing, superseded_by=sup, contradicted_by=con))
     out.sort(key=lambda c: order[c.standing])
     return tuple(out)
 
