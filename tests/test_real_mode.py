@@ -1,12 +1,21 @@
 """Real mode end to end: the built-in suite on the packaged all-MiniLM-L6-v2, gated on the
-recorded `real` baseline. Loads the model (needs the `real` extra); runs in CI."""
+recorded `real` baseline, serially and on two worker processes sharing one embedding cache.
+Loads the model (needs the `real` extra); runs in CI."""
 
 from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+from typing import Any
 
 import pytest
 
 import evalkit
-from tests.shared import DATASETS
+from evalkit.cli import main
+from evalkit.embedders import sentence_transformer
+from evalkit.embedders.cache import EmbeddingCache
+from tests.shared import DATASETS, comparable
 
 
 @pytest.mark.real
@@ -31,3 +40,53 @@ def test_builtin_suite_passes_in_real_mode_against_its_baseline(tmp_path):
     )
     assert again.result.overall == run.result.overall
     assert again.result.gated == run.result.gated
+
+
+def _within_float32_noise(report: Any) -> Any:
+    """`report` with every float as pytest.approx(abs=1e-6): a worker encodes on one torch thread,
+    which sums in another order than the serial run's several (see
+    `evalkit.embedders.sentence_transformer`), so similarities may differ in the last float32 bits;
+    everything else (ids, ranks, metrics, gates) must be equal."""
+    if isinstance(report, dict):
+        return {key: _within_float32_noise(value) for key, value in report.items()}
+    if isinstance(report, list):
+        return [_within_float32_noise(value) for value in report]
+    if isinstance(report, float):
+        return pytest.approx(report, abs=1e-6)
+    return report
+
+
+@pytest.mark.real
+@pytest.mark.skipif(
+    "fork" not in multiprocessing.get_all_start_methods(), reason="counts model loads in forked workers"
+)
+def test_two_workers_give_the_serial_report_and_share_one_cache(tmp_path, monkeypatch, capsys):
+    loads = tmp_path / "loads.txt"
+    real_load = sentence_transformer._load
+
+    def recording_load(*args: Any, **kwargs: Any) -> Any:  # forked workers inherit it
+        with loads.open("a") as log:
+            log.write(f"{os.getpid()}\n")
+        return real_load(*args, **kwargs)
+
+    monkeypatch.setattr(sentence_transformer, "_load", recording_load)
+    common = ["run", "--real", "--datasets", str(DATASETS), "--thresholds", str(DATASETS / "thresholds.json")]
+
+    def run(name: str, *flags: str) -> dict[str, Any]:
+        out = tmp_path / f"{name}.json"
+        assert main([*common, "--out", str(out), *flags]) == 0
+        return comparable(json.loads(out.read_text()))
+
+    shared = tmp_path / "shared.sqlite3"
+    on_workers = run("workers", "--cache", str(shared), "--workers", "2")
+    pids = loads.read_text().split()
+    assert len(pids) == len(set(pids)) == 2 and str(os.getpid()) not in pids  # once in each worker
+    serial = run("serial", "--cache", str(tmp_path / "serial.sqlite3"))
+    assert on_workers == _within_float32_noise(serial)
+    with EmbeddingCache(shared) as cache, EmbeddingCache(tmp_path / "serial.sqlite3") as alone:
+        assert len(cache) == len(alone)  # the two workers stored every vector in the one file
+
+    loads.unlink()
+    assert run("again", "--cache", str(shared), "--workers", "2") == on_workers  # exact: cached
+    assert not loads.exists()  # no worker loaded the model: every vector came from the cache
+    capsys.readouterr()

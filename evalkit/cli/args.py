@@ -91,7 +91,8 @@ def add_execution_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--workers", type=int_in(1, 1024), default=None, metavar="N",
         help="run N units of work at once (scenarios, benchmark shards, mutations); results are "
-        "identical to a serial run (default: serial; with --executor ray: the cluster's CPUs)",
+        "identical to a serial run, with --real to within 1e-6 in similarities (default: serial; "
+        "with --executor ray: the cluster's CPUs)",
     )  # fmt: skip
     parser.add_argument(
         "--executor", choices=EXECUTORS[1:], default="processes",

@@ -27,6 +27,12 @@ never move the user's database).
 Any other failure of a lookup or write (disk full, a lock held past the timeout) warns and is
 treated as a miss / skipped: the cache never stops a run. A process that still has the old file
 open keeps using it until it closes; its writes to it are lost, which costs only re-encoding.
+
+Workers: an `EmbeddingCache` (and so a `CachedEmbedder`) can be pickled, to ship a real-mode run
+to worker processes or Ray. The copy carries the path and the timeout, never the connection: it
+opens its own connection to the same file on its first lookup or write (a file that has become
+unusable in between raises EmbedderError there, in the worker). On Ray across machines, each
+machine has its own file at that path unless the path is on a shared file system.
 """
 
 from __future__ import annotations
@@ -107,13 +113,23 @@ class EmbeddingCache:
     """The SQLite-backed vector store behind `CachedEmbedder` (see the module docstring).
 
     `timeout` is the busy timeout in seconds for waiting on other writers. Raises EmbedderError
-    when the file cannot be created or opened at all (bad directory, permissions).
+    when the file cannot be created or opened at all (bad directory, permissions): at construction,
+    so a bad path fails before a run starts. A pickled copy reopens the file lazily (see the module
+    docstring).
     """
 
     def __init__(self, path: str | Path | None = None, *, timeout: float = 30.0) -> None:
         self._path = Path(path) if path is not None else default_cache_path()
         self._timeout = timeout
-        self._conn = self._open()
+        self._conn: Connection | None = self._open()
+
+    def __getstate__(self) -> tuple[Path, float]:
+        """The path and the timeout: a connection belongs to the process that opened it."""
+        return self._path, self._timeout
+
+    def __setstate__(self, state: tuple[Path, float]) -> None:
+        self._path, self._timeout = state
+        self._conn = None  # opened by the first lookup or write (`_guarded`)
 
     @property
     def path(self) -> Path:
@@ -144,7 +160,9 @@ class EmbeddingCache:
         return self._guarded("count", "reporting 0", _count, ()) or 0
 
     def close(self) -> None:
-        self._conn.close()
+        """Close the connection (a copy that never opened one has nothing to close)."""
+        if self._conn is not None:
+            self._conn.close()
 
     def __enter__(self) -> EmbeddingCache:
         return self
@@ -155,8 +173,11 @@ class EmbeddingCache:
         self.close()
 
     def _guarded(self, what: str, fallback: str, op: Callable[[Connection, _P], _T], params: _P) -> _T | None:
-        """`op(connection, params)`. On damage the file is moved aside and `op` retried once on a
+        """`op(connection, params)`, opening the connection first in a pickled copy (EmbedderError
+        if the file cannot be opened). On damage the file is moved aside and `op` retried once on a
         fresh cache; any other database error (or a second failure) warns and returns None."""
+        if self._conn is None:
+            self._conn = self._open()
         for attempt in (1, 2):
             try:
                 return op(self._conn, params)
@@ -363,6 +384,9 @@ class CachedEmbedder:
 
     Per call: one lookup for all texts, one batched call to the inner embedder for the distinct
     missing texts, one write transaction for them. Same `dim` and `identity` as `inner`.
+    It pickles when `inner` does (the cache reopens its file in the copy); `stats` count the calls
+    made through one object, so a copy shipped to a worker counts on from the counts it was
+    pickled with, and the original does not see the copy's calls.
     """
 
     def __init__(self, inner: Embedder, cache: EmbeddingCache) -> None:

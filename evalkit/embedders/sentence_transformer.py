@@ -15,10 +15,26 @@ fails raises one `EmbedderError` saying what to install or what to pass.
 Prefixes: models whose name contains `e5` as a separate word (`intfloat/multilingual-e5-small`,
 not a hex hash such as `a3e5f0`) get `query: ` / `passage: `; other families (MiniLM) get none.
 Explicit `query_prefix` / `passage_prefix` arguments win; an empty string means no prefix.
+
+Workers: the embedder can be pickled, to ship a real-mode run to worker processes or Ray. The
+copy keeps the name, path, device, prefixes, dimension, identity and weights digest, but not a
+model loaded from the path: on its first encode it loads the model from the same path, once per
+process for all the copies that process receives, without progress bars (they would interleave
+with the parent's) and with torch on one thread. One thread because each worker is one CPU's worth
+of work (as Ray schedules its tasks), and because a worker forked from a process that had already
+run torch hangs in the inherited OpenMP thread pool if it uses more. One thread sums in another
+order than several, so a vector a worker encodes can differ from a multi-threaded serial run's in
+the last float32 bits (similarities by under 1e-6 on the built-in suite; ranks and metrics are
+equal); a vector served from the cache is the same everywhere. When the weights digest was
+computed before pickling (a run computes it for its provenance), the load first checks that the
+directory still holds those weights and raises EmbedderError otherwise, so a worker (a Ray node,
+say) with other files at that path never writes vectors under this identity. An injected encoder
+travels inside the copy (so it must pickle).
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.util
 import json
@@ -158,11 +174,16 @@ def _transformers_bars(enabled: bool) -> Iterator[None]:
             hf_logging.enable_progress_bar()
 
 
-def _load(model_dir: Path, device: str, progress: bool) -> SentenceEncoder:
+def _load(model_dir: Path, device: str, progress: bool, *, one_thread: bool = False) -> SentenceEncoder:
+    """The model in `model_dir`; `one_thread` first sets torch to one thread for this process."""
     try:
         from sentence_transformers import SentenceTransformer
     except (ImportError, OSError) as exc:
         raise EmbedderError(f"cannot import sentence-transformers ({exc}). {_INSTALL_HINT}") from None
+    if one_thread:
+        import torch  # importable: sentence_transformers imports it
+
+        torch.set_num_threads(1)
     try:
         with _transformers_bars(progress):
             encoder: SentenceEncoder = SentenceTransformer(
@@ -176,6 +197,21 @@ def _load(model_dir: Path, device: str, progress: bool) -> SentenceEncoder:
             f"sentence-transformers model (modules.json, config, weights) and a valid device such as 'cpu'."
         ) from None
     return encoder
+
+
+@functools.cache
+def _worker_model(model_dir: Path, device: str, digest: str | None) -> SentenceEncoder:
+    """The model for the pickled copies of an embedder in this process, loaded once, with torch
+    set to one thread for the whole process (see the module docstring); EmbedderError when `digest`
+    is given and the weights differ from it."""
+    if digest is not None and (found := weights_digest(model_dir)) != digest:
+        raise EmbedderError(
+            f"the model directory {model_dir} holds other weights in this worker (sha256 {found[:16]}…) "
+            f"than where the run started ({digest[:16]}…), so its vectors would not match the run's "
+            "model. Give every worker the same model files at that path (on a Ray cluster, the same "
+            "model installed on every node), or run on one machine."
+        )
+    return _load(model_dir, device, progress=False, one_thread=True)
 
 
 _DIM_PRESERVING_MODULES = frozenset(
@@ -240,6 +276,8 @@ class SentenceTransformerEmbedder:
     nothing is loaded, `model` is required and only names it (prefixes, identity; give each
     distinct model its own name, since caches key on identity), `device` is unused and
     `provenance()` has no path or weights digest.
+
+    Pickling: see "Workers" in the module docstring.
     """
 
     def __init__(
@@ -274,9 +312,18 @@ class SentenceTransformerEmbedder:
         family_query, family_passage = default_prefixes(model or DEFAULT_MODEL)
         self._query_prefix = family_query if query_prefix is None else query_prefix
         self._passage_prefix = family_passage if passage_prefix is None else passage_prefix
+        self._digest: str | None = None
+        self._copy = False
         declared = None if self._path is None else declared_dim(self._path)
         self._dim = declared if declared is not None else self._model_dim()
-        self._digest: str | None = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Everything but a model loaded from the path (an injected encoder stays); the copy is
+        marked so that it loads through `_worker_model` and draws no progress bars."""
+        state = {**self.__dict__, "_copy": True, "_progress": False}
+        if self._path is not None:
+            state["_encoder"] = None
+        return state
 
     @property
     def dim(self) -> int:
@@ -327,7 +374,10 @@ class SentenceTransformerEmbedder:
         """The encoder, loaded on first use: a run whose texts are all cached never loads it."""
         if self._encoder is None:
             assert self._path is not None  # set whenever no encoder was injected
-            self._encoder = _load(self._path, self._device, self._progress)
+            if self._copy:
+                self._encoder = _worker_model(self._path, self._device, self._digest)
+            else:
+                self._encoder = _load(self._path, self._device, self._progress)
         return self._encoder
 
     def _model_dim(self) -> int:
