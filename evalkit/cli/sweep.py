@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from evalkit.cli.args import unit_float
 from evalkit.cli.exit_codes import EXIT_OK
 from evalkit.views.console import render_sweep
 from evalkit.views.frames import load_run
@@ -46,7 +47,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         help="gate values to try, comma-separated in [0, 1] (default 0, 0.05, ..., 1)",
     )  # fmt: skip
     sweep.add_argument(
-        "--tolerance", type=float, default=DEFAULT_TOLERANCE, metavar="DELTA",
+        "--tolerance", type=unit_float, default=DEFAULT_TOLERANCE, metavar="DELTA",
         help=f"recall a category may lose to the gate (default {DEFAULT_TOLERANCE})",
     )  # fmt: skip
     sweep.add_argument(
