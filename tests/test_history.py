@@ -40,6 +40,17 @@ def test_append_and_load_one_run(tmp_path: Path) -> None:
     assert list(table["recall"]) == [0.75] and list(table["git_commit"]) == ["unknown"]
 
 
+def test_the_run_table_has_one_row_per_run_in_append_order(tmp_path: Path) -> None:
+    path = tmp_path / "history.sqlite3"
+    worse = a_run(a_pass(scenario("facts", "explicit-fact", [query(0, recall=0.0)])), top_k=10)
+    for run_id, run in (("a", RUN), ("b", worse), ("c", RUN)):
+        append_run(path, run, run_id=run_id)
+    table = history_table(load_history(path))
+    assert list(table["recall"]) == [0.75, 0.0, 0.75]
+    assert list(table["top_k"]) == [RUN.top_k, 10, RUN.top_k]
+    assert list(table["git_commit"]) == ["unknown"] * 3
+
+
 def test_an_absent_history_is_empty(tmp_path: Path) -> None:
     assert load_history(tmp_path / "none.sqlite3").empty
     assert not (tmp_path / "none.sqlite3").exists()  # reading never creates the file

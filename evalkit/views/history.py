@@ -17,13 +17,14 @@ RUN_TABLE_COLUMNS: tuple[str, ...] = (
 
 
 def history_table(history: pd.DataFrame) -> pd.DataFrame:
-    """One row per run of a `load_history` frame (RUN_TABLE_COLUMNS); the commit shortened to 12
-    characters. Empty (with the columns) for an empty history."""
+    """One row per run of a `load_history` frame (RUN_TABLE_COLUMNS), in append order; the commit
+    shortened to 12 characters ("unknown" outside a git checkout). Empty (with the columns) for an
+    empty history."""
     overall = history[(history["pass"] == "ungated") & (history["scope"] == "overall")]
     if overall.empty:
         return pd.DataFrame(columns=list(RUN_TABLE_COLUMNS))
-    keys = ["run_id", "generated_at", "system", "mode", "top_k", "git_commit", "regressions"]
-    wide = overall.pivot_table(index=keys, columns="metric", values="value", sort=False, dropna=False)
-    table = wide.reset_index()
+    identity = overall.drop_duplicates("run_id").set_index("run_id")[list(RUN_TABLE_COLUMNS[:6])]
+    metrics = overall.pivot(index="run_id", columns="metric", values="value")
+    table = identity.join(metrics).reset_index(drop=True)
     table["git_commit"] = table["git_commit"].map(lambda c: c[:12] if isinstance(c, str) else "unknown")
     return table[list(RUN_TABLE_COLUMNS)]
