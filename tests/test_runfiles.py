@@ -228,7 +228,7 @@ def test_scoring_the_exported_benchmark_run_gives_identical_metrics(tmp_path: Pa
     assert replayed.result.system == "replay" and replayed.result.provenance.embedder is None
 
 
-def test_the_builtin_round_trip_is_lossless_in_jsonl_and_loses_confidence_in_trec(tmp_path: Path) -> None:
+def test_the_builtin_round_trip_is_lossless_in_jsonl_and_trec_lacks_confidence(tmp_path: Path) -> None:
     original = run_eval(datasets=DATASETS, thresholds=DATASETS / "thresholds.json")
     export_trec(load_run(original.save(tmp_path / "report.json")), tmp_path)
     columns = ["scenario", "query_index", "retrieved", *HARNESS]
@@ -238,11 +238,13 @@ def test_the_builtin_round_trip_is_lossless_in_jsonl_and_loses_confidence_in_tre
     assert [s.status for s in from_jsonl.result.scenarios] == [s.status for s in original.result.scenarios]
     assert from_jsonl.ok == original.ok
     from_trec = score_run(tmp_path / "run.trec", datasets=DATASETS, thresholds=DATASETS / "thresholds.json")
-    assert from_trec.queries[columns].equals(ungated)
-    # a TREC run carries no confidence signal: the no-match probe's assertion fails, never passes vacuously
-    kinds = {(r.kind, r.scenario) for r in from_trec.result.regressions}
-    assert kinds == {("assertion", "no-match")}
-    assert all("no confidence signal" in r.message for r in from_trec.result.regressions)
+    # a TREC run carries no confidence signal: the no-match probe, which asserts it, is not
+    # applicable (never failed, never passed vacuously); every other query scores as recorded
+    assert from_trec.result.not_applicable == {"no-match": ["confidence"]}
+    scored = ungated[ungated["scenario"] != "no-match"].reset_index(drop=True)
+    assert from_trec.queries[columns].reset_index(drop=True).equals(scored)
+    assert from_trec.result.overall == original.result.overall  # no-match is measure-only
+    assert from_trec.result.regressions == [] and from_trec.ok
 
 
 # --- CLI ----------------------------------------------------------------------------------------
@@ -274,8 +276,9 @@ def test_cli_score_builtin_gates_and_bad_runs_exit_2(
     )
     assert "No gating regressions." in capsys.readouterr().out
     assert (
-        main(["score", "--run", str(tmp_path / "run.trec"), "--suite", "builtin", "--out", str(report)]) == 1
+        main(["score", "--run", str(tmp_path / "run.trec"), "--suite", "builtin", "--out", str(report)]) == 0
     )
+    assert "no-match (no-match): needs confidence" in capsys.readouterr().out
     bad = _write(tmp_path / "bad.trec", "explicit-fact/0 Q0 unknown-id 1 1 t\n")
     assert main(["score", "--run", str(bad), "--suite", "builtin", "--out", str(report)]) == 2
     assert "document 'unknown-id' of query 'explicit-fact/0'" in capsys.readouterr().err
@@ -309,6 +312,18 @@ def test_cli_score_reads_the_project_suite_and_gates_on_its_own_thresholds(
     )
 
 
+def test_a_measure_only_scenario_not_applicable_to_a_trec_run_leaves_the_overall_gated(
+    tmp_path: Path,
+) -> None:
+    export_trec(run_eval(datasets=DATASETS, gated=False), tmp_path)
+    data = json.loads((DATASETS / "thresholds.json").read_text(encoding="utf-8"))
+    data["deterministic@5"]["thresholds"]["overall"]["recall"] = 1.0
+    strict = _write(tmp_path / "strict.json", json.dumps(data))
+    scored = score_run(tmp_path / "run.trec", datasets=DATASETS, thresholds=strict)
+    assert scored.result.not_applicable == {"no-match": ["confidence"]}  # measure-only: no mean moves
+    assert [(r.kind, r.category, r.metric) for r in scored.result.regressions] == [("metric", None, "recall")]
+
+
 def test_benchmark_sets_used_for_scoring_are_the_bench_ones(tmp_path: Path) -> None:
     bench = beir_set(BEIR_TINY, ks=(1, 3))
     run = score_run(_write(tmp_path / "r.trec", "q1 Q0 d1 1 1 t\n"), bench, progress=False)
@@ -324,11 +339,9 @@ def test_a_score_report_renders_with_the_report_notebook_functions(tmp_path: Pat
     summary: pd.DataFrame = tables.run_summary(run).data  # type: ignore[attr-defined]
     assert summary.loc["system", "value"] == "replay"
     assert "replayed run file" in summary.loc["notes", "value"]
-    regressions: pd.DataFrame = tables.regressions_table(run).data  # type: ignore[attr-defined]
-    assert set(regressions["scenario"]) == {"no-match"}
+    assert run.not_applicable["scenario"].tolist() == ["no-match"]  # a TREC run has no confidence
     assert charts.category_chart(run)._repr_png_().startswith(b"\x89PNG")
-    with pytest.raises(RegressionError, match="no confidence signal"):
-        tables.assert_thresholds(run)
+    assert tables.assert_thresholds(run) == "No gating regressions."
 
 
 def test_jsonl_signals_are_the_report_hit_fields() -> None:

@@ -458,12 +458,17 @@ def assertion_regressions(result: PassResult) -> list[Regression]:
 
 def metric_regressions(result: PassResult, entry: ModeEntry) -> list[Regression]:
     """Metrics below their thresholds, overall and per category, and categories of the entry that
-    the run lacks (`present`). When scenarios were not applicable to the system, the overall
-    means and those scenarios' categories are not compared (they average other queries than the
-    baseline did), so a category missing only because of not-applicable scenarios is no
-    `present` regression."""
+    the run lacks (`present`). When scenarios that feed the means (outcome pass, not
+    measure-only) were not applicable to the system, the overall means and those scenarios'
+    categories are not compared (they average other queries than the baseline did), so a category
+    missing only because of not-applicable scenarios is no `present` regression. A not-applicable
+    measure-only or xfail scenario changes no mean and so turns nothing off."""
     found: list[Regression] = []
-    skipped = {s.category for s in result.scenarios if s.status == "not_applicable"}
+    skipped = {
+        s.category
+        for s in result.scenarios
+        if s.status == "not_applicable" and s.outcome == "pass" and not s.measure_only
+    }
     levels: list[tuple[str | None, MetricLevels]] = [
         *([(None, entry.thresholds.overall)] if not skipped else []),
         *((c, floor) for c, floor in entry.thresholds.categories.items() if c not in skipped),

@@ -7,7 +7,11 @@ recorded hits of the query's stable id (`query_id`, see `evalkit.scenarios.stabl
 to `top_k`. A query the run does not cover returns nothing and so scores 0 (trec_eval's and
 ir_measures' rule for queries without results), as does a search without a `query_id`. The
 replay has no relevance gate: `candidates` and `filtered_out` are 0 and the response reports the
-gate it was asked for (0 when None). Reading and checking run files is `evalkit.suites.runfiles`.
+gate it was asked for (0 when None). Its capabilities (`evalkit.systems.capabilities`) are those
+of the system that recorded the rankings (they show in them), except `confidence` when the run
+file carries no `low_confidence` signal (a TREC run cannot): a scenario asserting confidence is
+then not applicable rather than failed or passed vacuously. Reading and checking
+run files is `evalkit.suites.runfiles`.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from evalkit.records import Edge, Hit, SearchResponse, Thought
+from evalkit.systems.capabilities import ALL_CAPABILITIES
 
 
 class _ReplayMemory:
@@ -62,6 +67,8 @@ class ReplaySystem:
     def __init__(self, rankings: Mapping[str, Sequence[Hit]], description: Mapping[str, Any]) -> None:
         self._rankings = dict(rankings)
         self._description = dict(description)
+        signalled = any(hit.low_confidence is not None for hits in self._rankings.values() for hit in hits)
+        self.capabilities = ALL_CAPABILITIES if signalled else ALL_CAPABILITIES - {"confidence"}
 
     def describe(self) -> dict[str, Any]:
         return {"system": self.name, **self._description}
