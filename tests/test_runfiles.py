@@ -29,7 +29,7 @@ from evalkit import (
     tables,
 )
 from evalkit.cli import main
-from evalkit.errors import DatasetError, RegressionError, UsageError
+from evalkit.errors import DatasetError, UsageError
 from evalkit.harness.results import HitRecord
 from evalkit.records import Hit
 from evalkit.scenarios import load_suite, stable_query_id
