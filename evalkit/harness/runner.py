@@ -116,7 +116,8 @@ def plan_shards(scenarios: Sequence[Scenario], workers: int) -> list[list[Shard]
 class ShardRunner:
     """Runs one shard (a picklable callable, so executors can ship it to worker processes):
     seeds a fresh memory of `system` in its own temporary directory — removed when the shard
-    ends, also on an error or Ctrl-C — and asks the shard's queries in both passes."""
+    ends, also on an error or Ctrl-C — and asks the shard's queries in the ungated pass and, when
+    `gated` (the config asks for it and the system has a relevance gate), the gated pass."""
 
     system: MemorySystem
     config: RunConfig
