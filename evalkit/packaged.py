@@ -33,3 +33,13 @@ NOTEBOOKS = DATA / "notebooks"
 
 TEMPLATES = DATA / "templates"
 """The files `evalkit init` writes into a new evaluation project."""
+
+
+def inside_installed_package(path: Path) -> bool:
+    """Whether `path` is package data of an installed evalkit (under a `site-packages` or
+    `dist-packages` folder) rather than a file of a source checkout: such files belong to the
+    installation, and a pip upgrade replaces them."""
+    resolved = path.resolve()
+    return resolved.is_relative_to(DATA.resolve()) and bool(
+        {"site-packages", "dist-packages"} & set(DATA.resolve().parts)
+    )

@@ -1,7 +1,8 @@
 """The wheel is enough: built from this source tree and installed into a fresh virtual environment
 outside the repository, `evalkit run`, `evalkit report`, `evalkit mutants` and `evalkit init x &&
 cd x && evalkit run` all exit 0 from an unrelated folder with PYTHONPATH unset — so the built-in
-suite, its baselines, the notebooks and the init templates ship as package data.
+suite, its baselines, the notebooks and the init templates ship as package data — and
+`evalkit run --update-baseline` there refuses to write the installed package's baselines.
 
 How the environment is made, and why: the wheel is built with `pip wheel --no-deps
 --no-build-isolation` from a copy of the source tree (no network, nothing written into the
@@ -90,6 +91,10 @@ def test_the_installed_wheel_runs_every_command_from_an_unrelated_folder(
     assert "No gating regressions." in (tmp_path / "reports" / "eval_report.html").read_text(encoding="utf-8")
     mutants = _run([evalkit, "mutants", "--mutation", "vector-leg-off"], tmp_path, env)
     assert "vector-leg-off" in mutants.stdout
+    update = subprocess.run(
+        [evalkit, "run", "--update-baseline"], cwd=tmp_path, env=env, capture_output=True, text=True
+    )
+    assert update.returncode == 2 and "evalkit init DIR" in update.stderr, update.stderr
     _run([evalkit, "init", "x"], tmp_path, env)
     inside = _run([evalkit, "run"], tmp_path / "x", env)
     assert "metric gating OFF: no baseline for deterministic at top_k 5" in inside.stdout

@@ -33,6 +33,7 @@ from evalkit.harness.gating import (
 from evalkit.harness.history import HISTORY_FILE, HistoryError, append_run
 from evalkit.harness.project import Project
 from evalkit.harness.results import RunResult
+from evalkit.packaged import inside_installed_package
 from evalkit.views.console import render_run
 
 REPORT_NAME = "report.json"
@@ -196,12 +197,19 @@ def record_gated_baseline(args: argparse.Namespace, project: Project, result: Ru
 def check_outputs(out: Path, thresholds: Path, *, update_baseline: bool) -> None:
     """Refuse, before anything runs, outputs the run could not write: a report path `out` that
     is the `thresholds` file (the report would replace the baselines) or cannot be written, and
-    with --update-baseline a thresholds file that cannot be written (see `check_writable`)."""
+    with --update-baseline a thresholds file that cannot be written (see `check_writable`) or
+    that ships inside the installed evalkit package (a pip upgrade would silently replace it)."""
     if out.resolve() == thresholds.resolve():
         raise UsageError(
             f"--out {out} is the thresholds file; the report would replace the baselines. "
             f"Write the report elsewhere (default <reports>/{REPORT_NAME})"
         )
     check_writable(out)
+    if update_baseline and inside_installed_package(thresholds):
+        raise UsageError(
+            f"--update-baseline would write {thresholds}, the built-in suite's baselines inside the "
+            "installed evalkit package (an upgrade replaces them); record your own instead: "
+            "`evalkit init DIR` creates a project with its own thresholds.json (or pass --thresholds PATH)"
+        )
     if update_baseline:
         check_writable(thresholds)
