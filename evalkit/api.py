@@ -300,5 +300,4 @@ def run_and_load(out: str | Path, *, report_json: str | Path | None = None, **ru
             del run_options[option]
         elif isinstance(run_options.get(option), str | Path):
             run_options[option] = notebook_path(run_options[option])
-    run_eval(**run_options).save(notebook_path(out))
-    return load_run(notebook_path(out))
+    return load_run(run_eval(**run_options).save(notebook_path(out)))

@@ -39,7 +39,6 @@ def inside_installed_package(path: Path) -> bool:
     """Whether `path` is package data of an installed evalkit (under a `site-packages` or
     `dist-packages` folder) rather than a file of a source checkout: such files belong to the
     installation, and a pip upgrade replaces them."""
-    resolved = path.resolve()
-    return resolved.is_relative_to(DATA.resolve()) and bool(
-        {"site-packages", "dist-packages"} & set(DATA.resolve().parts)
-    )
+    data = DATA.resolve()
+    installed = not {"site-packages", "dist-packages"}.isdisjoint(data.parts)
+    return installed and path.resolve().is_relative_to(data)

@@ -23,9 +23,14 @@ RUN_SPECIFIC = ("generated_at", "provenance", "latency")
 (host, versions, timings of the environment) and the wall-clock search latencies."""
 
 
-def comparable(report: dict[str, Any]) -> dict[str, Any]:
-    """A report's JSON without its `RUN_SPECIFIC` keys: two runs that must agree, compare this."""
-    return {key: value for key, value in report.items() if key not in RUN_SPECIFIC}
+def comparable(report: dict[str, Any], *also: str) -> dict[str, Any]:
+    """A report's JSON without its `RUN_SPECIFIC` keys and the keys `also` (e.g. "system" to
+    compare one system reached two ways): two runs that must agree, compare this. KeyError when
+    one of those keys is missing — every report has them."""
+    left = dict(report)
+    for key in (*RUN_SPECIFIC, *also):
+        left.pop(key)
+    return left
 
 
 FTS_SYNTAX = st.sampled_from(

@@ -12,6 +12,7 @@ import pytest
 
 from evalkit import Hit, SearchResponse, run_eval
 from evalkit.errors import AdapterError, AdapterWarning
+from evalkit.records import GateCandidate
 from evalkit.systems.checked import checked_response
 from tests.shared import DATASETS
 from tests.systems_fixtures import RewritingSystem, ids_only, with_first_hit
@@ -118,3 +119,16 @@ def test_negative_counts_and_unknown_dropped_ids_are_errors():
         checked_response("sys", SearchResponse(dropped_ids=("zzz",)), 5, SEEDED)
     with pytest.raises(AdapterError, match=r"`min_relevance` must be the finite gate value"):
         checked_response("sys", SearchResponse(min_relevance=math.nan), 5, SEEDED)
+
+
+def test_gate_candidates_are_checked_like_hit_signals():
+    def candidates(*rows):
+        return SearchResponse(gate_candidates=tuple(GateCandidate(*row) for row in rows))
+
+    checked_response("sys", candidates((sorted(SEEDED)[0], True, None)), 5, SEEDED)
+    with pytest.raises(AdapterError, match=r"gate candidate 1 \('zzz'\) was never added"):
+        checked_response("sys", candidates(("zzz", True, 0.5)), 5, SEEDED)
+    with pytest.raises(AdapterError, match=r"gate candidate 1 \('.+'\) returned similarity nan"):
+        checked_response("sys", candidates((sorted(SEEDED)[0], False, math.nan)), 5, SEEDED)
+    with pytest.raises(AdapterError, match=r"`similarity` must be a number or None, got 'high'"):
+        checked_response("sys", candidates((sorted(SEEDED)[0], False, "high")), 5, SEEDED)

@@ -16,11 +16,8 @@ from evalkit.systems.http_client import HttpSystem
 from evalkit.systems.http_server import create_app
 from evalkit.systems.wire import NamespaceOut
 from tests.servers import serving
-from tests.shared import DATASETS
+from tests.shared import DATASETS, comparable
 from tests.systems_fixtures import LimitedSystem
-
-CLOCK_FREE_FIELDS = ("generated_at", "provenance", "system", "latency")
-"""What legitimately differs between an in-process run and the same run over HTTP."""
 
 
 @pytest.fixture(scope="module")
@@ -30,10 +27,9 @@ def reference_url():
 
 
 def _comparable(path):
-    report = json.loads(path.read_text())
-    for key in CLOCK_FREE_FIELDS:
-        report.pop(key)
-    return report
+    """The saved report without what legitimately differs between an in-process run and the same
+    run over HTTP (`comparable`, and the system's name: its URL)."""
+    return comparable(json.loads(path.read_text()), "system")
 
 
 def test_builtin_suite_over_http_equals_the_in_process_run(reference_url, tmp_path):

@@ -11,16 +11,15 @@ import pytest
 from evalkit.cli import main
 from evalkit.errors import AdapterError
 from evalkit.systems.mcp_adapter import McpMapping, McpSystem, load_mapping
-from tests.shared import DATASETS
+from tests.shared import DATASETS, comparable
 
 MAPPING = DATASETS / "mcp" / "reference.toml"
 
 
 def _comparable(path):
-    report = json.loads(path.read_text())
-    for key in ("generated_at", "provenance", "system", "latency"):
-        report.pop(key)
-    return report
+    """The saved report without what legitimately differs between an in-process run and the same
+    run over MCP (`comparable`, and the system's name)."""
+    return comparable(json.loads(path.read_text()), "system")
 
 
 def _mapping(tmp_path, **changes):

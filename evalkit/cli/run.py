@@ -205,11 +205,12 @@ def check_outputs(out: Path, thresholds: Path, *, update_baseline: bool) -> None
             f"Write the report elsewhere (default <reports>/{REPORT_NAME})"
         )
     check_writable(out)
-    if update_baseline and inside_installed_package(thresholds):
+    if not update_baseline:
+        return
+    if inside_installed_package(thresholds):
         raise UsageError(
             f"--update-baseline would write {thresholds}, the built-in suite's baselines inside the "
             "installed evalkit package (an upgrade replaces them); record your own instead: "
             "`evalkit init DIR` creates a project with its own thresholds.json (or pass --thresholds PATH)"
         )
-    if update_baseline:
-        check_writable(thresholds)
+    check_writable(thresholds)

@@ -166,14 +166,7 @@ def _check_hit(where: str, position: int, hit: Hit, seeded: Collection[str], see
         )
     seen.add(hit.id)
     for name in _FLOAT_SIGNALS:
-        value = getattr(hit, name)
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)):
-            raise SystemOutputError(f"{named}: `{name}` must be a number or None, got {value!r}")
-        if value is not None and not math.isfinite(value):
-            raise SystemOutputError(
-                f"{named} returned {name} {value}; a memory system must return finite "
-                "scores (or None where a signal does not apply)"
-            )
+        _check_signal(named, name, getattr(hit, name))
     if not set(hit.match_source) <= set(MATCH_SOURCES):
         raise SystemOutputError(
             f"{named}: `match_source` {hit.match_source!r} may hold only {', '.join(MATCH_SOURCES)}"
@@ -191,16 +184,20 @@ def _check_candidates(where: str, response: SearchResponse, seeded: Collection[s
         at = f"{where}: gate candidate {position} ({shown_value(candidate.id)})"
         if candidate.id not in seeded:
             raise SystemOutputError(f"{at} was never added to this memory; report only seeded ids")
-        similarity = candidate.similarity
-        if similarity is not None and (
-            isinstance(similarity, bool) or not isinstance(similarity, int | float)
-        ):
-            raise SystemOutputError(f"{at}: `similarity` must be a number or None, got {similarity!r}")
-        if similarity is not None and not math.isfinite(similarity):
-            raise SystemOutputError(
-                f"{at} reported similarity {similarity}; report finite similarities (or None where the "
-                "vector leg did not return the row)"
-            )
+        _check_signal(at, "similarity", candidate.similarity)
+
+
+def _check_signal(at: str, name: str, value: object) -> None:
+    """A float signal (`name` of the hit or candidate `at`) is None or a finite number."""
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise SystemOutputError(f"{at}: `{name}` must be a number or None, got {value!r}")
+    if not math.isfinite(value):
+        raise SystemOutputError(
+            f"{at} returned {name} {value}; a memory system must return finite scores (or None where "
+            "a signal does not apply)"
+        )
 
 
 def _check_counts(where: str, response: SearchResponse, seeded: Collection[str]) -> None:

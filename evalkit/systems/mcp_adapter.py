@@ -354,7 +354,7 @@ class McpMemory:
                 name: _at(label, spec.tool, raw, key, optional=name != "id") for name, key in spec.hit.items()
             }
             fields = {k: v for k, v in fields.items() if v is not None}
-            fields["id"] = self._to_evalkit.get(str(fields["id"]), str(fields["id"]))
+            fields["id"] = self._evalkit_id(fields["id"])
             for name in ("match_source", "superseded_by", "contradicted_by"):
                 if name in fields:
                     fields[name] = tuple(fields[name])
@@ -366,10 +366,15 @@ class McpMemory:
             name: _at(label, spec.tool, result, key, optional=True) for name, key in spec.response.items()
         }
         if gate.get("dropped_ids") is not None:
-            gate["dropped_ids"] = tuple(self._to_evalkit.get(str(i), str(i)) for i in gate["dropped_ids"])
+            gate["dropped_ids"] = tuple(self._evalkit_id(i) for i in gate["dropped_ids"])
         if gate.get("gate_candidates") is not None:
             gate["gate_candidates"] = self._candidates(spec.tool, gate["gate_candidates"])
         return SearchResponse(hits=tuple(hits), **{k: v for k, v in gate.items() if v is not None})
+
+    def _evalkit_id(self, server_id: Any) -> str:
+        """The evalkit id of an id in a search result: the thought the server stored under it
+        (when the server assigns its own ids), else the id itself as text."""
+        return self._to_evalkit.get(str(server_id), str(server_id))
 
     def _candidates(self, tool: str, rows: Any) -> tuple[GateCandidate, ...]:
         """The gate's candidate rows (`[{id, bm25, similarity}, ...]` in the result) as records."""
@@ -381,7 +386,7 @@ class McpMemory:
             )
         return tuple(
             GateCandidate(
-                id=self._to_evalkit.get(str(row["id"]), str(row["id"])),
+                id=self._evalkit_id(row["id"]),
                 bm25=bool(row.get("bm25", False)),
                 similarity=row.get("similarity"),
             )
