@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import sys
 from importlib.metadata import EntryPoint
 
 import pytest
 
 from evalkit import ReferenceSystem
+from evalkit.cli import main
 from evalkit.errors import UsageError
 from evalkit.systems import resolve
 from evalkit.systems.resolve import resolve_system
@@ -72,3 +74,22 @@ def test_a_system_built_from_a_spec_is_closed_after_the_run_but_a_passed_object_
     mine = ClosingSystem()
     run_eval(system=mine, **options)
     assert not mine.closed
+
+
+@pytest.mark.parametrize(
+    ("argv", "hidden", "extra"),
+    [
+        (["serve", "--port", "0"], "uvicorn", "http"),
+        (["serve", "--mcp"], "mcp", "mcp"),
+        (["run", "--system", "http://127.0.0.1:9"], "httpx", "http"),
+    ],
+)
+def test_a_missing_extra_is_a_usage_error_naming_it(monkeypatch, capsys, argv, hidden, extra):
+    """Without an optional extra, `evalkit serve` and the adapters say what to install (exit 2)
+    instead of an ImportError traceback; nothing is served or run."""
+    for name in [hidden, *(n for n in sys.modules if n.startswith(f"{hidden}."))]:
+        monkeypatch.setitem(sys.modules, name, None)  # importing it now raises ImportError
+    for module in ("http_server", "http_client", "mcp_server", "mcp_adapter"):
+        monkeypatch.delitem(sys.modules, f"evalkit.systems.{module}", raising=False)
+    assert main(argv) == 2
+    assert f"pip install 'evalkit[{extra}]'" in capsys.readouterr().err

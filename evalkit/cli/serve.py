@@ -10,6 +10,8 @@ from evalkit.api import build_system, make_config
 from evalkit.cli.args import add_embedder_args, embedder_options, int_in
 from evalkit.cli.exit_codes import EXIT_OK
 from evalkit.errors import UsageError
+from evalkit.systems import MemorySystem
+from evalkit.systems.resolve import from_extra
 
 TOKEN_ENV = "EVALKIT_SERVE_TOKEN"
 """The environment variable holding the bearer token the server demands (required off loopback)."""
@@ -38,11 +40,11 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
 
 def serve_command(args: argparse.Namespace) -> int:
-    system, _ = build_system(make_config(thresholds=None, **embedder_options(args)), progress=args.progress)
+    """Serve until interrupted. The extra a server needs is checked before the reference store is
+    built (a real model takes seconds to load), and so are the --host rules."""
     if args.mcp:
-        from evalkit.systems.mcp_server import create_server
-
-        create_server(system).run("stdio")
+        create_server = from_extra("mcp", "mcp_server", "create_server")
+        create_server(_reference(args)).run("stdio")
         return EXIT_OK
     token = os.environ.get(TOKEN_ENV) or None
     if args.host not in LOOPBACK:
@@ -50,9 +52,12 @@ def serve_command(args: argparse.Namespace) -> int:
             raise UsageError(f"--host {args.host} is not loopback; add --allow-remote (and set ${TOKEN_ENV})")
         if token is None:
             raise UsageError(f"--allow-remote needs a bearer token: set ${TOKEN_ENV} (clients send it too)")
-    import uvicorn
-
-    from evalkit.systems.http_server import create_app
-
-    uvicorn.run(create_app(system, token=token), host=args.host, port=args.port, log_level="warning")
+    serve_http = from_extra("http", "http_server", "serve")
+    serve_http(_reference(args), host=args.host, port=args.port, token=token)
     return EXIT_OK
+
+
+def _reference(args: argparse.Namespace) -> MemorySystem:
+    """The reference store the flags describe (embedder mode, model, cache)."""
+    system, _ = build_system(make_config(thresholds=None, **embedder_options(args)), progress=args.progress)
+    return system

@@ -19,6 +19,7 @@ import hmac
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 
+import uvicorn
 from fastapi import FastAPI, Request, Response
 from fastapi.responses import JSONResponse
 
@@ -124,3 +125,9 @@ def create_app(
 
 def _error(status: int, detail: str) -> JSONResponse:
     return JSONResponse({"detail": detail}, status_code=status)
+
+
+def serve(system: MemorySystem, *, host: str, port: int, token: str | None = None) -> None:
+    """Serve `system` over the contract with uvicorn on `host`:`port` until interrupted (see
+    `create_app` for `token`)."""
+    uvicorn.run(create_app(system, token=token), host=host, port=port, log_level="warning")

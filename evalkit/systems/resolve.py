@@ -40,9 +40,9 @@ def resolve_system(spec: str, reference: Callable[[], MemorySystem]) -> MemorySy
     if spec == "reference":
         return reference()
     if spec.startswith(("http://", "https://")):
-        return _adapter("http", "http_client", "HttpSystem")(spec)
+        return from_extra("http", "http_client", "HttpSystem")(spec)
     if spec.startswith("mcp:"):
-        return _adapter("mcp", "mcp_adapter", "McpSystem").from_mapping(spec.removeprefix("mcp:"))
+        return from_extra("mcp", "mcp_adapter", "McpSystem").from_mapping(spec.removeprefix("mcp:"))
     if ":" in spec:
         module, _, attribute = spec.partition(":")
         return _instantiate(spec, _load(spec, module, attribute))
@@ -52,13 +52,15 @@ def resolve_system(spec: str, reference: Callable[[], MemorySystem]) -> MemorySy
     raise UsageError(f"unknown system {spec!r}; a system is {SPEC_FORMS}")
 
 
-def _adapter(extra: str, module: str, name: str) -> Any:
-    """An adapter class shipped with evalkit whose dependencies come with the `extra` extra."""
+def from_extra(extra: str, module: str, name: str) -> Any:
+    """`name` from `evalkit.systems.<module>`, whose dependencies come with the optional `extra`
+    (the HTTP and MCP adapters and servers); UsageError saying which extra to install when they
+    are missing, instead of an ImportError traceback."""
     try:
         return getattr(importlib.import_module(f"evalkit.systems.{module}"), name)
     except ImportError as exc:
         raise UsageError(
-            f"the {extra} adapter needs the '{extra}' extra ({exc}); pip install 'evalkit[{extra}]'"
+            f"evalkit's {extra} support needs the '{extra}' extra ({exc}); pip install 'evalkit[{extra}]'"
         ) from exc
 
 
