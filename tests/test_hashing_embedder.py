@@ -209,6 +209,20 @@ def test_vectors_are_float32_with_the_embedder_shape() -> None:
     assert emb.embed_passages([]).shape == (0, 12)
 
 
+def test_remembered_vectors_are_handed_out_as_new_writable_arrays() -> None:
+    """Vectors come from a cache shared by every embedder: a caller changing its array changes
+    neither the cache nor what the next caller gets."""
+    emb = HashingEmbedder(dim=16)
+    texts = ["the deploy port is 8080", "the deploy port is 8080", "lunch at noon"]
+    first = emb.embed_passages(texts)
+    expected = np.array([reference_embedding(t, 16) for t in texts], dtype=np.float32)
+    first[:] = 7.0
+    query = emb.embed_query("lunch at noon")
+    query[:] = 7.0
+    np.testing.assert_array_equal(emb.embed_passages(texts), expected)
+    np.testing.assert_array_equal(HashingEmbedder(dim=16).embed_query("lunch at noon"), expected[2])
+
+
 def test_queries_and_passages_embed_identically() -> None:
     emb = HashingEmbedder(dim=32)
     text = "The deploy server listens on port 8080"

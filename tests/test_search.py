@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from evalkit.embedders import HashingEmbedder
 from evalkit.errors import StoreError
-from evalkit.memory import DEFAULT_MIN_RELEVANCE, VECTOR_FLOOR, MemoryStore
+from evalkit.memory import DEFAULT_MIN_RELEVANCE, IN_MEMORY, VECTOR_FLOOR, MemoryStore
 from evalkit.records import Edge, Hit, SearchResponse, Thought
 from tests.shared import FTS_SYNTAX
 
@@ -589,3 +589,82 @@ def test_search_never_raises_for_any_query_text(hostile_store: MemoryStore, text
             assert len(response.hits) <= max(1, top_k)
             assert [h.rank for h in response.hits] == list(range(1, len(response.hits) + 1))
             assert all(math.isfinite(h.relevance) for h in response.hits)
+
+
+# ---------------------------------------------------------------- the last ranking, reused
+
+AGENT: dict[str, Any] = {"supersession": "suppress", "top_k": 3, "now": NOW}
+"""How the runner asks both passes: the same candidate budget (4·top_k) with and without a gate."""
+
+NOTES = [
+    Thought("port", "the deploy server listens on port 8080", created_at=NOW),
+    Thought("notes", "deploy notes for the staging server", created_at=NOW),
+    Thought("lunch", "the canteen serves lunch at noon", created_at=NOW),
+]
+
+
+@pytest.fixture
+def ranked_calls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The queries each `MemoryStore._ranked` call ranked (steps 1–6 actually run)."""
+    calls: list[str] = []
+    original = MemoryStore._ranked
+
+    def spy(self: MemoryStore, query: str, *args: Any) -> Any:
+        calls.append(query)
+        return original(self, query, *args)
+
+    monkeypatch.setattr(MemoryStore, "_ranked", spy)
+    return calls
+
+
+def test_a_gated_search_after_an_ungated_one_reuses_its_ranking_and_answers_as_a_fresh_store(
+    ranked_calls: list[str],
+) -> None:
+    with MemoryStore(IN_MEMORY) as warm, MemoryStore(IN_MEMORY) as fresh:
+        warm.add_thoughts(NOTES)
+        fresh.add_thoughts(NOTES)
+        warm.search("deploy server port", min_relevance=0, **AGENT)
+        gated = warm.search("deploy server port", min_relevance=0.4, **AGENT)
+        assert ranked_calls == ["deploy server port"]
+        assert gated == fresh.search("deploy server port", min_relevance=0.4, **AGENT)
+        assert gated.gate_candidates and gated.min_relevance == 0.4
+
+
+def test_a_ranking_is_not_reused_across_other_inputs(ranked_calls: list[str]) -> None:
+    """Another query, budget (top_k), filter, clock or standing mode ranks again; so does an
+    explicit query embedding, which is never remembered."""
+    with MemoryStore(IN_MEMORY) as store:
+        store.add_thoughts(NOTES)
+        store.search("deploy", min_relevance=0, **AGENT)
+        for change in (
+            {"top_k": 4},
+            {"project": "other"},
+            {"now": NOW + timedelta(days=1)},
+            {"supersession": "flag"},
+        ):
+            store.search("deploy", **{**AGENT, "min_relevance": 0, **change})
+        store.search("server", min_relevance=0, **AGENT)
+        vector = HashingEmbedder().embed_query("server")
+        store.search("server", min_relevance=0, query_embedding=vector, **AGENT)
+        store.search("server", min_relevance=0, query_embedding=vector, **AGENT)
+    assert ranked_calls == ["deploy"] * 5 + ["server"] * 3
+
+
+def test_a_write_between_two_searches_is_seen(ranked_calls: list[str]) -> None:
+    with MemoryStore(IN_MEMORY) as store:
+        store.add_thoughts(NOTES)
+        assert "moved" not in store.search("deploy port", min_relevance=0, **AGENT).ids
+        store.add_thoughts([Thought("moved", "the deploy port moved to 9090", created_at=NOW)])
+        assert "moved" in store.search("deploy port", min_relevance=0, **AGENT).ids
+        store.add_edges([Edge("moved", "port", "replaces")])
+        assert "port" not in store.search("deploy port", min_relevance=0, **AGENT).ids
+    assert len(ranked_calls) == 3
+
+
+def test_a_commit_by_another_connection_is_seen(tmp_path: Path) -> None:
+    path = tmp_path / "shared.sqlite3"
+    with MemoryStore(path) as reader, MemoryStore(path) as writer:
+        writer.add_thoughts(NOTES[:1])
+        assert reader.search("deploy", min_relevance=0, **AGENT).ids == ["port"]
+        writer.add_thoughts(NOTES[1:])
+        assert reader.search("deploy", min_relevance=0, **AGENT).ids[:2] == ["notes", "port"]

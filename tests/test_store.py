@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
@@ -12,24 +14,37 @@ import pytest
 
 from evalkit.embedders import HashingEmbedder
 from evalkit.errors import StoreError
-from evalkit.memory import MemoryStore, StoreOptions
+from evalkit.memory import IN_MEMORY, MemoryStore, StoreOptions
 from evalkit.records import Edge, Thought
-from evalkit.sqlite import connect
+from evalkit.sqlite import Connection, connect
 
 
-@pytest.fixture(params=[True, False], ids=["durable", "throwaway"])
+@pytest.fixture(params=["durable", "throwaway", "in-memory"])
 def store(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[MemoryStore]:
-    """Every store test runs on a durable store and on a throw-away one (durable=False)."""
-    with MemoryStore(tmp_path / "store.sqlite3", HashingEmbedder(dim=8), durable=request.param) as s:
+    """Every store test runs on a durable store, a throw-away file (durable=False) and an
+    in-memory store."""
+    path = IN_MEMORY if request.param == "in-memory" else tmp_path / "store.sqlite3"
+    with MemoryStore(path, HashingEmbedder(dim=8), durable=request.param == "durable") as s:
         yield s
 
 
-def table_count(store: MemoryStore, table: str) -> int:
+@contextmanager
+def committed(store: MemoryStore) -> Iterator[Connection]:
+    """What the store has committed, read through a connection of its own (a file store) or
+    through the store's connection (an in-memory store has no other)."""
+    if str(store.path) == IN_MEMORY:
+        yield store._conn
+        return
     conn = connect(store.path)
     try:
-        return int(conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
+        yield conn
     finally:
         conn.close()
+
+
+def table_count(store: MemoryStore, table: str) -> int:
+    with committed(store) as conn:
+        return int(conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
 
 
 # ---------------------------------------------------------------- layout
@@ -37,44 +52,32 @@ def table_count(store: MemoryStore, table: str) -> int:
 
 def test_vectors_are_stored_as_little_endian_float32_blobs(store: MemoryStore) -> None:
     store.add_thought("a", "the deploy server listens on port 8080")
-    conn = connect(store.path)
-    try:
+    with committed(store) as conn:
         (blob,) = conn.execute("SELECT embedding FROM thoughts_vec WHERE rowid = 1").fetchone()
-    finally:
-        conn.close()
     assert len(blob) == 8 * 4
     expected = HashingEmbedder(dim=8).embed_passages(["the deploy server listens on port 8080"])[0]
     np.testing.assert_array_equal(np.frombuffer(blob, dtype="<f4"), expected)
 
 
 def test_vec0_table_uses_cosine_distance(store: MemoryStore) -> None:
-    conn = connect(store.path)
-    try:
+    with committed(store) as conn:
         (sql,) = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'thoughts_vec'").fetchone()
-    finally:
-        conn.close()
     assert "distance_metric=cosine" in sql
     assert "float[8]" in sql
 
 
 def test_fts_index_follows_the_thoughts_table(store: MemoryStore) -> None:
     store.add_thoughts([Thought("a", "alpha words"), Thought("b", "beta words")])
-    conn = connect(store.path)
-    try:
+    with committed(store) as conn:
         rows = conn.execute("SELECT rowid FROM thoughts_fts WHERE thoughts_fts MATCH 'beta'").fetchall()
-    finally:
-        conn.close()
     assert rows == [(2,)]
 
 
 def test_explicit_embedding_is_stored_as_given(store: MemoryStore) -> None:
     vector = [0.5, -0.5, 0.5, -0.5, 0.0, 0.0, 0.0, 0.0]
     store.add_thought("a", "text that would embed differently", embedding=vector)
-    conn = connect(store.path)
-    try:
+    with committed(store) as conn:
         (blob,) = conn.execute("SELECT embedding FROM thoughts_vec").fetchone()
-    finally:
-        conn.close()
     assert np.frombuffer(blob, dtype="<f4").tolist() == vector
 
 
@@ -98,16 +101,13 @@ def test_fields_and_defaults_are_stored(store: MemoryStore) -> None:
         importance=0.25,
     )
     store.add_thought("c", "gamma", created_at=datetime(2025, 3, 1, 12, 0))
-    conn = connect(store.path)
-    try:
+    with committed(store) as conn:
         rows = {
             r[0]: r[1:]
             for r in conn.execute(
                 "SELECT id, project, status, created_at, is_cluster, is_global, importance FROM thoughts"
             )
         }
-    finally:
-        conn.close()
     project, status, created, cluster, is_global, importance = rows["a"]
     assert (project, status, cluster, is_global, importance) == ("default", "active", 0, 0, 1.0)
     assert before <= datetime.fromisoformat(created) <= datetime.now(UTC)
@@ -161,6 +161,34 @@ def test_a_throwaway_store_skips_only_durability(
     assert path.is_file()  # still one file at `path`, readable after close
     with MemoryStore(path, HashingEmbedder(dim=8)) as reopened:
         assert reopened.count() == 2
+
+
+def test_an_in_memory_store_has_the_schema_and_settings_its_ddl_gives(tmp_path: Path) -> None:
+    """The schema copied from the template equals the one the DDL creates in a throw-away file."""
+    listing = "SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY name"
+    for options in (StoreOptions(), StoreOptions(tokenizer="porter")):
+        with (
+            MemoryStore(tmp_path / f"{options.tokenizer}.sqlite3", HashingEmbedder(dim=8), options=options,
+                        durable=False) as on_disk,
+            MemoryStore(IN_MEMORY, HashingEmbedder(dim=8), options=options) as in_memory,
+        ):  # fmt: skip
+            assert in_memory._conn.execute(listing).fetchall() == on_disk._conn.execute(listing).fetchall()
+            assert in_memory._conn.execute("PRAGMA foreign_keys").fetchone()[0] == 1
+            assert in_memory._conn.execute("SELECT value FROM meta WHERE key = 'dim'").fetchone()[0] == "8"
+
+
+def test_in_memory_stores_are_independent_and_open_in_any_thread() -> None:
+    """Each in-memory store is its own database; threads (a server's) get templates of their own."""
+
+    def seeded_search(n: int) -> list[str]:
+        with MemoryStore(IN_MEMORY, HashingEmbedder(dim=8)) as s:
+            s.add_thoughts(Thought(f"t{i}", f"deploy note {i}") for i in range(n))
+            return s.search("deploy note", top_k=10, min_relevance=0).ids
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        in_threads = list(pool.map(seeded_search, [1, 2, 3, 4]))
+    assert in_threads == [seeded_search(n) for n in (1, 2, 3, 4)]
+    assert [len(ids) for ids in in_threads] == [1, 2, 3, 4]
 
 
 def test_close_twice_is_safe(tmp_path: Path) -> None:
@@ -298,16 +326,21 @@ def test_failed_add_edges_stores_nothing(seeded: MemoryStore) -> None:
 
 @pytest.mark.parametrize("batches", [[40], [40, 24], [40, 30], [150], [10, 10, 60, 200]])
 def test_a_throwaway_store_ranks_ties_exactly_like_a_durable_one(tmp_path: Path, batches: list[int]) -> None:
-    """Throw-away stores keep vectors in small vec0 chunks until they outgrow one, then switch to
-    the default chunk: vec0's tie order (later inserted first) must never differ from a durable
-    store's, before or after the switch. Five distinct vectors repeated make many exact ties."""
+    """Throw-away stores (files and in-memory) keep vectors in small vec0 chunks until they outgrow
+    one, then switch to the default chunk: vec0's tie order (later inserted first) must never
+    differ from a durable store's, before or after the switch. Five distinct vectors repeated
+    make many exact ties."""
     rng = np.random.default_rng(7)
     base = rng.normal(size=(5, 8))
     total = sum(batches)
     vectors = [tuple(base[i % 5]) for i in range(total)]
     rankings = []
-    for durable in (True, False):
-        with MemoryStore(tmp_path / f"{durable}.sqlite3", HashingEmbedder(dim=8), durable=durable) as s:
+    for path, durable in (
+        (tmp_path / "durable.sqlite3", True),
+        (tmp_path / "t.sqlite3", False),
+        (IN_MEMORY, False),
+    ):
+        with MemoryStore(path, HashingEmbedder(dim=8), durable=durable) as s:
             start = 0
             for size in batches:
                 s.add_thoughts(
@@ -318,7 +351,7 @@ def test_a_throwaway_store_ranks_ties_exactly_like_a_durable_one(tmp_path: Path,
                 [s.search("", query_embedding=base[q], retrieval="vector", top_k=total, min_relevance=0).ids
                  for q in range(5)]
             )  # fmt: skip
-    assert rankings[0] == rankings[1]
+    assert rankings[0] == rankings[1] == rankings[2]
     assert all(len(ids) == total for ids in rankings[0])
 
 

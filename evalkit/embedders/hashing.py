@@ -98,38 +98,49 @@ class HashingEmbedder:
         return self.embed_passages([text])[0]
 
     def embed_passages(self, texts: Sequence[str]) -> Vectors:
-        """Vectors of `texts`, with the float32 arithmetic of the module docstring: the slot sums
-        one text at a time, the norms and divisions for the whole batch at once."""
-        rows: list[int] = []
-        slots: list[int] = []
-        values: list[float] = []
-        for row, text in enumerate(texts):
-            sums = self._slot_sums(text)
-            rows += [row] * len(sums)
-            slots += sums
-            values += sums.values()
-        wide = np.zeros((len(texts), self._dim), dtype=np.float32)
-        wide[rows, slots] = values  # rounds each sum to float32
-        out = wide.astype(np.float64)
-        norms = np.sqrt(np.cumsum(out * out, axis=1)[:, -1:])  # float64 sums in slot order
-        np.divide(out, norms, out=out, where=norms > 0.0)  # a zero vector stays zero
-        return out.astype(np.float32)
+        """Vectors of `texts` (a new float32 array), with the float32 arithmetic of the module
+        docstring. A text's vector depends on that text alone, so the last `VECTOR_CACHE_SIZE`
+        distinct texts' vectors are remembered: a suite's shared distractors are seeded into
+        every scenario's store, and each query is asked once per pass."""
+        if not texts:
+            return np.zeros((0, self._dim), dtype=np.float32)
+        return np.stack([_text_vector(text, self._dim) for text in texts])
 
-    def _slot_sums(self, text: str) -> dict[int, float]:
-        """Slot → running sum of its addends, tokens taken in order of first appearance. The
-        service rounds a slot to float32 after every addition; here a slot's first addend is
-        left for the caller to round (rounding 0 + a is rounding a) and only a slot that a
-        second token hits is rounded on the way, which keeps the common case fast."""
-        sums: dict[int, float] = {}
-        for token, count in Counter(hashing_tokens(text)).items():
-            index, sign = _token_hashes(token)
-            slot = index % self._dim
-            addend = sign if count == 1 else sign * (1.0 + math.log(count))  # ln 1 = 0 exactly
-            if slot in sums:
-                sums[slot] = _round_to_float32(_round_to_float32(sums[slot]) + addend)
-            else:
-                sums[slot] = addend
-        return sums
+
+VECTOR_CACHE_SIZE = 4096
+"""How many distinct (text, dim) vectors `HashingEmbedder` remembers (about 6 MB at dim 384)."""
+
+
+@lru_cache(maxsize=VECTOR_CACHE_SIZE)
+def _text_vector(text: str, dim: int) -> np.ndarray:
+    """The read-only embedding of one text: slot sums, then the norm and the division."""
+    sums = _slot_sums(text, dim)
+    wide = np.zeros(dim, dtype=np.float32)
+    wide[list(sums)] = list(sums.values())  # rounds each sum to float32
+    out = wide.astype(np.float64)
+    norm = math.sqrt(np.cumsum(out * out)[-1])  # float64 sum in slot order
+    if norm > 0.0:  # a zero vector stays zero
+        out /= norm
+    vector = out.astype(np.float32)
+    vector.flags.writeable = False
+    return vector
+
+
+def _slot_sums(text: str, dim: int) -> dict[int, float]:
+    """Slot → running sum of its addends, tokens taken in order of first appearance. The
+    service rounds a slot to float32 after every addition; here a slot's first addend is
+    left for the caller to round (rounding 0 + a is rounding a) and only a slot that a
+    second token hits is rounded on the way, which keeps the common case fast."""
+    sums: dict[int, float] = {}
+    for token, count in Counter(hashing_tokens(text)).items():
+        index, sign = _token_hashes(token)
+        slot = index % dim
+        addend = sign if count == 1 else sign * (1.0 + math.log(count))  # ln 1 = 0 exactly
+        if slot in sums:
+            sums[slot] = _round_to_float32(_round_to_float32(sums[slot]) + addend)
+        else:
+            sums[slot] = addend
+    return sums
 
 
 _FLOAT32 = struct.Struct("<f")

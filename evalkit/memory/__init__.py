@@ -12,6 +12,7 @@ from evalkit.memory.pipeline import DEFAULT_PIPELINE, RRF_K, Candidate, RowFilte
 from evalkit.memory.store import (
     CONTRADICTION_MODES,
     DEFAULT_MIN_RELEVANCE,
+    IN_MEMORY,
     SUPERSESSION_MODES,
     VECTOR_FLOOR,
     MemoryStore,
@@ -23,6 +24,7 @@ __all__ = [
     "DEFAULT_PIPELINE",
     "DEFAULT_STOPWORD_LIST",
     "DEFAULT_STORE_OPTIONS",
+    "IN_MEMORY",
     "RETRIEVAL_MODES",
     "RRF_K",
     "STOPWORDS",

@@ -38,6 +38,7 @@ import numpy as np
 from evalkit.embedders import Embedder, HashingEmbedder
 from evalkit.errors import StoreError
 from evalkit.memory.fts_query import STOPWORD_LISTS
+from evalkit.memory.in_memory import blank_database
 from evalkit.memory.options import DEFAULT_STORE_OPTIONS, RETRIEVAL_MODES, StoreOptions
 from evalkit.memory.pipeline import DEFAULT_PIPELINE, Candidate, RowFilter, SearchPipeline
 from evalkit.memory.schema import schema_sql, vector_table_sql
@@ -52,6 +53,9 @@ VECTOR_FLOOR = 0.9
 
 SUPERSESSION_MODES = ("suppress", "flag", "off")
 CONTRADICTION_MODES = ("flag", "off")
+
+IN_MEMORY = ":memory:"
+"""The `path` of a store kept in memory only (SQLite's name for it)."""
 
 _SEED_BATCH = 1024
 
@@ -114,6 +118,9 @@ class MemoryStore:
     per-scenario stores. A new throw-away store also keeps its vectors in small chunks while they
     fit in one (`THROWAWAY_VECTOR_CHUNK`). Results are identical either way; the default is a
     durable WAL store.
+    `path` ":memory:" (`IN_MEMORY`) is a throw-away store without a file, whatever `durable`
+    says: its schema is copied from a template (`blank_database`), much faster than creating it,
+    and it is gone when closed. It ranks exactly as a file store does.
     Reopening an existing file with an embedder of another dimension is a StoreError.
     """
 
@@ -130,15 +137,22 @@ class MemoryStore:
         self.options = options
         self.pipeline = pipeline
         self.path = Path(path)
-        self._conn = connect(path)
+        self._last_ranking: tuple[tuple[Any, ...], tuple[Candidate, ...]] | None = None
+        in_memory = str(path) == IN_MEMORY
+        chunk = THROWAWAY_VECTOR_CHUNK if in_memory or not durable else None
+        if in_memory:
+            self._conn = blank_database(self.embedder.dim, options.tokenizer, chunk)
+        else:
+            self._conn = connect(path)
         try:
             self._conn.execute("PRAGMA foreign_keys = ON")
-            self._conn.execute(f"PRAGMA journal_mode = {'WAL' if durable else 'MEMORY'}")
-            self._conn.execute(f"PRAGMA synchronous = {'NORMAL' if durable else 'OFF'}")
+            if not in_memory:  # a file: new or reopened, its schema made sure of
+                self._conn.execute(f"PRAGMA journal_mode = {'WAL' if durable else 'MEMORY'}")
+                self._conn.execute(f"PRAGMA synchronous = {'NORMAL' if durable else 'OFF'}")
+                with self._conn:
+                    for statement in schema_sql(self.embedder.dim, options.tokenizer, chunk):
+                        self._conn.execute(statement)
             with self._conn:
-                chunk = None if durable else THROWAWAY_VECTOR_CHUNK
-                for statement in schema_sql(self.embedder.dim, options.tokenizer, chunk):
-                    self._conn.execute(statement)
                 self._conn.execute(
                     "INSERT OR IGNORE INTO meta(key, value) VALUES ('dim', ?)", (str(self.embedder.dim),)
                 )
@@ -209,6 +223,7 @@ class MemoryStore:
         with non-finite values raises StoreError and stores none of them (nor any earlier batch
         of the same call). Returns the number stored.
         """
+        self._last_ranking = None
         now = datetime.now(UTC)
         seen: set[str] = set()
         stored = 0
@@ -354,6 +369,7 @@ class MemoryStore:
                 raise StoreError(
                     f"edge {source!r} -[{type_}]-> {target!r} is already stored; edges are unique"
                 )
+        self._last_ranking = None
         with self._conn:
             self._conn.executemany(
                 "INSERT INTO edges(source, target, type) VALUES (?, ?, ?)",
@@ -387,6 +403,11 @@ class MemoryStore:
         unknown mode strings, an unknown status, numeric options that are not numbers (NaN
         included) and a `query_embedding` of the wrong shape or with non-finite values raise
         StoreError.
+
+        The ranking before the gate (steps 1–6) of the last search by text is kept until the
+        store changes (here or, for a file, by another connection): a search repeating it with
+        another `min_relevance` and the same candidate budget — the gated pass after the
+        ungated one, under supersession "suppress" — only applies the gate (and measures less).
         """
         pipe = self.pipeline
         retrieval = _choice("retrieval mode", retrieval or self.options.retrieval, RETRIEVAL_MODES)
@@ -405,26 +426,21 @@ class MemoryStore:
         )
         budget = pipe.budget(top_k, supersession == "suppress", gate > 0.0)
         row_filter = pipe.row_filter(project, include_global, status)
-
-        vector: list[Candidate] = []
-        if retrieval != "bm25" and pipe.use_vector:
-            qvec = (
-                self._checked_vector(query_embedding, "query_embedding")
-                if query_embedding is not None
-                else self.embedder.embed_query(query)
-            )
-            vector = self._vector_leg(qvec, budget, row_filter)
-        bm25: list[Candidate] = []
-        if retrieval != "vector" and pipe.use_bm25:
-            bm25 = self._bm25_leg(query, budget, row_filter)
-
-        if retrieval == "vector":
-            rows = pipe.vector_relevance(vector, budget, pipe.rrf_k)
+        moment = _utc(now or datetime.now(UTC))
+        ranking = (retrieval, budget, row_filter, weight, half_life, moment, supersession, contradiction)
+        key = (pipe, query, ranking, self._data_version())
+        if query_embedding is None and self._last_ranking is not None and self._last_ranking[0] == key:
+            rows = self._last_ranking[1]
         else:
-            rows = pipe.fuse(vector, bm25, budget, pipe.rrf_k)
-        rows = pipe.recency(rows, weight, half_life, _utc(now or datetime.now(UTC)))
-        superseded_by, contradicted_by = self._standing_maps([c.id for c in rows])
-        rows = pipe.standing(rows, superseded_by, contradicted_by, supersession, contradiction)
+            qvec = None
+            if retrieval != "bm25" and pipe.use_vector:
+                qvec = (
+                    self._checked_vector(query_embedding, "query_embedding")
+                    if query_embedding is not None
+                    else self.embedder.embed_query(query)
+                )
+            rows = self._ranked(query, qvec, *ranking)
+            self._last_ranking = (key, rows) if query_embedding is None else None
         kept, candidates, filtered_out = pipe.gate(rows, gate)
         kept_ids = {c.id for c in kept}
         return SearchResponse(
@@ -440,6 +456,38 @@ class MemoryStore:
             if gate > 0.0
             else (),
         )
+
+    def _data_version(self) -> int:
+        """SQLite's counter of commits by other connections to this database (PRAGMA data_version)."""
+        return int(self._conn.execute("PRAGMA data_version").fetchone()[0])
+
+    def _ranked(
+        self,
+        query: str,
+        qvec: np.ndarray | None,
+        retrieval: str,
+        budget: int,
+        row_filter: RowFilter,
+        weight: float,
+        half_life: float,
+        now: datetime,
+        supersession: str,
+        contradiction: str,
+    ) -> tuple[Candidate, ...]:
+        """SPEC §1.3 steps 1–6 (the legs, fusion, recency and standing): every row the gate then
+        judges, in order. `qvec` None = no vector leg."""
+        pipe = self.pipeline
+        vector = [] if qvec is None else self._vector_leg(qvec, budget, row_filter)
+        bm25: list[Candidate] = []
+        if retrieval != "vector" and pipe.use_bm25:
+            bm25 = self._bm25_leg(query, budget, row_filter)
+        if retrieval == "vector":
+            rows = pipe.vector_relevance(vector, budget, pipe.rrf_k)
+        else:
+            rows = pipe.fuse(vector, bm25, budget, pipe.rrf_k)
+        rows = pipe.recency(rows, weight, half_life, now)
+        superseded_by, contradicted_by = self._standing_maps([c.id for c in rows])
+        return pipe.standing(rows, superseded_by, contradicted_by, supersession, contradiction)
 
     def _vector_leg(self, qvec: np.ndarray, budget: int, row_filter: RowFilter) -> list[Candidate]:
         """KNN over all rows for the pool, then filters, keeping the first `budget` in vec0 order."""

@@ -10,7 +10,14 @@ from pathlib import Path
 from typing import Any
 
 from evalkit.embedders import Embedder, HashingEmbedder
-from evalkit.memory import DEFAULT_PIPELINE, DEFAULT_STORE_OPTIONS, MemoryStore, SearchPipeline, StoreOptions
+from evalkit.memory import (
+    DEFAULT_PIPELINE,
+    DEFAULT_STORE_OPTIONS,
+    IN_MEMORY,
+    MemoryStore,
+    SearchPipeline,
+    StoreOptions,
+)
 from evalkit.records import Edge, SearchResponse, Thought
 from evalkit.systems.capabilities import ALL_CAPABILITIES
 
@@ -88,13 +95,7 @@ class ReferenceSystem:
 
     @contextmanager
     def open(self, workdir: Path) -> Iterator[_AgentFacingStore]:
-        """A fresh store file in `workdir`, throw-away (`durable=False`: no fsync, journal in
-        memory) because the runner deletes `workdir` when the scenario ends."""
-        with MemoryStore(
-            workdir / "memory.sqlite3",
-            self.embedder,
-            options=self.options,
-            pipeline=self.pipeline,
-            durable=False,
-        ) as store:
+        """A fresh in-memory store (`IN_MEMORY`: no file, schema copied from a template), gone
+        when the scenario ends; `workdir` is not used. It ranks exactly as a store file does."""
+        with MemoryStore(IN_MEMORY, self.embedder, options=self.options, pipeline=self.pipeline) as store:
             yield _AgentFacingStore(store)
