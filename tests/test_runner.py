@@ -117,12 +117,14 @@ def test_query_top_k_and_project_override_the_run():
 
 
 class _Exploding:
-    """A memory system whose search raises: the runner must still remove its temp dirs."""
+    """A memory system whose search raises: the runner must still remove its temp dirs, with
+    whatever the system wrote there when `litter` (files in a subfolder)."""
 
     name = "exploding"
 
-    def __init__(self, error: BaseException) -> None:
+    def __init__(self, error: BaseException, litter: bool = False) -> None:
         self.error = error
+        self.litter = litter
         self.workdirs: list[Path] = []
         self.inner = ReferenceSystem(HashingEmbedder())
 
@@ -132,6 +134,9 @@ class _Exploding:
     @contextmanager
     def open(self, workdir: Path):
         self.workdirs.append(workdir)
+        if self.litter:
+            (workdir / "index").mkdir()
+            (workdir / "index" / "segment.bin").write_bytes(b"\0" * 64)
         with self.inner.open(workdir) as memory:
             memory.search = self._raise  # type: ignore[method-assign]
             yield memory
@@ -140,9 +145,10 @@ class _Exploding:
         raise self.error
 
 
+@pytest.mark.parametrize("litter", [False, True], ids=["empty", "files"])
 @pytest.mark.parametrize("error", [RuntimeError("boom"), KeyboardInterrupt()])
-def test_temp_stores_are_removed_on_error_and_ctrl_c(error):
-    system = _Exploding(error)
+def test_temp_stores_are_removed_on_error_and_ctrl_c(error, litter):
+    system = _Exploding(error, litter)
     with pytest.raises(type(error)):
         run(suite_of(scenario("f", [QuerySpec(query="port", relevant=["port"])])), system, clock=CLOCK)
     assert len(system.workdirs) == 1

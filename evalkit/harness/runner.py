@@ -22,8 +22,10 @@ None, `gate_skipped` True).
 from __future__ import annotations
 
 import itertools
+import shutil
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -36,9 +38,6 @@ from evalkit.harness.checks import check_query, scenario_status
 from evalkit.harness.config import RunConfig
 from evalkit.harness.executors import Executor, SerialExecutor
 from evalkit.harness.results import (
-    CandidateRecord,
-    DroppedRecord,
-    HitRecord,
     LatencyReport,
     PassResult,
     QueryResult,
@@ -46,7 +45,6 @@ from evalkit.harness.results import (
 )
 from evalkit.metrics import MetricSpec, judgements, parse_metrics, score_query
 from evalkit.progress import progress_enabled
-from evalkit.records import GateCandidate
 from evalkit.scenarios import QuerySpec, Scenario, Suite, stable_query_id
 from evalkit.scenarios.model import ThoughtSpec
 from evalkit.scenarios.requirements import required_capabilities
@@ -132,10 +130,7 @@ class ShardRunner:
         filtered: list[QueryResult] = []
         gate_values: set[float] = set()
         latencies: list[float] = []
-        with (
-            tempfile.TemporaryDirectory(prefix="evalkit-") as workdir,
-            open_checked(self.system, Path(workdir)) as memory,
-        ):
+        with scratch_directory() as workdir, open_checked(self.system, workdir) as memory:
             memory.add_thoughts(seed_thoughts(scenario, self.distractors, self.clock))
             memory.add_edges(seed_edges(scenario))
             own = own_ids(scenario)
@@ -162,15 +157,27 @@ class ShardRunner:
                     gate = min_relevance if pinned is None else pinned
                     timed = memory.search(query.query, asked=asked, min_relevance=gate, **options)
                     latencies.append(timed.latency_ms)
-                    result = _query_result(index, query, timed, k, own, extra_metrics)
                     if pinned is None:
                         gate_values.add(timed.response.min_relevance)
-                        if timed.response.gate_candidates:
-                            result = result.model_copy(
-                                update={"gate_candidates": _candidates(timed.response.gate_candidates)}
-                            )
-                    filtered.append(result)
+                    record = pinned is None and bool(timed.response.gate_candidates)
+                    filtered.append(
+                        _query_result(index, query, timed, k, own, extra_metrics, gate_candidates=record)
+                    )
         return ShardResult(plain, filtered if self.gated else None, frozenset(gate_values), latencies)
+
+
+@contextmanager
+def scratch_directory() -> Iterator[Path]:
+    """A new temporary directory for one memory, removed on exit — also on an error or Ctrl-C.
+    An empty one (the reference store keeps its memory in RAM) is removed with one rmdir."""
+    path = Path(tempfile.mkdtemp(prefix="evalkit-"))
+    try:
+        yield path
+    finally:
+        try:
+            path.rmdir()
+        except OSError:
+            shutil.rmtree(path, ignore_errors=True)
 
 
 def run_suite(
@@ -250,7 +257,11 @@ def _query_result(
     top_k: int,
     own: frozenset[str],
     extra_metrics: Sequence[MetricSpec],
+    *,
+    gate_candidates: bool = False,
 ) -> QueryResult:
+    """The scored result of one search; `gate_candidates` records the rows that reached the
+    gate. Validated as one nested document (pydantic-core builds the hit records)."""
     response = timed.response
     relevant = set(query.relevant)
     retrieved = list(dict.fromkeys(h.id for h in response.hits))
@@ -258,44 +269,47 @@ def _query_result(
     if extra_metrics:
         qrels = judgements(query.relevant, query.grades)
         metrics.update({spec.label: spec.compute(retrieved, qrels) for spec in extra_metrics})
-    return QueryResult(
-        index=index,
-        query=query.query,
-        query_id=query.id,
-        query_category=query.category,
-        project=query.project,
-        top_k=top_k,
-        relevant=list(query.relevant),
-        grades=dict(query.grades),
-        retrieved=retrieved,
-        hits=[
-            HitRecord(
-                id=h.id,
-                rank=h.rank,
-                relevant=h.id in relevant,
-                similarity=h.similarity,
-                relevance=h.relevance,
-                low_confidence=h.low_confidence,
-                match_source=list(h.match_source),
-                standing=h.standing,
-                superseded_by=list(h.superseded_by),
-                contradicted_by=list(h.contradicted_by),
-                bm25_score=h.bm25_score,
-                rrf_score=h.rrf_score,
-                recency_score=h.recency_score,
-                final_score=h.final_score,
-            )
-            for h in response.hits
-        ],
-        metrics=metrics,
-        check_errors=check_query(query, response.hits, own),
-        candidates=response.candidates,
-        dropped=[DroppedRecord(id=i, relevant=i in relevant) for i in response.dropped_ids],
+    return QueryResult.model_validate(
+        {
+            "index": index,
+            "query": query.query,
+            "query_id": query.id,
+            "query_category": query.category,
+            "project": query.project,
+            "top_k": top_k,
+            "relevant": list(query.relevant),
+            "grades": dict(query.grades),
+            "retrieved": retrieved,
+            "hits": [
+                {
+                    "id": h.id,
+                    "rank": h.rank,
+                    "relevant": h.id in relevant,
+                    "similarity": h.similarity,
+                    "relevance": h.relevance,
+                    "low_confidence": h.low_confidence,
+                    "match_source": list(h.match_source),
+                    "standing": h.standing,
+                    "superseded_by": list(h.superseded_by),
+                    "contradicted_by": list(h.contradicted_by),
+                    "bm25_score": h.bm25_score,
+                    "rrf_score": h.rrf_score,
+                    "recency_score": h.recency_score,
+                    "final_score": h.final_score,
+                }
+                for h in response.hits
+            ],
+            "metrics": metrics,
+            "check_errors": check_query(query, response.hits, own),
+            "candidates": response.candidates,
+            "dropped": [{"id": i, "relevant": i in relevant} for i in response.dropped_ids],
+            "gate_candidates": [
+                {"id": c.id, "bm25": c.bm25, "similarity": c.similarity} for c in response.gate_candidates
+            ]
+            if gate_candidates
+            else None,
+        }
     )
-
-
-def _candidates(rows: Sequence[GateCandidate]) -> list[CandidateRecord]:
-    return [CandidateRecord(id=c.id, bm25=c.bm25, similarity=c.similarity) for c in rows]
 
 
 def _scenario_result(scenario: Scenario, queries: list[QueryResult]) -> ScenarioResult:

@@ -96,19 +96,29 @@ def fuse_rrf(
     ids in BM25 order (stable sort). relevance = rrf / (non-empty legs / (rrf_k + 1)), so 1.0
     means first in every leg that returned anything. Works for a single leg too.
     """
-    merged: dict[str, Candidate] = {cand.id: cand for cand in vector}
-    for cand in bm25:
-        prior = merged.get(cand.id)
-        merged[cand.id] = (
-            cand if prior is None else replace(prior, bm25_score=cand.bm25_score, bm25_rank=cand.bm25_rank)
-        )
     legs = sum(1 for leg in (vector, bm25) if leg)
+    merged: dict[str, tuple[Candidate, Candidate | None]] = {cand.id: (cand, None) for cand in vector}
+    for cand in bm25:  # a row both legs returned: its vector candidate, and the BM25 one
+        merged[cand.id] = (merged[cand.id][0], cand) if cand.id in merged else (cand, None)
     scored = [
-        (sum(1.0 / (rrf_k + rank) for rank in (c.vector_rank, c.bm25_rank) if rank is not None), c)
-        for c in merged.values()
+        (
+            sum(1.0 / (rrf_k + rank) for rank in (c.vector_rank, (also or c).bm25_rank) if rank is not None),
+            c,
+            also,
+        )
+        for c, also in merged.values()
     ]
-    scored.sort(key=lambda pair: pair[0], reverse=True)
-    return tuple(replace(c, rrf_score=rrf, relevance=rrf * (rrf_k + 1) / legs) for rrf, c in scored[:budget])
+    scored.sort(key=lambda entry: entry[0], reverse=True)
+    return tuple(  # one copy per kept row, with every field it gains
+        replace(
+            c,
+            bm25_score=(also or c).bm25_score,
+            bm25_rank=(also or c).bm25_rank,
+            rrf_score=rrf,
+            relevance=rrf * (rrf_k + 1) / legs,
+        )
+        for rrf, c, also in scored[:budget]
+    )
 
 
 def similarity_relevance(

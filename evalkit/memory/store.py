@@ -267,9 +267,10 @@ class MemoryStore:
         chunk = _CHUNK_SIZE.search(ddl)
         if chunk is None:
             return
-        held = self._conn.execute("SELECT rowid, embedding FROM thoughts_vec ORDER BY rowid").fetchall()
-        if len(held) + adding <= int(chunk[1]):
+        (count,) = self._conn.execute("SELECT count(*) FROM thoughts_vec").fetchone()
+        if count + adding <= int(chunk[1]):
             return
+        held = self._conn.execute("SELECT rowid, embedding FROM thoughts_vec ORDER BY rowid").fetchall()
         self._conn.execute("DROP TABLE thoughts_vec")
         self._conn.execute(vector_table_sql(self.embedder.dim))
         self._conn.executemany("INSERT INTO thoughts_vec(rowid, embedding) VALUES (?, ?)", held)
@@ -535,26 +536,21 @@ class MemoryStore:
     def _standing_maps(
         self, ids: Sequence[str]
     ) -> tuple[dict[str, tuple[str, ...]], dict[str, tuple[str, ...]]]:
-        """(superseded_by, contradicted_by) for `ids`, with two set queries; lists sorted by id."""
+        """(superseded_by, contradicted_by) for `ids`, in one query; lists sorted by id."""
         if not ids:
             return {}, {}
-        id_list = json.dumps(list(ids))
-        superseded: dict[str, set[str]] = defaultdict(set)
-        for target, source in self._conn.execute(
-            "SELECT target, source FROM edges WHERE type = 'replaces' "
-            "AND target IN (SELECT value FROM json_each(?))",
-            (id_list,),
+        superseded: defaultdict[str, set[str]] = defaultdict(set)
+        contradicted: defaultdict[str, set[str]] = defaultdict(set)
+        for type_, this, other in self._conn.execute(
+            "SELECT type, target, source FROM edges WHERE type = 'replaces' "
+            "AND target IN (SELECT value FROM json_each(?1)) "
+            "UNION ALL SELECT type, source, target FROM edges WHERE type = 'contradicts' "
+            "AND source != target AND source IN (SELECT value FROM json_each(?1)) "
+            "UNION ALL SELECT type, target, source FROM edges WHERE type = 'contradicts' "
+            "AND source != target AND target IN (SELECT value FROM json_each(?1))",
+            (json.dumps(list(ids)),),
         ):
-            superseded[target].add(source)
-        contradicted: dict[str, set[str]] = defaultdict(set)
-        for this, other in self._conn.execute(
-            "SELECT source, target FROM edges WHERE type = 'contradicts' AND source != target "
-            "AND source IN (SELECT value FROM json_each(?1)) "
-            "UNION SELECT target, source FROM edges WHERE type = 'contradicts' AND source != target "
-            "AND target IN (SELECT value FROM json_each(?1))",
-            (id_list,),
-        ):
-            contradicted[this].add(other)
+            (superseded if type_ == "replaces" else contradicted)[this].add(other)
         return (
             {k: tuple(sorted(v)) for k, v in superseded.items()},
             {k: tuple(sorted(v)) for k, v in contradicted.items()},

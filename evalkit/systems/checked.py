@@ -25,6 +25,7 @@ import warnings
 from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -87,7 +88,17 @@ class CheckedMemory:
 
 def _accepts_keyword(function: Any, name: str) -> bool:
     """Whether `function` takes the keyword `name` (named, or through `**kwargs`); True when its
-    signature cannot be read (a C function), so the keyword is passed as the protocol says."""
+    signature cannot be read (a C function), so the keyword is passed as the protocol says.
+    A bound method is judged by its function, once per function (every scenario asks again)."""
+    target = getattr(function, "__func__", function)
+    try:
+        return _takes_keyword(target, name)
+    except TypeError:  # an unhashable callable: not remembered
+        return _takes_keyword.__wrapped__(target, name)
+
+
+@lru_cache(maxsize=256)
+def _takes_keyword(function: Any, name: str) -> bool:
     try:
         parameters = inspect.signature(function).parameters.values()
     except (TypeError, ValueError):
