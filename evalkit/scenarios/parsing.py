@@ -318,14 +318,31 @@ def raw_date_problems(data: Mapping[str, Any]) -> list[str]:
     ]
 
 
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _utf8_json(data: Any) -> bool:
+    """Whether `data` dumps to JSON that encodes as UTF-8; False also for what JSON cannot hold
+    (a YAML set or binary value), which the caller then walks."""
+    try:
+        json.dumps(data, ensure_ascii=False).encode("utf-8")
+    except (TypeError, ValueError):  # UnicodeEncodeError is a ValueError
+        return False
+    return True
+
+
 def surrogate_problems(data: Any, path: str = "") -> list[str]:
     """`<field>: ...` for each string in `data` (keys included) holding a lone UTF-16 surrogate
     (a JSON escape such as \\ud800 without its pair): it cannot be encoded as UTF-8, so a store
-    or a report could not hold it. Depth is bounded by `parse_text`'s checks."""
+    or a report could not hold it. Depth is bounded by `parse_text`'s checks. Data that encodes
+    as UTF-8 JSON as a whole (nearly every file) holds none, which one C call settles."""
+    if not path and _utf8_json(data):
+        return []
     if isinstance(data, str):
-        bad = next((i for i, ch in enumerate(data) if "\ud800" <= ch <= "\udfff"), None)
-        if bad is None:
+        surrogate = _LONE_SURROGATE.search(data)
+        if surrogate is None:
             return []
+        bad = surrogate.start()
         return [
             f"{path or '<top level>'}: lone surrogate \\u{ord(data[bad]):04x} at character {bad}; "
             "a \\uD800-\\uDFFF escape must be followed by its pair (or write the character itself)"

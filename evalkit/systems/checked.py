@@ -165,7 +165,6 @@ def checked_response(
 
 def _check_hit(where: str, position: int, hit: Hit, seeded: Collection[str], seen: set[str]) -> None:
     at = f"{where}: hit {position}"
-    named = f"{at} ({shown_value(hit.id)})"
     if not isinstance(hit.id, str) or hit.id not in seeded:
         raise SystemOutputError(
             f"{at}: id {shown_value(hit.id)} was never added to this memory; "
@@ -177,38 +176,50 @@ def _check_hit(where: str, position: int, hit: Hit, seeded: Collection[str], see
         )
     seen.add(hit.id)
     for name in _FLOAT_SIGNALS:
-        _check_signal(named, name, getattr(hit, name))
+        problem = _signal_problem(name, getattr(hit, name))
+        if problem:
+            raise SystemOutputError(f"{at} ({shown_value(hit.id)}){problem}")
     if not set(hit.match_source) <= set(MATCH_SOURCES):
         raise SystemOutputError(
-            f"{named}: `match_source` {hit.match_source!r} may hold only {', '.join(MATCH_SOURCES)}"
+            f"{at} ({shown_value(hit.id)}): `match_source` {hit.match_source!r} may hold only "
+            f"{', '.join(MATCH_SOURCES)}"
         )
     if hit.standing not in STANDINGS:
-        raise SystemOutputError(f"{named}: `standing` {hit.standing!r} must be one of {', '.join(STANDINGS)}")
+        raise SystemOutputError(
+            f"{at} ({shown_value(hit.id)}): `standing` {hit.standing!r} must be one of {', '.join(STANDINGS)}"
+        )
     if hit.low_confidence is not None and not isinstance(hit.low_confidence, bool):
-        raise SystemOutputError(f"{named}: `low_confidence` must be true, false or None")
+        raise SystemOutputError(f"{at} ({shown_value(hit.id)}): `low_confidence` must be true, false or None")
 
 
 def _check_candidates(where: str, response: SearchResponse, seeded: Collection[str]) -> None:
     """The rows a system reports as reaching its gate (for the gate sweep): seeded ids, and a
     finite similarity or None (the vector leg did not return the row)."""
     for position, candidate in enumerate(response.gate_candidates, start=1):
-        at = f"{where}: gate candidate {position} ({shown_value(candidate.id)})"
-        if candidate.id not in seeded:
-            raise SystemOutputError(f"{at} was never added to this memory; report only seeded ids")
-        _check_signal(at, "similarity", candidate.similarity)
+        problem = (
+            " was never added to this memory; report only seeded ids"
+            if candidate.id not in seeded
+            else _signal_problem("similarity", candidate.similarity)
+        )
+        if problem:
+            at = f"{where}: gate candidate {position} ({shown_value(candidate.id)})"
+            raise SystemOutputError(at + problem)
 
 
-def _check_signal(at: str, name: str, value: object) -> None:
-    """A float signal (`name` of the hit or candidate `at`) is None or a finite number."""
+def _signal_problem(name: str, value: object) -> str | None:
+    """What is wrong with a float signal `name` — it must be None or a finite number — as the
+    end of a message naming the hit or candidate; None when nothing is. (Messages are built
+    only for a failure: every hit and candidate of every search is checked.)"""
     if value is None:
-        return
+        return None
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise SystemOutputError(f"{at}: `{name}` must be a number or None, got {value!r}")
+        return f": `{name}` must be a number or None, got {value!r}"
     if not math.isfinite(value):
-        raise SystemOutputError(
-            f"{at} returned {name} {value}; a memory system must return finite scores (or None where "
+        return (
+            f" returned {name} {value}; a memory system must return finite scores (or None where "
             "a signal does not apply)"
         )
+    return None
 
 
 def _check_counts(where: str, response: SearchResponse, seeded: Collection[str]) -> None:
