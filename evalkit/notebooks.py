@@ -25,6 +25,10 @@ Contract of `run_notebook`:
   as `Name: message`; the executed notebook keeps the full traceback.
 - Progress: a papermill progress bar on an interactive terminal, otherwise one line per executed
   cell on stderr (CI logs); `progress=False` is silent.
+- A kernel that dies (out of memory, a crash in native code) is a ReportError naming the
+  notebook. What nbclient and asyncio log about a dead kernel is dropped (`_KernelDeathNoise`):
+  on Ctrl-C or SIGTERM the run shuts its kernel down while a cell waits, and those lines would
+  follow evalkit's own one-line message.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from __future__ import annotations
 import ast
 import copy
 import io
+import logging
 import os
 import sys
 import tempfile
@@ -185,6 +190,7 @@ def run_notebook(
     """
     import papermill
     from jupyter_client.kernelspec import NoSuchKernel
+    from nbclient.exceptions import DeadKernelError
     from papermill.iorw import load_notebook_node
     from papermill.parameterize import parameterize_notebook
 
@@ -202,6 +208,7 @@ def run_notebook(
     check_writable(outputs.html)
     check_writable(outputs.notebook)
     failure: papermill.PapermillExecutionError | None = None
+    _KernelDeathNoise.install()
     with (
         tempfile.TemporaryDirectory(prefix="evalkit-notebook-") as workdir,
         _kernel_environment(Path(workdir) / "tmp"),
@@ -222,6 +229,11 @@ def run_notebook(
             )
         except papermill.PapermillExecutionError as exc:
             failure = exc
+        except DeadKernelError as exc:
+            raise ReportError(
+                f"the Jupyter kernel running {path} died ({exc}); it may have run out of memory or "
+                "crashed in native code. Nothing was written"
+            ) from exc
         except NoSuchKernel as exc:
             raise ReportError(
                 f"no Jupyter kernel named {KERNEL_NAME!r} to run {path}; install one into this environment "
@@ -377,6 +389,29 @@ def _check_value(parameter: Parameter, value: object, notebook: str | Path) -> o
     if parameter.is_path and isinstance(value, str):
         return str(Path(value).resolve())
     return value
+
+
+class _KernelDeathNoise(logging.Filter):
+    """Drops the records about a dead kernel: nbclient's "Kernel died while waiting for execute
+    reply." (logged through papermill's logger) and asyncio's report, at exit, of a cell task
+    whose DeadKernelError nobody retrieved. The death itself still reaches `run_notebook` as an
+    exception, and from there the user."""
+
+    LOGGERS = ("papermill", "asyncio")
+
+    @classmethod
+    def install(cls) -> None:
+        """Add the filter to `LOGGERS` once per process (it stays: asyncio reports at exit)."""
+        for name in cls.LOGGERS:
+            logger = logging.getLogger(name)
+            if not any(isinstance(f, cls) for f in logger.filters):
+                logger.addFilter(cls())
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        from nbclient.exceptions import DeadKernelError
+
+        error = record.exc_info[1] if record.exc_info else None
+        return not (isinstance(error, DeadKernelError) or record.getMessage().startswith("Kernel died"))
 
 
 def _kernel_config(connection_file: Path) -> Any:

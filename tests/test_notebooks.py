@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import json
+import logging
 import re
 import sys
 from pathlib import Path
@@ -310,6 +311,32 @@ def test_run_notebook_writes_both_files_then_raises_when_a_cell_fails(tmp_path: 
     assert "Traceback" not in html and "raise ValueError" not in html  # shortened in the HTML only
     executed = nbformat.read(caught.value.outputs.notebook, as_version=4)
     assert any(o.get("output_type") == "error" for c in executed.cells for o in c.get("outputs", []))
+
+
+def test_a_kernel_that_dies_is_a_report_error_and_its_log_noise_is_dropped(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    path = _write_notebook(tmp_path / "crash.ipynb", PARAMS, "import os\nos._exit(9)")
+    with pytest.raises(ReportError, match=r"the Jupyter kernel running .*crash.ipynb died \(Kernel died\)"):
+        run_notebook(path, {}, tmp_path / "out", progress=False)
+    assert not (tmp_path / "out").exists()
+    assert "Kernel died while waiting" not in capfd.readouterr().err
+
+
+def test_the_kernel_death_filter_drops_only_records_about_a_dead_kernel() -> None:
+    from nbclient.exceptions import DeadKernelError
+
+    from evalkit.notebooks import _KernelDeathNoise
+
+    def record(message: str, error: BaseException | None = None) -> logging.LogRecord:
+        exc_info = (type(error), error, None) if error else None
+        return logging.LogRecord("asyncio", logging.ERROR, __file__, 1, message, None, exc_info)
+
+    kept = _KernelDeathNoise().filter
+    assert not kept(record("Kernel died while waiting for execute reply."))
+    assert not kept(record("Task exception was never retrieved", DeadKernelError("Kernel died")))
+    assert kept(record("Task exception was never retrieved", RuntimeError("a real bug")))
+    assert kept(record("Executing Cell 3"))
 
 
 # --- the report itself: `evalkit report` on the built-in suite --------------------------------------
