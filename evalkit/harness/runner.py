@@ -26,7 +26,7 @@ import shutil
 import tempfile
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -265,7 +265,7 @@ def _query_result(
     response = timed.response
     relevant = set(query.relevant)
     retrieved = list(dict.fromkeys(h.id for h in response.hits))
-    metrics = asdict(score_query(retrieved, relevant))
+    metrics = score_query(retrieved, relevant).as_dict()
     if extra_metrics:
         qrels = judgements(query.relevant, query.grades)
         metrics.update({spec.label: spec.compute(retrieved, qrels) for spec in extra_metrics})

@@ -22,8 +22,6 @@ Decisions:
 
 from __future__ import annotations
 
-from dataclasses import asdict
-
 from evalkit.errors import UsageError
 from evalkit.harness.aggregation import mean_metrics, pass_result
 from evalkit.harness.results import DroppedRecord, PassResult, QueryResult, RunResult, ScenarioResult
@@ -54,7 +52,7 @@ def regate_query(query: QueryResult, min_relevance: float) -> QueryResult:
         update={
             "retrieved": retrieved,
             "hits": [],
-            "metrics": asdict(score_query(retrieved, relevant)),
+            "metrics": score_query(retrieved, relevant).as_dict(),
             "check_errors": [],
             "candidates": len(rows) if gated else 0,
             "dropped": [

@@ -24,6 +24,11 @@ class QueryScores:
     mrr: float
     hit_rate: float
 
+    def as_dict(self) -> dict[str, float]:
+        """Metric name → value, in `HARNESS_METRICS` order (what `dataclasses.asdict` gives,
+        without its deep copy: this runs for every query of every pass)."""
+        return {name: getattr(self, name) for name in HARNESS_METRICS}
+
 
 HARNESS_METRICS: tuple[str, ...] = tuple(field.name for field in fields(QueryScores))
 """The harness metrics of SPEC §3.3, in order: the `QueryScores` field names, which are also the

@@ -159,6 +159,8 @@ def checked_response(
         )
     _check_counts(where, response, seeded)
     _check_candidates(where, response, seeded)
+    if len(hits) <= top_k and all(h.rank for h in hits) and isinstance(hits, tuple):
+        return response  # already numbered, nothing cut
     numbered = tuple(h if h.rank else replace(h, rank=i) for i, h in enumerate(hits[:top_k], start=1))
     return replace(response, hits=numbered)
 
