@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import re
 import shutil
-from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -280,7 +279,7 @@ def test_control_fusion_equals_the_reference_fusion(vector_ids, bm25_ids, budget
     for a, e in zip(actual, expected, strict=True):
         assert a.rrf_score == pytest.approx(e.rrf_score, rel=1e-12)
         assert a.relevance == pytest.approx(e.relevance, rel=1e-12)
-        assert replace(a, rrf_score=None, relevance=0.0) == replace(e, rrf_score=None, relevance=0.0)
+        assert a._replace(rrf_score=None, relevance=0.0) == e._replace(rrf_score=None, relevance=0.0)
 
 
 # ----------------------------------------------------------------------------- the command

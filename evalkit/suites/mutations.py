@@ -136,7 +136,7 @@ def _fuse_unnormalised(
     vector: Sequence[Candidate], bm25: Sequence[Candidate], budget: int, rrf_k: int = RRF_K
 ) -> tuple[Candidate, ...]:
     """Bug: relevance is the raw RRF score (about 0.03 at best) instead of rrf / (legs / (k+1))."""
-    return tuple(replace(c, relevance=c.rrf_score or 0.0) for c in fuse_rrf(vector, bm25, budget, rrf_k))
+    return tuple(c._replace(relevance=c.rrf_score or 0.0) for c in fuse_rrf(vector, bm25, budget, rrf_k))
 
 
 def _budget_without_over_fetch(top_k: int, suppress: bool, gated: bool) -> int:
@@ -169,14 +169,14 @@ def _fuse_rrf_fsum(
     for cand in bm25:
         prior = merged.get(cand.id)
         merged[cand.id] = (
-            cand if prior is None else replace(prior, bm25_score=cand.bm25_score, bm25_rank=cand.bm25_rank)
+            cand if prior is None else prior._replace(bm25_score=cand.bm25_score, bm25_rank=cand.bm25_rank)
         )
         ranks.setdefault(cand.id, []).append(cand.bm25_rank or 0)
     legs = sum(1 for leg in (vector, bm25) if leg)
     rrf = {i: math.fsum(1.0 / (rrf_k + r) for r in rs) for i, rs in ranks.items()}
     relevance = {i: math.fsum((rrf_k + 1) / (rrf_k + r) for r in rs) / legs for i, rs in ranks.items()}
     ordered = sorted(merged, key=lambda i: -rrf[i])[:budget]
-    return tuple(replace(merged[i], rrf_score=rrf[i], relevance=relevance[i]) for i in ordered)
+    return tuple(merged[i]._replace(rrf_score=rrf[i], relevance=relevance[i]) for i in ordered)
 
 
 # ----------------------------------------------------------------------------- the catalogue
