@@ -5,8 +5,9 @@ Usage (from the repo root):
     python benchmarks/bench_scale.py                       # 15, 150 and 1,500 scenarios vs 2a49230
     python benchmarks/bench_scale.py --sizes 15,150 --workers 2 --baseline 2a49230
 
-The built-in suite of the `--baseline` commit (its `datasets/`, which both versions read: later
-scenario fields such as `distractors_created_at` are unknown to the old loader) is copied N / 15
+The built-in suite of the `--baseline` commit (its `datasets/`, or `evalkit/data/datasets/` after
+the data moved into the package; both versions read it: later scenario fields such as
+`distractors_created_at` are unknown to an old loader) is copied N / 15
 times into a temporary directory, every copy of a scenario renamed (`temporal` →
 `temporal-r0003`), with the shared distractors as they are. For
 each size, in one sitting and in this order, three commands run as subprocesses on the same data:
@@ -17,9 +18,12 @@ each size, in one sitting and in this order, three commands run as subprocesses 
 - `workers`: this working tree with `--workers N` (process executor).
 
 Each command is `evalkit run --datasets DIR --thresholds <missing file> --out FILE` (both
-passes, no metric gating); the flags exist in both versions. A run's *fixed cost* is the time of
+passes, no metric gating); the flags exist in both versions. Every command runs `--repeats`
+times (default 3) and the fastest run counts. A run's *fixed cost* is the time of
 `python -m evalkit run --help` of the same version (interpreter start and imports), measured
-just before; the *per-scenario cost* is (run time − fixed cost) / scenarios. Wall-clock seconds
+just before; the *per-scenario cost* is (run time − fixed cost) / scenarios. At 15 scenarios it is
+a difference of two close numbers (the scenarios take well under a tenth of the run), so expect
+it to be the noisiest figure. Wall-clock seconds
 and CPU seconds (user + sys of the command and its worker processes) are both printed: on a
 shared machine, CPU time is the steadier figure. The serial and `--workers` reports of this tree
 are compared, apart from `generated_at`, `provenance` and `latency`, and the script says whether
@@ -80,15 +84,26 @@ def replicate(source: Path, copies: int, out: Path) -> int:
     return len(files) * copies
 
 
-def extract(commit: str, out: Path) -> Path:
-    """The `evalkit` package and `datasets/` of `commit`, extracted into `out` (a directory for
-    PYTHONPATH)."""
+DATASET_FOLDERS = ("datasets", "evalkit/data/datasets")
+"""Where a commit keeps its built-in suite: top level until the package took its data along."""
+
+
+def extract(commit: str, out: Path) -> tuple[Path, Path]:
+    """The `evalkit` package of `commit` (and its top-level `datasets/`, when it has one),
+    extracted into `out`: (the directory for PYTHONPATH, the commit's built-in suite)."""
     out.mkdir(parents=True)
+    listed = subprocess.run(
+        ["git", "-C", str(ROOT), "ls-tree", "--name-only", "-d", commit, "datasets"],
+        check=True, capture_output=True, text=True,
+    ).stdout.split()  # fmt: skip
     archive = subprocess.run(
-        ["git", "-C", str(ROOT), "archive", commit, "evalkit", "datasets"], check=True, capture_output=True
+        ["git", "-C", str(ROOT), "archive", commit, "evalkit", *listed], check=True, capture_output=True
     ).stdout
     subprocess.run(["tar", "-x", "-C", str(out)], input=archive, check=True)
-    return out
+    suite = next((out / folder for folder in DATASET_FOLDERS if (out / folder / "scenarios").is_dir()), None)
+    if suite is None:
+        raise SystemExit(f"{commit} has no built-in suite in {' or '.join(DATASET_FOLDERS)}")
+    return out, suite
 
 
 def timed(source: Path, args: list[str], cwd: Path) -> Timing:
@@ -105,6 +120,12 @@ def timed(source: Path, args: list[str], cwd: Path) -> Timing:
         raise SystemExit(f"{source}: evalkit {' '.join(args)} failed:\n{done.stderr[-2000:]}")
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return Timing(wall, cpu)
+
+
+def fastest(repeats: int, source: Path, args: list[str], cwd: Path) -> Timing:
+    """The run with the least wall time of `repeats` runs of `timed(source, args, cwd)`, one after
+    another: the least disturbed by other work on a shared machine."""
+    return min((timed(source, args, cwd) for _ in range(repeats)), key=lambda t: t.wall)
 
 
 @contextmanager
@@ -151,26 +172,27 @@ def main() -> None:
     parser.add_argument("--sizes", default="15,150,1500", help="scenario counts, multiples of 15")
     parser.add_argument("--baseline", default="2a49230", help="the commit to compare with")
     parser.add_argument("--workers", type=int, default=2, help="workers of the parallel run")
+    parser.add_argument("--repeats", type=int, default=3, help="runs of each command; the fastest counts")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     with tempfile.TemporaryDirectory(prefix="evalkit-bench-scale-") as tmp:
         work = Path(tmp)
-        old = extract(args.baseline, work / "baseline")
-        per_copy = len(list((old / "datasets" / "scenarios").glob("*.yaml")))
+        old, suite = extract(args.baseline, work / "baseline")
+        per_copy = len(list((suite / "scenarios").glob("*.yaml")))
         versions = {"baseline": old, "this": ROOT, "workers": ROOT}
         rows = []
         parse_rows: list[tuple[int, dict[str, Timing]]] = []
         for size in sizes:
             data = work / f"suite-{size}"
-            count = replicate(old / "datasets", max(1, size // per_copy), data)
+            count = replicate(suite, max(1, size // per_copy), data)
             common = ["run", "--datasets", str(data), "--thresholds", str(work / "none.json")]
             extra = {"baseline": [], "this": [], "workers": ["--workers", str(args.workers)]}
             times: dict[str, Timing] = {}
             fixed: dict[str, Timing] = {}
             for name, path in versions.items():
-                fixed[name] = timed(path, ["run", "--help"], work)
+                fixed[name] = fastest(args.repeats, path, ["run", "--help"], work)
                 out = work / f"{name}-{size}.json"
-                times[name] = timed(path, [*common, "--out", str(out), *extra[name]], work)
+                times[name] = fastest(args.repeats, path, [*common, "--out", str(out), *extra[name]], work)
             same = comparable(work / f"this-{size}.json") == comparable(work / f"workers-{size}.json")
             rows.append((count, times, fixed, same))
             parse_rows.append((count, parse_times(data)))
