@@ -37,7 +37,9 @@ def start_http_server() -> tuple[subprocess.Popen[bytes], str]:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    server = subprocess.Popen([sys.executable, "-m", "evalkit", "serve", "--port", str(port)])
+    server = subprocess.Popen(  # its stderr is read only when it fails (it logs warnings only)
+        [sys.executable, "-m", "evalkit", "serve", "--port", str(port)], stderr=subprocess.PIPE
+    )
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60
     while True:
@@ -46,7 +48,9 @@ def start_http_server() -> tuple[subprocess.Popen[bytes], str]:
             return server, url
         except httpx.TransportError:
             if time.monotonic() > deadline or server.poll() is not None:
-                raise RuntimeError("evalkit serve did not start") from None
+                server.kill()
+                errors = server.communicate()[1].decode(errors="replace")[-2000:]
+                raise RuntimeError(f"evalkit serve did not start:\n{errors}") from None
             time.sleep(0.2)
 
 
@@ -90,8 +94,8 @@ def main() -> None:
             assert overall["http"] == overall["in-process"] == overall["mcp"], "metrics differ"
     finally:
         mcp.close()
-        server.terminate()
-        server.wait(timeout=30)
+        server.terminate()  # it says "evalkit: terminated (SIGTERM)" on its stderr: not shown
+        server.communicate(timeout=30)
     base = statistics.median(seconds["in-process"])
     base_p50 = statistics.median(p50["in-process"])
     print(f"built-in suite, deterministic, both passes; medians of {args.repeats} rounds")
