@@ -168,8 +168,9 @@ class ShardRunner:
 
 @contextmanager
 def scratch_directory() -> Iterator[Path]:
-    """A new temporary directory for one memory, removed on exit — also on an error or Ctrl-C.
-    An empty one (the reference store keeps its memory in RAM) is removed with one rmdir."""
+    """A new temporary directory for one memory, removed with what the system left in it on
+    exit — also on an error or Ctrl-C (a removal that fails raises). An empty one (the reference
+    store keeps its memory in RAM) is removed with one rmdir."""
     path = Path(tempfile.mkdtemp(prefix="evalkit-"))
     try:
         yield path
@@ -177,7 +178,7 @@ def scratch_directory() -> Iterator[Path]:
         try:
             path.rmdir()
         except OSError:
-            shutil.rmtree(path, ignore_errors=True)
+            shutil.rmtree(path)
 
 
 def run_suite(

@@ -429,7 +429,7 @@ class MemoryStore:
         row_filter = pipe.row_filter(project, include_global, status)
         moment = _utc(now or datetime.now(UTC))
         ranking = (retrieval, budget, row_filter, weight, half_life, moment, supersession, contradiction)
-        key = (pipe, query, ranking, self._data_version())
+        key = (pipe, self.options, self.embedder, query, ranking, self._data_version())
         if query_embedding is None and self._last_ranking is not None and self._last_ranking[0] == key:
             rows = self._last_ranking[1]
         else:
