@@ -1,8 +1,10 @@
 """The reference memory store: SQLite + FTS5 + sqlite-vec with SynaptoMind's search semantics.
 
-One store is one SQLite file. Seeding embeds thoughts in batches and writes them in a single
-transaction; `search` runs the vector and BM25 legs in SQL and the ranking steps of
-`evalkit.memory.pipeline` in Python (SPEC §1.3). Decisions where the SPEC is silent:
+One store is one SQLite file (SPEC §1.1), or, for a throw-away store, one in-memory SQLite
+database with the same schema (`IN_MEMORY`; the runner's scenario stores). Seeding embeds
+thoughts in batches and writes them in a single transaction; `search` runs the vector and BM25
+legs in SQL and the ranking steps of `evalkit.memory.pipeline` in Python (SPEC §1.3). Decisions
+where the SPEC is silent:
 
 - An empty or token-less query embeds to the zero vector; cosine is undefined there, so the
   vector leg returns nothing. A thought whose vector is zero (content with no token, or an
