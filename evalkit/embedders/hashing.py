@@ -113,15 +113,19 @@ VECTOR_CACHE_SIZE = 4096
 
 @lru_cache(maxsize=VECTOR_CACHE_SIZE)
 def _text_vector(text: str, dim: int) -> np.ndarray:
-    """The read-only embedding of one text: slot sums, then the norm and the division."""
+    """The read-only embedding of one text: slot sums rounded to float32, the float64 sum of
+    their squares in slot order (empty slots add 0.0, which changes no sum), its square root,
+    and each slot divided by it in float64, then rounded to float32 as the array stores it."""
     sums = _slot_sums(text, dim)
-    wide = np.zeros(dim, dtype=np.float32)
-    wide[list(sums)] = list(sums.values())  # rounds each sum to float32
-    out = wide.astype(np.float64)
-    norm = math.sqrt(np.cumsum(out * out)[-1])  # float64 sum in slot order
-    if norm > 0.0:  # a zero vector stays zero
-        out /= norm
-    vector = out.astype(np.float32)
+    slots = sorted(sums)
+    rounded = [_round_to_float32(sums[slot]) for slot in slots]
+    squares = 0.0
+    for value in rounded:
+        squares += value * value
+    vector = np.zeros(dim, dtype=np.float32)
+    if squares > 0.0:  # a zero vector stays zero
+        norm = math.sqrt(squares)
+        vector[slots] = [value / norm for value in rounded]
     vector.flags.writeable = False
     return vector
 
