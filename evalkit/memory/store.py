@@ -435,15 +435,9 @@ class MemoryStore:
         if query_embedding is None and self._last_ranking is not None and self._last_ranking[0] == key:
             rows = self._last_ranking[1]
         else:
-            qvec = None
-            if retrieval != "bm25" and pipe.use_vector:
-                qvec = (
-                    self._checked_vector(query_embedding, "query_embedding")
-                    if query_embedding is not None
-                    else self.embedder.embed_query(query)
-                )
-            rows = self._ranked(query, qvec, *ranking)
-            self._last_ranking = (key, rows) if query_embedding is None else None
+            rows = self._ranked(query, query_embedding, *ranking)
+            if query_embedding is None:
+                self._last_ranking = (key, rows)
         kept, candidates, filtered_out = pipe.gate(rows, gate)
         kept_ids = {c.id for c in kept}
         return SearchResponse(
@@ -467,7 +461,7 @@ class MemoryStore:
     def _ranked(
         self,
         query: str,
-        qvec: np.ndarray | None,
+        query_embedding: Sequence[float] | np.ndarray | None,
         retrieval: str,
         budget: int,
         row_filter: RowFilter,
@@ -478,9 +472,17 @@ class MemoryStore:
         contradiction: str,
     ) -> tuple[Candidate, ...]:
         """SPEC §1.3 steps 1–6 (the legs, fusion, recency and standing): every row the gate then
-        judges, in order. `qvec` None = no vector leg."""
+        judges, in order. The query is embedded here (`query_embedding` None) when the vector
+        leg runs."""
         pipe = self.pipeline
-        vector = [] if qvec is None else self._vector_leg(qvec, budget, row_filter)
+        vector: list[Candidate] = []
+        if retrieval != "bm25" and pipe.use_vector:
+            qvec = (
+                self._checked_vector(query_embedding, "query_embedding")
+                if query_embedding is not None
+                else self.embedder.embed_query(query)
+            )
+            vector = self._vector_leg(qvec, budget, row_filter)
         bm25: list[Candidate] = []
         if retrieval != "vector" and pipe.use_bm25:
             bm25 = self._bm25_leg(query, budget, row_filter)
