@@ -177,21 +177,25 @@ def _check_hit(where: str, position: int, hit: Hit, seeded: Collection[str], see
             f"{at}: id {shown_value(hit.id)} is returned twice; return each thought at most once"
         )
     seen.add(hit.id)
+    problem = _hit_problem(hit)
+    if problem:
+        raise SystemOutputError(f"{at} ({shown_value(hit.id)}){problem}")
+
+
+def _hit_problem(hit: Hit) -> str | None:
+    """What is wrong with a hit's signals and labels, as the end of a message naming the hit;
+    None when nothing is."""
     for name in _FLOAT_SIGNALS:
         problem = _signal_problem(name, getattr(hit, name))
         if problem:
-            raise SystemOutputError(f"{at} ({shown_value(hit.id)}){problem}")
+            return problem
     if not set(hit.match_source) <= set(MATCH_SOURCES):
-        raise SystemOutputError(
-            f"{at} ({shown_value(hit.id)}): `match_source` {hit.match_source!r} may hold only "
-            f"{', '.join(MATCH_SOURCES)}"
-        )
+        return f": `match_source` {hit.match_source!r} may hold only {', '.join(MATCH_SOURCES)}"
     if hit.standing not in STANDINGS:
-        raise SystemOutputError(
-            f"{at} ({shown_value(hit.id)}): `standing` {hit.standing!r} must be one of {', '.join(STANDINGS)}"
-        )
+        return f": `standing` {hit.standing!r} must be one of {', '.join(STANDINGS)}"
     if hit.low_confidence is not None and not isinstance(hit.low_confidence, bool):
-        raise SystemOutputError(f"{at} ({shown_value(hit.id)}): `low_confidence` must be true, false or None")
+        return ": `low_confidence` must be true, false or None"
+    return None
 
 
 def _check_candidates(where: str, response: SearchResponse, seeded: Collection[str]) -> None:
