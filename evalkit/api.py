@@ -89,6 +89,14 @@ def build_system(
     return resolved, (built[0] if built else None)
 
 
+def _suite_config(datasets: str | Path, config: RunConfig | None, **overrides: Any) -> RunConfig:
+    """`make_config` for a run on the scenario suite in `datasets`: unless `config` or a
+    `thresholds` override names a file, the run gates on `<datasets>/thresholds.json`."""
+    own = config is None and "thresholds" not in overrides
+    suite_thresholds = {"thresholds": Path(datasets) / THRESHOLDS_NAME} if own else {}
+    return make_config(config, **suite_thresholds, **overrides)
+
+
 def _system_object(
     system: MemorySystem | str | None, overrides: dict[str, Any]
 ) -> tuple[MemorySystem | None, dict[str, Any]]:
@@ -124,10 +132,7 @@ def run_eval(
     breaks the protocol) or EmbedderError on bad input.
     """
     system, overrides = _system_object(system, overrides)
-    own = config is None and "thresholds" not in overrides
-    settings = make_config(
-        config, **({"thresholds": Path(datasets) / THRESHOLDS_NAME} if own else {}), **overrides
-    )
+    settings = _suite_config(datasets, config, **overrides)
     if mutations and (system is not None or settings.system != "reference"):
         raise UsageError("mutation testing measures the reference store; drop mutations or the system")
     suite = load_suite(datasets, scenarios)
@@ -256,12 +261,7 @@ def score_run(
         checked = replace(bench, notes=(*bench.notes, *check_run(run, bench.suite)))
         return run_benchmark(checked, config, system=system, progress=progress, **overrides)
     suite = load_suite(datasets)
-    own = config is None and "thresholds" not in overrides
-    settings = make_config(
-        config,
-        **({"thresholds": Path(datasets) / THRESHOLDS_NAME} if own else {}),
-        **{"gated": False, **overrides},
-    )
+    settings = _suite_config(datasets, config, **{"gated": False, **overrides})
     return EvalRun(evaluate(suite, system, settings, notes=check_run(run, suite), progress=progress))
 
 
