@@ -17,7 +17,7 @@ from tests.shared import ROOT
 PACKAGE = ROOT / "evalkit"
 
 LAYERS: tuple[frozenset[str], ...] = (
-    frozenset({"errors", "records", "files", "packaged", "progress", "validation", "sqlite"}),
+    frozenset({"errors", "records", "files", "packaged", "progress", "validation", "sqlite", "shapes"}),
     frozenset({"embedders"}),
     frozenset({"memory"}),
     frozenset({"systems"}),

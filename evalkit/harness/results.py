@@ -12,13 +12,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, SerializerFunctionWrapHandler, ValidationError, model_serializer
+from pydantic import Field, SerializerFunctionWrapHandler, ValidationError, create_model, model_serializer
 
 from evalkit.errors import ReportError
 from evalkit.files import write_atomic
 from evalkit.harness.provenance import Provenance
 from evalkit.metrics import judgements
-from evalkit.records import GateCandidate
+from evalkit.records import REPORTED_HIT_FIELDS, GateCandidate
+from evalkit.shapes import hit_model_fields
 from evalkit.validation import FrozenModel as _Model
 
 SCHEMA_VERSION = 2
@@ -27,23 +28,20 @@ SCHEMA_VERSION = 2
 `pinned_gates`."""
 
 
-class HitRecord(_Model):
-    """One retrieved row with its signals; `relevant` is whether the query labels it relevant."""
-
-    id: str
-    rank: int
-    relevant: bool
-    similarity: float | None
-    relevance: float | None
-    low_confidence: bool | None
-    match_source: list[str]
-    standing: str
-    superseded_by: list[str] = Field(default_factory=list)
-    contradicted_by: list[str] = Field(default_factory=list)
-    bm25_score: float | None = None
-    rrf_score: float | None = None
-    recency_score: float | None = None
-    final_score: float | None = None
+class HitRecord(
+    create_model(  # type: ignore[misc]
+        "_HitRecordFields",
+        __base__=_Model,
+        **hit_model_fields(
+            REPORTED_HIT_FIELDS,
+            required=("id", "rank"),
+            after={"rank": {"relevant": (bool, Field(description="the query labels it relevant"))}},
+        ),
+    )
+):
+    """One retrieved row with its signals: the reported fields of `evalkit.Hit`, in its order,
+    with `relevant` (whether the query labels it relevant) after `rank`. `id`, `rank` and
+    `relevant` are required; a signal absent from an older report takes its default."""
 
 
 class DroppedRecord(_Model):

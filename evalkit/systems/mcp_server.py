@@ -18,6 +18,7 @@ from datetime import datetime
 
 from mcp.server.mcpserver import MCPServer
 
+from evalkit.records import DEFAULT_HALF_LIFE_DAYS
 from evalkit.systems.capabilities import declared_capabilities
 from evalkit.systems.namespaces import Namespaces
 from evalkit.systems.protocol import MemorySystem
@@ -67,7 +68,7 @@ def create_server(system: MemorySystem) -> MCPServer:
         include_global: bool = False,
         min_relevance: float | None = None,
         recency_weight: float = 0.0,
-        recency_half_life_days: float = 30.0,
+        recency_half_life_days: float = DEFAULT_HALF_LIFE_DAYS,
     ) -> SearchOut:
         options = SearchIn(
             query=query,

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from functools import cached_property
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -31,6 +32,7 @@ from evalkit.harness.results import (
 from evalkit.harness.sweep import lost_from_top_k
 from evalkit.harness.uncertainty import DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED, SMALL_SAMPLE
 from evalkit.metrics import HARNESS_METRICS
+from evalkit.records import REPORTED_HIT_FIELDS, HitField
 from evalkit.suites.locomo import LOCOMO_CATEGORIES
 from evalkit.views.intervals import interval_frame
 from evalkit.views.sweep import DEFAULT_SWEEP_VALUES, gate_sweep
@@ -52,13 +54,20 @@ over-fetched candidate pool (most of which the ungated top-k never returned), wh
 ids the ungated pass returned that the gated pass no longer returns — what the gate cost the
 user. Ungated rows have an empty `lost_from_top_k`."""
 
+_HIT_SIGNALS: tuple[HitField, ...] = tuple(f for f in REPORTED_HIT_FIELDS if f.name not in ("id", "rank"))
+"""The hit fields after `id`, `rank`, `relevant` and `dropped_by_gate`: the rest of what the
+report keeps of a hit (`evalkit.records.Hit` declares them), in its order."""
+
 HIT_COLUMNS: tuple[str, ...] = (
     "pass", "scenario", "category", "query_index", "query", "rank", "id", "relevant", "dropped_by_gate",
-    "similarity", "relevance", "low_confidence", "match_source", "standing", "superseded_by",
-    "contradicted_by", "bm25_score", "rrf_score", "recency_score", "final_score",
+    *(f.name for f in _HIT_SIGNALS),
 )  # fmt: skip
-"""One row per pass × query × retrieved hit, in rank order. `match_source` is "vector", "bm25" or
-"vector+bm25". `dropped_by_gate` (ungated rows only): the gated pass's gate removed this id."""
+"""One row per pass × query × retrieved hit, in rank order; after `dropped_by_gate`, one column
+per reported hit field (`evalkit.records.REPORTED_HIT_FIELDS`: similarity, relevance,
+low_confidence, match_source, standing, superseded_by, contradicted_by, bm25_score, rrf_score,
+recency_score, final_score). A set of labels is shown joined (`HitField.joined`): `match_source`
+is "vector", "bm25" or "vector+bm25". `dropped_by_gate` (ungated rows only): the gated pass's
+gate removed this id."""
 
 DROPPED_COLUMNS: tuple[str, ...] = ("scenario", "category", "query_index", "query", "id", "relevant")
 """One row per row the gated pass's relevance gate removed."""
@@ -368,17 +377,7 @@ class EvalRun:
                                 "id": h.id,
                                 "relevant": h.relevant,
                                 "dropped_by_gate": h.id in dropped,
-                                "similarity": h.similarity,
-                                "relevance": h.relevance,
-                                "low_confidence": h.low_confidence,
-                                "match_source": "+".join(h.match_source),
-                                "standing": h.standing,
-                                "superseded_by": h.superseded_by,
-                                "contradicted_by": h.contradicted_by,
-                                "bm25_score": h.bm25_score,
-                                "rrf_score": h.rrf_score,
-                                "recency_score": h.recency_score,
-                                "final_score": h.final_score,
+                                **{f.name: _frame_value(f, getattr(h, f.name)) for f in _HIT_SIGNALS},
                             }
                         )
         return pd.DataFrame(rows, columns=list(HIT_COLUMNS))
@@ -424,6 +423,11 @@ class EvalRun:
             for s in result.scenarios
         ]
         return pd.DataFrame(rows, columns=[*SCENARIO_COLUMNS, *self._extra_metrics])
+
+
+def _frame_value(spec: HitField, value: Any) -> Any:
+    """A hit field's value in the hits frame: a set of labels joined by its separator."""
+    return spec.joined.join(value) if spec.joined is not None else value
 
 
 def _metric_values(metrics: dict[str, float], names: list[str]) -> dict[str, float | None]:
