@@ -233,15 +233,12 @@ def reported_values(hit: Hit) -> dict[str, Any]:
 class GateCandidate:
     """A row that reached the relevance gate, with the signals the gate reads (SPEC §1.3 steps
     7–8): `bm25` — the BM25 leg matched it; `similarity` — its vector-leg similarity (None when the
-    vector leg did not return it). The gate keeps it at floor f when `bm25` or similarity >= f."""
+    vector leg did not return it). Which rows a gate keeps is the system's rule: a system that
+    declares the `regate` capability gates them by `evalkit.systems.declaration.REGATE_RULE`."""
 
     id: str
     bm25: bool
     similarity: float | None
-
-    def passes(self, floor: float) -> bool:
-        """Whether a gate at `floor` keeps this row (every row passes a floor <= 0: no gate)."""
-        return floor <= 0.0 or self.bm25 or (self.similarity is not None and self.similarity >= floor)
 
 
 @dataclass(frozen=True, slots=True)

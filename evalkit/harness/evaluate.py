@@ -46,6 +46,7 @@ from evalkit.harness.results import GATING_OFF, PassResult, Regression, RunResul
 from evalkit.harness.runner import run_suite
 from evalkit.scenarios import Suite
 from evalkit.systems import MemorySystem
+from evalkit.systems.declaration import declaration_of
 
 
 def evaluate(
@@ -86,7 +87,7 @@ def evaluate(
         generated_at=datetime.now(UTC).replace(microsecond=0).isoformat(),
         top_k=config.top_k,
         system=system.name,
-        provenance=collect(config, suite.digest, system.describe(), embedder),
+        provenance=collect(config, suite.digest, system.describe(), embedder, declaration_of(system)),
         regressions=assertion_regressions(result.ungated) + metric_found + gated_found,
         notes=run_notes,
         gated=result.gated,

@@ -10,8 +10,11 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from pydantic import SerializerFunctionWrapHandler, model_serializer
+
 from evalkit.embedders.factory import EmbedderInfo
 from evalkit.harness.config import RunConfig
+from evalkit.systems.declaration import SystemDeclaration, recorded_declaration
 from evalkit.validation import FrozenModel
 
 PACKAGES: tuple[str, ...] = (
@@ -54,7 +57,10 @@ class GitState(FrozenModel):
 
 class Provenance(FrozenModel):
     """What produced a run. `system` is the system's own `describe()`; `embedder` describes the
-    embedder evalkit built for the reference store (None when the system embeds by itself)."""
+    embedder evalkit built for the reference store (None when the system embeds by itself);
+    `declaration` is what the system declared about itself (`SystemDeclaration`: capabilities,
+    confidence floor, mutation testing) — None, and left out of the JSON, in reports written
+    before it was recorded (read it with `system_declaration`)."""
 
     config: RunConfig
     evalkit_version: str
@@ -65,6 +71,21 @@ class Provenance(FrozenModel):
     dataset_digest: str
     system: dict[str, Any]
     embedder: EmbedderInfo | None
+    declaration: SystemDeclaration | None = None
+
+    @model_serializer(mode="wrap")
+    def _omit_absent_declaration(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        if self.declaration is None:
+            data.pop("declaration", None)
+        return data
+
+
+def system_declaration(provenance: Provenance | None, system: str) -> SystemDeclaration:
+    """What the system (named `system`) of a run with this `provenance` declared: the recorded
+    declaration, or for an older report (or a hand-built result without provenance) the one its
+    system made then (`evalkit.systems.declaration.recorded_declaration`)."""
+    return recorded_declaration(None if provenance is None else provenance.declaration, system)
 
 
 def git_state(directory: str | Path = ".") -> GitState:
@@ -92,9 +113,14 @@ def git_state(directory: str | Path = ".") -> GitState:
 
 
 def collect(
-    config: RunConfig, dataset_digest: str, system: dict[str, Any], embedder: EmbedderInfo | None
+    config: RunConfig,
+    dataset_digest: str,
+    system: dict[str, Any],
+    embedder: EmbedderInfo | None,
+    declaration: SystemDeclaration | None = None,
 ) -> Provenance:
-    """The provenance of a run made now, from the working directory."""
+    """The provenance of a run made now, from the working directory; `declaration` is what the
+    system declared (`evalkit.systems.declaration.declaration_of`)."""
     return Provenance(
         config=config,
         evalkit_version=evalkit_version(),
@@ -105,4 +131,5 @@ def collect(
         dataset_digest=dataset_digest,
         system=system,
         embedder=embedder,
+        declaration=declaration,
     )

@@ -59,9 +59,9 @@ class CandidateRecord(_Model):
     bm25: bool
     similarity: float | None
 
-    def passes(self, floor: float) -> bool:
-        """Whether a gate at `floor` keeps this row (see `GateCandidate.passes`)."""
-        return GateCandidate(self.id, self.bm25, self.similarity).passes(floor)
+    def candidate(self) -> GateCandidate:
+        """The row as the gate's record (what a gate rule reads)."""
+        return GateCandidate(self.id, self.bm25, self.similarity)
 
 
 class QueryResult(_Model):
