@@ -10,7 +10,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from pydantic import SerializerFunctionWrapHandler, model_serializer
+from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
 
 from evalkit.embedders.factory import EmbedderInfo
 from evalkit.harness.config import RunConfig
@@ -60,7 +60,10 @@ class Provenance(FrozenModel):
     embedder evalkit built for the reference store (None when the system embeds by itself);
     `declaration` is what the system declared about itself (`SystemDeclaration`: capabilities,
     confidence floor, mutation testing) — None, and left out of the JSON, in reports written
-    before it was recorded (read it with `system_declaration`)."""
+    before it was recorded (read it with `system_declaration`). `question_categories` names the
+    suite's question categories (`query_category` → name, e.g. LoCoMo's "1" → "multi-hop"; a
+    benchmark import gives them) — empty, and left out of the JSON, for other suites and older
+    reports."""
 
     config: RunConfig
     evalkit_version: str
@@ -72,12 +75,15 @@ class Provenance(FrozenModel):
     system: dict[str, Any]
     embedder: EmbedderInfo | None
     declaration: SystemDeclaration | None = None
+    question_categories: dict[str, str] = Field(default_factory=dict)
 
     @model_serializer(mode="wrap")
-    def _omit_absent_declaration(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+    def _omit_absent_fields(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         data: dict[str, Any] = handler(self)
         if self.declaration is None:
             data.pop("declaration", None)
+        if not self.question_categories:
+            data.pop("question_categories", None)
         return data
 
 

@@ -33,7 +33,6 @@ from evalkit.harness.sweep import lost_from_top_k
 from evalkit.harness.uncertainty import DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED, SMALL_SAMPLE
 from evalkit.metrics import HARNESS_METRICS
 from evalkit.records import REPORTED_HIT_FIELDS, HitField
-from evalkit.suites.locomo import LOCOMO_CATEGORIES
 from evalkit.views.intervals import interval_frame
 from evalkit.views.sweep import DEFAULT_SWEEP_VALUES, gate_sweep
 
@@ -474,8 +473,10 @@ def question_category_frame(
     run: EvalRun, metrics: Sequence[str] = ("recall@5", "recall@10"), pass_name: str = "ungated"
 ) -> pd.DataFrame:
     """Per question category: `category` (numeric ones ascending first, e.g. LoCoMo's "1".."5",
-    then other labels such as LongMemEval's question types alphabetically), `name` (LoCoMo's
-    multi-hop, temporal, open-domain, single-hop, adversarial; "" for other labels), `queries` and
+    then other labels such as LongMemEval's question types alphabetically), `name` (the name the
+    run's provenance gives the category, `Provenance.question_categories`: LoCoMo's multi-hop,
+    temporal, open-domain, single-hop, adversarial; "" for other labels and for LoCoMo reports
+    written before the names were recorded), `queries` and
     the mean of each metric over that category's queries; then an "overall" row over all of them.
     Only queries that count toward aggregates are used (LongMemEval's abstention questions, which
     are measure-only, do not). UsageError when the run's queries carry no category (not a LoCoMo
@@ -490,7 +491,9 @@ def question_category_frame(
     grouped = queries.groupby("query_category", sort=False)
     table = grouped[labels].mean().join(grouped.size().rename("queries"))
     table = table.loc[sorted(table.index, key=_category_key)].rename_axis("category").reset_index()
-    table.insert(1, "name", [LOCOMO_CATEGORIES.get(c, "") for c in table["category"]])
+    provenance = run.result.provenance
+    names = provenance.question_categories if provenance is not None else {}
+    table.insert(1, "name", [names.get(c, "") for c in table["category"]])
     overall = {"category": "overall", "name": "", "queries": len(queries), **queries[labels].mean().to_dict()}
     table = pd.concat([table, pd.DataFrame([overall])], ignore_index=True)
     return table[["category", "name", "queries", *labels]]
