@@ -43,8 +43,8 @@ class RunConfig(CheckedModel):
       `embedding_cache` (real mode only) is the cache file, None = the default location;
       `use_cache` False embeds everything afresh.
     - `system`: the system under test by spec (`evalkit.systems.resolve`; the default,
-      `DEFAULT_SYSTEM`, is evalkit's reference store, built with `store` options). A Python object passed to the library instead is named by its own
-      `name`.
+      `DEFAULT_SYSTEM`, is evalkit's reference store, built with `store` options). A Python
+      object passed to the library instead is named by its own `name`.
     - `top_k`: results per query for queries without their own (1..MAX_TOP_K).
     - `gated`: also run the report-only pass under the relevance gate; `min_relevance`: its gate
       (None = the system's default, 0.4 for the reference store).
