@@ -62,6 +62,9 @@ def _sample(spec: HitField, seeded: str) -> Any:
         return True
     if float in kinds:
         return 0.125 + 0.01 * [f.name for f in HIT_FIELDS].index(spec.name)
+    if int in kinds:
+        return 7
+    assert str in kinds, f"add a sample for {spec.name}: {annotation}"
     return f"{spec.name} text"
 
 
