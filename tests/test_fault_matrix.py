@@ -34,7 +34,7 @@ from evalkit.cli import main
 from evalkit.embedders import HashingEmbedder
 from evalkit.embedders.cache import EmbeddingCache
 from evalkit.errors import EmbedderError, StoreError, SystemOutputError
-from evalkit.harness.gating import ModeEntry, load_thresholds, update_thresholds
+from evalkit.harness.thresholds_file import ModeEntry, load_thresholds, update_thresholds
 from evalkit.records import SearchResponse
 from evalkit.sqlite import connect
 from evalkit.systems import ReferenceSystem
