@@ -144,11 +144,11 @@ def check_recordable(thresholds: Path) -> None:
 
 
 def record_baseline(thresholds: str | Path, result: RunResult) -> Path:
-    """Record `result`'s ungated pass as the baseline of its mode and top_k in `thresholds`
+    """Record `result`'s measurement (ungated) pass as the baseline of its mode and top_k in `thresholds`
     (created if missing; every other entry kept) and return the file's path. Errors as
     `check_recordable` and `update_thresholds`."""
     check_recordable(Path(thresholds))
-    return update_thresholds(thresholds, result.mode, baseline_entry(result, result.top_k))
+    return update_thresholds(thresholds, result.mode, baseline_entry(result.measurement, result.top_k))
 
 
 def record_gated_baseline(
