@@ -10,7 +10,7 @@ import json
 import typing
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import fields, replace
+from dataclasses import MISSING, fields, replace
 from pathlib import Path
 from typing import Any, get_args, get_origin
 
@@ -153,12 +153,32 @@ def test_a_thought_crosses_the_wire_with_every_field_but_its_embedding():
 
 
 def test_the_scenario_thought_model_has_every_sent_field_with_the_declared_default():
+    # ThoughtSpec is written out (its `created_at` also takes relative offsets, `distractor` is its
+    # own): this test is what keeps it to the declaration
     declared = {f.name: f.default for f in fields(Thought) if f.name in SENT_THOUGHT_FIELDS}
-    spec = {name: info.default for name, info in ThoughtSpec.model_fields.items()}
+    spec = ThoughtSpec.model_fields
     assert list(spec) == [*SENT_THOUGHT_FIELDS, "distractor"]
-    assert {name: spec[name] for name in declared if name != "id" and name != "content"} == {
-        name: d for name, d in declared.items() if name not in ("id", "content")
-    }
+    for name, default in declared.items():
+        assert spec[name].is_required() is (default is MISSING), name
+        assert default is MISSING or spec[name].default == default, name
+
+
+def test_seeding_carries_every_field_of_a_scenario_thought():
+    from datetime import UTC, datetime
+
+    from evalkit.scenarios.model import Scenario
+    from evalkit.scenarios.seeding import seed_thoughts
+
+    values = dict(
+        id="t", content="c", project="p", status="draft", is_cluster=True, is_global=True, importance=0.5
+    )
+    clock = datetime(2024, 5, 6, tzinfo=UTC)
+    scenario = Scenario.model_validate(
+        {"name": "s", "category": "explicit-fact", "description": "", "distractors": False,
+         "thoughts": [{**values, "created_at": "-1d"}], "queries": [{"query": "q", "relevant": ["t"]}]}
+    )  # fmt: skip
+    (seeded,) = seed_thoughts(scenario, (), clock)
+    assert seeded == Thought(**values, created_at=clock.replace(day=5))
 
 
 @pytest.mark.parametrize("name", ["id", "importance"])
