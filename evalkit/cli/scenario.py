@@ -32,7 +32,9 @@ def register(commands: argparse._SubParsersAction) -> None:
     from_trace.add_argument(
         "--out", type=Path, required=True, metavar="DIR", help="suite directory (new or existing)"
     )
-    from_trace.add_argument("--labels", type=Path, metavar="FILE", help="label file, as for `evalkit import traces`")
+    from_trace.add_argument(
+        "--labels", type=Path, metavar="FILE", help="label file, as for `evalkit import traces`"
+    )
     from_trace.add_argument("--no-rules", action="store_true", help="no labels from later operations")
     from_trace.add_argument(
         "--with-content", action="store_true", help="copy the query and record texts (required)"

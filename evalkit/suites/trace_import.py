@@ -35,6 +35,7 @@ traces show for it (or none). Placeholder ids (records without ids) are seeded l
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import math
 from collections.abc import Mapping, Sequence
@@ -235,7 +236,9 @@ def plan_import(
     for store in stores:
         own = [op for op in searches if op.store_id == store]
         ids = _store_ids(traces, store, labels, own)
-        thoughts = [{"id": i, "content": (contents.get((store, i)) or "") if with_content else ""} for i in ids]
+        thoughts = [
+            {"id": i, "content": (contents.get((store, i)) or "") if with_content else ""} for i in ids
+        ]
         for labelled in (True, False):
             chosen = [op for op in own if labels[op.query_id].labelled == labelled]
             if not chosen:
@@ -255,7 +258,9 @@ def plan_import(
                 "queries": [_query(op, labels[op.query_id], with_content) for op in chosen],
             }
             Scenario.model_validate(scenario)
-            texts[f"{SCENARIOS_SUBDIR}/{name}.json"] = json.dumps(scenario, indent=1, ensure_ascii=False) + "\n"
+            texts[f"{SCENARIOS_SUBDIR}/{name}.json"] = (
+                json.dumps(scenario, indent=1, ensure_ascii=False) + "\n"
+            )
             entries += [_log_entry(op, labels[op.query_id], with_content, name) for op in chosen]
     entries.sort(key=lambda e: (e["start_unix_nano"] is None, e["start_unix_nano"] or 0))
     warnings = (*traces.warnings, *label_warnings)
@@ -363,7 +368,7 @@ def degenerate(op: MemoryOp) -> list[str]:
         out.append("unscored")
     elif len(op.records) > 1 and len(known) == len(scores) and len(set(known)) == 1:
         out.append("tied")
-    if any(b > a for a, b in zip(known, known[1:], strict=False)):
+    if any(b > a for a, b in itertools.pairwise(known)):
         out.append("unsorted")
     if any(r.placeholder for r in op.records):
         out.append("unidentified")
@@ -407,4 +412,3 @@ def _log_entry(op: MemoryOp, labels: QueryLabels, with_content: bool, scenario: 
         "query_chars": len(op.query) if op.query is not None else None,
         "scenario": scenario,
     }
-

@@ -76,7 +76,9 @@ def read_labels(path: str | Path) -> dict[str, tuple[str, ...]]:
                 or not all(isinstance(r, str) and r for r in relevant)
                 or set(obj) - {"query_id", "relevant"}
             ):
-                problems.append(f'{where}: expected {{"query_id": "<trace>/<span>", "relevant": ["<id>", ...]}}')
+                problems.append(
+                    f'{where}: expected {{"query_id": "<trace>/<span>", "relevant": ["<id>", ...]}}'
+                )
                 continue
             if qid in labels:
                 problems.append(f"{where}: query id {qid!r} again; give each query one line")
@@ -88,7 +90,9 @@ def read_labels(path: str | Path) -> dict[str, tuple[str, ...]]:
             if not fields:
                 continue
             if len(fields) != 4 or not fields[3].lstrip("-").isdigit():
-                problems.append(f"{file} line {number}: a qrels line is 'qid 0 docid grade' (grade an integer)")
+                problems.append(
+                    f"{file} line {number}: a qrels line is 'qid 0 docid grade' (grade an integer)"
+                )
                 continue
             qid, _, doc, grade = fields
             entry = labels.setdefault(qid, [])
@@ -118,7 +122,12 @@ def label_searches(
         raise DatasetError(
             f"{where} names {len(unknown)} query id(s) that are not searches of the traces; "
             "nothing was written",
-            capped([f"{qid}: no search span with this <trace id>/<span id> (they look like {shown})" for qid in unknown]),
+            capped(
+                [
+                    f"{qid}: no search span with this <trace id>/<span id> (they look like {shown})"
+                    for qid in unknown
+                ]
+            ),
         )
     warnings: list[str] = []
     out: dict[str, QueryLabels] = {}
@@ -175,15 +184,15 @@ def _rule_labels(
             continue
         op_start, op_end = times
         if op_end <= start:
-            for record in touched:
-                if record not in last or last[record][0] <= op_end:
-                    last[record] = (op_end, op)
+            for record_id in touched:
+                if record_id not in last or last[record_id][0] <= op_end:
+                    last[record_id] = (op_end, op)
         elif op_start < end and op.kind == "delete" and hit:
             warnings.append(
                 f"{op.where()}: the delete_memory of {hit} overlaps search {search.query_id} in time; "
                 "their order is unknown, so no forbid"
             )
-    forbid = tuple(record for record, (_, op) in last.items() if op.kind == "delete")
+    forbid = tuple(record_id for record_id, (_, op) in last.items() if op.kind == "delete")
     stale: list[str] = []
     unknown = 0
     for record_id, record in returned.items():

@@ -126,12 +126,15 @@ def trace_scenario(
             query["top_k"] = top_k
         queries.append(query)
     trace_ids = list(dict.fromkeys(op.trace_id for op in chosen))
-    why = "; ".join(f"{op.query_id}: {', '.join(failures(op, labels[op.query_id])) or 'passed'}" for op in chosen)
+    why = "; ".join(
+        f"{op.query_id}: {', '.join(failures(op, labels[op.query_id])) or 'passed'}" for op in chosen
+    )
     data = {
         "name": name or _default_name(ident),
         "category": category,
         "description": (
-            f"Production search(es) of memory store {store!r} from OpenTelemetry trace {', '.join(trace_ids)} "
+            f"Production search(es) of memory store {store!r} from OpenTelemetry trace "
+            f"{', '.join(trace_ids)} "
             f"({', '.join(dict.fromkeys(op.file for op in chosen))}): {why}. Holds user text: yes "
             "(copied with --with-content)."
         ),

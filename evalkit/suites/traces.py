@@ -102,7 +102,9 @@ MEMORY_ATTRIBUTES: frozenset[str] = frozenset(
 )
 """The `gen_ai.memory.*` attributes the conventions define (any other is reported)."""
 
-RETRIEVAL_ATTRIBUTES: frozenset[str] = frozenset({"gen_ai.retrieval.query.text", "gen_ai.retrieval.documents"})
+RETRIEVAL_ATTRIBUTES: frozenset[str] = frozenset(
+    {"gen_ai.retrieval.query.text", "gen_ai.retrieval.documents"}
+)
 """The `gen_ai.retrieval.*` attributes the conventions define (any other is reported)."""
 
 TOP_K = "gen_ai.request.top_k"
@@ -531,7 +533,9 @@ def _unknown(span: _Span, prefix: str, known: frozenset[str]) -> None:
                 f"{_where(span)}: {key} is not in the conventions read (it is {_RENAMED[key]} now); ignored"
             )
         elif key.startswith(prefix) and key not in known:
-            span.warnings.append(f"{_where(span)}: {key} is not an attribute of the conventions read; ignored")
+            span.warnings.append(
+                f"{_where(span)}: {key} is not an attribute of the conventions read; ignored"
+            )
 
 
 def _store(span: _Span, attribute: str) -> str:
@@ -599,7 +603,9 @@ def _records(span: _Span, attribute: str, raw: Any) -> tuple[Record, ...] | None
         if not isinstance(item, dict):
             span.warnings.append(f"{_where(span)}: {attribute}[{index}] is not an object; record skipped")
             continue
-        out.append(_record(span, f"{attribute}[{index}]", index, item.get("id"), item.get("score"), item, "content"))
+        out.append(
+            _record(span, f"{attribute}[{index}]", index, item.get("id"), item.get("score"), item, "content")
+        )
     return tuple(out)
 
 
@@ -608,10 +614,16 @@ def _record(
 ) -> Record:
     score: float | None = None
     if raw_score is not None:
-        if isinstance(raw_score, (int, float)) and not isinstance(raw_score, bool) and math.isfinite(raw_score):
+        if (
+            isinstance(raw_score, (int, float))
+            and not isinstance(raw_score, bool)
+            and math.isfinite(raw_score)
+        ):
             score = float(raw_score)
         else:
-            span.warnings.append(f"{_where(span)}: {where}.score {raw_score!r} is not a finite number; dropped")
+            span.warnings.append(
+                f"{_where(span)}: {where}.score {raw_score!r} is not a finite number; dropped"
+            )
     content = _content(item.get(key)) if key in item else None
     if isinstance(raw_id, bool) or not isinstance(raw_id, (str, int)) or not str(raw_id):
         placeholder = f"unidentified/{span.span_id}/{index + 1}"
@@ -654,7 +666,9 @@ def _openinference_search(span: _Span, common: dict[str, Any]) -> MemoryOp | Non
         index_text, _, rest = key[len(OI_DOCUMENTS) :].partition(".")
         name = rest.removeprefix("document.")
         if not index_text.isdigit() or not rest.startswith("document.") or name not in OI_DOCUMENT_FIELDS:
-            span.warnings.append(f"{_where(span)}: {key} is not an attribute of the conventions read; ignored")
+            span.warnings.append(
+                f"{_where(span)}: {key} is not an attribute of the conventions read; ignored"
+            )
             continue
         documents.setdefault(int(index_text), {})[name] = value
     if not documents:
@@ -664,13 +678,16 @@ def _openinference_search(span: _Span, common: dict[str, Any]) -> MemoryOp | Non
         )
         return None
     records = [
-        _record(span, f"retrieval.documents.{i}.document", rank, doc.get("id"), doc.get("score"), doc, "content")
+        _record(
+            span, f"retrieval.documents.{i}.document", rank, doc.get("id"), doc.get("score"), doc, "content"
+        )
         for rank, (i, doc) in enumerate(sorted(documents.items()))
     ]
     expected = list(range(len(documents)))
     if sorted(documents) != expected:
         span.warnings.append(
-            f"{_where(span)}: retrieval.documents indices {sorted(documents)} are not 0..{len(documents) - 1}; "
+            f"{_where(span)}: retrieval.documents indices {sorted(documents)} are not "
+            f"0..{len(documents) - 1}; "
             "ranked in index order"
         )
     return MemoryOp(kind="search", query=query, top_k=_top_k(span), records=_deduped(span, records), **common)

@@ -101,8 +101,16 @@ def test_reads_every_retrieval_span_of_the_three_conventions() -> None:
     assert searches[LATER].records[0].id == VEG  # gen_ai.memory.records as a structured array
     assert searches[EMPTY].records == ()  # gen_ai.memory.record.count 0: an empty result
     retrieval = searches[GEN_AI_RETRIEVAL]
-    assert (retrieval.convention, retrieval.store_id, retrieval.top_k) == ("gen_ai.retrieval", "H7STPQYOND", 3)
-    assert [(r.id, r.score) for r in retrieval.records] == [("doc_123", 0.95), ("doc_456", 0.87), ("doc_789", 0.82)]
+    assert (retrieval.convention, retrieval.store_id, retrieval.top_k) == (
+        "gen_ai.retrieval",
+        "H7STPQYOND",
+        3,
+    )
+    assert [(r.id, r.score) for r in retrieval.records] == [
+        ("doc_123", 0.95),
+        ("doc_456", 0.87),
+        ("doc_789", 0.82),
+    ]
     oi = searches[OPENINFERENCE]
     assert (oi.convention, oi.store_id, oi.query) == ("openinference", "", "sample document")
     assert [(r.id, r.score, r.content) for r in oi.records] == [
@@ -148,7 +156,8 @@ def test_search_without_query_or_records_is_warned_per_span(tmp_path: Path) -> N
     ids = [op.query_id for op in traces.searches]
     assert FIRST in ids and LATER not in ids  # no query: still scored; no records: skipped
     assert any(
-        f"trace {T_FIRST} span eee19b7ec3c1b174: gen_ai.memory.query.text missing" in w for w in traces.warnings
+        f"trace {T_FIRST} span eee19b7ec3c1b174: gen_ai.memory.query.text missing" in w
+        for w in traces.warnings
     )
     assert any(
         f"trace {T_LATER} span eee19b7ec3c1b179: gen_ai.memory.records missing" in w and "span skipped" in w
@@ -167,9 +176,17 @@ def test_unknown_attributes_are_reported_never_read(tmp_path: Path) -> None:
     path.write_text(json.dumps(body), encoding="utf-8")
     traces = read_traces([path])
     assert next(op for op in traces.searches if op.query_id == GEN_AI_RETRIEVAL).top_k is None
-    assert any("gen_ai.retrieval.top_k is not in the conventions read (it is gen_ai.request.top_k now)" in w for w in traces.warnings)
-    assert any("span b7ad6b7169203331: gen_ai.retrieval.rerank is not an attribute" in w for w in traces.warnings)
-    assert any("span b7ad6b7169203332: retrieval.documents.0.document.title is not an attribute" in w for w in traces.warnings)
+    assert any(
+        "gen_ai.retrieval.top_k is not in the conventions read (it is gen_ai.request.top_k now)" in w
+        for w in traces.warnings
+    )
+    assert any(
+        "span b7ad6b7169203331: gen_ai.retrieval.rerank is not an attribute" in w for w in traces.warnings
+    )
+    assert any(
+        "span b7ad6b7169203332: retrieval.documents.0.document.title is not an attribute" in w
+        for w in traces.warnings
+    )
 
 
 @pytest.mark.parametrize(
@@ -206,13 +223,27 @@ def test_duplicate_span_ids_and_bad_ids_are_errors(tmp_path: Path) -> None:
 
 def test_degenerate_rankings_need_no_label() -> None:
     def search(*records: Record) -> MemoryOp:
-        return MemoryOp("search", "gen_ai.memory", "search_memory", "f", "a" * 32, "b" * 16, None, 1, 2, "s", records=records)
+        return MemoryOp(
+            "search",
+            "gen_ai.memory",
+            "search_memory",
+            "f",
+            "a" * 32,
+            "b" * 16,
+            None,
+            1,
+            2,
+            "s",
+            records=records,
+        )
 
     assert degenerate(search()) == ["empty"]
     assert degenerate(search(Record("x", None, None), Record("y", None, None))) == ["unscored"]
     assert degenerate(search(Record("x", 0.5, None), Record("y", 0.5, None))) == ["tied"]
     assert degenerate(search(Record("x", 0.2, None), Record("y", 0.9, None))) == ["unsorted"]
-    assert degenerate(search(Record("x", 0.9, None), Record("u/1", 0.1, None, placeholder=True))) == ["unidentified"]
+    assert degenerate(search(Record("x", 0.9, None), Record("u/1", 0.1, None, placeholder=True))) == [
+        "unidentified"
+    ]
     assert degenerate(search(Record("x", 0.9, None), Record("y", 0.1, None))) == []
 
 
@@ -247,7 +278,9 @@ def test_a_write_after_the_delete_brings_the_record_back(tmp_path: Path) -> None
     requests = _lines(MEMORY)
     update = _span(requests, "eee19b7ec3c1b177")
     _attr(update, "gen_ai.memory.record.id")["value"] = {"stringValue": VEG}
-    _attr(update, "gen_ai.memory.records")["value"] = {"stringValue": json.dumps([{"id": VEG, "content": "x"}])}
+    _attr(update, "gen_ai.memory.records")["value"] = {
+        "stringValue": json.dumps([{"id": VEG, "content": "x"}])
+    }
     labels, _ = label_searches(read_traces([_write_lines(tmp_path / "t.jsonl", requests)]))
     assert labels[LATER].forbid == ()
 
@@ -257,7 +290,10 @@ def test_clock_skew_and_overlap_label_nothing_and_are_warned(tmp_path: Path) -> 
     delete = _span(requests, "eee19b7ec3c1b176")
     delete["endTimeUnixNano"] = str(int(delete["startTimeUnixNano"]) - 5_000_000)  # ends before it starts
     traces = read_traces([_write_lines(tmp_path / "skew.jsonl", requests)])
-    assert any(f"trace {T_DELETE} span eee19b7ec3c1b176: endTimeUnixNano is 5 ms before" in w for w in traces.warnings)
+    assert any(
+        f"trace {T_DELETE} span eee19b7ec3c1b176: endTimeUnixNano is 5 ms before" in w
+        for w in traces.warnings
+    )
     labels, warnings = label_searches(traces)
     assert labels[LATER].forbid == ()
     assert any("eee19b7ec3c1b176" in w and f"not used to label search {LATER}" in w for w in warnings)
@@ -318,13 +354,22 @@ def test_the_query_log_records_each_search_without_user_text(tmp_path: Path) -> 
     out = tmp_path / "imported"
     import_traces([MEMORY, RETRIEVAL], out, labels=LABELS)
     log = json.loads((out / QUERY_LOG).read_text(encoding="utf-8"))
-    assert (log["format"], log["holds_user_text"], log["conventions"]) == (QUERY_LOG_FORMAT, False, dict(CONVENTIONS))
+    assert (log["format"], log["holds_user_text"], log["conventions"]) == (
+        QUERY_LOG_FORMAT,
+        False,
+        dict(CONVENTIONS),
+    )
     assert [s["file"] for s in log["sources"]] == [str(MEMORY), str(RETRIEVAL)]
     by_id = {e["query_id"]: e for e in log["queries"]}
     assert all(tuple(e) == QUERY_LOG_FIELDS for e in log["queries"])
     later = by_id[LATER]
     assert (later["forbidden_returned"], later["stale"], later["stale_rate"]) == ([VEG], ["mem_123"], 0.5)
-    assert (later["latency_ms"], later["result_count"], later["query"], later["query_chars"]) == (45.0, 2, None, 24)
+    assert (later["latency_ms"], later["result_count"], later["query"], later["query_chars"]) == (
+        45.0,
+        2,
+        None,
+        24,
+    )
     assert later["start"] == "2018-12-13T14:53:00.100000+00:00"
     assert by_id[EMPTY]["degenerate"] == ["empty"] and by_id[NO_ID]["degenerate"] == ["unidentified"]
     written = "".join(p.read_text(encoding="utf-8") for p in out.rglob("*") if p.is_file())
@@ -341,7 +386,9 @@ def test_with_content_copies_texts_and_says_so(tmp_path: Path) -> None:
     assert {e["query"] for e in log["queries"]} == {"user dietary preferences", "past flight bookings"}
     scenario = json.loads((out / "scenarios" / "user-preferences-store-unlabelled.json").read_text())
     assert scenario["thoughts"][0] == {"id": VEG, "content": "User prefers vegetarian meals"}
-    assert {t["id"]: t["content"] for t in scenario["thoughts"]}["mem_123"] == "User prefers light mode"  # latest
+    assert {t["id"]: t["content"] for t in scenario["thoughts"]}[
+        "mem_123"
+    ] == "User prefers light mode"  # latest
     assert "Holds user text: yes" in scenario["description"]
 
 
@@ -410,7 +457,9 @@ def test_from_trace_writes_a_scenario_the_reference_store_fails_as_the_trace_did
 
 def test_from_trace_of_a_passing_labelled_search_passes_on_the_reference_store(tmp_path: Path) -> None:
     suite = tmp_path / "suite"
-    write_trace_scenario([MEMORY, RETRIEVAL], FIRST, suite, labels=LABELS, with_content=True, name="diet-before-delete")
+    write_trace_scenario(
+        [MEMORY, RETRIEVAL], FIRST, suite, labels=LABELS, with_content=True, name="diet-before-delete"
+    )
     loaded = load_suite(suite)
     assert loaded.scenarios[0].queries[0].relevant == [VEG] and not loaded.scenarios[0].measure_only
     run = run_eval(datasets=suite, gated=False)
@@ -446,12 +495,27 @@ def test_from_trace_without_query_text_is_an_error(tmp_path: Path) -> None:
 
 def test_cli_imports_scores_and_gates(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "imported"
-    assert main(["import", "traces", str(MEMORY), str(RETRIEVAL), "--out", str(out), "--labels", str(LABELS)]) == 0
+    assert (
+        main(["import", "traces", str(MEMORY), str(RETRIEVAL), "--out", str(out), "--labels", str(LABELS)])
+        == 0
+    )
     printed = capsys.readouterr()
     assert "imported 6 searches from 4 store(s)" in printed.out and "holds user text: no" in printed.out
     assert "records[1].id missing" in printed.err
     report = tmp_path / "score.json"
-    code = main(["score", "--run", str(out / RUN_FILE), "--suite", "builtin", "--datasets", str(out), "--out", str(report)])
+    code = main(
+        [
+            "score",
+            "--run",
+            str(out / RUN_FILE),
+            "--suite",
+            "builtin",
+            "--datasets",
+            str(out),
+            "--out",
+            str(report),
+        ]
+    )
     assert code == 1  # the later search returned the deleted record
     assert "forbid: 'mem_5j66UpCpwteGg4YSxUnt7lPY' was retrieved at rank 1" in capsys.readouterr().out
     assert main(["import", "traces", str(LABELS), "--out", str(tmp_path / "x")]) == 2
