@@ -12,6 +12,7 @@ overrides of its fields (`run_eval(top_k=10, gated=False)`); bad values raise Us
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -23,7 +24,7 @@ from evalkit.harness.config import DEFAULT_DATASETS, RunConfig
 from evalkit.harness.evaluate import evaluate
 from evalkit.harness.executors import Executor
 from evalkit.memory import StoreOptions
-from evalkit.packaged import THRESHOLDS_NAME
+from evalkit.packaged import SAMPLE_TRACES, THRESHOLDS_NAME
 from evalkit.scenarios import load_suite
 from evalkit.suites.benchmarks import (
     DEFAULT_BEIR_KS,
@@ -37,9 +38,12 @@ from evalkit.suites.benchmarks import (
 from evalkit.suites.locomo import STANDARD_CATEGORIES
 from evalkit.suites.mutations import run_mutants as detect_mutations
 from evalkit.suites.runfiles import check_run, read_run, write_trec
+from evalkit.suites.trace_import import RUN_FILE as TRACE_RUN_FILE
+from evalkit.suites.trace_import import import_traces
 from evalkit.systems import MemorySystem, ReferenceSystem, ReplaySystem
 from evalkit.systems.resolve import resolve_system
 from evalkit.views.frames import EvalRun, load_run
+from evalkit.views.traces import TraceReplay, load_trace_queries
 
 BENCHMARK_DEFAULTS = RunConfig(gated=False, store=StoreOptions(retrieval="bm25"), thresholds=None)
 """How a benchmark runs unless told otherwise: BM25, ungated, nothing to gate on."""
@@ -301,3 +305,26 @@ def run_and_load(out: str | Path, *, report_json: str | Path | None = None, **ru
         elif isinstance(run_options.get(option), str | Path):
             run_options[option] = notebook_path(run_options[option])
     return load_run(run_eval(**run_options).save(notebook_path(out)))
+
+
+def trace_replay(traces_dir: str | Path | None = None, report_json: str | Path | None = None) -> TraceReplay:
+    """An imported production replay for the `traces` notebook: the query log of the import
+    `traces_dir` (`evalkit import traces --out DIR`) and its scored run — the saved report
+    `report_json` when given, else `score_run(DIR/run.jsonl, datasets=DIR)` now (a replay: no
+    store is built). `traces_dir` None imports the packaged sample traces (with their label file)
+    into a temporary directory first (removed before returning). Paths are notebook paths (see
+    `notebook_path`). ReportError for a missing or foreign query log; DatasetError as
+    `score_run`."""
+    if traces_dir is None:
+        with tempfile.TemporaryDirectory(prefix="evalkit-traces-") as tmp:
+            sample = [SAMPLE_TRACES / "genai_memory.jsonl", SAMPLE_TRACES / "retrieval.json"]
+            import_traces(sample, Path(tmp) / "import", labels=SAMPLE_TRACES / "labels.jsonl")
+            return trace_replay(Path(tmp) / "import", report_json)
+    folder = notebook_path(traces_dir)
+    queries, holds_user_text, warnings = load_trace_queries(folder)
+    run = (
+        load_run(notebook_path(report_json))
+        if report_json is not None
+        else score_run(folder / TRACE_RUN_FILE, datasets=folder)
+    )
+    return TraceReplay(queries=queries, holds_user_text=holds_user_text, warnings=warnings, run=run)
