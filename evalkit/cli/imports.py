@@ -18,7 +18,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     parser = commands.add_parser(
         "import", help="import production data (OpenTelemetry traces) to score with `evalkit score`"
     )
-    kinds = parser.add_subparsers(dest="kind", required=True, metavar="KIND")
+    kinds = parser.add_subparsers(dest="kind", required=True, metavar="KIND", help="what to import: traces")
     traces = kinds.add_parser(
         "traces",
         help="OTLP JSON traces: gen_ai memory/retrieval spans and OpenInference RETRIEVER spans",

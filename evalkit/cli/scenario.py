@@ -16,7 +16,7 @@ from evalkit.suites.trace_scenarios import DEFAULT_CATEGORY, write_trace_scenari
 def register(commands: argparse._SubParsersAction) -> None:
     """Add `evalkit scenario` and its `from-trace` subcommand."""
     parser = commands.add_parser("scenario", help="write scenario files (from production traces)")
-    actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
+    actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION", help="from-trace")
     from_trace = actions.add_parser(
         "from-trace",
         help="turn a failing production search into a regression scenario",
