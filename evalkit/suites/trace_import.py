@@ -46,7 +46,7 @@ from typing import Any
 
 import yaml
 
-from evalkit.errors import UsageError
+from evalkit.errors import DatasetError, UsageError
 from evalkit.files import write_atomic
 from evalkit.records import MAX_TOP_K
 from evalkit.scenarios import Scenario
@@ -160,11 +160,18 @@ def import_traces(
 ) -> TraceImport:
     """Read the OTLP JSON files `paths`, label their searches (`labels`: a label file; `rules`:
     the rules of `evalkit.suites.trace_labels`) and write the files of the module docstring
-    into `out`. DatasetError for bad traces or labels, UsageError for an output directory that
-    holds something else; nothing is written then."""
+    into `out`. DatasetError for bad traces or labels or traces without any search span,
+    UsageError for an output directory that holds something else; nothing is written then."""
     target = Path(out)
     _check_out(target)
     traces = read_traces(paths)
+    if not traces.searches:
+        raise DatasetError(
+            f"no search span in {', '.join(map(str, paths))} ({traces.spans} spans read); evalkit reads "
+            "search_memory and retrieval spans (gen_ai.operation.name) and OpenInference RETRIEVER spans; "
+            "nothing was written",
+            list(traces.warnings),
+        )
     explicit = read_labels(labels) if labels is not None else None
     plan = plan_import(traces, explicit, rules=rules, with_content=with_content, label_file=labels)
     scenarios = target / SCENARIOS_SUBDIR

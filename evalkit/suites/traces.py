@@ -53,7 +53,7 @@ import base64
 import hashlib
 import json
 import math
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -691,9 +691,3 @@ def _openinference_search(span: _Span, common: dict[str, Any]) -> MemoryOp | Non
             "ranked in index order"
         )
     return MemoryOp(kind="search", query=query, top_k=_top_k(span), records=_deduped(span, records), **common)
-
-
-def iter_spans_of(traces: TraceSet, trace_id: str) -> Iterator[MemoryOp]:
-    """The operations of one trace (ids compared lower-cased), in time order."""
-    wanted = trace_id.lower()
-    return (op for op in traces.operations if op.trace_id == wanted)

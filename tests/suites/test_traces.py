@@ -401,6 +401,10 @@ def test_nothing_is_written_on_error(tmp_path: Path) -> None:
     with pytest.raises(DatasetError):
         import_traces([MEMORY], out, labels=tmp_path / "missing.jsonl")
     assert not out.exists()
+    spanless = tmp_path / "spanless.json"
+    spanless.write_text('{"resourceSpans": []}', encoding="utf-8")
+    with pytest.raises(DatasetError, match="no search span"):
+        import_traces([spanless], out)
     other = tmp_path / "other"
     other.mkdir()
     (other / "notes.txt").write_text("mine", encoding="utf-8")
