@@ -44,7 +44,7 @@ from evalkit.suites.locomo import STANDARD_CATEGORIES
 from evalkit.suites.mutations import run_mutants as detect_mutations
 from evalkit.suites.runfiles import check_run, read_run, write_trec
 from evalkit.suites.trace_import import RUN_FILE as TRACE_RUN_FILE
-from evalkit.suites.trace_import import import_traces
+from evalkit.suites.trace_import import import_traces, replay_notes
 from evalkit.systems import MemorySystem, ReferenceSystem, ReplaySystem
 from evalkit.systems.resolve import resolve_system
 from evalkit.views.frames import EvalRun, load_run
@@ -271,7 +271,8 @@ def score_run(
         return run_benchmark(checked, config, system=system, progress=progress, **overrides)
     suite = load_suite(datasets)
     settings = _suite_config(datasets, config, **{"gated": False, **overrides})
-    return EvalRun(evaluate(suite, system, settings, notes=check_run(run, suite), progress=progress))
+    notes = (*check_run(run, suite), *replay_notes(datasets))
+    return EvalRun(evaluate(suite, system, settings, notes=notes, progress=progress))
 
 
 def export_trec(report: str | Path | EvalRun, outdir: str | Path) -> tuple[Path, Path, Path]:

@@ -15,7 +15,8 @@ read and checked (on any error nothing is written):
   = the larger of its results and its requested top_k. Labelled searches (relevant ids given)
   go into `<store>-labelled`, the only scenarios the metrics average; the others into the
   measure-only `<store>-unlabelled`, where their forbids are still asserted (and gate). So the
-  console's per-scenario table shows how many searches were labelled. No shared distractors.
+  console's per-scenario table shows how many searches were labelled (and `replay_notes` puts it
+  in the score report's notes). No shared distractors.
 - `queries.json`: the query log (`QUERY_LOG_FORMAT`): whether the files hold user text, the
   conventions read, the files read (with sha256), every warning, and one entry per search with
   the fields of `QUERY_LOG_FIELDS` (see `evalkit.views.traces` for the frames built from it).
@@ -419,3 +420,25 @@ def _log_entry(op: MemoryOp, labels: QueryLabels, with_content: bool, scenario: 
         "query_chars": len(op.query) if op.query is not None else None,
         "scenario": scenario,
     }
+
+
+def replay_notes(datasets: str | Path) -> tuple[str, ...]:
+    """The report note of a suite that is a trace import (`datasets` holds a query log of
+    `QUERY_LOG_FORMAT`): how many searches were labelled, how many are measured without labels,
+    and whether the import holds user text. () for any other suite (or an unreadable log: the
+    suite itself was loaded, so the run goes on without the note)."""
+    log = Path(datasets) / QUERY_LOG
+    try:
+        data = json.loads(log.read_text(encoding="utf-8")) if log.is_file() else None
+    except (OSError, ValueError):
+        return ()
+    if not isinstance(data, dict) or data.get("format") != QUERY_LOG_FORMAT:
+        return ()
+    queries = data.get("queries") or []
+    labelled = sum(1 for q in queries if isinstance(q, dict) and q.get("labelled"))
+    text = "yes" if data.get("holds_user_text") else "no"
+    return (
+        f"production replay of {len(queries)} searches imported from OpenTelemetry traces: {labelled} "
+        f"labelled (scored on recall, precision, MRR), {len(queries) - labelled} measured without labels "
+        f"(latency, result count, degenerate rankings, stale-fact rate: see {log}); holds user text: {text}",
+    )

@@ -345,6 +345,11 @@ def test_import_writes_a_run_and_a_suite_that_score_reads(tmp_path: Path) -> Non
     run = score_run(out / RUN_FILE, datasets=out)
     assert run.result.overall.queries == 2  # only the labelled searches are averaged
     assert run.result.overall.metrics["recall"] == 1.0
+    assert any(
+        n.startswith("production replay of 6 searches imported from OpenTelemetry traces: 2 labelled")
+        and n.endswith("holds user text: no")
+        for n in run.result.notes
+    )
     (regression,) = run.result.regressions
     assert "forbid" in regression.message and VEG in regression.message  # the later search returned it
     assert not run.ok
