@@ -13,13 +13,14 @@ import uvicorn
 
 
 @contextmanager
-def serving(app: Any) -> Iterator[str]:
-    """Serve `app` on 127.0.0.1 at a free port; yields its base URL; stops the server on exit."""
+def serving(app: Any, **config: Any) -> Iterator[str]:
+    """Serve `app` on 127.0.0.1 at a free port; yields its base URL; stops the server on exit.
+    `config`: more uvicorn.Config settings (e.g. `http=header_timeout_protocol(0.3)`)."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on", **config))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     deadline = time.monotonic() + 20
