@@ -46,6 +46,7 @@ def compare_command(args: argparse.Namespace) -> int:
         pass_name="gated" if args.gated else "ungated",
         resamples=args.resamples,
         seed=args.seed,
+        names=(str(args.a), str(args.b)),
     )
     print(render_comparison(comparison))
     return EXIT_OK

@@ -165,20 +165,23 @@ class McpMapping(FrozenModel):
         ]
         if self.edges is not None:
             checks.append(("edges.arguments", self.edges.arguments, EDGE_FIELDS))
+        problems = []  # every problem at once, not one per attempt
         for where, mapping, known in checks:
             unknown = sorted(set(mapping) - set(known))
             if unknown:
-                raise ValueError(
+                problems.append(
                     f"{where}: unknown evalkit name(s) {', '.join(unknown)}; known: {', '.join(known)}"
                 )
         if "id" not in self.search.hit:
-            raise ValueError("search.hit must map id (where each hit's id is)")
+            problems.append("search.hit must map id (where each hit's id is)")
         if "query" not in self.search.arguments:
-            raise ValueError("search.arguments must map query")
+            problems.append("search.arguments must map query")
         if "id" not in self.store.arguments and self.store.result_id is None:
-            raise ValueError(
+            problems.append(
                 "store needs arguments.id (the server takes evalkit's ids) or result_id (it assigns its own)"
             )
+        if problems:
+            raise ValueError("; ".join(problems))
         return self
 
     def tools(self) -> list[str]:
@@ -196,7 +199,10 @@ def load_mapping(path: str | Path) -> McpMapping:
             f"MCP mapping file {source} does not exist; see the README's MCP mapping example"
         ) from exc
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise AdapterError(f"MCP mapping file {source} cannot be read as TOML: {exc}") from exc
+        raise AdapterError(
+            f"MCP mapping file {source} cannot be read as TOML: {exc}; fix the file (the README's "
+            "MCP mapping example shows the format)"
+        ) from exc
     try:
         return McpMapping.model_validate(data)
     except ValidationError as exc:

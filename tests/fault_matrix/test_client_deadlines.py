@@ -188,8 +188,8 @@ def test_the_mcp_reply_cap_and_deadline_come_from_the_environment(ws, capsys, mo
     monkeypatch.setenv("EVALKIT_SYSTEM_MAX_REPLY_MB", "1")
     code, _, err = cli(capsys, *run_args("--system", f"mcp:{fake_mcp_mapping(ws, 'huge')}"))
     assert_refused(code, err, "tool 'search' failed: a message from the server is over 1000000 bytes")
-    monkeypatch.setenv("EVALKIT_SYSTEM_TIMEOUT", "1")
+    monkeypatch.setenv("EVALKIT_SYSTEM_TIMEOUT", "5")  # the fake starts well within it, even when busy
     started = time.monotonic()
     code, _, err = cli(capsys, *run_args("--system", f"mcp:{fake_mcp_mapping(ws, 'slow')}"))
-    assert_refused(code, err, "tool 'search': no answer within 1 s", "EVALKIT_SYSTEM_TIMEOUT")
-    assert time.monotonic() - started < 20
+    assert_refused(code, err, "tool 'search': no answer within 5 s", "EVALKIT_SYSTEM_TIMEOUT")
+    assert time.monotonic() - started < 40
