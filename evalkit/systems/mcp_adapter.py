@@ -91,10 +91,10 @@ from evalkit.validation import FrozenModel, field_problems
 CALL_TIMEOUT = client_limits.MCP_TIMEOUT
 """Seconds one tool call may take by default ($EVALKIT_SYSTEM_TIMEOUT)."""
 
-CLEANUP_TIMEOUT = 2.0
+CLEANUP_TIMEOUT = 1.0
 """Seconds the drop tool gets after a scenario that failed or was interrupted."""
 
-STOP_TIMEOUT = 2.0
+STOP_TIMEOUT = 1.0
 """Seconds a stdio server gets to exit after its stdin closes and after SIGTERM, each."""
 
 THOUGHT_FIELDS = ("id", "content", "project", "status", "created_at", "is_cluster", "is_global", "importance")
@@ -223,7 +223,8 @@ class _Session:
         target: Any = server.url
         if server.command is not None:
             target = _StdioTransport(server, client_limits.max_reply_bytes(None), self._failure)
-        self._client = Client(target, read_timeout_seconds=self.timeout)
+        # the SDK's own per-read timeout is a backstop: the wall-clock deadline below comes first
+        self._client = Client(target, read_timeout_seconds=2 * self.timeout + 1)
         self._loop = asyncio.new_event_loop()
         self._stop = asyncio.Event()
         self._task: asyncio.Task[None] | None = None

@@ -21,6 +21,7 @@ it quietly instead of with the SDK's traceback.
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 import threading
@@ -143,7 +144,7 @@ def serve_stdio(system: MemorySystem, limits: Limits | None = None) -> None:
 
     def loop() -> None:
         try:
-            anyio.run(server.run_stdio_async)
+            anyio.run(_run_stdio, server)
         except BaseException as exc:  # reported by the main thread below
             failure.append(exc)
 
@@ -158,6 +159,39 @@ def serve_stdio(system: MemorySystem, limits: Limits | None = None) -> None:
         raise failure[0]
     if failure:  # nobody reads stdout any more: the interpreter's last flush must not complain
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
+async def _run_stdio(server: MCPServer) -> None:
+    """`server.run_stdio_async()`, except that a line the SDK cannot read as a JSON-RPC message
+    gets the JSON-RPC error reply (-32700 for text that is not JSON, -32600 for JSON that is not
+    a message) with `id` null, as JSON-RPC 2.0 requires: the SDK dropped it without a reply, so
+    its client waited for nothing. The SDK's own INFO lines about failed tools are not logged."""
+    import mcp.types as types
+    from mcp.server.stdio import stdio_server
+    from mcp.shared.message import SessionMessage
+
+    logging.getLogger("mcp").setLevel(logging.WARNING)
+    lowlevel = server._lowlevel_server  # what run_stdio_async runs; it has no public handle
+    async with stdio_server() as (read, write):
+        forward, received = anyio.create_memory_object_stream[Any](0)
+
+        async def answer_unreadable() -> None:
+            async with forward:
+                async for item in read:
+                    if not isinstance(item, Exception):
+                        await forward.send(item)
+                        continue
+                    if "json_invalid" in str(item):
+                        code, message = types.PARSE_ERROR, "Parse error: the line is not JSON"
+                    else:
+                        code, message = types.INVALID_REQUEST, "Invalid request: not a JSON-RPC 2.0 message"
+                    error = types.ErrorData(code=code, message=message)
+                    await write.send(SessionMessage(types.JSONRPCError(jsonrpc="2.0", id=None, error=error)))
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(answer_unreadable)
+            await lowlevel.run(received, write, lowlevel.create_initialization_options())
+            group.cancel_scope.cancel()
 
 
 def _client_gone(exc: BaseException) -> bool:

@@ -369,3 +369,23 @@ def test_serve_mcp_ends_quietly_when_its_client_goes_away(tmp_path):
     err = child.stderr.read()
     assert child.returncode == 0, err
     assert "Traceback" not in err and "BrokenPipe" not in err
+
+
+def test_serve_mcp_answers_every_request_and_names_evalkit_reasons(tmp_path):
+    """Lines that are not JSON-RPC got no reply; tool errors said only "Error executing tool X"."""
+    child = _serve(tmp_path, "--mcp")
+    _mcp_ready(child)
+    assert child.stdin is not None and child.stdout is not None
+    drop = {"name": "drop_namespace", "arguments": {"namespace": "zz"}}
+    for line in ["not json", '{"jsonrpc": "2.0", "id": 5}', json.dumps(
+        {"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": drop}
+    )]:  # fmt: skip
+        child.stdin.write(line + "\n")
+    child.stdin.flush()
+    replies = [json.loads(child.stdout.readline()) for _ in range(3)]
+    child.stdin.close()
+    child.wait(timeout=30)
+    assert [r.get("error", {}).get("code") for r in replies[:2]] == [-32700, -32600]
+    assert [r["id"] for r in replies] == [None, None, 9]
+    assert replies[2]["result"]["isError"] is True
+    assert "no namespace 'zz'" in replies[2]["result"]["content"][0]["text"]
