@@ -8,7 +8,8 @@ for it (`await namespaces.run(...)`), so they keep answering signals and other c
 server for evaluation, not for throughput.
 
 Limits (`Limits`), so that no client can exhaust the server:
-- `request_timeout`: the deadline of one call on a memory. When it passes, the caller gets
+- `request_timeout`: the deadline of one call on a memory (default 60 s, the clients' own
+  deadline: a batch a client would still wait for is not cut off). When it passes, the caller gets
   `RequestTimeout` at once and the memory is interrupted if it can be (a memory with an
   `interrupt()` method, such as the reference store's, which aborts its running SQLite
   statement); the store thread is free again as soon as the call returns.
@@ -41,7 +42,7 @@ T = TypeVar("T")
 class Limits:
     """The server's bounds (see the module docstring); the defaults are `evalkit serve`'s."""
 
-    request_timeout: float = 30.0
+    request_timeout: float = 60.0
     max_namespaces: int = 256
     idle_timeout: float = 600.0
 

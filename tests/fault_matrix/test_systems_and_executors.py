@@ -2,7 +2,7 @@
 a `--system MODULE:FACTORY` that cannot be imported or whose factory raises, a Ray address where
 nothing listens, a local Ray instance beside a cluster Ray remembers, a boolean top_k, an MCP
 mapping that is not TOML or has several problems, `compare` of unrelated runs and `compare
---gated` / `sweep` of an ungated run.
+--pass gated` / `sweep` of an ungated run.
 
 Part of the fault matrix (see tests/fault_matrix/common.py for what each case asserts)."""
 
@@ -121,9 +121,9 @@ def test_compare_of_runs_without_a_common_query_names_both_files(capsys, two_run
 
 def test_compare_gated_and_sweep_of_an_ungated_run_say_how_to_fix_it(capsys, two_runs):
     a, _ = two_runs
-    code, _, err = cli(capsys, "compare", "--gated", str(a), str(a))
+    code, _, err = cli(capsys, "compare", "--pass", "gated", str(a), str(a))
     assert_refused(
-        code, err, "has no gated pass to compare", "re-run it without --no-gated", "without --gated"
+        code, err, "has no gated pass to compare", "re-run it without --no-gated-pass", "(--pass ungated)"
     )
     code, _, err = cli(capsys, "sweep", str(a))
-    assert_refused(code, err, "the run has no gated pass", "re-run it without --no-gated")
+    assert_refused(code, err, "the run has no gated pass", "re-run it without --no-gated-pass")
