@@ -16,7 +16,7 @@ In both, a tuple becomes a list (JSON arrays) whose default is an empty list.
 
 from __future__ import annotations
 
-import types
+import types as types_module
 from collections.abc import Iterable, Mapping
 from dataclasses import MISSING, fields
 from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
@@ -53,9 +53,12 @@ def hit_model_fields(
     return out
 
 
-def thought_model_fields(*, exclude: Iterable[str] = (), strict: bool = False) -> ModelFields:
+def thought_model_fields(
+    *, exclude: Iterable[str] = (), strict: bool = False, types: Mapping[Any, Any] | None = None
+) -> ModelFields:
     """The pydantic fields of `Thought` (but `exclude`), in declaration order, with the value
-    constraints its declaration gives (`min_length`, `ge`, `le`)."""
+    constraints its declaration gives (`min_length`, `ge`, `le`); `types` replaces a declared
+    type wherever it occurs (the strict wire reads `datetime` as an ISO-8601 string)."""
     hints = get_type_hints(Thought)
     skipped = set(exclude)
     out: ModelFields = {}
@@ -63,7 +66,8 @@ def thought_model_fields(*, exclude: Iterable[str] = (), strict: bool = False) -
         if spec.name in skipped:
             continue
         default = ... if spec.default is MISSING else spec.default
-        out[spec.name] = _field(hints[spec.name], default, strict, **spec.metadata.get("constraints", {}))
+        annotation = _replaced(hints[spec.name], dict(types or {}))
+        out[spec.name] = _field(annotation, default, strict, **spec.metadata.get("constraints", {}))
     return out
 
 
@@ -74,6 +78,15 @@ def _field(annotation: Any, default: Any, strict: bool, **info: Any) -> tuple[An
     return shape, Field(default, **info)
 
 
+def _replaced(annotation: Any, types: dict[Any, Any]) -> Any:
+    """`annotation` with each type of `types` replaced, inside an optional (`X | None`) too."""
+    if annotation in types:
+        return types[annotation]
+    if get_origin(annotation) in (Union, types_module.UnionType):
+        return Union[tuple(_replaced(a, types) for a in get_args(annotation))]  # noqa: UP007
+    return annotation
+
+
 def _shape(annotation: Any, strict: bool) -> Any:
     """The JSON-side type of a declared one: tuples as lists, Literals as str unless strict."""
     origin = get_origin(annotation)
@@ -81,6 +94,6 @@ def _shape(annotation: Any, strict: bool) -> Any:
         return list[_shape(get_args(annotation)[0], strict)]  # type: ignore[misc]
     if origin is Literal:
         return annotation if strict else str
-    if origin in (Union, types.UnionType):
+    if origin in (Union, types_module.UnionType):
         return Union[tuple(_shape(a, strict) for a in get_args(annotation))]  # noqa: UP007
     return annotation

@@ -15,6 +15,7 @@ from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
 from evalkit.embedders.factory import EmbedderInfo
 from evalkit.harness.config import RunConfig
 from evalkit.systems.declaration import SystemDeclaration, recorded_declaration
+from evalkit.systems.secrets import redact_url
 from evalkit.validation import FrozenModel
 
 PACKAGES: tuple[str, ...] = (
@@ -126,9 +127,10 @@ def collect(
     declaration: SystemDeclaration | None = None,
 ) -> Provenance:
     """The provenance of a run made now, from the working directory; `declaration` is what the
-    system declared (`evalkit.systems.declaration.declaration_of`)."""
+    system declared (`evalkit.systems.declaration.declaration_of`). Credentials in a system URL
+    (`http://user:pass@host`) are redacted: a report is shared, its secrets would be too."""
     return Provenance(
-        config=config,
+        config=config.model_copy(update={"system": redact_url(config.system)}),
         evalkit_version=evalkit_version(),
         git=git_state(),
         python=platform.python_version(),

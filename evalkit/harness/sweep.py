@@ -96,7 +96,7 @@ def unavailable(result: RunResult) -> str | None:
     """Why `result` cannot be re-gated, or None when it can."""
     gated = result.gated
     if gated is None:
-        return "the run has no gated pass (it ran with --no-gated)"
+        return "the run has no gated pass (it ran with --no-gated-pass); re-run it without --no-gated-pass"
     if not system_declaration(result.provenance, result.system).regates:
         return (
             f"the run's system {result.system!r} does not declare the regate capability (that its gate "
