@@ -166,7 +166,7 @@ def test_a_system_is_not_gated_on_another_systems_baseline_until_it_records_its_
 ) -> None:
     suite = _suite(tmp_path / "suite")
     out = tmp_path / "r.json"
-    common = ["run", "--datasets", str(suite), "--no-history", "--out", str(out), "--no-gated"]
+    common = ["run", "--datasets", str(suite), "--no-history", "--out", str(out), "--no-gated-pass"]
     assert cli(capsys, *common, "--update-baseline")[0] == 0
     monkeypatch.syspath_prepend(str(Path(__file__).parents[1]))
     other = ["--system", "systems_fixtures:limited_system"]
@@ -200,7 +200,7 @@ def test_a_changed_suite_is_not_compared_and_the_changed_files_are_named(
 ) -> None:
     suite = _suite(tmp_path / "suite")
     out = tmp_path / "r.json"
-    common = ["run", "--datasets", str(suite), "--no-history", "--out", str(out), "--no-gated"]
+    common = ["run", "--datasets", str(suite), "--no-history", "--out", str(out), "--no-gated-pass"]
     assert cli(capsys, *common, "--update-baseline")[0] == 0
     assert cli(capsys, *common)[1].count("Verdict: PASS") == 1
     facts = suite / "scenarios" / "facts.yaml"
@@ -231,7 +231,7 @@ def test_thresholds_none_is_an_explicit_no_baselines(
 ) -> None:
     suite = _suite(tmp_path / "suite")
     out = tmp_path / "r.json"
-    common = ["run", "--datasets", str(suite), "--no-history", "--out", str(out), "--no-gated"]
+    common = ["run", "--datasets", str(suite), "--no-history", "--out", str(out), "--no-gated-pass"]
     assert cli(capsys, *common, "--update-baseline")[0] == 0
     code, stdout, _ = cli(capsys, *common, "--thresholds", "none")
     assert code == 0 and "Verdict: NOT GATED" in stdout
