@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import platform
 import subprocess
+from collections.abc import Mapping
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -58,13 +59,15 @@ class GitState(FrozenModel):
 
 class Provenance(FrozenModel):
     """What produced a run. `system` is the system's own `describe()`; `embedder` describes the
-    embedder evalkit built for the reference store (None when the system embeds by itself);
-    `declaration` is what the system declared about itself (`SystemDeclaration`: capabilities,
-    confidence floor, mutation testing) — None, and left out of the JSON, in reports written
-    before it was recorded (read it with `system_declaration`). `question_categories` names the
-    suite's question categories (`query_category` → name, e.g. LoCoMo's "1" → "multi-hop"; a
-    benchmark import gives them) — empty, and left out of the JSON, for other suites and older
-    reports."""
+    embedder evalkit built for the reference store (None when the system embeds by itself).
+    `dataset_files` is the suite's `Suite.file_digests` (relative path → sha256; empty in
+    reports written before it was recorded, and for suites built from other inputs): what a
+    baseline recorded from this run fingerprints its suite with. `declaration` is what the system
+    declared about itself (`SystemDeclaration`: capabilities, confidence floor, mutation testing)
+    — None, and left out of the JSON, in reports written before it was recorded (read it with
+    `system_declaration`). `question_categories` names the suite's question categories
+    (`query_category` → name, e.g. LoCoMo's "1" → "multi-hop"; a benchmark import gives them) —
+    empty, and left out of the JSON, for other suites and older reports."""
 
     config: RunConfig
     evalkit_version: str
@@ -75,6 +78,7 @@ class Provenance(FrozenModel):
     dataset_digest: str
     system: dict[str, Any]
     embedder: EmbedderInfo | None
+    dataset_files: dict[str, str] = Field(default_factory=dict)
     declaration: SystemDeclaration | None = None
     question_categories: dict[str, str] = Field(default_factory=dict)
 
@@ -124,6 +128,8 @@ def collect(
     dataset_digest: str,
     system: dict[str, Any],
     embedder: EmbedderInfo | None,
+    dataset_files: Mapping[str, str] | None = None,
+    *,
     declaration: SystemDeclaration | None = None,
 ) -> Provenance:
     """The provenance of a run made now, from the working directory; `declaration` is what the
@@ -139,5 +145,6 @@ def collect(
         dataset_digest=dataset_digest,
         system=system,
         embedder=embedder,
+        dataset_files=dict(dataset_files or {}),
         declaration=declaration,
     )
