@@ -172,19 +172,21 @@ def run_benchmark(
     settings = bench.config(make_config(config or BENCHMARK_DEFAULTS, **overrides))
     chosen, embedder = build_system(settings, system, progress)
     try:
-        return EvalRun(
-            evaluate(
-                bench.suite,
-                chosen,
-                settings,
-                embedder=embedder,
-                notes=bench.notes,
-                progress=progress,
-                executor=executor,
-            )
+        result = evaluate(
+            bench.suite,
+            chosen,
+            settings,
+            embedder=embedder,
+            notes=bench.notes,
+            progress=progress,
+            executor=executor,
         )
     finally:
         _release(chosen, built=system is None)
+    if not bench.category_names:
+        return EvalRun(result)
+    named = result.provenance.model_copy(update={"question_categories": dict(bench.category_names)})
+    return EvalRun(result.model_copy(update={"provenance": named}))
 
 
 def _release(system: MemorySystem, *, built: bool) -> None:

@@ -6,9 +6,10 @@ They are frozen slotted dataclasses: cheap to build in hot loops, impossible to 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import MISSING, dataclass, field, fields
 from datetime import datetime
-from typing import Literal, get_args
+from typing import Any, Literal, get_args, get_origin, get_type_hints
 
 MAX_TOP_K = 1000
 """The most rows one search returns (SPEC §1.3 clamps top_k to [1, MAX_TOP_K]); also the cap of
@@ -39,8 +40,20 @@ Standing = Literal["current", "contradicted", "superseded"]
 STANDINGS: tuple[str, ...] = get_args(Standing)
 """Every standing a hit may carry."""
 
-MATCH_SOURCES: tuple[str, ...] = ("vector", "bm25")
+MatchSource = Literal["vector", "bm25"]
+MATCH_SOURCES: tuple[str, ...] = get_args(MatchSource)
 """The legs a hit may be matched by, in the order `match_source` lists them."""
+
+
+DEFAULT_HALF_LIFE_DAYS = 30.0
+"""The recency half-life (days) of a search that does not give one (SPEC §1.3): the default of
+the store, the protocol's wire shapes, the MCP tool and the runner."""
+
+
+def _bounds(**constraints: float | int) -> dict[str, Any]:
+    """A field's value constraints (pydantic's `ge`, `le`, `min_length`), for the shapes that
+    validate it at a boundary (`evalkit.shapes`); the dataclass itself does not check them."""
+    return {"constraints": constraints}
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,17 +61,30 @@ class Thought:
     """One stored memory. `created_at` None means "now" at insertion time (UTC).
 
     `embedding` None means the store's embedder computes it from `content`.
+
+    These fields are the one declaration of a thought: the HTTP/MCP wire shape
+    (`evalkit.systems.wire.ThoughtIn`, every field but `embedding`), the MCP mapping's thought
+    names and the seeding of scenario thoughts derive from them, and a test checks the scenario
+    model's `ThoughtSpec` against them. A field's `_bounds` are checked where thoughts cross a
+    boundary (wire, scenario files).
     """
 
-    id: str
+    id: str = field(metadata=_bounds(min_length=1))
     content: str
     project: str = "default"
     status: str = "active"
     created_at: datetime | None = None
     is_cluster: bool = False
     is_global: bool = False
-    importance: float = 1.0
+    importance: float = field(default=1.0, metadata=_bounds(ge=0.0, le=1.0))
     embedding: tuple[float, ...] | None = None
+
+
+THOUGHT_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(Thought))
+"""Every field of a thought, in declaration order."""
+
+SENT_THOUGHT_FIELDS: tuple[str, ...] = tuple(name for name in THOUGHT_FIELDS if name != "embedding")
+"""The fields of a thought that are sent to a system (the system embeds `content` itself)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +94,17 @@ class Edge:
     source: str
     target: str
     type: str = "related"
+
+
+HitRole = Literal["core", "signal"]
+"""`core`: what any memory system can give for a retrieved row (its id, rank, relevance score,
+confidence and standing); `signal`: a named score or label one system computes (the reference
+store's vector similarity, BM25 score, fusion and recency scores)."""
+
+
+def _declare(role: HitRole, description: str, *, reported: bool = True, joined: str | None = None) -> Any:
+    """The declaration of one `Hit` field (dataclass field metadata, read into `HIT_FIELDS`)."""
+    return {"hit": (role, description, reported, joined)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,39 +118,127 @@ class Hit:
     used a positive recency weight. `match_source` is a subset of ("vector", "bm25") in that order.
     `relevance` is None for systems without a relevance score; `low_confidence` is None for
     systems that report no confidence signal. The reference store fills every field.
+
+    The fields below are the one declaration of a hit (read as `HIT_FIELDS`): the HTTP/MCP wire
+    shape (`evalkit.systems.wire.HitOut`), the report's `HitRecord`, the run-file reader, the
+    MCP mapping's hit names, the harness's finiteness checks and the hits DataFrame's columns
+    all derive from it, in this order (the report's key order). Adding a signal is one line
+    here (plus the system that computes it). A field that is not `reported` travels on the
+    wire but is not kept in the report (it is derived from a reported one or is bulky text).
     """
 
-    id: str
-    content: str = ""
-    project: str = "default"
-    rank: int = 0
-    similarity: float | None = None
-    distance: float | None = None
-    match_source: tuple[str, ...] = ()
-    rrf_score: float | None = None
-    bm25_score: float | None = None
-    relevance: float | None = None
-    low_confidence: bool | None = None
-    standing: Standing = "current"
-    superseded_by: tuple[str, ...] = ()
-    contradicted_by: tuple[str, ...] = ()
-    recency_score: float | None = None
-    final_score: float | None = None
+    id: str = field(metadata=_declare("core", "the thought's id, as given to add_thoughts"))
+    content: str = field(default="", metadata=_declare("core", "the thought's text", reported=False))
+    project: str = field(
+        default="default", metadata=_declare("core", "the thought's project", reported=False)
+    )
+    rank: int = field(default=0, metadata=_declare("core", "1-based position; 0 = numbered by position"))
+    similarity: float | None = field(
+        default=None,
+        metadata=_declare("signal", "vector-leg similarity, 1 - cosine distance (None: not returned)"),
+    )
+    relevance: float | None = field(
+        default=None, metadata=_declare("core", "the system's relevance score (None: it has none)")
+    )
+    low_confidence: bool | None = field(
+        default=None,
+        metadata=_declare("core", "the system judges the match weak (None: no confidence signal)"),
+    )
+    match_source: tuple[MatchSource, ...] = field(
+        default=(), metadata=_declare("signal", "the legs that matched it, of vector, bm25", joined="+")
+    )
+    standing: Standing = field(
+        default="current", metadata=_declare("core", "current, contradicted or superseded")
+    )
+    superseded_by: tuple[str, ...] = field(
+        default=(), metadata=_declare("core", "ids of the thoughts that replace it")
+    )
+    contradicted_by: tuple[str, ...] = field(
+        default=(), metadata=_declare("core", "ids of the thoughts that contradict it")
+    )
+    bm25_score: float | None = field(
+        default=None, metadata=_declare("signal", "-bm25() of the BM25 leg (None: BM25 did not match it)")
+    )
+    rrf_score: float | None = field(default=None, metadata=_declare("signal", "reciprocal-rank-fusion score"))
+    recency_score: float | None = field(
+        default=None, metadata=_declare("signal", "recency decay 0.5^(age/half-life) (None: recency off)")
+    )
+    final_score: float | None = field(
+        default=None, metadata=_declare("signal", "relevance + weight * recency decay (None: recency off)")
+    )
+    distance: float | None = field(
+        default=None,
+        metadata=_declare("signal", "vector-leg cosine distance (None: not returned)", reported=False),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class HitField:
+    """One declared field of `Hit`: its `name`, its Python `annotation` (the resolved type),
+    its `default` (`REQUIRED` for `id`), its `role`, a one-line `description`, whether the report
+    keeps it (`reported`) and, for a set of labels, the separator a DataFrame joins them with
+    (`joined`, None = the value as it is). `sequence` fields are tuples in a `Hit` and lists in
+    JSON."""
+
+    name: str
+    annotation: Any
+    default: Any
+    role: HitRole
+    description: str
+    reported: bool
+    joined: str | None
+
+    @property
+    def sequence(self) -> bool:
+        return get_origin(self.annotation) is tuple
+
+    @property
+    def required(self) -> bool:
+        return self.default is REQUIRED
+
+
+REQUIRED: Any = MISSING
+"""The `default` of a declared field that has none (`HitField.required`)."""
+
+
+def _hit_fields() -> tuple[HitField, ...]:
+    hints = get_type_hints(Hit)
+    return tuple(HitField(f.name, hints[f.name], f.default, *f.metadata["hit"]) for f in fields(Hit))
+
+
+HIT_FIELDS: tuple[HitField, ...] = _hit_fields()
+"""The declaration of every `Hit` field, in order (see `Hit`)."""
+
+REPORTED_HIT_FIELDS: tuple[HitField, ...] = tuple(f for f in HIT_FIELDS if f.reported)
+"""The hit fields a report keeps, in the report's order."""
+
+
+_SEQUENCES = frozenset(f.name for f in HIT_FIELDS if f.sequence)
+
+
+def hit_from_values(values: Mapping[str, Any]) -> Hit:
+    """A `Hit` from plain values (JSON: lists for the sequence fields, which become tuples);
+    absent fields take their defaults. TypeError for a name that is not a hit field."""
+    plain: dict[str, Any] = {k: tuple(v) if k in _SEQUENCES else v for k, v in values.items()}
+    return Hit(**plain)
+
+
+def reported_values(hit: Hit) -> dict[str, Any]:
+    """The reported fields of `hit` as plain values (lists for the sequence fields), in order."""
+    values = {f.name: getattr(hit, f.name) for f in REPORTED_HIT_FIELDS}
+    return {name: list(v) if name in _SEQUENCES else v for name, v in values.items()}
 
 
 @dataclass(frozen=True, slots=True)
 class GateCandidate:
     """A row that reached the relevance gate, with the signals the gate reads (SPEC §1.3 steps
     7–8): `bm25` — the BM25 leg matched it; `similarity` — its vector-leg similarity (None when the
-    vector leg did not return it). The gate keeps it at floor f when `bm25` or similarity >= f."""
+    vector leg did not return it). Which rows a gate keeps is the system's rule: a system that
+    declares the `regate` capability gates them by `evalkit.systems.declaration.REGATE_RULE`."""
 
     id: str
     bm25: bool
     similarity: float | None
-
-    def passes(self, floor: float) -> bool:
-        """Whether a gate at `floor` keeps this row (every row passes a floor <= 0: no gate)."""
-        return floor <= 0.0 or self.bm25 or (self.similarity is not None and self.similarity >= floor)
 
 
 @dataclass(frozen=True, slots=True)

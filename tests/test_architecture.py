@@ -17,7 +17,7 @@ from tests.shared import ROOT
 PACKAGE = ROOT / "evalkit"
 
 LAYERS: tuple[frozenset[str], ...] = (
-    frozenset({"errors", "records", "files", "packaged", "progress", "validation", "sqlite"}),
+    frozenset({"errors", "records", "files", "packaged", "progress", "validation", "sqlite", "shapes"}),
     frozenset({"embedders"}),
     frozenset({"memory"}),
     frozenset({"systems"}),
@@ -126,3 +126,29 @@ def test_every_public_name_has_a_home_module_that_provides_it():
     assert lazy == set(evalkit.__all__)
     for name in evalkit.__all__:
         assert getattr(evalkit, name) is not None
+
+
+GENERIC = ("evalkit.harness", "evalkit.views")
+"""The layers that hold what every system shares: they read a system's facts from its declaration
+(`evalkit.systems.declaration`, recorded in the report's provenance), never from its constants."""
+
+STORE_OPTIONS = "evalkit.memory.options"
+"""The one part of the reference store a generic layer may name: its options are run options
+(`RunConfig.store`)."""
+
+
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if m.startswith(GENERIC)))
+def test_generic_layers_name_no_reference_store_constant(module):
+    imported = {i for i in _imports(MODULES[module]) if not i.startswith(STORE_OPTIONS)}
+    named = sorted(
+        i
+        for i in imported
+        if i.startswith(("evalkit.memory", "evalkit.systems.reference", "evalkit.suites.locomo"))
+    )
+    assert named == []
+    literals = {
+        node.value
+        for node in ast.walk(ast.parse(MODULES[module].read_text(encoding="utf-8")))
+        if isinstance(node, ast.Constant) and isinstance(node.value, str)
+    }
+    assert "reference" not in literals

@@ -17,6 +17,7 @@ from evalkit.memory.options import DEFAULT_STORE_OPTIONS, StoreOptions
 from evalkit.metrics import parse_metrics
 from evalkit.packaged import BUILTIN_DATASETS, BUILTIN_THRESHOLDS
 from evalkit.records import MAX_TOP_K
+from evalkit.systems.resolve import DEFAULT_SYSTEM
 from evalkit.validation import CheckedModel, one_of
 
 Mode = Literal["deterministic", "real"]
@@ -49,9 +50,9 @@ class RunConfig(CheckedModel):
       sentence-transformers name or local path, None = the packaged all-MiniLM-L6-v2;
       `embedding_cache` (real mode only) is the cache file, None = the default location;
       `use_cache` False embeds everything afresh.
-    - `system`: the system under test by name ("reference" = evalkit's reference store, built
-      with `store` options). A Python object passed to the library instead is named by its own
-      `name`.
+    - `system`: the system under test by spec (`evalkit.systems.resolve`; the default,
+      `DEFAULT_SYSTEM`, is evalkit's reference store, built with `store` options). A Python
+      object passed to the library instead is named by its own `name`.
     - `top_k`: results per query for queries without their own (1..MAX_TOP_K).
     - `gated`: also run the report-only pass under the relevance gate; `min_relevance`: its gate
       (None = the system's default, 0.4 for the reference store).
@@ -68,7 +69,7 @@ class RunConfig(CheckedModel):
     model: str | None = None
     embedding_cache: Path | None = None
     use_cache: bool = True
-    system: str = "reference"
+    system: str = DEFAULT_SYSTEM
     store: StoreOptions = DEFAULT_STORE_OPTIONS
     top_k: Annotated[int, BeforeValidator(_not_a_bool)] = Field(default=DEFAULT_TOP_K, ge=1, le=MAX_TOP_K)
     gated: bool = True

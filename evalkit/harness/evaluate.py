@@ -60,6 +60,7 @@ from evalkit.harness.thresholds_file import (
 from evalkit.harness.verdict import degenerate_findings
 from evalkit.scenarios import Suite
 from evalkit.systems import MemorySystem
+from evalkit.systems.declaration import declaration_of
 
 
 def evaluate(
@@ -85,7 +86,14 @@ def evaluate(
     entries = None if document is None else document.modes
     result = run_suite(suite, system, config, clock=clock, progress=progress, executor=executor)
     measurement, gated = result.measurement, result.gated
-    provenance = collect(config, suite.digest, system.describe(), embedder, suite.file_digests)
+    provenance = collect(
+        config,
+        suite.digest,
+        system.describe(),
+        embedder,
+        suite.file_digests,
+        declaration=declaration_of(system),
+    )
     metric_notes, metric_found = _metric_gating(
         suite, config, measurement, entries, measured_on(system.name, provenance)
     )

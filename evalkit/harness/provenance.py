@@ -11,10 +11,11 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from pydantic import Field
+from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
 
 from evalkit.embedders.factory import EmbedderInfo
 from evalkit.harness.config import RunConfig
+from evalkit.systems.declaration import SystemDeclaration, recorded_declaration
 from evalkit.systems.secrets import redact_url
 from evalkit.validation import FrozenModel
 
@@ -61,7 +62,12 @@ class Provenance(FrozenModel):
     embedder evalkit built for the reference store (None when the system embeds by itself).
     `dataset_files` is the suite's `Suite.file_digests` (relative path → sha256; empty in
     reports written before it was recorded, and for suites built from other inputs): what a
-    baseline recorded from this run fingerprints its suite with."""
+    baseline recorded from this run fingerprints its suite with. `declaration` is what the system
+    declared about itself (`SystemDeclaration`: capabilities, confidence floor, mutation testing)
+    — None, and left out of the JSON, in reports written before it was recorded (read it with
+    `system_declaration`). `question_categories` names the suite's question categories
+    (`query_category` → name, e.g. LoCoMo's "1" → "multi-hop"; a benchmark import gives them) —
+    empty, and left out of the JSON, for other suites and older reports."""
 
     config: RunConfig
     evalkit_version: str
@@ -73,6 +79,24 @@ class Provenance(FrozenModel):
     system: dict[str, Any]
     embedder: EmbedderInfo | None
     dataset_files: dict[str, str] = Field(default_factory=dict)
+    declaration: SystemDeclaration | None = None
+    question_categories: dict[str, str] = Field(default_factory=dict)
+
+    @model_serializer(mode="wrap")
+    def _omit_absent_fields(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        if self.declaration is None:
+            data.pop("declaration", None)
+        if not self.question_categories:
+            data.pop("question_categories", None)
+        return data
+
+
+def system_declaration(provenance: Provenance | None, system: str) -> SystemDeclaration:
+    """What the system (named `system`) of a run with this `provenance` declared: the recorded
+    declaration, or for an older report (or a hand-built result without provenance) the one its
+    system made then (`evalkit.systems.declaration.recorded_declaration`)."""
+    return recorded_declaration(None if provenance is None else provenance.declaration, system)
 
 
 def git_state(directory: str | Path = ".") -> GitState:
@@ -105,9 +129,12 @@ def collect(
     system: dict[str, Any],
     embedder: EmbedderInfo | None,
     dataset_files: Mapping[str, str] | None = None,
+    *,
+    declaration: SystemDeclaration | None = None,
 ) -> Provenance:
-    """The provenance of a run made now, from the working directory. Credentials in a system
-    URL (`http://user:pass@host`) are redacted: a report is shared, its secrets would be too."""
+    """The provenance of a run made now, from the working directory; `declaration` is what the
+    system declared (`evalkit.systems.declaration.declaration_of`). Credentials in a system URL
+    (`http://user:pass@host`) are redacted: a report is shared, its secrets would be too."""
     return Provenance(
         config=config.model_copy(update={"system": redact_url(config.system)}),
         evalkit_version=evalkit_version(),
@@ -119,4 +146,5 @@ def collect(
         system=system,
         embedder=embedder,
         dataset_files=dict(dataset_files or {}),
+        declaration=declaration,
     )

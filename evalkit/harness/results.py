@@ -18,6 +18,7 @@ from pydantic import (
     Field,
     SerializerFunctionWrapHandler,
     ValidationError,
+    create_model,
     model_serializer,
     model_validator,
 )
@@ -27,7 +28,8 @@ from evalkit.files import write_atomic
 from evalkit.harness.provenance import Provenance
 from evalkit.harness.verdict import RunVerdict, degenerate_findings, judge
 from evalkit.metrics import judgements
-from evalkit.records import GateCandidate
+from evalkit.records import REPORTED_HIT_FIELDS, GateCandidate
+from evalkit.shapes import hit_model_fields
 from evalkit.validation import FrozenModel as _Model
 
 SCHEMA_VERSION = 2
@@ -36,23 +38,20 @@ SCHEMA_VERSION = 2
 `pinned_gates`."""
 
 
-class HitRecord(_Model):
-    """One retrieved row with its signals; `relevant` is whether the query labels it relevant."""
-
-    id: str
-    rank: int
-    relevant: bool
-    similarity: float | None
-    relevance: float | None
-    low_confidence: bool | None
-    match_source: list[str]
-    standing: str
-    superseded_by: list[str] = Field(default_factory=list)
-    contradicted_by: list[str] = Field(default_factory=list)
-    bm25_score: float | None = None
-    rrf_score: float | None = None
-    recency_score: float | None = None
-    final_score: float | None = None
+class HitRecord(
+    create_model(  # type: ignore[misc]
+        "_HitRecordFields",
+        __base__=_Model,
+        **hit_model_fields(
+            REPORTED_HIT_FIELDS,
+            required=("id", "rank"),
+            after={"rank": {"relevant": (bool, Field(description="the query labels it relevant"))}},
+        ),
+    )
+):
+    """One retrieved row with its signals: the reported fields of `evalkit.Hit`, in its order,
+    with `relevant` (whether the query labels it relevant) after `rank`. `id`, `rank` and
+    `relevant` are required; a signal absent from an older report takes its default."""
 
 
 class DroppedRecord(_Model):
@@ -70,9 +69,9 @@ class CandidateRecord(_Model):
     bm25: bool
     similarity: float | None
 
-    def passes(self, floor: float) -> bool:
-        """Whether a gate at `floor` keeps this row (see `GateCandidate.passes`)."""
-        return GateCandidate(self.id, self.bm25, self.similarity).passes(floor)
+    def candidate(self) -> GateCandidate:
+        """The row as the gate's record (what a gate rule reads)."""
+        return GateCandidate(self.id, self.bm25, self.similarity)
 
 
 class QueryResult(_Model):

@@ -50,6 +50,7 @@ from evalkit.harness.results import (
 )
 from evalkit.metrics import MetricSpec, judgements, parse_metrics, score_query
 from evalkit.progress import progress_enabled
+from evalkit.records import DEFAULT_HALF_LIFE_DAYS, reported_values
 from evalkit.scenarios import QuerySpec, Scenario, Suite, stable_query_id
 from evalkit.scenarios.model import ThoughtSpec
 from evalkit.scenarios.requirements import required_capabilities
@@ -193,7 +194,7 @@ class ShardRunner:
                     project=query.project,
                     include_global=query.include_global,
                     recency_weight=query.recency_weight or 0.0,
-                    recency_half_life_days=query.recency_half_life_days or 30.0,
+                    recency_half_life_days=query.recency_half_life_days or DEFAULT_HALF_LIFE_DAYS,
                     now=self.clock,
                     query_id=stable_query_id(scenario.name, index, query.id),
                 )
@@ -322,25 +323,7 @@ def _query_result(
             "relevant": list(query.relevant),
             "grades": dict(query.grades),
             "retrieved": retrieved,
-            "hits": [
-                {
-                    "id": h.id,
-                    "rank": h.rank,
-                    "relevant": h.id in relevant,
-                    "similarity": h.similarity,
-                    "relevance": h.relevance,
-                    "low_confidence": h.low_confidence,
-                    "match_source": list(h.match_source),
-                    "standing": h.standing,
-                    "superseded_by": list(h.superseded_by),
-                    "contradicted_by": list(h.contradicted_by),
-                    "bm25_score": h.bm25_score,
-                    "rrf_score": h.rrf_score,
-                    "recency_score": h.recency_score,
-                    "final_score": h.final_score,
-                }
-                for h in response.hits
-            ],
+            "hits": [{**reported_values(h), "relevant": h.id in relevant} for h in response.hits],
             "metrics": metrics,
             "check_errors": check_query(query, response.hits, own) + query_floor_errors(query, metrics),
             "candidates": response.candidates,

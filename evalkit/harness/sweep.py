@@ -16,16 +16,21 @@ Decisions:
   left empty (rows that a lower gate lets into the top-k were never recorded with their signals),
   and its metrics are the harness metrics (benchmark metrics such as ndcg@10 are not re-scored).
   Scenario statuses are those of the recorded gated pass.
-- It re-applies the SPEC's gate: a run of a mutated pipeline whose gate differs is not re-gated
-  faithfully.
+- The reference system does not declare `regate` when its pipeline's strength or gate step is
+  mutated, so such a run is never re-gated under a rule its gate does not follow.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from evalkit.errors import UsageError
 from evalkit.harness.aggregation import mean_metrics, pass_result
+from evalkit.harness.provenance import system_declaration
 from evalkit.harness.results import GATED, DroppedRecord, PassResult, QueryResult, RunResult, ScenarioResult
 from evalkit.metrics import HARNESS_METRICS, score_query
+from evalkit.records import GateCandidate
+from evalkit.systems.declaration import REGATE_RULE
 
 
 def lost_from_top_k(ungated: QueryResult, gated: QueryResult) -> list[str]:
@@ -37,13 +42,16 @@ def lost_from_top_k(ungated: QueryResult, gated: QueryResult) -> list[str]:
     return [i for i in ungated.retrieved if i in relevant and i not in kept]
 
 
-def regate_query(query: QueryResult, min_relevance: float) -> QueryResult:
-    """`query` as the gate at `min_relevance` would have returned it (see the module docstring);
-    `query` itself when it has no recorded candidates."""
+def regate_query(
+    query: QueryResult, min_relevance: float, keeps: Callable[[GateCandidate, float], bool] = REGATE_RULE
+) -> QueryResult:
+    """`query` as the gate at `min_relevance` would have returned it, the gate keeping a
+    recorded candidate when `keeps` does (see the module docstring); `query` itself when it has
+    no recorded candidates."""
     if query.gate_candidates is None:
         return query.model_copy(update={"metrics": {m: query.metrics[m] for m in HARNESS_METRICS}})
     rows = query.gate_candidates
-    kept = [c for c in rows if c.passes(min_relevance)]
+    kept = [c for c in rows if keeps(c.candidate(), min_relevance)]
     retrieved = list(dict.fromkeys(c.id for c in kept[: query.top_k]))
     kept_ids = {c.id for c in kept}
     relevant = set(query.relevant)
@@ -66,8 +74,9 @@ def regate_pass(result: RunResult, min_relevance: float) -> PassResult:
     """The gated pass of `result` re-gated at `min_relevance`, as a pass of role re-gated named
     `regated_name(min_relevance)` (add it to the run with `RunResult.with_pass`): per-query
     results, scenario means, category and overall means over gating scenarios, and the gate's
-    totals. UsageError when the run has no gated pass or recorded no candidates (a report written
-    before they were recorded: re-run it)."""
+    totals. UsageError saying why (`unavailable`) when the run has no gated pass, its system did
+    not declare `regate`, or it recorded no candidates (a report written before they were
+    recorded: re-run it)."""
     reason = unavailable(result)
     gated = result.gated
     if reason is not None or gated is None:
@@ -88,6 +97,11 @@ def unavailable(result: RunResult) -> str | None:
     gated = result.gated
     if gated is None:
         return "the run has no gated pass (it ran with --no-gated-pass); re-run it without --no-gated-pass"
+    if not system_declaration(result.provenance, result.system).regates:
+        return (
+            f"the run's system {result.system!r} does not declare the regate capability (that its gate "
+            "can be re-applied to the rows it reported), so its gate is not re-applied"
+        )
     if not any(q.gate_candidates is not None for s in gated.scenarios for q in s.queries):
         return (
             "the run recorded no gate candidates (written by an older evalkit, or by a system that "

@@ -56,6 +56,7 @@ from evalkit.files import check_writable, os_reason, read_regular, write_atomic
 from evalkit.harness.config import MODES
 from evalkit.harness.results import GatedBaselineRef
 from evalkit.metrics import HARNESS, HARNESS_METRICS
+from evalkit.systems.resolve import REFERENCE_SPEC
 from evalkit.validation import FrozenModel as _Model
 from evalkit.validation import field_problems, shown_value
 
@@ -147,9 +148,9 @@ class Thresholds(_Model):
     categories: dict[str, MetricLevels]
 
 
-REFERENCE_SYSTEM = "reference"
+REFERENCE_SYSTEM = REFERENCE_SPEC
 """The system an entry without `system` was recorded for: entries written before baselines
-named their system are the reference store's."""
+named their system are the reference store's (named as its spec, `evalkit.systems.resolve`)."""
 
 
 class BaselineSystem(_Model):

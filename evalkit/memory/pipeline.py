@@ -187,9 +187,16 @@ def apply_standing(
     return tuple(out)
 
 
+def strong_match(bm25: bool, similarity: float | None, floor: float) -> bool:
+    """The reference store's confidence and gate rule (SPEC §1.3 steps 7–8), the one place it is
+    written: a row is strong under `floor` when BM25 matched it (`bm25`) or the vector leg did
+    with `similarity` >= floor (None: the vector leg did not return it)."""
+    return bm25 or (similarity is not None and similarity >= floor)
+
+
 def is_strong(c: Candidate, floor: float) -> bool:
-    """Strong: BM25 matched it, or the vector leg did with similarity >= floor."""
-    return c.bm25_rank is not None or (c.similarity is not None and c.similarity >= floor)
+    """Strong: BM25 matched it, or the vector leg did with similarity >= floor (`strong_match`)."""
+    return strong_match(c.bm25_rank is not None, c.similarity, floor)
 
 
 def apply_gate(

@@ -44,7 +44,17 @@ from evalkit.memory.in_memory import blank_database
 from evalkit.memory.options import DEFAULT_STORE_OPTIONS, RETRIEVAL_MODES, StoreOptions
 from evalkit.memory.pipeline import DEFAULT_PIPELINE, Candidate, RowFilter, SearchPipeline
 from evalkit.memory.schema import schema_sql, vector_table_sql
-from evalkit.records import EDGE_TYPES, MAX_TOP_K, STATUSES, Edge, GateCandidate, Hit, SearchResponse, Thought
+from evalkit.records import (
+    DEFAULT_HALF_LIFE_DAYS,
+    EDGE_TYPES,
+    MAX_TOP_K,
+    STATUSES,
+    Edge,
+    GateCandidate,
+    Hit,
+    SearchResponse,
+    Thought,
+)
 from evalkit.sqlite import connect
 
 DEFAULT_MIN_RELEVANCE = 0.4
@@ -398,7 +408,7 @@ class MemoryStore:
         supersession: str = "flag",
         contradiction: str = "flag",
         recency_weight: float = 0.0,
-        recency_half_life_days: float = 30.0,
+        recency_half_life_days: float = DEFAULT_HALF_LIFE_DAYS,
         min_relevance: float | None = None,
         query_embedding: Sequence[float] | np.ndarray | None = None,
         now: datetime | None = None,
@@ -407,7 +417,8 @@ class MemoryStore:
 
         `retrieval` None = the store's `options.retrieval`. Numeric options are clamped (top_k to
         [1, MAX_TOP_K], recency weight to [0, 1], half-life to
-        [1, 3650] with non-positive → 30, min_relevance to [0, 1] with None → DEFAULT_MIN_RELEVANCE);
+        [1, 3650] with non-positive → DEFAULT_HALF_LIFE_DAYS (30), min_relevance to [0, 1] with
+        None → DEFAULT_MIN_RELEVANCE);
         unknown mode strings, an unknown status, numeric options that are not numbers (NaN
         included) and a `query_embedding` of the wrong shape or with non-finite values raise
         StoreError.
@@ -426,7 +437,7 @@ class MemoryStore:
         top_k = int(_clamp(_number("top_k", top_k), 1, MAX_TOP_K))
         weight = _clamp(_number("recency_weight", recency_weight), 0.0, 1.0)
         half_life = _number("recency_half_life_days", recency_half_life_days)
-        half_life = 30.0 if half_life <= 0 else _clamp(half_life, 1.0, 3650.0)
+        half_life = DEFAULT_HALF_LIFE_DAYS if half_life <= 0 else _clamp(half_life, 1.0, 3650.0)
         gate = (
             DEFAULT_MIN_RELEVANCE
             if min_relevance is None
@@ -574,7 +585,7 @@ def _hit(rank: int, c: Candidate, *, low_confidence: bool) -> Hit:
         rank=rank,
         similarity=c.similarity,
         distance=None if c.similarity is None else 1.0 - c.similarity,
-        match_source=c.match_source,
+        match_source=c.match_source,  # type: ignore[arg-type]
         rrf_score=c.rrf_score,
         bm25_score=c.bm25_score,
         relevance=c.relevance,

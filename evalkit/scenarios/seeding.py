@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from evalkit.records import Edge, Thought
+from evalkit.records import SENT_THOUGHT_FIELDS, Edge, Thought
 from evalkit.scenarios.dates import resolve_created_at
 from evalkit.scenarios.model import Scenario, ThoughtSpec
 
@@ -28,14 +28,10 @@ def seed_thoughts(scenario: Scenario, distractors: Sequence[ThoughtSpec], clock:
     specs = list(scenario.thoughts) + shared
     return [
         Thought(
-            id=t.id,
-            content=t.content,
-            project=t.project,
-            status=t.status,
-            created_at=resolve_created_at(t.created_at, clock),
-            is_cluster=t.is_cluster,
-            is_global=t.is_global,
-            importance=t.importance,
+            **{
+                **{name: getattr(t, name) for name in SENT_THOUGHT_FIELDS},
+                "created_at": resolve_created_at(t.created_at, clock),
+            }
         )
         for t in specs
     ]

@@ -32,8 +32,8 @@ any `MemorySystem`.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from evalkit.errors import UsageError
@@ -99,11 +99,14 @@ def files_digest(root: Path, files: Sequence[Path]) -> str:
 @dataclass(frozen=True)
 class BenchSet:
     """An imported benchmark, ready to run: the suite (scenarios wrapped directly, digest over
-    the files read), the metrics to compute per query, and notes saying what was loaded."""
+    the files read), the metrics to compute per query, notes saying what was loaded and the
+    names of its question categories (`query_category` → name: LoCoMo's "1" → "multi-hop", ...;
+    empty when its categories are names already), which the run records in its provenance."""
 
     suite: Suite
     metrics: tuple[MetricSpec, ...]
     notes: tuple[str, ...]
+    category_names: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def top_k(self) -> int:
@@ -185,7 +188,12 @@ def locomo_set(
         f"{len(report.unresolved)} evidence strings unresolved",
         f"categories evaluated: {names} ({selected.query_count} queries); each conversation is its own store",
     )
-    return BenchSet(suite=_file_suite(file, selected.scenarios), metrics=metrics, notes=notes)
+    return BenchSet(
+        suite=_file_suite(file, selected.scenarios),
+        metrics=metrics,
+        notes=notes,
+        category_names=LOCOMO_CATEGORIES,
+    )
 
 
 def longmemeval_set(

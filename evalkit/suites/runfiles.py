@@ -11,9 +11,9 @@ Formats (`RUN_FORMATS`):
   never pass vacuously).
 - **jsonl**: one JSON object per line, `{"query_id": "...", "results": [...]}`, results best
   first, each an id string or an object `{"id": ..., <signals>}` whose optional signals are the
-  report's hit fields (`similarity`, `relevance` (default 0), `low_confidence`,
-  `match_source`, `standing`, `superseded_by`, `contradicted_by`, `bm25_score`, `rrf_score`,
-  `recency_score`, `final_score`); unknown keys are errors.
+  report's hit fields but `rank` (`evalkit.records.REPORTED_HIT_FIELDS`: `similarity`,
+  `relevance` (default 0), `low_confidence`, `match_source`, `standing`, ...); unknown keys are
+  errors.
 
 Query ids are stable query ids (`evalkit.scenarios.stable_query_id`): a query's own id (BEIR
 query id, LoCoMo `conv-26/q3`, LongMemEval question id), else `<scenario>/<query index>`
@@ -41,13 +41,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, get_args
 
-from pydantic import Field, ValidationError, field_validator
+from pydantic import Field, ValidationError, create_model, field_validator
 
 from evalkit.errors import DatasetError, ReportError, UsageError
 from evalkit.files import write_atomic
 from evalkit.harness.results import RunResult
-from evalkit.records import Hit, Standing
+from evalkit.records import REPORTED_HIT_FIELDS, Hit, hit_from_values
 from evalkit.scenarios import Suite, stable_query_id
+from evalkit.shapes import hit_model_fields
 from evalkit.suites.readers import capped, json_lines
 from evalkit.validation import FrozenModel, field_problems
 
@@ -61,21 +62,20 @@ TREC_FILES: tuple[str, str, str] = ("run.trec", "qrels.trec", "run.jsonl")
 _SHOWN_IDS = 5
 
 
-class RunHit(FrozenModel):
-    """One result of a JSONL run line with its optional signals (the report's hit fields)."""
-
-    id: str = Field(min_length=1)
-    similarity: float | None = None
-    relevance: float = 0.0
-    low_confidence: bool | None = None
-    match_source: list[Literal["vector", "bm25"]] = Field(default_factory=list)
-    standing: Standing = "current"
-    superseded_by: list[str] = Field(default_factory=list)
-    contradicted_by: list[str] = Field(default_factory=list)
-    bm25_score: float | None = None
-    rrf_score: float | None = None
-    recency_score: float | None = None
-    final_score: float | None = None
+class RunHit(
+    create_model(  # type: ignore[misc]
+        "_RunHitFields",
+        __base__=FrozenModel,
+        **hit_model_fields(
+            [f for f in REPORTED_HIT_FIELDS if f.name != "rank"],
+            strict=True,
+            overrides={"id": (str, Field(min_length=1)), "relevance": (float, Field(0.0))},
+        ),
+    )
+):
+    """One result of a JSONL run line with its optional signals: the report's hit fields but
+    `rank` (the line's order is the ranking), with their declared types (labels are checked
+    here, with the line), `relevance` defaulting to 0."""
 
 
 class RunLine(FrozenModel):
@@ -141,24 +141,7 @@ def read_run(path: str | Path, format: str | None = None) -> RunFile:
         raise DatasetError(f"run file {file} is invalid ({len(problems)} problems)", capped(problems))
     rankings = {
         qid: tuple(
-            Hit(
-                id=doc,
-                content="",
-                project="",
-                rank=rank,
-                similarity=signals.similarity,
-                distance=None,
-                match_source=tuple(signals.match_source),
-                rrf_score=signals.rrf_score,
-                bm25_score=signals.bm25_score,
-                relevance=signals.relevance,
-                low_confidence=signals.low_confidence,
-                standing=signals.standing,
-                superseded_by=tuple(signals.superseded_by),
-                contradicted_by=tuple(signals.contradicted_by),
-                recency_score=signals.recency_score,
-                final_score=signals.final_score,
-            )
+            hit_from_values({**signals.model_dump(), "content": "", "project": "", "rank": rank})
             for rank, (doc, signals, _) in enumerate(ranked, start=1)
         )
         for qid, ranked in rows.items()

@@ -11,6 +11,9 @@ scored (see `evalkit.scenarios.requirements` for what each scenario needs). The 
 - `recency`: `recency_weight`/`recency_half_life_days` favour recent thoughts.
 - `relevance_gate`: `min_relevance` > 0 removes weak rows (the report-only gated pass needs it).
 - `confidence`: hits carry `low_confidence`.
+- `regate`: the gate keeps a row it reports in `gate_candidates` exactly when
+  `evalkit.systems.declaration.REGATE_RULE` does (the reference store's rule), so the gate sweep
+  may re-apply the gate at other values; no scenario needs it.
 """
 
 from __future__ import annotations
@@ -20,7 +23,8 @@ from typing import Any, Literal, get_args
 from evalkit.errors import AdapterError
 
 Capability = Literal[
-    "projects", "global_thoughts", "supersession", "contradiction", "recency", "relevance_gate", "confidence"
+    "projects", "global_thoughts", "supersession", "contradiction", "recency", "relevance_gate", "confidence",
+    "regate",
 ]  # fmt: skip
 CAPABILITIES: tuple[str, ...] = get_args(Capability)
 """Every capability a system may declare and a scenario may require."""

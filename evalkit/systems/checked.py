@@ -30,14 +30,13 @@ from pathlib import Path
 from typing import Any
 
 from evalkit.errors import AdapterError, AdapterWarning, SystemOutputError
-from evalkit.records import MATCH_SOURCES, STANDINGS, Edge, Hit, SearchResponse, Thought
+from evalkit.records import HIT_FIELDS, MATCH_SOURCES, STANDINGS, Edge, Hit, SearchResponse, Thought
 from evalkit.systems.protocol import MemorySystem, ScenarioMemory
 from evalkit.validation import shown_value
 
-_FLOAT_SIGNALS = (
-    "similarity", "distance", "rrf_score", "bm25_score", "relevance", "recency_score", "final_score",
-)  # fmt: skip
-"""The optional float signals of a `Hit`: each must be finite when given."""
+_FLOAT_SIGNALS = tuple(f.name for f in HIT_FIELDS if f.annotation == float | None)
+"""The optional float signals of a `Hit` (every field declared `float | None`): each must be
+finite when given."""
 
 
 @dataclass(frozen=True)

@@ -83,7 +83,8 @@ from typing import Any, Literal
 from pydantic import Field, ValidationError, model_validator
 
 from evalkit.errors import AdapterError
-from evalkit.records import Edge, GateCandidate, Hit, SearchResponse, Thought
+from evalkit.records import HIT_FIELDS as DECLARED_HIT_FIELDS
+from evalkit.records import SENT_THOUGHT_FIELDS, Edge, GateCandidate, SearchResponse, Thought, hit_from_values
 from evalkit.systems import client_limits
 from evalkit.systems.capabilities import Capability
 from evalkit.validation import FrozenModel, field_problems
@@ -97,13 +98,13 @@ CLEANUP_TIMEOUT = 1.0
 STOP_TIMEOUT = 1.0
 """Seconds a stdio server gets to exit after its stdin closes and after SIGTERM, each."""
 
-THOUGHT_FIELDS = ("id", "content", "project", "status", "created_at", "is_cluster", "is_global", "importance")
+THOUGHT_FIELDS = SENT_THOUGHT_FIELDS
 EDGE_FIELDS = ("source", "target", "type")
 SEARCH_OPTIONS = (
     "query", "top_k", "project", "include_global", "min_relevance", "recency_weight",
     "recency_half_life_days", "now",
 )  # fmt: skip
-HIT_FIELDS = tuple(Hit.__dataclass_fields__)
+HIT_FIELDS = tuple(f.name for f in DECLARED_HIT_FIELDS)
 RESPONSE_FIELDS = ("candidates", "filtered_out", "min_relevance", "dropped_ids", "gate_candidates")
 
 
@@ -471,7 +472,10 @@ class McpMemory:
 
     def add_thoughts(self, thoughts: Sequence[Thought]) -> None:
         spec = self._system.mapping.store
-        rows = [_arguments(spec.arguments, _plain(asdict(t))) for t in thoughts]
+        rows = [
+            _arguments(spec.arguments, _plain({name: getattr(t, name) for name in THOUGHT_FIELDS}))
+            for t in thoughts
+        ]
         if spec.batch is not None:
             self._system.call(spec.tool, {**self._scope, spec.batch: rows})
             return
@@ -520,11 +524,8 @@ class McpMemory:
                     "every hit needs its thought's id"
                 )
             fields["id"] = self._evalkit_id(fields["id"])
-            for name in ("match_source", "superseded_by", "contradicted_by"):
-                if name in fields:
-                    fields[name] = tuple(fields[name])
             try:
-                hits.append(Hit(**fields))
+                hits.append(hit_from_values(fields))
             except TypeError as exc:
                 raise AdapterError(f"{label}: tool {spec.tool!r}: hit {position}: {exc}") from exc
         gate = {

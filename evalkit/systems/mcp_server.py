@@ -36,6 +36,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import ValidationError
 
 from evalkit.errors import EvalkitError
+from evalkit.records import DEFAULT_HALF_LIFE_DAYS
 from evalkit.systems.capabilities import declared_capabilities
 from evalkit.systems.namespaces import Limits, Namespaces
 from evalkit.systems.protocol import MemorySystem
@@ -110,7 +111,7 @@ def create_server(system: MemorySystem, namespaces: Namespaces | None = None) ->
         include_global: bool = False,
         min_relevance: float | None = None,
         recency_weight: float = 0.0,
-        recency_half_life_days: float = 30.0,
+        recency_half_life_days: float = DEFAULT_HALF_LIFE_DAYS,
     ) -> SearchOut:
         options = SearchIn(
             query=query,

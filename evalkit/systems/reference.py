@@ -14,12 +14,21 @@ from evalkit.memory import (
     DEFAULT_PIPELINE,
     DEFAULT_STORE_OPTIONS,
     IN_MEMORY,
+    VECTOR_FLOOR,
     MemoryStore,
     SearchPipeline,
     StoreOptions,
 )
-from evalkit.records import Edge, SearchResponse, Thought
+from evalkit.memory.pipeline import strong_match
+from evalkit.records import Edge, GateCandidate, SearchResponse, Thought
 from evalkit.systems.capabilities import ALL_CAPABILITIES
+
+
+def gate_keeps(candidate: GateCandidate, floor: float) -> bool:
+    """Whether the reference store's relevance gate at `floor` keeps `candidate`: every row at a
+    floor <= 0 (no gate), else a strong one (`evalkit.memory.pipeline.strong_match`: BM25 matched
+    it or its similarity >= floor). The rule of the `regate` capability."""
+    return floor <= 0.0 or strong_match(candidate.bm25, candidate.similarity, floor)
 
 
 class _AgentFacingStore:
@@ -72,10 +81,16 @@ class ReferenceSystem:
     `embedder` (default HashingEmbedder), `options` (the store's settings: retrieval, BM25
     tokenizer, query syntax; see `StoreOptions`) and `pipeline` (the SPEC's, or a variant such as
     a mutation) are fixed for every memory this system opens.
+
+    It declares every capability — but `regate` when its pipeline decides strength or gates
+    differently from the SPEC (a mutation of those steps: its gate is not `gate_keeps`) — its
+    low-confidence floor (`VECTOR_FLOOR`) and that the mutation suite measures its search
+    (`evalkit.systems.declaration`).
     """
 
     name = "reference"
     capabilities = ALL_CAPABILITIES
+    confidence_floor = VECTOR_FLOOR
 
     def __init__(
         self,
@@ -87,6 +102,14 @@ class ReferenceSystem:
         self.embedder: Embedder = embedder if embedder is not None else HashingEmbedder()
         self.options = options
         self.pipeline = pipeline
+        if (pipeline.strong, pipeline.gate) != (DEFAULT_PIPELINE.strong, DEFAULT_PIPELINE.gate):
+            self.capabilities = ALL_CAPABILITIES - {"regate"}
+
+    @property
+    def mutation_testing(self) -> bool:
+        """True for this class itself, whose pipeline the mutation suite mutates; a subclass is
+        another system built on the store, which that suite does not measure."""
+        return type(self) is ReferenceSystem
 
     def describe(self) -> dict[str, Any]:
         """Settings recorded in the report's provenance: the store options and the embedder."""

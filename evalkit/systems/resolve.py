@@ -24,6 +24,12 @@ from typing import Any
 from evalkit.errors import EvalkitError, UsageError
 from evalkit.systems.protocol import MemorySystem
 
+REFERENCE_SPEC = "reference"
+"""The spec naming evalkit's reference store."""
+
+DEFAULT_SYSTEM = REFERENCE_SPEC
+"""The system a run evaluates unless told otherwise (`RunConfig.system`): the reference store."""
+
 ENTRY_POINT_GROUP = "evalkit.systems"
 """The entry-point group a plugin registers its memory system in."""
 
@@ -37,7 +43,7 @@ def resolve_system(spec: str, reference: Callable[[], MemorySystem]) -> MemorySy
     """The memory system `spec` names (see the module docstring). UsageError for an unknown spec,
     a module that cannot be imported (or fails while importing) or an attribute it lacks, and a
     factory that raises; AdapterError (a UsageError) for an MCP mapping file that is invalid."""
-    if spec == "reference":
+    if spec == REFERENCE_SPEC:
         return reference()
     if spec.startswith(("http://", "https://")):
         return from_extra("http", "http_client", "HttpSystem")(spec)

@@ -22,9 +22,19 @@ from dataclasses import asdict
 from datetime import datetime
 from typing import Annotated, Any
 
-from pydantic import ConfigDict, Field, field_validator, model_validator
+from pydantic import ConfigDict, Field, create_model, field_validator, model_validator
 
-from evalkit.records import MAX_TOP_K, Edge, GateCandidate, Hit, SearchResponse, Thought
+from evalkit.records import (
+    DEFAULT_HALF_LIFE_DAYS,
+    MAX_TOP_K,
+    SENT_THOUGHT_FIELDS,
+    Edge,
+    GateCandidate,
+    SearchResponse,
+    Thought,
+    hit_from_values,
+)
+from evalkit.shapes import hit_model_fields, thought_model_fields
 from evalkit.validation import FrozenModel
 
 MAX_BATCH = 10_000
@@ -78,17 +88,15 @@ class WireModel(FrozenModel):
         return data
 
 
-class ThoughtIn(WireModel):
-    """One thought to add. `created_at` None = the server's now."""
-
-    id: str = Field(min_length=1)
-    content: str
-    project: str = "default"
-    status: str = "active"
-    created_at: IsoDatetime | None = None
-    is_cluster: bool = False
-    is_global: bool = False
-    importance: float = Field(default=1.0, ge=0.0, le=1.0)
+class ThoughtIn(
+    create_model(  # type: ignore[misc]
+        "_ThoughtInFields",
+        __base__=WireModel,
+        **thought_model_fields(exclude=["embedding"], types={datetime: IsoDatetime}),
+    )
+):
+    """One thought to add: every field of `evalkit.Thought` but `embedding` (the system embeds).
+    `created_at` None = the server's now."""
 
 
 class ThoughtsIn(WireModel):
@@ -116,7 +124,7 @@ class SearchIn(WireModel):
     include_global: bool = False
     min_relevance: float | None = Field(default=None, ge=0.0, le=1.0)
     recency_weight: float = Field(default=0.0, ge=0.0, le=1.0)
-    recency_half_life_days: float = Field(default=30.0, gt=0.0)
+    recency_half_life_days: float = Field(default=DEFAULT_HALF_LIFE_DAYS, gt=0.0)
     now: IsoDatetime
     query_id: str | None = None
 
@@ -132,25 +140,9 @@ class SearchIn(WireModel):
         return query
 
 
-class HitOut(WireModel):
-    """One hit: only `id` is required (see `evalkit.Hit` for each signal's meaning)."""
-
-    id: str
-    content: str = ""
-    project: str = "default"
-    rank: int = 0
-    similarity: float | None = None
-    distance: float | None = None
-    match_source: list[str] = Field(default_factory=list)
-    rrf_score: float | None = None
-    bm25_score: float | None = None
-    relevance: float | None = None
-    low_confidence: bool | None = None
-    standing: str = "current"
-    superseded_by: list[str] = Field(default_factory=list)
-    contradicted_by: list[str] = Field(default_factory=list)
-    recency_score: float | None = None
-    final_score: float | None = None
+class HitOut(create_model("_HitOutFields", __base__=WireModel, **hit_model_fields())):  # type: ignore[misc]
+    """One hit: every field of `evalkit.Hit` (see it for each signal's meaning); only `id` is
+    required."""
 
 
 class CandidateOut(WireModel):
@@ -209,7 +201,7 @@ class ErrorOut(WireModel):
 def thoughts_in(thoughts: list[Thought]) -> ThoughtsIn:
     """Thoughts as a request body (embeddings are not sent: the server's system embeds)."""
     return ThoughtsIn(
-        thoughts=[ThoughtIn(**{k: v for k, v in asdict(t).items() if k != "embedding"}) for t in thoughts]
+        thoughts=[ThoughtIn(**{name: getattr(t, name) for name in SENT_THOUGHT_FIELDS}) for t in thoughts]
     )
 
 
@@ -232,17 +224,7 @@ def search_out(response: SearchResponse) -> SearchOut:
 
 def search_response(body: SearchOut) -> SearchResponse:
     """The wire shape as a SearchResponse (lists become tuples)."""
-    hits = tuple(
-        Hit(
-            **{
-                **h.model_dump(),
-                "match_source": tuple(h.match_source),
-                "superseded_by": tuple(h.superseded_by),
-                "contradicted_by": tuple(h.contradicted_by),
-            }
-        )
-        for h in body.hits
-    )
+    hits = tuple(hit_from_values(h.model_dump()) for h in body.hits)
     return SearchResponse(
         hits=hits,
         candidates=body.candidates,

@@ -12,8 +12,8 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
+from evalkit.harness.provenance import system_declaration
 from evalkit.harness.sweep import unavailable
-from evalkit.memory import VECTOR_FLOOR
 from evalkit.metrics import HARNESS_METRICS
 from evalkit.views.frames import (
     COMPARED_METRICS,
@@ -161,7 +161,8 @@ def category_chart(run: EvalRun) -> ReportFigure:
 def rank_chart(run: EvalRun, scenario: str) -> ReportFigure:
     """Two panels for `scenario`'s ungated hits: similarity by rank and relevance by rank, one
     line per query, points green when relevant and grey otherwise, a red cross on rows the gate
-    dropped. The similarity panel draws the low-confidence floor and the gate's floor."""
+    dropped. The similarity panel draws the low-confidence floor the run's system declared
+    (`SystemDeclaration.confidence_floor`; none when it declared none) and the gate's floor."""
     check_scenario(run, scenario)
     hits = run.hits
     rows = hits[(hits["pass"] == "ungated") & (hits["scenario"] == scenario)]
@@ -190,7 +191,9 @@ def rank_chart(run: EvalRun, scenario: str) -> ReportFigure:
         ax.set_xlabel("rank")
         ax.grid(alpha=0.3)
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    axes[0].axhline(VECTOR_FLOOR, linestyle="--", color="#495057", linewidth=1, label="low-confidence floor")
+    floor = system_declaration(run.result.provenance, run.result.system).confidence_floor
+    if floor is not None:
+        axes[0].axhline(floor, linestyle="--", color="#495057", linewidth=1, label="low-confidence floor")
     if run.result.gated is not None:
         floor = run.result.gated.relevance_gate.min_relevance
         axes[0].axhline(floor, linestyle=":", color=DROPPED_RELEVANT_COLOR, linewidth=1.5, label="gate floor")

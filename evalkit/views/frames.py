@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from functools import cached_property
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -32,7 +33,7 @@ from evalkit.harness.results import (
 from evalkit.harness.sweep import lost_from_top_k
 from evalkit.harness.uncertainty import DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED, SMALL_SAMPLE
 from evalkit.metrics import HARNESS_METRICS
-from evalkit.suites.locomo import LOCOMO_CATEGORIES
+from evalkit.records import REPORTED_HIT_FIELDS, HitField
 from evalkit.views.intervals import interval_frame
 from evalkit.views.sweep import DEFAULT_SWEEP_VALUES, gate_sweep
 
@@ -53,13 +54,20 @@ over-fetched candidate pool (most of which the ungated top-k never returned), wh
 ids the ungated pass returned that the gated pass no longer returns — what the gate cost the
 user. Ungated rows have an empty `lost_from_top_k`."""
 
+_HIT_SIGNALS: tuple[HitField, ...] = tuple(f for f in REPORTED_HIT_FIELDS if f.name not in ("id", "rank"))
+"""The hit fields after `id`, `rank`, `relevant` and `dropped_by_gate`: the rest of what the
+report keeps of a hit (`evalkit.records.Hit` declares them), in its order."""
+
 HIT_COLUMNS: tuple[str, ...] = (
     "pass", "scenario", "category", "query_index", "query", "rank", "id", "relevant", "dropped_by_gate",
-    "similarity", "relevance", "low_confidence", "match_source", "standing", "superseded_by",
-    "contradicted_by", "bm25_score", "rrf_score", "recency_score", "final_score",
+    *(f.name for f in _HIT_SIGNALS),
 )  # fmt: skip
-"""One row per pass × query × retrieved hit, in rank order. `match_source` is "vector", "bm25" or
-"vector+bm25". `dropped_by_gate` (ungated rows only): the gated pass's gate removed this id."""
+"""One row per pass × query × retrieved hit, in rank order; after `dropped_by_gate`, one column
+per reported hit field (`evalkit.records.REPORTED_HIT_FIELDS`: similarity, relevance,
+low_confidence, match_source, standing, superseded_by, contradicted_by, bm25_score, rrf_score,
+recency_score, final_score). A set of labels is shown joined (`HitField.joined`): `match_source`
+is "vector", "bm25" or "vector+bm25". `dropped_by_gate` (ungated rows only): the gated pass's
+gate removed this id."""
 
 DROPPED_COLUMNS: tuple[str, ...] = ("scenario", "category", "query_index", "query", "id", "relevant")
 """One row per row the gated pass's relevance gate removed."""
@@ -366,17 +374,7 @@ class EvalRun:
                                 "id": h.id,
                                 "relevant": h.relevant,
                                 "dropped_by_gate": h.id in dropped,
-                                "similarity": h.similarity,
-                                "relevance": h.relevance,
-                                "low_confidence": h.low_confidence,
-                                "match_source": "+".join(h.match_source),
-                                "standing": h.standing,
-                                "superseded_by": h.superseded_by,
-                                "contradicted_by": h.contradicted_by,
-                                "bm25_score": h.bm25_score,
-                                "rrf_score": h.rrf_score,
-                                "recency_score": h.recency_score,
-                                "final_score": h.final_score,
+                                **{f.name: _frame_value(f, getattr(h, f.name)) for f in _HIT_SIGNALS},
                             }
                         )
         return pd.DataFrame(rows, columns=list(HIT_COLUMNS))
@@ -424,6 +422,11 @@ class EvalRun:
         return pd.DataFrame(rows, columns=[*SCENARIO_COLUMNS, *self._extra_metrics])
 
 
+def _frame_value(spec: HitField, value: Any) -> Any:
+    """A hit field's value in the hits frame: a set of labels joined by its separator."""
+    return spec.joined.join(value) if spec.joined is not None else value
+
+
 def _metric_values(metrics: dict[str, float], names: list[str]) -> dict[str, float | None]:
     return {m: metrics.get(m) for m in names}
 
@@ -468,8 +471,10 @@ def question_category_frame(
     run: EvalRun, metrics: Sequence[str] = ("recall@5", "recall@10"), pass_name: str = "ungated"
 ) -> pd.DataFrame:
     """Per question category: `category` (numeric ones ascending first, e.g. LoCoMo's "1".."5",
-    then other labels such as LongMemEval's question types alphabetically), `name` (LoCoMo's
-    multi-hop, temporal, open-domain, single-hop, adversarial; "" for other labels), `queries` and
+    then other labels such as LongMemEval's question types alphabetically), `name` (the name the
+    run's provenance gives the category, `Provenance.question_categories`: LoCoMo's multi-hop,
+    temporal, open-domain, single-hop, adversarial; "" for other labels and for LoCoMo reports
+    written before the names were recorded), `queries` and
     the mean of each metric over that category's queries; then an "overall" row over all of them.
     Only queries that count toward aggregates are used (LongMemEval's abstention questions, which
     are measure-only, do not). UsageError when the run's queries carry no category (not a LoCoMo
@@ -484,7 +489,9 @@ def question_category_frame(
     grouped = queries.groupby("query_category", sort=False)
     table = grouped[labels].mean().join(grouped.size().rename("queries"))
     table = table.loc[sorted(table.index, key=_category_key)].rename_axis("category").reset_index()
-    table.insert(1, "name", [LOCOMO_CATEGORIES.get(c, "") for c in table["category"]])
+    provenance = run.result.provenance
+    names = provenance.question_categories if provenance is not None else {}
+    table.insert(1, "name", [names.get(c, "") for c in table["category"]])
     overall = {"category": "overall", "name": "", "queries": len(queries), **queries[labels].mean().to_dict()}
     table = pd.concat([table, pd.DataFrame([overall])], ignore_index=True)
     return table[["category", "name", "queries", *labels]]

@@ -21,6 +21,7 @@ from collections.abc import Hashable, Iterable
 import pandas as pd
 from pandas.io.formats.style import Styler
 
+from evalkit.harness.provenance import system_declaration
 from evalkit.harness.regressions import assert_no_regressions
 from evalkit.harness.sweep import unavailable
 from evalkit.harness.uncertainty import DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED, SMALL_SAMPLE
@@ -99,9 +100,11 @@ def detection_table(run: EvalRun) -> Styler:
     """The detection power saved with the run (`EvalRun.mutations()`): each injected search bug,
     whether the deterministic gate caught it and what caught it; `caught` green when a real
     mutation was caught or the control stayed quiet, red otherwise. When no mutation result was
-    saved with the run, an empty table whose caption says so."""
+    saved with the run, an empty table whose caption says so — "not applicable" when the run's
+    system did not declare `mutation_testing` (the mutation suite mutates the search of the
+    system that declares it, not this one's)."""
     table = run.mutations()[["mutation", "caught", "control", "caught_by", "regressions", "description"]]
-    if run.result.system != "reference":
+    if not system_declaration(run.result.provenance, run.result.system).mutation_testing:
         return styled(
             table,
             f"Detection power: not applicable — it measures the reference store's search, this run "

@@ -1,0 +1,70 @@
+"""What a memory system declares about itself, recorded in every report's provenance
+(`SystemDeclaration`) so that the gate sweep and the views read the run's own declaration
+instead of naming one system or its constants:
+
+- `capabilities`: what `declared_capabilities` gives (`evalkit.systems.capabilities`). With
+  `regate`, the system promises that its gate keeps a row it reported (`GateCandidate`) exactly
+  when `REGATE_RULE` does — the reference store's rule, whose inputs a candidate's signals are —
+  so the gate sweep may re-apply its gate at other values.
+- `confidence_floor`: the similarity under which the system calls a vector-only hit
+  low-confidence (None: it declares none, or lacks the `confidence` capability); the rank chart
+  draws it.
+- `mutation_testing`: the mutation suite measures this system's own search, so its detection
+  power applies to it.
+
+A system declares the last two with attributes of those names (absent: None and False).
+
+Reports written before declarations were recorded carry none; `recorded_declaration` then gives
+the one their system made at the time: the reference store's for a run of it (named
+`ReferenceSystem.name`), else that of a system declaring nothing (every capability, no floor, no
+mutation testing) — exactly what the sweep and the views assumed when those reports were written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from evalkit.records import GateCandidate
+from evalkit.systems.capabilities import ALL_CAPABILITIES, declared_capabilities
+from evalkit.systems.reference import ReferenceSystem, gate_keeps
+from evalkit.validation import FrozenModel
+
+REGATE_RULE: Callable[[GateCandidate, float], bool] = gate_keeps
+"""Whether the gate of a system declaring `regate` keeps a reported candidate at a gate value:
+the reference system's rule (`evalkit.systems.reference.gate_keeps`)."""
+
+
+class SystemDeclaration(FrozenModel):
+    """What a run's system declared (see the module docstring)."""
+
+    capabilities: list[str]
+    confidence_floor: float | None = None
+    mutation_testing: bool = False
+
+    @property
+    def regates(self) -> bool:
+        """The system's gate can be re-applied to the rows it reported (`regate`)."""
+        return "regate" in self.capabilities
+
+
+def declaration_of(system: Any) -> SystemDeclaration:
+    """What `system` declares: its capabilities (sorted), `confidence_floor` and
+    `mutation_testing` (AdapterError for capabilities it declares badly)."""
+    capabilities = declared_capabilities(system)
+    return SystemDeclaration(
+        capabilities=sorted(capabilities),
+        confidence_floor=getattr(system, "confidence_floor", None) if "confidence" in capabilities else None,
+        mutation_testing=bool(getattr(system, "mutation_testing", False)),
+    )
+
+
+def recorded_declaration(declared: SystemDeclaration | None, system_name: str) -> SystemDeclaration:
+    """`declared` — what a report recorded for its system named `system_name` — or, for a report
+    written before declarations were recorded (None), the declaration its system made then (see
+    the module docstring)."""
+    if declared is not None:
+        return declared
+    if system_name == ReferenceSystem.name:
+        return declaration_of(ReferenceSystem())
+    return SystemDeclaration(capabilities=sorted(ALL_CAPABILITIES))
