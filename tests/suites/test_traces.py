@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from evalkit import run_eval, score_run
+from evalkit import record_baseline, run_eval, score_run
 from evalkit.cli import main
 from evalkit.errors import DatasetError, UsageError
 from evalkit.scenarios import load_suite
@@ -353,6 +353,27 @@ def test_import_writes_a_run_and_a_suite_that_score_reads(tmp_path: Path) -> Non
     (regression,) = run.result.regressions
     assert "forbid" in regression.message and VEG in regression.message  # the later search returned it
     assert not run.ok
+
+
+def test_an_imported_replay_is_metric_gated_on_a_recorded_baseline(tmp_path: Path) -> None:
+    baseline = tmp_path / "baseline"
+    import_traces([MEMORY, RETRIEVAL], baseline, labels=LABELS)
+    scored = score_run(baseline / RUN_FILE, datasets=baseline)
+    thresholds = record_baseline(scored, baseline / "thresholds.json")
+    again = score_run(baseline / RUN_FILE, datasets=baseline)
+    assert [r.kind for r in again.result.regressions] == ["assertion"]  # the metrics meet their baseline
+    body = json.loads(RETRIEVAL.read_text(encoding="utf-8"))
+    docs = _attr(_span([body], "b7ad6b7169203331"), "gen_ai.retrieval.documents")
+    ranked = [{"id": f"doc_{n}", "score": score} for n, score in ((123, 0.95), (789, 0.87), (456, 0.82))]
+    docs["value"] = {"stringValue": json.dumps(ranked)}  # production got worse: the relevant document third
+    worse = tmp_path / "worse.json"
+    worse.write_text(json.dumps(body), encoding="utf-8")
+    later = tmp_path / "later"
+    import_traces([MEMORY, worse], later, labels=LABELS)
+    run = score_run(later / RUN_FILE, datasets=later, thresholds=thresholds)
+    messages = [r.message for r in run.result.regressions]
+    assert "overall: mrr 0.6667 is below its threshold 0.7300" in messages
+    assert "category 'H7STPQYOND': mrr 0.3333 is below its threshold 0.4800" in messages
 
 
 def test_the_query_log_records_each_search_without_user_text(tmp_path: Path) -> None:
