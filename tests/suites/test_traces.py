@@ -356,24 +356,13 @@ def test_import_writes_a_run_and_a_suite_that_score_reads(tmp_path: Path) -> Non
 
 
 def test_an_imported_replay_is_metric_gated_on_a_recorded_baseline(tmp_path: Path) -> None:
-    baseline = tmp_path / "baseline"
-    import_traces([MEMORY, RETRIEVAL], baseline, labels=LABELS)
-    scored = score_run(baseline / RUN_FILE, datasets=baseline)
-    thresholds = record_baseline(scored, baseline / "thresholds.json")
-    again = score_run(baseline / RUN_FILE, datasets=baseline)
-    assert [r.kind for r in again.result.regressions] == ["assertion"]  # the metrics meet their baseline
-    body = json.loads(RETRIEVAL.read_text(encoding="utf-8"))
-    docs = _attr(_span([body], "b7ad6b7169203331"), "gen_ai.retrieval.documents")
-    ranked = [{"id": f"doc_{n}", "score": score} for n, score in ((123, 0.95), (789, 0.87), (456, 0.82))]
-    docs["value"] = {"stringValue": json.dumps(ranked)}  # production got worse: the relevant document third
-    worse = tmp_path / "worse.json"
-    worse.write_text(json.dumps(body), encoding="utf-8")
-    later = tmp_path / "later"
-    import_traces([MEMORY, worse], later, labels=LABELS)
-    run = score_run(later / RUN_FILE, datasets=later, thresholds=thresholds)
-    messages = [r.message for r in run.result.regressions]
-    assert "overall: mrr 0.6667 is below its threshold 0.7300" in messages
-    assert "category 'H7STPQYOND': mrr 0.3333 is below its threshold 0.4800" in messages
+    out = tmp_path / "imported"
+    import_traces([MEMORY, RETRIEVAL], out, labels=LABELS)
+    assert any("metric gating is off" in n for n in score_run(out / RUN_FILE, datasets=out).result.notes)
+    record_baseline(score_run(out / RUN_FILE, datasets=out), out / "thresholds.json")
+    again = score_run(out / RUN_FILE, datasets=out)
+    assert not any("metric gating is off" in n for n in again.result.notes)  # compared with its baseline
+    assert [r.kind for r in again.result.regressions] == ["assertion"]  # the forbid; metrics meet it
 
 
 def test_the_query_log_records_each_search_without_user_text(tmp_path: Path) -> None:
