@@ -206,6 +206,7 @@ def latency_chart(replay: TraceReplay) -> ReportFigure:
     ax = fig.add_subplot()
     ax.boxplot([d if d.size else np.array([np.nan]) for d in data], orientation="horizontal", showfliers=True)
     ax.set_yticks(range(1, len(stores) + 1), [f"{s} (n={d.size})" for s, d in zip(stores, data, strict=True)])
+    ax.invert_yaxis()  # stores top to bottom in order of first search, as in the tables
     ax.set_xlabel("latency (ms)")
     ax.set_title("Search latency per store")
     fig.tight_layout()

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from evalkit import run_eval, score_run
+from evalkit import record_baseline, run_eval, score_run
 from evalkit.cli import main
 from evalkit.errors import DatasetError, UsageError
 from evalkit.scenarios import load_suite
@@ -353,6 +353,16 @@ def test_import_writes_a_run_and_a_suite_that_score_reads(tmp_path: Path) -> Non
     (regression,) = run.result.regressions
     assert "forbid" in regression.message and VEG in regression.message  # the later search returned it
     assert not run.ok
+
+
+def test_an_imported_replay_is_metric_gated_on_a_recorded_baseline(tmp_path: Path) -> None:
+    out = tmp_path / "imported"
+    import_traces([MEMORY, RETRIEVAL], out, labels=LABELS)
+    assert any("metric gating is off" in n for n in score_run(out / RUN_FILE, datasets=out).result.notes)
+    record_baseline(score_run(out / RUN_FILE, datasets=out), out / "thresholds.json")
+    again = score_run(out / RUN_FILE, datasets=out)
+    assert not any("metric gating is off" in n for n in again.result.notes)  # compared with its baseline
+    assert [r.kind for r in again.result.regressions] == ["assertion"]  # the forbid; metrics meet it
 
 
 def test_the_query_log_records_each_search_without_user_text(tmp_path: Path) -> None:
