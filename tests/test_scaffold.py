@@ -75,7 +75,7 @@ def test_the_generated_workflow_gates_pull_requests_runs_real_weekly_and_uploads
     runs = "\n".join(step.get("run", "") for step in job["steps"])
     assert "evalkit run $MODE_FLAG --require-baseline" in runs
     assert "evalkit report -p report_json reports/report.json" in runs
-    assert '"evalkit==1.2.3"' in runs and '"evalkit[real]==1.2.3"' in runs
+    assert '"evalkit-memory==1.2.3"' in runs and '"evalkit-memory[real]==1.2.3"' in runs
     assert "${TORCH_INDEX:-https://download.pytorch.org/whl/cpu}" in runs
     assert job["env"]["MODE_FLAG"] == "${{ github.event_name != 'pull_request' && '--real' || '' }}"
     (upload,) = [s for s in job["steps"] if str(s.get("uses", "")).startswith("actions/upload-artifact@")]
@@ -85,7 +85,7 @@ def test_the_generated_workflow_gates_pull_requests_runs_real_weekly_and_uploads
 def test_an_unknown_version_leaves_the_install_unpinned(tmp_path) -> None:
     init_project(tmp_path, None)
     text = (tmp_path / ".github" / "workflows" / "evalkit.yml").read_text()
-    assert 'pip install "evalkit"' in text and "@evalkit_pin@" not in text
+    assert 'pip install "evalkit-memory"' in text and "@evalkit_pin@" not in text
 
 
 def test_the_workflows_report_step_renders_the_saved_run_of_a_new_project(tmp_path, monkeypatch) -> None:

@@ -84,7 +84,7 @@ def test_ci_lints_type_checks_tests_then_renders_the_deterministic_report() -> N
 def test_make_test_runs_nbval_on_the_notebooks() -> None:
     makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
     (command,) = re.findall(r"^test:.*\n\t(.+)$", makefile, re.M)
-    assert "--nbval-lax" in command and command.split()[-1] == "evalkit/data/notebooks"
+    assert "--nbval-lax" in command and command.split()[-1] == "notebooks"
 
 
 def test_eval_real_runs_weekly_on_monday_0600_utc_and_on_demand() -> None:

@@ -36,10 +36,12 @@ def build_parser() -> argparse.ArgumentParser:
         serve,
         sweep,
     )
+    from evalkit.harness.provenance import evalkit_version
 
     parser = argparse.ArgumentParser(
         prog="evalkit", description="Measure how well an agent's long-term memory retrieves what it should."
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {evalkit_version()}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for module in (run, report, bench, mutants, score, export, serve, sweep, compare, history, config, init):
         module.register(commands)

@@ -1,6 +1,6 @@
 """Baselines, thresholds and regressions (SPEC §3.5), and the opt-in gated baselines.
 
-A thresholds file (the built-in suite's is `evalkit/data/datasets/thresholds.json`) maps a
+A thresholds file (the built-in suite's is `datasets/thresholds.json`) maps a
 (mode, top_k) key such as `deterministic@5` to the baseline recorded in that mode at that top_k
 and its thresholds (baseline − 0.02, floored at 0), overall and per category, all rounded to 4
 places half away from zero (`round_half_away`).

@@ -12,6 +12,7 @@ from typing import Any
 
 from evalkit.embedders.factory import EmbedderInfo
 from evalkit.harness.config import RunConfig
+from evalkit.packaged import DISTRIBUTION
 from evalkit.validation import FrozenModel
 
 PACKAGES: tuple[str, ...] = (
@@ -26,9 +27,10 @@ PACKAGES: tuple[str, ...] = (
 
 
 def evalkit_version() -> str:
-    """The installed evalkit version ("unknown" when run from a source tree without install)."""
+    """The installed evalkit version, that of the `evalkit-memory` distribution ("unknown" when run
+    from a source tree without install)."""
     try:
-        return metadata.version("evalkit")
+        return metadata.version(DISTRIBUTION)
     except metadata.PackageNotFoundError:
         return "unknown"
 

@@ -1,5 +1,5 @@
-"""Load and validate a scenario dataset (SPEC §2); the built-in one is package data
-(`evalkit/data/datasets/`, see `evalkit.packaged`).
+"""Load and validate a scenario dataset (SPEC §2); the built-in one is the repository's
+`datasets/`, package data in a wheel (see `evalkit.packaged`).
 
 Layout: `<directory>/scenarios/*.yaml|*.yml|*.json` (one scenario per file),
 `<directory>/distractors.yaml` (or `.yml`/`.json`): a mapping whose only key `thoughts` lists the
