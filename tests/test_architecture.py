@@ -17,7 +17,7 @@ from tests.shared import ROOT
 PACKAGE = ROOT / "evalkit"
 
 LAYERS: tuple[frozenset[str], ...] = (
-    frozenset({"errors", "records", "files", "packaged", "progress", "validation", "sqlite"}),
+    frozenset({"errors", "records", "files", "packaged", "parameters", "progress", "validation", "sqlite"}),
     frozenset({"embedders"}),
     frozenset({"memory"}),
     frozenset({"systems"}),
@@ -126,3 +126,10 @@ def test_every_public_name_has_a_home_module_that_provides_it():
     assert lazy == set(evalkit.__all__)
     for name in evalkit.__all__:
         assert getattr(evalkit, name) is not None
+
+
+def test_dir_and_tab_completion_list_the_public_api():
+    import evalkit
+
+    assert dir(evalkit) == sorted({*evalkit.__all__, "__version__"})
+    assert {"run_eval", "load_run", "tables", "charts", "EvalRun"} <= set(dir(evalkit))
