@@ -34,6 +34,7 @@ def build_parser() -> argparse.ArgumentParser:
         run,
         score,
         serve,
+        summary,
         sweep,
     )
     from evalkit.harness.provenance import evalkit_version
@@ -43,7 +44,21 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {evalkit_version()}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for module in (run, report, bench, mutants, score, export, serve, sweep, compare, history, config, init):
+    for module in (
+        run,
+        report,
+        summary,
+        bench,
+        mutants,
+        score,
+        export,
+        serve,
+        sweep,
+        compare,
+        history,
+        config,
+        init,
+    ):
         module.register(commands)
     return parser
 
