@@ -17,6 +17,9 @@ FILES = [
     ".github/workflows/evalkit.yml",
     "EVALKIT.md",
     "evalkit.toml",
+    "notebooks/compare_runs.ipynb",
+    "notebooks/eval_report.ipynb",
+    "notebooks/scenario_drilldown.ipynb",
     "scenarios/example.yaml",
     "suite.yaml",
     "thresholds.json",
@@ -96,3 +99,36 @@ def test_the_workflows_report_step_renders_the_saved_run_of_a_new_project(tmp_pa
     html = (tmp_path / "reports" / "eval_report.html").read_text(encoding="utf-8")
     assert "metric gating OFF: no baseline for deterministic at top_k 5" in html
     assert "No gating regressions." not in html
+
+
+def test_evalkit_notebooks_copies_the_packaged_notebooks_as_they_are(tmp_path, capsys) -> None:
+    from tests.shared import NOTEBOOKS
+
+    assert main(["notebooks", str(tmp_path / "nb")]) == 0
+    names = ["compare_runs.ipynb", "eval_report.ipynb", "scenario_drilldown.ipynb"]
+    assert _files(tmp_path / "nb") == names
+    assert all((tmp_path / "nb" / n).read_bytes() == (NOTEBOOKS / n).read_bytes() for n in names)
+    assert f"next: jupyter lab {tmp_path / 'nb'}" in capsys.readouterr().out
+    (tmp_path / "nb" / "eval_report.ipynb").write_text("mine")
+    assert main(["notebooks", str(tmp_path / "nb")]) == 2
+    assert "would overwrite" in capsys.readouterr().err
+    assert (tmp_path / "nb" / "eval_report.ipynb").read_text() == "mine"
+    assert main(["notebooks", str(tmp_path / "nb"), "--force"]) == 0
+    assert (tmp_path / "nb" / "eval_report.ipynb").read_bytes() == (
+        NOTEBOOKS / "eval_report.ipynb"
+    ).read_bytes()
+
+
+def test_the_projects_notebooks_run_its_own_suite_and_write_its_reports(tmp_path) -> None:
+    from evalkit.notebooks import read_parameters, run_notebook
+
+    init_project(tmp_path, None)
+    report = read_parameters(tmp_path / "notebooks" / "eval_report.ipynb")
+    assert (report["datasets"].default, report["thresholds"].default) == ("..", None)
+    assert report["save_json"].default == "../reports/eval_report.json"
+    assert report["history"].default == "../reports/history.sqlite3"
+    drilldown = tmp_path / "notebooks" / "scenario_drilldown.ipynb"
+    assert read_parameters(drilldown)["scenario"].default == "deploy-facts"
+    run_notebook(drilldown, {}, tmp_path / "out", progress=False)  # as JupyterLab would, in notebooks/
+    saved = json.loads((tmp_path / "reports" / "scenario_drilldown.json").read_text())
+    assert [s["name"] for s in saved["scenarios"]] == ["deploy-facts"]

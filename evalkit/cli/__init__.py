@@ -30,6 +30,7 @@ def build_parser() -> argparse.ArgumentParser:
         history,
         init,
         mutants,
+        notebooks,
         report,
         run,
         score,
@@ -58,6 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
         history,
         config,
         init,
+        notebooks,
     ):
         module.register(commands)
     return parser
