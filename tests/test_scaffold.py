@@ -14,6 +14,7 @@ from evalkit.errors import UsageError
 from evalkit.scaffold import init_project
 
 FILES = [
+    ".github/workflows/evalkit-baseline.yml",
     ".github/workflows/evalkit.yml",
     "EVALKIT.md",
     "evalkit.toml",

@@ -47,6 +47,7 @@ PACKAGE_DATA = [
     "evalkit/data/templates/evalkit.toml",
     "evalkit/data/templates/scenarios/example.yaml",
     "evalkit/data/templates/github/workflows/evalkit.yml",
+    "evalkit/data/templates/github/workflows/evalkit-baseline.yml",
 ]
 
 
