@@ -17,7 +17,19 @@ from tests.shared import ROOT
 PACKAGE = ROOT / "evalkit"
 
 LAYERS: tuple[frozenset[str], ...] = (
-    frozenset({"errors", "records", "files", "packaged", "parameters", "progress", "validation", "sqlite"}),
+    frozenset(
+        {
+            "errors",
+            "records",
+            "files",
+            "packaged",
+            "parameters",
+            "progress",
+            "validation",
+            "sqlite",
+            "wording",
+        }
+    ),
     frozenset({"embedders"}),
     frozenset({"memory"}),
     frozenset({"systems"}),

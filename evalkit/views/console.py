@@ -27,6 +27,7 @@ from evalkit.views.frames import (
     benchmark_metric_frame,
     gate_drops,
 )
+from evalkit.wording import counted
 
 
 def _columns(rows: Sequence[Sequence[str]], right: frozenset[int]) -> list[str]:
@@ -68,7 +69,7 @@ def render_pass_table(result: PassResult) -> list[str]:
         m = agg.metrics
         lines.append(
             f"  {category:<{width}} recall {m['recall']:.3f}  precision {m['precision']:.3f}  "
-            f"mrr {m['mrr']:.3f}  hit {m['hit_rate']:.3f}  ({agg.queries} queries)"
+            f"mrr {m['mrr']:.3f}  hit {m['hit_rate']:.3f}  ({counted(agg.queries, 'query', 'queries')})"
         )
     return lines
 
@@ -129,7 +130,7 @@ def render_run(run: EvalRun) -> str:
     queries = sum(len(s.queries) for s in result.scenarios)
     lines = [
         f"evalkit · mode {result.mode} · system {result.system} · top_k {result.top_k} · "
-        f"{len(result.scenarios)} scenarios · {queries} queries",
+        f"{counted(len(result.scenarios), 'scenario')} · {counted(queries, 'query', 'queries')}",
         "",
         *render_pass_table(result.measurement),
     ]
@@ -144,8 +145,16 @@ def render_run(run: EvalRun) -> str:
         lines += [off] if off is not None else []
     else:
         lines.append(result.verdict())
-    lines += [f"note: {n}" for n in result.notes if n != off]
+    listed = _not_applicable_notes(run)
+    lines += [f"note: {n}" for n in result.notes if n != off and n not in listed]
     return "\n".join(lines)
+
+
+def _not_applicable_notes(run: EvalRun) -> set[str]:
+    """The notes that name a not-applicable scenario (`not applicable: <name> (...`): the "Not
+    applicable" list above shows each of them already, with its category."""
+    prefixes = tuple(f"not applicable: {name} (" for name in run.result.not_applicable)
+    return {note for note in run.result.notes if prefixes and note.startswith(prefixes)}
 
 
 def render_latency(run: EvalRun) -> list[str]:
@@ -170,7 +179,7 @@ def render_not_applicable(run: EvalRun) -> list[str]:
         return []
     categories = {s.name: s.category for s in run.result.scenarios}
     return [
-        f"Not applicable ({len(missing)} scenarios, excluded from means and gating):",
+        f"Not applicable ({counted(len(missing), 'scenario')}, excluded from means and gating):",
         *(f"  - {name} ({categories[name]}): needs {', '.join(needs)}" for name, needs in missing.items()),
     ]
 
