@@ -7,8 +7,8 @@ import argparse
 from pathlib import Path
 
 from evalkit.cli.exit_codes import EXIT_OK
-from evalkit.harness.gating import find_baseline, load_thresholds
 from evalkit.harness.results import RunResult
+from evalkit.harness.thresholds_file import find_baseline, load_thresholds
 from evalkit.views.frames import load_run
 from evalkit.views.summary import summary_markdown
 

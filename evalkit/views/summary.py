@@ -21,14 +21,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from evalkit.harness.results import DetectionPower
+from evalkit.harness.thresholds_file import round_half_away
 from evalkit.views.frames import EvalRun
 from evalkit.views.verdict import run_verdict
 
 METRICS = ("recall", "precision", "mrr", "hit_rate")
 """The metrics compared with the baseline, in display order."""
-
-PLACES = 4
-"""Baselines are recorded to 4 places: a current value is rounded to them before it is compared."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,8 +48,8 @@ class Drop:
 def biggest_drops(run: EvalRun, baseline: Mapping[str, Mapping[str, float]], limit: int = 5) -> list[Drop]:
     """The `limit` largest falls of the run's ungated overall and per-category metrics below
     `baseline` ("overall" and each category name → metric → value), largest first; metrics or
-    categories absent from either side are left out, and a value that, rounded to `PLACES`, is at
-    or above its baseline is no drop."""
+    categories absent from either side are left out, and a value that, rounded as baselines are
+    recorded (`PLACES` decimals, half away from zero), is at or above its baseline is no drop."""
     result = run.result
     current = {"overall": result.overall.metrics} | {
         name: aggregate.metrics for name, aggregate in result.categories.items()
@@ -62,12 +60,12 @@ def biggest_drops(run: EvalRun, baseline: Mapping[str, Mapping[str, float]], lim
             name,
             metric,
             levels[metric],
-            round(now[metric], PLACES),
+            round_half_away(now[metric]),
         )
         for name, levels in baseline.items()
         if (now := current.get(name)) is not None
         for metric in METRICS
-        if metric in levels and metric in now and round(now[metric], PLACES) < levels[metric]
+        if metric in levels and metric in now and round_half_away(now[metric]) < levels[metric]
     ]
     order = {"overall": 0, "category": 1}
     drops.sort(key=lambda d: (d.delta, order[d.scope], METRICS.index(d.metric)))
