@@ -7,8 +7,11 @@ Contract of `run_notebook`:
   Declare optional ones as `min_relevance: "Optional[float]" = None`: papermill's own parser
   (`papermill --help-notebook`, its type hints) reads only word characters and brackets, and the
   quotes keep the kernel from evaluating `Optional`; help comments must hold no `=` (papermill
-  skips such lines). They are read as the canonical `float | None`. A parameter the notebook does
-  not declare, or a value of the wrong type, is a UsageError — papermill itself would only warn.
+  skips such lines). They are read as the canonical `float | None` (`evalkit.parameters`). A
+  parameter the notebook does not declare, or a value of the wrong type, is a UsageError
+  (NotebookParameterError) before the kernel starts — papermill itself would only warn; inside
+  the kernel each report notebook's `check_parameters(globals())` cell does the same for a plain
+  papermill run.
 - Path parameters (their help comment starts with "path") given as relative paths are resolved
   against the caller's working directory; the notebook itself runs with its own folder as the
   working directory, so its defaults (`"../datasets"`) are relative to the notebook.
