@@ -1,9 +1,10 @@
 """The wheel is enough: the `evalkit-memory` wheel, built from this source tree and installed into
 a fresh virtual environment outside the repository, carries every module of the package and the
 top-level datasets/ and notebooks/ mapped into it (evalkit/data/...), finds them there
-(evalkit.packaged), and `evalkit --version`, `evalkit run`, `evalkit report`, `evalkit mutants`
-and `evalkit init x && cd x && evalkit run` all exit 0 from an unrelated folder with PYTHONPATH
-unset; `evalkit run --update-baseline` there refuses to write the installed package's baselines.
+(evalkit.packaged), and `evalkit --version`, `evalkit run`, `evalkit report`, `evalkit mutants`,
+`evalkit init x && cd x && evalkit run`, `evalkit notebooks nb` and `evalkit summary` all exit 0
+from an unrelated folder with PYTHONPATH unset; `evalkit run --update-baseline` there refuses to
+write the installed package's baselines.
 
 How the environment is made, and why: the wheel is built with `pip wheel --no-deps
 --no-build-isolation` from a copy of the source tree (no network, nothing written into the
@@ -125,3 +126,12 @@ def test_the_installed_wheel_runs_every_command_from_an_unrelated_folder(
     inside = _run([evalkit, "run"], tmp_path / "x", env)
     assert "metric gating OFF: no baseline for deterministic at top_k 5" in inside.stdout
     assert (tmp_path / "x" / "reports" / "report.json").is_file()
+    assert (tmp_path / "x" / "notebooks" / "eval_report.ipynb").is_file()
+    _run([evalkit, "notebooks", "nb"], tmp_path, env)
+    assert sorted(p.name for p in (tmp_path / "nb").iterdir()) == [
+        "compare_runs.ipynb",
+        "eval_report.ipynb",
+        "scenario_drilldown.ipynb",
+    ]
+    summary = _run([evalkit, "summary", "reports/report.json"], tmp_path, env)
+    assert summary.stdout.startswith("## evalkit: PASS")
