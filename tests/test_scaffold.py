@@ -21,6 +21,7 @@ FILES = [
     "notebooks/compare_runs.ipynb",
     "notebooks/eval_report.ipynb",
     "notebooks/scenario_drilldown.ipynb",
+    "notebooks/traces.ipynb",
     "scenarios/example.yaml",
     "suite.yaml",
     "thresholds.json",
@@ -95,7 +96,7 @@ def test_an_unknown_version_leaves_the_install_unpinned(tmp_path) -> None:
 def test_the_workflows_report_step_renders_the_saved_run_of_a_new_project(tmp_path, monkeypatch) -> None:
     init_project(tmp_path, None)
     monkeypatch.chdir(tmp_path)
-    assert main(["run", "--no-gated"]) == 0
+    assert main(["run", "--no-gated-pass"]) == 0
     assert main(["report", "--no-progress", "-p", "report_json", "reports/report.json"]) == 0
     html = (tmp_path / "reports" / "eval_report.html").read_text(encoding="utf-8")
     assert "metric gating OFF: no baseline for deterministic at top_k 5" in html
@@ -106,7 +107,7 @@ def test_evalkit_notebooks_copies_the_packaged_notebooks_as_they_are(tmp_path, c
     from tests.shared import NOTEBOOKS
 
     assert main(["notebooks", str(tmp_path / "nb")]) == 0
-    names = ["compare_runs.ipynb", "eval_report.ipynb", "scenario_drilldown.ipynb"]
+    names = ["compare_runs.ipynb", "eval_report.ipynb", "scenario_drilldown.ipynb", "traces.ipynb"]
     assert _files(tmp_path / "nb") == names
     assert all((tmp_path / "nb" / n).read_bytes() == (NOTEBOOKS / n).read_bytes() for n in names)
     assert f"next: jupyter lab {tmp_path / 'nb'}" in capsys.readouterr().out

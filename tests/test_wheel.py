@@ -132,6 +132,7 @@ def test_the_installed_wheel_runs_every_command_from_an_unrelated_folder(
         "compare_runs.ipynb",
         "eval_report.ipynb",
         "scenario_drilldown.ipynb",
+        "traces.ipynb",
     ]
     summary = _run([evalkit, "summary", "reports/report.json"], tmp_path, env)
     assert summary.stdout.startswith("## evalkit: PASS")

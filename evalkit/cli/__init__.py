@@ -28,11 +28,13 @@ def build_parser() -> argparse.ArgumentParser:
         config,
         export,
         history,
+        imports,
         init,
         mutants,
         notebooks,
         report,
         run,
+        scenario,
         score,
         serve,
         summary,
@@ -45,22 +47,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {evalkit_version()}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for module in (
-        run,
-        report,
-        summary,
-        bench,
-        mutants,
-        score,
-        export,
-        serve,
-        sweep,
-        compare,
-        history,
-        config,
-        init,
-        notebooks,
-    ):
+    modules = (run, report, summary, bench, mutants, score, export, serve, sweep, compare, history, config)
+    for module in (*modules, init, notebooks, imports, scenario):
         module.register(commands)
     return parser
 
