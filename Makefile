@@ -11,6 +11,9 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	# CPU build of torch (see the README, "Installing"), then evalkit with every extra.
 	$(BIN)/python -m pip install --quiet "torch==2.13.*"
+	# The distribution was called `evalkit` before it became `evalkit-memory`: a venv made then
+	# still holds that editable install, which pip would leave beside the new one.
+	$(BIN)/python -m pip uninstall --quiet --yes evalkit 2>/dev/null || true
 	$(BIN)/python -m pip install --quiet -e ".[dev,real,ray]"
 	touch $(STAMP)
 
@@ -29,7 +32,7 @@ real: $(STAMP)
 
 ## The whole test suite: unit, property, notebooks (nbval) and the papermill report
 test: $(STAMP)
-	$(BIN)/python -m pytest -n 2 --nbval-lax --dist loadfile tests evalkit/data/notebooks
+	$(BIN)/python -m pytest -n 2 --nbval-lax --dist loadfile tests notebooks
 
 lint: $(STAMP)
 	$(BIN)/ruff check evalkit tests benchmarks

@@ -5,8 +5,8 @@ Usage (from the repo root):
     python benchmarks/bench_scale.py                       # 15, 150 and 1,500 scenarios vs 2a49230
     python benchmarks/bench_scale.py --sizes 15,150 --workers 2 --baseline 2a49230
 
-The built-in suite of the `--baseline` commit (its `datasets/`, or `evalkit/data/datasets/` after
-the data moved into the package; both versions read it: later scenario fields such as
+The built-in suite of the `--baseline` commit (its `datasets/`, or `evalkit/data/datasets/` for
+the commits that kept the data inside the package; both versions read it: later scenario fields such as
 `distractors_created_at` are unknown to an old loader) is copied N / 15
 times into a temporary directory, every copy of a scenario renamed (`temporal` →
 `temporal-r0003`), with the shared distractors as they are. For
@@ -85,7 +85,8 @@ def replicate(source: Path, copies: int, out: Path) -> int:
 
 
 DATASET_FOLDERS = ("datasets", "evalkit/data/datasets")
-"""Where a commit keeps its built-in suite: top level until the package took its data along."""
+"""Where a commit keeps its built-in suite: top level, except for the commits that kept it inside
+the package (b067572 up to the move back to the top level)."""
 
 
 def one_scenario(source: Path, out: Path) -> Path:

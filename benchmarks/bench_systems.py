@@ -6,7 +6,7 @@ Usage (from the repo root; needs the `http` and `mcp` extras):
 
 Three systems, all the reference store: in-process (`reference`), over HTTP (`evalkit serve` in a
 subprocess on a free loopback port) and over MCP (`evalkit serve --mcp`, stdio, through
-`evalkit/data/datasets/mcp/reference.toml`). The servers start once, before timing. Each round runs the three
+`datasets/mcp/reference.toml`). The servers start once, before timing. Each round runs the three
 back to back (both passes, 88 searches, seeding included) in this process through
 `evalkit.run_eval`; the figures are medians over `--repeats` rounds of
 - the whole run's wall time (seeding + searches + scoring) and its ratio to in-process;
@@ -29,7 +29,7 @@ import httpx
 import evalkit
 
 ROOT = Path(__file__).resolve().parents[1]
-DATASETS = ROOT / "evalkit" / "data" / "datasets"
+DATASETS = ROOT / "datasets"
 
 
 def start_http_server() -> tuple[subprocess.Popen[bytes], str]:

@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     from evalkit.harness.executors import Executor, make_executor
     from evalkit.harness.results import RunResult
     from evalkit.memory import DEFAULT_MIN_RELEVANCE, VECTOR_FLOOR, MemoryStore, StoreOptions
+    from evalkit.parameters import check_parameters
     from evalkit.records import Edge, Hit, SearchResponse, Thought
     from evalkit.scenarios import Suite, load_suite
     from evalkit.systems import MemorySystem, ReferenceSystem, ReplaySystem, ScenarioMemory
@@ -96,6 +97,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
     "evalkit.harness.evaluate": ("evaluate",),
     "evalkit.harness.results": ("RunResult",),
     "evalkit.memory": ("DEFAULT_MIN_RELEVANCE", "VECTOR_FLOOR", "MemoryStore", "StoreOptions"),
+    "evalkit.parameters": ("check_parameters",),
     "evalkit.records": ("Edge", "Hit", "SearchResponse", "Thought"),
     "evalkit.scenarios": ("Suite", "load_suite"),
     "evalkit.systems": ("MemorySystem", "ReferenceSystem", "ReplaySystem", "ScenarioMemory"),
@@ -139,6 +141,13 @@ def __getattr__(name: str) -> Any:
         raise AttributeError(f"module 'evalkit' has no attribute {name!r}")
     globals()[name] = value
     return value
+
+
+def __dir__() -> list[str]:
+    """The public API (`__all__`) with `__version__`, for `dir(evalkit)` and tab completion: the
+    names are imported on first use, so the module's namespace alone would list only its own
+    helpers."""
+    return sorted({*__all__, "__version__"})
 
 
 __all__ = [
@@ -194,6 +203,7 @@ __all__ = [
     "Verdict",
     "assert_thresholds",
     "charts",
+    "check_parameters",
     "compare_runs",
     "detect_mutations",
     "evaluate",

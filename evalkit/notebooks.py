@@ -7,8 +7,11 @@ Contract of `run_notebook`:
   Declare optional ones as `min_relevance: "Optional[float]" = None`: papermill's own parser
   (`papermill --help-notebook`, its type hints) reads only word characters and brackets, and the
   quotes keep the kernel from evaluating `Optional`; help comments must hold no `=` (papermill
-  skips such lines). They are read as the canonical `float | None`. A parameter the notebook does
-  not declare, or a value of the wrong type, is a UsageError — papermill itself would only warn.
+  skips such lines). They are read as the canonical `float | None` (`evalkit.parameters`). A
+  parameter the notebook does not declare, or a value of the wrong type, is a UsageError
+  (NotebookParameterError) before the kernel starts — papermill itself would only warn; inside
+  the kernel each report notebook's `check_parameters(globals())` cell does the same for a plain
+  papermill run.
 - Path parameters (their help comment starts with "path") given as relative paths are resolved
   against the caller's working directory; the notebook itself runs with its own folder as the
   working directory, so its defaults (`"../datasets"`) are relative to the notebook.
@@ -17,14 +20,19 @@ Contract of `run_notebook`:
   call's work folder, removed when the call ends, also on Ctrl-C or SIGTERM (even a second one
   that cuts the kernel's shutdown short).
 - `<out_dir>/<stem>.ipynb` (the executed notebook) and `<out_dir>/<stem>.html` (code hidden,
-  figures embedded as base64 PNG, no prompts) are written atomically. Both paths are checked
-  before the kernel starts (`out_dir` that is a file is a UsageError, an unwritable path an
-  OutputError), so a mistake costs no run. When a cell raises, both are
-  still written, then NotebookRegressionError (the final threshold assertion failed; `evalue`
-  lists every regression) or NotebookError (anything else) is raised. In the HTML, an error shows
-  as `Name: message`; the executed notebook keeps the full traceback.
-- Progress: a papermill progress bar on an interactive terminal, otherwise one line per executed
-  cell on stderr (CI logs); `progress=False` is silent.
+  figures embedded as base64 PNG, no prompts) are written atomically (a temporary file renamed
+  over the old one). Both paths are checked before the kernel starts (`out_dir` that is a file is
+  a UsageError, an unwritable path an OutputError), so a mistake costs no run. When the final
+  threshold assertion fails, both are still written (the report of a run with regressions), then
+  NotebookRegressionError is raised (`evalue` lists every regression). When any other cell
+  raises (a missing report file, a bad value), the report is NOT replaced: the previous
+  `<stem>.html` and `<stem>.ipynb` stay as they were, the failed run is written beside them as
+  `<stem>.failed.html` and `<stem>.failed.ipynb`, and NotebookError is raised naming them. A
+  successful run (or one with regressions) removes a `.failed` pair left by an earlier failure.
+  In the HTML, an error shows as `Name: message`; the executed notebook keeps the full traceback.
+- Progress: a papermill progress bar when `evalkit.progress.progress_enabled` says so (an
+  interactive terminal outside CI), otherwise one line per stage on stderr (CI logs: the cells
+  start, the cells are done, the HTML is written); `progress=False` is silent.
 - A kernel that dies (out of memory, a crash in native code) is a ReportError naming the
   notebook. What nbclient and asyncio log about a dead kernel is dropped (`_KernelDeathNoise`):
   on Ctrl-C or SIGTERM the run shuts its kernel down while a cell waits, and those lines would
@@ -33,19 +41,17 @@ Contract of `run_notebook`:
 
 from __future__ import annotations
 
-import ast
 import copy
-import io
 import logging
 import os
 import sys
 import tempfile
-import tokenize
+import time
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 import nbformat
 from nbformat import NotebookNode
@@ -53,12 +59,18 @@ from nbformat import NotebookNode
 from evalkit.errors import RegressionError, ReportError, UsageError
 from evalkit.files import check_writable, write_atomic
 from evalkit.packaged import NOTEBOOKS
+from evalkit.parameters import Parameter, check_names, check_value, parse_parameters_cell, parse_text
+from evalkit.progress import progress_enabled
 
 NOTEBOOKS_DIR = NOTEBOOKS
 """Where `evalkit report --notebook NAME` looks for NAME.ipynb: the packaged report notebooks."""
 
 DEFAULT_OUT_DIR = Path("reports")
 """Where executed notebooks and HTML reports go by default."""
+
+FAILED_SUFFIX = ".failed"
+"""Inserted before the extension of the pages of a run that failed in a cell other than the
+threshold check (`eval_report.failed.html`): the report itself is left as it was."""
 
 KERNEL_NAME = "python3"
 """The Jupyter kernel notebooks run on (ipykernel's, installed in the environment's prefix)."""
@@ -83,30 +95,6 @@ banner at the top and an anchor above the failing cell); the HTML leaves them ou
 _KERNEL_LOG_LEVEL = "CRITICAL"
 """Log level of the kernel application (its log goes to our stderr)."""
 
-_TYPES: dict[str, type | None] = {"int": int, "float": float, "bool": bool, "str": str, "None": None}
-_NONE_WORDS = ("none", "null")
-_BOOL_WORDS = {"true": True, "yes": True, "1": True, "false": False, "no": False, "0": False}
-
-
-@dataclass(frozen=True, slots=True)
-class Parameter:
-    """One declared notebook parameter: name, annotation text, default value and help comment."""
-
-    name: str
-    annotation: str
-    default: object
-    help: str
-
-    @property
-    def types(self) -> tuple[type | None, ...]:
-        """The accepted types, in annotation order (None stands for the value None)."""
-        return tuple(_TYPES[part.strip()] for part in self.annotation.split("|"))
-
-    @property
-    def is_path(self) -> bool:
-        """A path parameter: its help comment starts with "path"."""
-        return self.help.lower().startswith("path")
-
 
 @dataclass(frozen=True, slots=True)
 class NotebookOutputs:
@@ -117,8 +105,10 @@ class NotebookOutputs:
 
 
 class NotebookError(ReportError):
-    """A cell raised while the notebook ran. The executed notebook and the HTML were written
-    (`outputs`); `ename`/`evalue` are the exception's name and message inside the kernel."""
+    """A cell raised while the notebook ran. The failed run's executed notebook and HTML were
+    written beside the report (`outputs`: `<stem>.failed.ipynb` and `.failed.html`; the report
+    itself for NotebookRegressionError); `ename`/`evalue` are the exception's name and message
+    inside the kernel."""
 
     def __init__(self, message: str, *, ename: str, evalue: str, outputs: NotebookOutputs) -> None:
         super().__init__(message)
@@ -157,7 +147,7 @@ def read_parameters(notebook: str | Path) -> dict[str, Parameter]:
     cells = [c for c in _read(path).cells if "parameters" in c.get("metadata", {}).get("tags", [])]
     if len(cells) != 1:
         raise ReportError(f"{path}: expected exactly one cell tagged 'parameters', found {len(cells)}")
-    return _parse_parameters_cell(path, cells[0].source)
+    return parse_parameters_cell(path, cells[0].source)
 
 
 def parse_parameters(
@@ -168,10 +158,10 @@ def parse_parameters(
     booleans accept true/false, yes/no, 1/0 (any case)."""
     values: dict[str, object] = {}
     for key, text in pairs:
-        _check_names(declared, [key], notebook)
+        check_names(declared, [key], notebook)
         if key in values:
             raise UsageError(f"parameter {key!r} is given twice")
-        values[key] = _parse_text(declared[key], text, notebook)
+        values[key] = parse_text(declared[key], text, notebook)
     return values
 
 
@@ -197,16 +187,20 @@ def run_notebook(
     path = Path(notebook)
     declared = read_parameters(path)
     given = dict(parameters or {})
-    _check_names(declared, given, path)
-    values = {name: _check_value(declared[name], value, path) for name, value in given.items()}
+    check_names(declared, given, path)
+    values = {name: check_value(declared[name], value, path) for name, value in given.items()}
     out = Path(out_dir)
     outputs = NotebookOutputs(notebook=out / f"{path.stem}.ipynb", html=out / f"{path.stem}.html")
+    failed = NotebookOutputs(
+        notebook=out / f"{path.stem}{FAILED_SUFFIX}.ipynb", html=out / f"{path.stem}{FAILED_SUFFIX}.html"
+    )
     if out.exists() and not out.is_dir():
         raise UsageError(
             f"the output directory {out} is a file; give a directory (default {DEFAULT_OUT_DIR}/)"
         )
     check_writable(outputs.html)
     check_writable(outputs.notebook)
+    stages = _Stages(path.stem, progress)
     failure: papermill.PapermillExecutionError | None = None
     _KernelDeathNoise.install()
     with (
@@ -218,13 +212,14 @@ def run_notebook(
         prepared = parameterize_notebook(load_notebook_node(str(path)), values, kernel_name=KERNEL_NAME)
         prepared_path, executed_path = Path(workdir) / "input.ipynb", Path(workdir) / "executed.ipynb"
         nbformat.write(prepared, prepared_path)
+        stages.line(f"executing {sum(c.cell_type == 'code' for c in prepared.cells)} code cells")
         try:
             papermill.execute_notebook(
                 str(prepared_path),
                 str(executed_path),
                 kernel_name=KERNEL_NAME,
                 cwd=str(path.parent.resolve()),
-                progress_bar=_progress_bar(progress),
+                progress_bar=stages.bar,
                 config=_kernel_config(Path(workdir) / "kernel.json"),
             )
         except papermill.PapermillExecutionError as exc:
@@ -240,18 +235,28 @@ def run_notebook(
                 f"with `{sys.executable} -m ipykernel install --sys-prefix`"
             ) from exc
         executed = _read(executed_path)
-    executed.metadata.papermill.update(input_path=str(path), output_path=str(outputs.notebook))
+    regression = failure is not None and str(failure.ename) == RegressionError.__name__
+    written = outputs if failure is None or regression else failed
+    stages.line(
+        "cells done" if failure is None else f"stopped in cell [{failure.exec_count}] ({failure.ename})"
+    )
+    executed.metadata.papermill.update(input_path=str(path), output_path=str(written.notebook))
     system = (parameters or {}).get("system")
     title = f"evalkit · {path.stem}" + (f" · system {system}" if system else "")
-    write_atomic(outputs.html, render_html(executed, title=title))
-    write_atomic(outputs.notebook, nbformat.writes(executed))
+    write_atomic(written.html, render_html(executed, title=title))
+    write_atomic(written.notebook, nbformat.writes(executed))
+    if written is outputs:
+        failed.html.unlink(missing_ok=True)
+        failed.notebook.unlink(missing_ok=True)
+    stages.line(f"wrote {written.html}")
     if failure is None:
         return outputs
     ename, evalue = str(failure.ename), str(failure.evalue)
-    where = f"{path.name} failed in cell [{failure.exec_count}] with {ename}; see {outputs.html}"
-    if ename == RegressionError.__name__:
+    where = f"{path.name} failed in cell [{failure.exec_count}] with {ename}; see {written.html}"
+    if regression:
         raise NotebookRegressionError(f"{where}:\n{evalue}", ename=ename, evalue=evalue, outputs=outputs)
-    raise NotebookError(f"{where}: {evalue}", ename=ename, evalue=evalue, outputs=outputs)
+    kept = f"the previous {outputs.html} is left as it was" if outputs.html.exists() else "no report written"
+    raise NotebookError(f"{where} ({kept}): {evalue}", ename=ename, evalue=evalue, outputs=failed)
 
 
 def render_html(notebook: NotebookNode, title: str) -> str:
@@ -288,107 +293,6 @@ def _read(path: Path) -> NotebookNode:
         return nbformat.read(path, as_version=4)
     except (OSError, ValueError) as exc:  # nbformat's read errors are ValueErrors (JSON, schema)
         raise ReportError(f"cannot read notebook {path}: {exc}") from exc
-
-
-def _parse_parameters_cell(path: Path, source: str) -> dict[str, Parameter]:
-    try:
-        tree = ast.parse(source)
-    except SyntaxError as exc:
-        raise ReportError(f"{path}: the parameters cell is not valid Python: {exc}") from exc
-    comments = {
-        tok.start[0]: tok.string.lstrip("#").strip()
-        for tok in tokenize.generate_tokens(io.StringIO(source).readline)
-        if tok.type == tokenize.COMMENT
-    }
-    found: dict[str, Parameter] = {}
-    for node in tree.body:
-        line = ast.get_source_segment(source, node) or ""
-        if not (
-            isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None
-        ):
-            raise ReportError(
-                f"{path}: parameters cell line {node.lineno}: expected `name: type = value`, got {line!r}"
-            )
-        name, annotation = node.target.id, _annotation_text(node.annotation)
-        if any(part.strip() not in _TYPES for part in annotation.split("|")):
-            raise ReportError(
-                f"{path}: parameter {name!r} has type {annotation!r}; use int, float, bool, str, "
-                "or one of them `| None`"
-            )
-        try:
-            default = ast.literal_eval(node.value)
-        except ValueError as exc:
-            raise ReportError(
-                f"{path}: parameter {name!r}: the default must be a literal, got {line!r}"
-            ) from exc
-        found[name] = Parameter(name, annotation, default, comments.get(node.lineno, ""))
-    return found
-
-
-def _annotation_text(node: ast.expr) -> str:
-    """The annotation as `float | None` text: a quoted annotation is parsed, and `Optional[X]`
-    becomes `X | None`; anything else is returned as written (and rejected by the caller)."""
-    if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        text = node.value
-        try:
-            node = ast.parse(text, mode="eval").body
-        except SyntaxError:
-            return text
-    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id == "Optional":
-        return f"{ast.unparse(node.slice)} | None"
-    return ast.unparse(node)
-
-
-def _check_names(declared: Mapping[str, Parameter], names: Iterable[str], notebook: str | Path) -> None:
-    unknown = [n for n in names if n not in declared]
-    if unknown:
-        listing = "; ".join(f"{p.name} ({p.annotation}): {p.help}" for p in declared.values())
-        raise UsageError(
-            f"{Path(notebook).name} does not declare parameter(s) {', '.join(map(repr, unknown))}; "
-            f"it declares: {listing}"
-        )
-
-
-def _parse_text(parameter: Parameter, text: str, notebook: str | Path) -> object:
-    word = text.strip().lower()
-    for kind in parameter.types:
-        if kind is None and word in _NONE_WORDS:
-            return None
-        if kind is bool and word in _BOOL_WORDS:
-            return _BOOL_WORDS[word]
-        if kind is int or kind is float:
-            try:
-                return kind(text)
-            except ValueError:
-                continue
-        if kind is str:
-            return text
-    raise UsageError(
-        f"parameter {parameter.name!r} of {Path(notebook).name} expects {parameter.annotation}, got {text!r}"
-    )
-
-
-def _check_value(parameter: Parameter, value: object, notebook: str | Path) -> object:
-    """`value` if it fits the declared type (int is accepted for float, Path for str); relative
-    paths of path parameters become absolute against the caller's working directory."""
-    types = parameter.types
-    if isinstance(value, Path) and str in types:
-        value = str(value)
-    fits = (
-        (value is None and None in types)
-        or (isinstance(value, bool) and bool in types)
-        or (isinstance(value, int) and not isinstance(value, bool) and (int in types or float in types))
-        or (isinstance(value, float) and float in types)
-        or (isinstance(value, str) and str in types)
-    )
-    if not fits:
-        raise UsageError(
-            f"parameter {parameter.name!r} of {Path(notebook).name} expects {parameter.annotation}, "
-            f"got {value!r} ({type(value).__name__})"
-        )
-    if parameter.is_path and isinstance(value, str):
-        return str(Path(value).resolve())
-    return value
 
 
 class _KernelDeathNoise(logging.Filter):
@@ -462,33 +366,19 @@ def _kernel_environment(folder: Path) -> Iterator[None]:
                 os.environ[name] = value
 
 
-def _progress_bar(progress: bool | None) -> bool | dict[str, object]:
-    if progress is False:
-        return False
-    if progress is True or sys.stderr.isatty():
-        return True
-    return {  # a line per executed cell, from the first one done (not "0 of N")
-        "file": _LineWriter(sys.stderr),
-        "mininterval": 0,
-        "delay": 1e-6,
-        "bar_format": "{desc} notebook: {n_fmt} of {total_fmt} cells done ({elapsed})",
-    }
+class _Stages:
+    """Progress of one notebook run: papermill's bar when progress is enabled, else (CI logs, not
+    a terminal) `line` writes one `<stem>: <stage> (<seconds> s)` line per stage on stderr;
+    nothing at all for `progress=False`."""
 
+    def __init__(self, stem: str, progress: bool | None) -> None:
+        self.bar = progress is not False and progress_enabled(progress)
+        self._lines = progress is None and not self.bar
+        self._stem = stem
+        self._start = time.monotonic()
 
-class _LineWriter:
-    """A file for tqdm that writes each redraw as its own line (for logs that are not terminals)."""
-
-    def __init__(self, stream: TextIO) -> None:
-        self._stream = stream
-        self._last = ""
-
-    def write(self, text: str) -> int:
-        for part in text.replace("\r", "\n").split("\n"):
-            line = part.strip()
-            if line and line != self._last:
-                self._stream.write(line + "\n")
-                self._last = line
-        return len(text)
-
-    def flush(self) -> None:
-        self._stream.flush()
+    def line(self, stage: str) -> None:
+        if self._lines:
+            print(
+                f"{self._stem}: {stage} ({time.monotonic() - self._start:.1f} s)", file=sys.stderr, flush=True
+            )

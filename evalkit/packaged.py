@@ -1,9 +1,18 @@
-"""Files that ship inside the evalkit package, found with `importlib.resources`.
+"""Files that ship with evalkit, and the name it is installed under.
 
-The built-in suite (`data/datasets/`: scenarios, distractors, suite categories, thresholds), the
-report notebooks (`data/notebooks/`) and the `evalkit init` templates (`data/templates/`) are
-package data, so every command works from any directory after `pip install evalkit`. In a clone
-they are the same files under `evalkit/data/`.
+The built-in suite (`datasets/`: scenarios, distractors, suite categories, thresholds) and the
+report notebooks (`notebooks/`) live at the top of the repository, their source of truth; the
+wheel build maps them into the package as `evalkit/data/datasets/` and `evalkit/data/notebooks/`
+(pyproject.toml, `[tool.hatch.build.targets.wheel.sources]`). The `evalkit init` templates live
+in the package (`evalkit/data/templates/`). Every command thus works from any directory, both in
+a source checkout (editable install) and after `pip install evalkit-memory`.
+
+Where each folder is found: the packaged copy when it is there (an installed wheel), else the
+checkout's top-level folder (the package's parent folder). A folder counts as present only when
+the file that defines it is there (`suite.yaml`, `eval_report.ipynb`), so an unrelated folder of
+the same name beside an installed package (site-packages/datasets/ of the `datasets` library) is
+never taken for it; when neither copy is there, the packaged path is returned and reading it fails
+naming that path.
 
 Edge case: evalkit reads these as real files (papermill opens notebooks by path, the suite loader
 walks a directory), so evalkit must be installed as files, not imported from a zip archive; the
@@ -16,11 +25,30 @@ from __future__ import annotations
 from importlib import resources
 from pathlib import Path
 
-DATA = Path(str(resources.files("evalkit").joinpath("data")))
-"""The package data folder: `evalkit/data/` in a clone, `site-packages/evalkit/data/` installed."""
+DISTRIBUTION = "evalkit-memory"
+"""The distribution name (`pip install evalkit-memory`; PyPI's `evalkit` is an unrelated project).
+The import package and the command are `evalkit`."""
 
-BUILTIN_DATASETS = DATA / "datasets"
-"""The built-in scenario suite: `scenarios/`, `distractors.yaml`, `suite.yaml`, `thresholds.json`."""
+PACKAGE = Path(str(resources.files("evalkit")))
+"""The `evalkit` package folder: `evalkit/` in a checkout, `site-packages/evalkit/` installed."""
+
+DATA = PACKAGE / "data"
+"""The package data folder: the templates, and in an installed wheel the datasets and notebooks."""
+
+
+def shipped_folder(package: Path, name: str, defining_file: str) -> Path:
+    """Where the folder `name` of the `package` folder's evalkit is: `package/data/<name>` when it
+    holds `defining_file` (an installed wheel), else `<package's parent>/<name>` when that does (a
+    source checkout), else the packaged path (see the module docstring)."""
+    packaged, checkout = package / "data" / name, package.parent / name
+    if not (packaged / defining_file).is_file() and (checkout / defining_file).is_file():
+        return checkout
+    return packaged
+
+
+BUILTIN_DATASETS = shipped_folder(PACKAGE, "datasets", "suite.yaml")
+"""The built-in scenario suite: `scenarios/`, `distractors.yaml`, `suite.yaml`, `thresholds.json`,
+and `mcp/` (the MCP mapping of the reference server)."""
 
 THRESHOLDS_NAME = "thresholds.json"
 """File name of the baselines file inside a dataset directory (`--datasets DIR` → DIR/thresholds.json)."""
@@ -28,8 +56,8 @@ THRESHOLDS_NAME = "thresholds.json"
 BUILTIN_THRESHOLDS = BUILTIN_DATASETS / THRESHOLDS_NAME
 """The built-in suite's recorded baselines."""
 
-NOTEBOOKS = DATA / "notebooks"
-"""The report notebooks (`eval_report.ipynb`, `scenario_drilldown.ipynb`)."""
+NOTEBOOKS = shipped_folder(PACKAGE, "notebooks", "eval_report.ipynb")
+"""The report notebooks (`eval_report.ipynb`, `scenario_drilldown.ipynb`, `compare_runs.ipynb`)."""
 
 SAMPLE_TRACES = DATA / "traces"
 """A sample of OpenTelemetry traces (`genai_memory.jsonl`, `retrieval.json`) and a label file
@@ -40,9 +68,9 @@ TEMPLATES = DATA / "templates"
 
 
 def inside_installed_package(path: Path) -> bool:
-    """Whether `path` is package data of an installed evalkit (under a `site-packages` or
-    `dist-packages` folder) rather than a file of a source checkout: such files belong to the
-    installation, and a pip upgrade replaces them."""
-    data = DATA.resolve()
-    installed = not {"site-packages", "dist-packages"}.isdisjoint(data.parts)
-    return installed and path.resolve().is_relative_to(data)
+    """Whether `path` is a file of an installed evalkit (under a `site-packages` or `dist-packages`
+    folder) rather than a file of a source checkout: such files belong to the installation, and a
+    pip upgrade replaces them."""
+    package = PACKAGE.resolve()
+    installed = not {"site-packages", "dist-packages"}.isdisjoint(package.parts)
+    return installed and path.resolve().is_relative_to(package)

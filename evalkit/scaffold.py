@@ -5,10 +5,15 @@ they make: `evalkit.toml` (the settings: the suite is the project folder itself)
 (the suite's own categories), `scenarios/example.yaml` (a short annotated scenario),
 `thresholds.json` (no baseline yet), `github/workflows/evalkit.yml` (written as
 `.github/workflows/evalkit.yml`: package data avoids dot-folders) and `EVALKIT.md` (a README
-snippet). `@evalkit_pin@` in a template becomes `==<version>` of the evalkit that writes it, so
+snippet); the report notebooks go into `notebooks/` (see `copy_notebooks`), their defaults
+pointing at the project. `@evalkit_pin@` in a template becomes `==<version>` of the evalkit that writes it, so
 the workflow installs that version (nothing when the version is unknown: a source tree).
 
-Contract of `init_project`: an existing file is never
+`copy_notebooks` (also `evalkit notebooks DIR`) copies the packaged report notebooks into a
+folder of the user's, where JupyterLab can open, edit and run them (inside site-packages they are
+read-only and hard to find).
+
+Contract of `init_project` and `copy_notebooks`: an existing file is never
 overwritten unless `force` is true: without it, UsageError lists every file that exists (and
 nothing is written). Other files in the folder are left alone. `evalkit run` inside the new
 folder works at once (metric gating is OFF until a baseline is recorded, and says so).
@@ -16,11 +21,15 @@ folder works at once (metric gating is OFF until a baseline is recorded, and say
 
 from __future__ import annotations
 
+import ast
 from pathlib import Path
+
+import nbformat
 
 from evalkit.errors import UsageError
 from evalkit.files import write_atomic
-from evalkit.packaged import TEMPLATES
+from evalkit.packaged import NOTEBOOKS, TEMPLATES
+from evalkit.parameters import parse_parameters_cell
 
 PIN_MARK = "@evalkit_pin@"
 """Replaced by `==<version>` (or nothing) in every template."""
@@ -37,22 +46,101 @@ def template_files() -> dict[Path, Path]:
     }
 
 
+NOTEBOOK_FOLDER = Path("notebooks")
+"""Where `evalkit init` puts the report notebooks inside a project."""
+
+PROJECT_DEFAULTS: dict[str, object] = {"datasets": "..", "scenario": "deploy-facts"}
+"""Parameter defaults of the notebooks `evalkit init` writes (into `<project>/notebooks/`): the
+suite is the project folder, the drill-down opens the example scenario. Besides these, a relative
+default path under `reports/` becomes `../reports/...`, the project's reports folder."""
+
+
 def init_project(directory: str | Path, version: str | None, force: bool = False) -> list[Path]:
-    """Write the templates into `directory` (created if missing) and return the written paths;
-    `version` is the evalkit version the workflow pins (None: unpinned). UsageError naming every
-    existing file when any would be overwritten and `force` is false, or when `directory` is an
-    existing file."""
+    """Write the templates and the report notebooks (`notebooks/`, `PROJECT_DEFAULTS`) into
+    `directory` (created if missing) and return the written paths; `version` is the evalkit
+    version the workflow pins (None: unpinned). UsageError naming every existing file when any
+    would be overwritten and `force` is false, or when `directory` is an existing file."""
+    root = _folder(directory, "evalkit init needs a folder (new or existing)")
+    pin = f"=={version}" if version else ""
+    planned = {
+        root / relative: template.read_text(encoding="utf-8").replace(PIN_MARK, pin)
+        for relative, template in template_files().items()
+    }
+    planned |= _notebooks(root / NOTEBOOK_FOLDER, for_project=True)
+    return _write(planned, force, "evalkit init")
+
+
+def copy_notebooks(directory: str | Path, force: bool = False, *, for_project: bool = False) -> list[Path]:
+    """Copy the report notebooks into `directory` (created if missing) and return the written
+    paths. As packaged (byte for byte), their relative paths (`reports/...`) are relative to
+    `directory`, the kernel's working folder in JupyterLab; `for_project` sets the defaults of a
+    project's `notebooks/` folder (`PROJECT_DEFAULTS`, `../reports/...`). The same overwrite
+    contract as `init_project`."""
+    root = _folder(directory, "give a folder for the notebooks (new or existing)")
+    return _write(_notebooks(root, for_project=for_project), force, "evalkit notebooks")
+
+
+def with_defaults(text: str, source: Path, defaults: dict[str, object]) -> str:
+    """The notebook JSON `text` (of the notebook `source`, for messages) with its parameters cell's
+    defaults replaced: a parameter named in `defaults` gets that value, a path parameter whose
+    default is a relative path under `reports/` gets `../reports/...`; other lines and cells are
+    left as they are. Values are written as Python literals, keeping each line's annotation and
+    help comment."""
+    notebook = nbformat.reads(text, as_version=4)
+    (cell,) = [c for c in notebook.cells if "parameters" in c.get("metadata", {}).get("tags", [])]
+    declared = parse_parameters_cell(source, cell.source)
+    lines = cell.source.splitlines(keepends=True)
+    for node in ast.parse(cell.source).body:
+        if not isinstance(node, ast.AnnAssign) or not isinstance(node.target, ast.Name) or node.value is None:
+            continue  # parse_parameters_cell accepted only annotated assignments
+        parameter = declared[node.target.id]
+        if parameter.name in defaults:
+            value = defaults[parameter.name]
+        elif (
+            parameter.is_path
+            and isinstance(parameter.default, str)
+            and parameter.default.startswith("reports/")
+        ):
+            value = f"../{parameter.default}"
+        else:
+            continue
+        line = lines[node.lineno - 1].encode("utf-8")  # ast offsets count UTF-8 bytes
+        start, end = node.value.col_offset, node.value.end_col_offset
+        literal = (
+            '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+            if isinstance(value, str)
+            else repr(value)
+        )
+        lines[node.lineno - 1] = (line[:start] + literal.encode("utf-8") + line[end:]).decode("utf-8")
+    cell.source = "".join(lines)
+    return nbformat.writes(notebook) + "\n"
+
+
+def _notebooks(folder: Path, for_project: bool) -> dict[Path, str]:
+    """Target path → text of each packaged report notebook, in name order."""
+    planned = {}
+    for source in sorted(NOTEBOOKS.glob("*.ipynb")):
+        text = source.read_text(encoding="utf-8")
+        planned[folder / source.name] = with_defaults(text, source, PROJECT_DEFAULTS) if for_project else text
+    return planned
+
+
+def _folder(directory: str | Path, need: str) -> Path:
     root = Path(directory)
     if root.exists() and not root.is_dir():
-        raise UsageError(f"{root} is a file; evalkit init needs a folder (new or existing)")
-    planned = {root / relative: template for relative, template in template_files().items()}
+        raise UsageError(f"{root} is a file; {need}")
+    return root
+
+
+def _write(planned: dict[Path, str], force: bool, command: str) -> list[Path]:
+    """Write `planned` (path → text), refusing, before writing anything, to overwrite an existing
+    file unless `force`."""
     existing = [str(path) for path in planned if path.exists()]
     if existing and not force:
         raise UsageError(
-            f"evalkit init would overwrite {', '.join(existing)}; nothing was written. Pass --force "
+            f"{command} would overwrite {', '.join(existing)}; nothing was written. Pass --force "
             "to overwrite them, or choose another folder"
         )
-    pin = f"=={version}" if version else ""
-    for target, template in planned.items():
-        write_atomic(target, template.read_text(encoding="utf-8").replace(PIN_MARK, pin))
+    for target, text in planned.items():
+        write_atomic(target, text)
     return list(planned)

@@ -39,6 +39,6 @@ def connect(path: str | Path, *, timeout: float = 30.0) -> Connection:
         conn.close()
         raise StoreError(
             f"cannot load the sqlite-vec extension into {path} ({exc}); reinstall evalkit's "
-            "dependencies sqlean-py and sqlite-vec (pip install evalkit)"
+            "dependencies sqlean-py and sqlite-vec (pip install evalkit-memory)"
         ) from exc
     return conn

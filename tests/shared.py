@@ -11,8 +11,8 @@ import pytest
 from hypothesis import strategies as st
 
 ROOT = Path(__file__).resolve().parents[1]
-DATASETS = ROOT / "evalkit" / "data" / "datasets"
-NOTEBOOKS = ROOT / "evalkit" / "data" / "notebooks"
+DATASETS = ROOT / "datasets"
+NOTEBOOKS = ROOT / "notebooks"
 FIXTURES = ROOT / "tests" / "fixtures"
 BEIR_TINY = FIXTURES / "beir_tiny"
 LOCOMO_TINY = FIXTURES / "locomo_tiny.json"

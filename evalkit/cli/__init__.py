@@ -31,20 +31,24 @@ def build_parser() -> argparse.ArgumentParser:
         imports,
         init,
         mutants,
+        notebooks,
         report,
         run,
         scenario,
         score,
         serve,
+        summary,
         sweep,
     )
+    from evalkit.harness.provenance import evalkit_version
 
     parser = argparse.ArgumentParser(
         prog="evalkit", description="Measure how well an agent's long-term memory retrieves what it should."
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {evalkit_version()}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    modules = (run, report, bench, mutants, score, export, serve, sweep, compare, history, config, init)
-    for module in (*modules, imports, scenario):
+    modules = (run, report, summary, bench, mutants, score, export, serve, sweep, compare, history, config)
+    for module in (*modules, init, notebooks, imports, scenario):
         module.register(commands)
     return parser
 

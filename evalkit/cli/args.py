@@ -131,7 +131,7 @@ def add_execution_args(parser: argparse.ArgumentParser) -> None:
     )  # fmt: skip
     parser.add_argument(
         "--executor", choices=EXECUTORS[1:], default="processes",
-        help="where the workers run: local processes (default) or Ray (pip install 'evalkit[ray]')",
+        help="where the workers run: local processes (default) or Ray (pip install 'evalkit-memory[ray]')",
     )  # fmt: skip
     parser.add_argument(
         "--address", metavar="ADDRESS",

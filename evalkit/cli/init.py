@@ -15,9 +15,10 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     init = commands.add_parser(
         "init",
         help="scaffold an evaluation project: settings, an example scenario, baselines, a CI workflow",
-        description="Write evalkit.toml, suite.yaml, scenarios/example.yaml, thresholds.json, "
-        ".github/workflows/evalkit.yml and EVALKIT.md (a README snippet) into DIR; `evalkit run` inside "
-        "it works at once. An existing file is never overwritten without --force (exit 2 naming it).",
+        description="Write evalkit.toml, suite.yaml, scenarios/example.yaml, thresholds.json, the CI "
+        "workflows in .github/workflows/, EVALKIT.md (a README snippet) and the report notebooks "
+        "(notebooks/, set to this suite) into DIR; `evalkit run` inside it works at once. An existing "
+        "file is never overwritten without --force (exit 2 naming it).",
     )
     init.add_argument(
         "directory", nargs="?", default=Path("."), type=Path, metavar="DIR",

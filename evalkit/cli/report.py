@@ -16,12 +16,12 @@ from evalkit.notebooks import (
     DEFAULT_OUT_DIR,
     NOTEBOOKS_DIR,
     NotebookRegressionError,
-    Parameter,
     parse_parameters,
     read_parameters,
     resolve_notebook,
     run_notebook,
 )
+from evalkit.parameters import Parameter
 
 DEFAULT_NOTEBOOK = "eval_report"
 
@@ -65,6 +65,11 @@ def report_command(args: argparse.Namespace) -> int:
     if args.system is not None and any(key == "system" for key, _ in pairs):
         raise UsageError("give the system once: --system SPEC or -p system SPEC, not both")
     declared = read_parameters(notebook)
+    if args.system is not None and "system" not in declared:
+        raise UsageError(
+            f"{notebook.name} declares no `system` parameter, so it cannot evaluate --system {args.system}; "
+            "run it without --system (it reads saved reports or the reference store)"
+        )
     given = parse_parameters(declared, pairs, notebook)
     project = project_settings(args)
     out_dir = args.out_dir or project.reports

@@ -61,7 +61,7 @@ WEIGHT_SUFFIXES = (".safetensors", ".bin")
 
 _E5_NAME = re.compile(r"(?<![a-z0-9])e5(?![a-z0-9])")
 _INSTALL_HINT = (
-    "Install the real-embedder extra: pip install 'evalkit[real]' "
+    "Install the real-embedder extra: pip install 'evalkit-memory[real]' "
     '(on a CPU-only machine install torch first: pip install "torch==2.13.*", the CPU build).'
 )
 

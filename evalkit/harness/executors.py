@@ -34,7 +34,7 @@ Decisions:
   127.0.0.1 (`resolve_ip_for_localhost`), so evalkit does not try to pin it.
   Ray workers import evalkit as installed where they run: on a cluster, install the same
   evalkit version on every node; a local instance inherits this process's environment
-  (PYTHONPATH included). `ray` is the optional extra `evalkit[ray]`.
+  (PYTHONPATH included). `ray` is the optional extra `evalkit-memory[ray]`.
 """
 
 from __future__ import annotations
@@ -192,7 +192,7 @@ def _import_ray() -> Any:
         import ray
     except ImportError:
         raise UsageError(
-            "the ray executor needs Ray: pip install 'evalkit[ray]' (or run on local processes with "
+            "the ray executor needs Ray: pip install 'evalkit-memory[ray]' (or run on local processes with "
             "--workers N)"
         ) from None
     return ray

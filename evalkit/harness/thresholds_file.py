@@ -1,6 +1,6 @@
 """The thresholds file: its format, the older form it still reads, and its locked atomic writes.
 
-A thresholds file (the built-in suite's is `evalkit/data/datasets/thresholds.json`) maps a
+A thresholds file (the built-in suite's is `datasets/thresholds.json`) maps a
 (mode, top_k) key such as `deterministic@5` to a `ModeEntry`: the baseline recorded in that mode
 at that top_k and its thresholds, overall and per category, all at `PLACES` decimals
 (`round_half_away`). Each (mode, top_k) has its own entry and writing one never touches another.

@@ -1,5 +1,5 @@
-"""Load and validate a scenario dataset (SPEC §2); the built-in one is package data
-(`evalkit/data/datasets/`, see `evalkit.packaged`).
+"""Load and validate a scenario dataset (SPEC §2); the built-in one is the repository's
+`datasets/`, package data in a wheel (see `evalkit.packaged`).
 
 Layout: `<directory>/scenarios/*.yaml|*.yml|*.json` (one scenario per file),
 `<directory>/distractors.yaml` (or `.yml`/`.json`): a mapping whose only key `thoughts` lists the
@@ -62,6 +62,7 @@ from evalkit.scenarios.model import BUILTIN_CATEGORIES, Scenario, ThoughtSpec
 from evalkit.scenarios.parsing import SyntaxProblem, parse_text, raw_date_problems, surrogate_problems
 from evalkit.scenarios.references import scenario_problems, thought_problems
 from evalkit.validation import FrozenModel, did_you_mean, field_problems, shown_value
+from evalkit.wording import counted
 
 SCENARIO_SUFFIXES: tuple[str, ...] = (".yaml", ".yml", ".json")
 """File suffixes read as scenario (and distractor) files."""
@@ -187,7 +188,8 @@ def load_suite(directory: str | Path = BUILTIN_DATASETS, names: Sequence[str] | 
     problems = reader.sorted_problems()
     if problems:
         raise DatasetError(
-            f"{root}: {len(problems)} problem(s) in the scenario dataset; fix them, nothing was run", problems
+            f"{root}: {counted(len(problems), 'problem')} in the scenario dataset; fix them, nothing was run",
+            problems,
         )
     valid = [(e.scenario, e.path) for e in entries if e.scenario is not None]
     selected = _select(valid, names)

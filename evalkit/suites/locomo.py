@@ -54,6 +54,7 @@ from evalkit.errors import DatasetError, UsageError
 from evalkit.progress import progress_enabled
 from evalkit.scenarios.model import QuerySpec, Scenario, ThoughtSpec
 from evalkit.suites.readers import read_json_list
+from evalkit.wording import counted
 
 LOCOMO_CATEGORIES: Mapping[str, str] = {
     "1": "multi-hop",
@@ -350,7 +351,7 @@ def load_locomo(path: str | Path, *, progress: bool | None = None) -> LocomoSet:
                 scenarios.append(scenario)
             bar.update(1)
     if problems:
-        raise DatasetError(f"LoCoMo file {file} is invalid ({len(problems)} problems)", problems)
+        raise DatasetError(f"LoCoMo file {file} is invalid ({counted(len(problems), 'problem')})", problems)
     return LocomoSet(scenarios=tuple(scenarios), report=builder.build(file.name, len(samples)))
 
 

@@ -61,6 +61,7 @@ from evalkit.errors import DatasetError, UsageError
 from evalkit.progress import progress_enabled
 from evalkit.scenarios.model import QuerySpec, Scenario, ThoughtSpec
 from evalkit.suites.readers import capped, read_json_list, slug
+from evalkit.wording import counted
 
 Granularity = Literal["session", "turn"]
 GRANULARITIES: tuple[str, ...] = get_args(Granularity)
@@ -181,7 +182,9 @@ def load_longmemeval(
                 scenarios.append(scenario)
             bar.update(1)
     if problems:
-        raise DatasetError(f"LongMemEval file {file} is invalid ({len(problems)} problems)", capped(problems))
+        raise DatasetError(
+            f"LongMemEval file {file} is invalid ({counted(len(problems), 'problem')})", capped(problems)
+        )
     return LongMemEvalSet(scenarios=tuple(scenarios), report=builder.build(file.name))
 
 

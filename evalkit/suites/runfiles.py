@@ -51,6 +51,7 @@ from evalkit.scenarios import Suite, stable_query_id
 from evalkit.shapes import hit_model_fields
 from evalkit.suites.readers import capped, json_lines
 from evalkit.validation import FrozenModel, field_problems
+from evalkit.wording import counted
 
 RunFormat = Literal["trec", "jsonl"]
 RUN_FORMATS: tuple[str, ...] = get_args(RunFormat)
@@ -138,7 +139,9 @@ def read_run(path: str | Path, format: str | None = None) -> RunFile:
     if not rows and not problems:
         problems.append(f"{file}: no results; a run file needs at least one ranked document")
     if problems:
-        raise DatasetError(f"run file {file} is invalid ({len(problems)} problems)", capped(problems))
+        raise DatasetError(
+            f"run file {file} is invalid ({counted(len(problems), 'problem')})", capped(problems)
+        )
     rankings = {
         qid: tuple(
             hit_from_values({**signals.model_dump(), "content": "", "project": "", "rank": rank})
@@ -279,7 +282,8 @@ def check_run(run: RunFile, suite: Suite) -> tuple[str, ...]:
         ]
     if problems:
         raise DatasetError(
-            f"run file {run.path} does not match the suite ({len(problems)} problems)", capped(problems)
+            f"run file {run.path} does not match the suite ({counted(len(problems), 'problem')})",
+            capped(problems),
         )
     missing = [qid for qid in seeded if qid not in run.rankings]
     shown = (

@@ -8,7 +8,7 @@ structured output, and the same JSON as text):
 - `search(namespace, query, top_k, now, project?, include_global?, min_relevance?,
   recency_weight?, recency_half_life_days?)` → SearchOut
 - `drop_namespace(namespace)` → AddedOut (added = 0): the namespace and its files are gone
-`evalkit/data/datasets/mcp/reference.toml` is the mapping file that lets the MCP adapter evaluate it.
+`datasets/mcp/reference.toml` is the mapping file that lets the MCP adapter evaluate it.
 Calls on memories run on the namespaces' store thread (`Namespaces.run`), within the request
 timeout and the namespace cap of `Limits`. A tool that fails reports evalkit's reason (a bad
 argument named by field, a StoreError, the namespace limit, the deadline) as its error text.

@@ -66,7 +66,8 @@ def from_extra(extra: str, module: str, name: str) -> Any:
         return getattr(importlib.import_module(f"evalkit.systems.{module}"), name)
     except ImportError as exc:
         raise UsageError(
-            f"evalkit's {extra} support needs the '{extra}' extra ({exc}); pip install 'evalkit[{extra}]'"
+            f"evalkit's {extra} support needs the '{extra}' extra ({exc}); "
+            f"pip install 'evalkit-memory[{extra}]'"
         ) from exc
 
 

@@ -27,6 +27,7 @@ from evalkit.views.frames import (
     benchmark_metric_frame,
     gate_drops,
 )
+from evalkit.wording import counted
 
 
 def _columns(rows: Sequence[Sequence[str]], right: frozenset[int]) -> list[str]:
@@ -69,7 +70,7 @@ def render_pass_table(result: PassResult) -> list[str]:
     width = max((len(c) for c in result.categories), default=0)
     for category, agg in result.categories.items():
         values = "  ".join(f"{HARNESS[m].inline} {agg.metrics[m]:.3f}" for m in HARNESS_METRICS)
-        lines.append(f"  {category:<{width}} {values}  ({agg.queries} queries)")
+        lines.append(f"  {category:<{width}} {values}  ({counted(agg.queries, 'query', 'queries')})")
     return lines
 
 
@@ -134,7 +135,7 @@ def render_run(run: EvalRun) -> str:
     queries = sum(len(s.queries) for s in result.scenarios)
     lines = [
         f"evalkit · mode {result.mode} · system {result.system} · top_k {result.top_k} · "
-        f"{len(result.scenarios)} scenarios · {queries} queries",
+        f"{counted(len(result.scenarios), 'scenario')} · {counted(queries, 'query', 'queries')}",
         "",
         *render_pass_table(result.measurement),
     ]
@@ -151,8 +152,16 @@ def render_run(run: EvalRun) -> str:
         lines.append(result.verdict_line())
     lines += render_degenerate(run)
     lines.append(render_verdict_line(run))
-    lines += [f"note: {n}" for n in result.notes if n != off]
+    listed = _not_applicable_notes(run)
+    lines += [f"note: {n}" for n in result.notes if n != off and n not in listed]
     return "\n".join(lines)
+
+
+def _not_applicable_notes(run: EvalRun) -> set[str]:
+    """The notes that name a not-applicable scenario (`not applicable: <name> (...`): the "Not
+    applicable" list above shows each of them already, with its category."""
+    prefixes = tuple(f"not applicable: {name} (" for name in run.result.not_applicable)
+    return {note for note in run.result.notes if prefixes and note.startswith(prefixes)}
 
 
 def render_degenerate(run: EvalRun) -> list[str]:
@@ -196,7 +205,7 @@ def render_not_applicable(run: EvalRun) -> list[str]:
         return []
     categories = {s.name: s.category for s in run.result.scenarios}
     return [
-        f"Not applicable ({len(missing)} scenarios, excluded from means and gating):",
+        f"Not applicable ({counted(len(missing), 'scenario')}, excluded from means and gating):",
         *(f"  - {name} ({categories[name]}): needs {', '.join(needs)}" for name, needs in missing.items()),
     ]
 

@@ -58,3 +58,42 @@ def test_bench_runs_another_system(tmp_path: Path, capsys: pytest.CaptureFixture
     assert main(["bench", "beir", str(BEIR_TINY), "--system", system, "--out", str(out)]) == 0
     assert "system limited" in capsys.readouterr().out
     assert '"system": "limited"' in out.read_text()
+
+
+def test_the_drilldown_evaluates_the_system_given_with_system(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setenv("PYTHONPATH", ".")
+    system = "tests.systems_fixtures:limited_system"
+    argv = [
+        "report",
+        "--notebook",
+        "scenario_drilldown",
+        "--system",
+        system,
+        "-p",
+        "scenario",
+        "explicit-fact",
+    ]
+    assert main([*argv, "--out-dir", str(tmp_path), "--no-progress"]) == 0
+    assert '"system": "limited"' in (tmp_path / "scenario_drilldown.json").read_text(encoding="utf-8")
+    html = (tmp_path / "scenario_drilldown.html").read_text(encoding="utf-8")
+    assert f"<title>evalkit · scenario_drilldown · system {system}</title>" in html
+
+
+def test_a_notebook_that_cannot_use_system_refuses_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = [
+        "report",
+        "--notebook",
+        "compare_runs",
+        "--system",
+        "http://127.0.0.1:1",
+        "--out-dir",
+        str(tmp_path),
+    ]
+    assert main(argv) == 2
+    assert "compare_runs.ipynb declares no `system` parameter" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []

@@ -31,7 +31,7 @@ from evalkit.embedders.sentence_transformer import (
 )
 from evalkit.errors import EmbedderError, UsageError
 
-INSTALL_HINT = "pip install 'evalkit[real]'"
+INSTALL_HINT = "pip install 'evalkit-memory[real]'"
 MINILM_IDENTITY = f"sentence-transformers:{DEFAULT_MODEL} query_prefix='' passage_prefix=''"
 
 

@@ -70,7 +70,7 @@ USAGE: dict[str, tuple[list[str], tuple[str, ...]]] = {
     ),
     "report-unknown-parameter": (
         ["report", "--notebook", str(NOTEBOOKS / "eval_report.ipynb"), "-p", "colour", "red"],
-        ("does not declare parameter(s) 'colour'",),
+        ("does not declare parameter 'colour'",),
     ),
     "report-unknown-notebook": (
         ["report", "--notebook", "nope"],

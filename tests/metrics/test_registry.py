@@ -52,7 +52,7 @@ CHECK = textwrap.dedent(
     from evalkit.views.styles import METRIC_LABELS, metric_colors
 
     datasets = Path(sys.argv[1])
-    assert Path(evalkit.__file__).parent == datasets.parents[1], evalkit.__file__  # the copy
+    assert Path(evalkit.__file__).parent == datasets.parent / "evalkit", evalkit.__file__  # the copy
     assert HARNESS_METRICS == ("recall", "precision", "mrr", "hit_rate", "found_all"), HARNESS_METRICS
     assert score_query(["a", "x"], {"a", "b"}).found_all == 0.0
     assert score_query(["b", "a"], {"a", "b"}).as_dict()["found_all"] == 1.0
@@ -129,11 +129,12 @@ def test_a_new_harness_metric_is_one_module_plus_its_registration(tmp_path: Path
         "from evalkit.metrics.found_all import found_all\nfrom evalkit.metrics.hit_rate",
     )
     registry.write_text(text, encoding="utf-8")
-    thresholds = package / "data" / "datasets" / "thresholds.json"
+    shutil.copytree(ROOT / "datasets", tmp_path / "datasets")  # the checkout's layout: beside the package
+    thresholds = tmp_path / "datasets" / "thresholds.json"
     before = thresholds.read_bytes()
     env = {**os.environ, "PYTHONPATH": str(tmp_path)}
     done = subprocess.run(
-        [sys.executable, "-c", CHECK, str(package / "data" / "datasets")],
+        [sys.executable, "-c", CHECK, str(tmp_path / "datasets")],
         cwd=tmp_path,
         env=env,
         capture_output=True,

@@ -379,7 +379,7 @@ def test_malformed_dataset_reports_every_problem_with_file_scenario_and_field(ya
         load_suite(directory)
     problems = caught.value.problems
     assert len(problems) == len(_MALFORMED_EXPECTED)
-    assert str(caught.value).startswith(f"{directory}: {len(_MALFORMED_EXPECTED)} problem(s)")
+    assert str(caught.value).startswith(f"{directory}: {len(_MALFORMED_EXPECTED)} problems")
     for problem, (file, label, field, phrase) in zip(problems, _MALFORMED_EXPECTED, strict=True):
         head = f"{directory / 'scenarios' / file}: " + "".join(f"{part}: " for part in (label, field) if part)
         assert problem.startswith(head), problem

@@ -92,4 +92,4 @@ def test_a_missing_extra_is_a_usage_error_naming_it(monkeypatch, capsys, argv, h
     for module in ("http_server", "http_client", "mcp_server", "mcp_adapter"):
         monkeypatch.delitem(sys.modules, f"evalkit.systems.{module}", raising=False)
     assert main(argv) == 2
-    assert f"pip install 'evalkit[{extra}]'" in capsys.readouterr().err
+    assert f"pip install 'evalkit-memory[{extra}]'" in capsys.readouterr().err

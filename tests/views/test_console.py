@@ -30,7 +30,7 @@ def test_pass_table_columns_are_as_wide_as_their_header_or_widest_cell() -> None
         "scenario-with-long-name  a-long-category-name   1   0.500  0.250  0.500  1.000  pass (measure-only)",
         "-" * 99,
         "overall                                         1   1.000  0.500  1.000  1.000",
-        "  cat recall 1.000  precision 0.500  mrr 1.000  hit 1.000  (1 queries)",
+        "  cat recall 1.000  precision 0.500  mrr 1.000  hit 1.000  (1 query)",
     ]
 
 
@@ -54,3 +54,20 @@ def test_category_lines_follow_the_suite_and_share_one_width() -> None:
     categories = [line for line in render_pass_table(result) if line.startswith("  ")]
     assert [line.split()[0] for line in categories] == ["zeta", "alpha-and-more"]
     assert {line.index("recall") for line in categories} == {len("  alpha-and-more ")}
+
+
+def test_the_header_counts_in_the_right_number_and_not_applicable_scenarios_are_listed_once() -> None:
+    from evalkit.views.console import render_run
+
+    note = "not applicable: far (the system lacks projects); excluded from means and gating"
+    far = scenario("far", "cat", []).model_copy(update={"status": "not_applicable"})
+    ungated = a_pass(scenario("short", "cat", [query(0)]), far)
+    text = render_run(
+        EvalRun(a_run(ungated, notes=[note, "another note"], not_applicable={"far": ["projects"]}))
+    )
+    assert text.splitlines()[0].endswith("· 2 scenarios · 1 query")
+    assert "Not applicable (1 scenario, excluded from means and gating):" in text
+    assert "  - far (cat): needs projects" in text and text.count("far (") == 1
+    assert "note: not applicable" not in text and "note: another note" in text
+    alone = render_run(EvalRun(a_run(a_pass(scenario("short", "cat", [query(0)])))))
+    assert alone.splitlines()[0].endswith("· 1 scenario · 1 query")
