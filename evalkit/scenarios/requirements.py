@@ -14,7 +14,7 @@ what it retrieves.
 from __future__ import annotations
 
 from evalkit.scenarios import assertions
-from evalkit.scenarios.model import Scenario
+from evalkit.scenarios.model import QuerySpec, Scenario
 
 _EDGE_NEEDS: dict[str, str] = {"replaces": "supersession", "contradicts": "contradiction"}
 
@@ -33,5 +33,10 @@ def required_capabilities(scenario: Scenario) -> frozenset[str]:
             needed.add("recency")
         if query.min_relevance:
             needed.add("relevance_gate")
-        needed.update(a.needs for a in assertions.ASSERTIONS if a.needs is not None and a.applies(query))
+        needed.update(_assertion_needs(query))
     return frozenset(needed)
+
+
+def _assertion_needs(query: QuerySpec) -> set[str]:
+    """The capabilities the registered assertions that `query` uses declare."""
+    return {a.needs for a in assertions.ASSERTIONS if a.needs is not None and a.applies(query)}
