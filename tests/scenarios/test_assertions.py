@@ -16,20 +16,28 @@ from evalkit.scenarios.references import scenario_problems
 from evalkit.scenarios.requirements import required_capabilities
 from evalkit.systems.capabilities import CAPABILITIES
 
+_SPEC_ORDER = ("forbid", "no_relevant", "expect_no_strong_match", "rank_before")
+_BY_FIELD = {a.field: a for a in ASSERTIONS}
+
 
 def test_the_registry_lists_the_spec_assertions_in_spec_order():
-    assert [a.field for a in ASSERTIONS] == ["forbid", "no_relevant", "expect_no_strong_match", "rank_before"]
+    assert tuple(a.field for a in ASSERTIONS) == _SPEC_ORDER
 
 
 def test_every_assertion_reads_a_query_field_and_needs_a_known_capability():
     for assertion in ASSERTIONS:
         assert assertion.field in QuerySpec.model_fields
         assert assertion.needs is None or assertion.needs in CAPABILITIES
-    assert {a.field: a.needs for a in ASSERTIONS if a.needs} == {"expect_no_strong_match": "confidence"}
+    assert {f: _BY_FIELD[f].needs for f in _SPEC_ORDER} == {
+        "forbid": None,
+        "no_relevant": None,
+        "expect_no_strong_match": "confidence",
+        "rank_before": None,
+    }
 
 
 def test_an_assertion_applies_only_when_its_field_is_set():
-    forbid, no_relevant, no_strong, rank_before = ASSERTIONS
+    forbid, no_relevant, no_strong, rank_before = (_BY_FIELD[f] for f in _SPEC_ORDER)
     plain = QuerySpec(query="q", relevant=["a"])
     assert not any(a.applies(plain) for a in ASSERTIONS)
     assert forbid.applies(QuerySpec(query="q", relevant=["a"], forbid=["b"]))
@@ -43,7 +51,7 @@ def test_an_assertion_applies_only_when_its_field_is_set():
 
 
 def test_an_assertion_declares_the_ids_it_references_with_their_paths():
-    forbid, no_relevant, _, rank_before = ASSERTIONS
+    forbid, no_relevant, rank_before = (_BY_FIELD[f] for f in ("forbid", "no_relevant", "rank_before"))
     query = QuerySpec(
         query="q", relevant=["a"], forbid=["b", "c"], rank_before=RankBefore(before="a", after="d")
     )
