@@ -71,7 +71,7 @@ class Assertion:
         return [f"{self.field}: {message}" for message in self.check(query, hits, own_ids)]
 
 
-def first_ranks(hits: Sequence[Hit]) -> dict[str, int]:
+def _first_ranks(hits: Sequence[Hit]) -> dict[str, int]:
     """Each retrieved id's rank at its first occurrence."""
     rank: dict[str, int] = {}
     for hit in hits:
@@ -94,7 +94,7 @@ def listed_twice(name: str, ids: Sequence[str]) -> list[Located]:
 
 
 def _forbid_check(query: QuerySpec, hits: Sequence[Hit], own_ids: Collection[str]) -> list[str]:
-    rank = first_ranks(hits)
+    rank = _first_ranks(hits)
     return [f"{ref!r} was retrieved at rank {rank[ref]}" for ref in query.forbid if ref in rank]
 
 
@@ -177,7 +177,7 @@ def _rank_before_check(query: QuerySpec, hits: Sequence[Hit], own_ids: Collectio
     if query.rank_before is None:
         return []
     before, after = query.rank_before.before, query.rank_before.after
-    rank = first_ranks(hits)
+    rank = _first_ranks(hits)
     if before not in rank:
         return [f"{before!r} was not retrieved (expected above {after!r})"]
     if after in rank and rank[after] < rank[before]:
