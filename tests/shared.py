@@ -1,10 +1,13 @@
-"""Paths and hypothesis strategies that several test modules use."""
+"""Paths, report comparisons, the in-process CLI runner and hypothesis strategies that several test
+modules use."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import strategies as st
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -31,6 +34,26 @@ def comparable(report: dict[str, Any], *also: str) -> dict[str, Any]:
     for key in (*RUN_SPECIFIC, *also):
         left.pop(key)
     return left
+
+
+def comparable_file(path: Path) -> dict[str, Any]:
+    """The saved report at `path` as `comparable` leaves it, without the system's name too: an
+    in-process run and the same system reached over HTTP or MCP (named by URL or command) must
+    agree on this."""
+    return comparable(json.loads(path.read_text(encoding="utf-8")), "system")
+
+
+def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    """`evalkit.cli.main(argv)` in process: (exit code, stdout, stderr); an argparse usage error's
+    SystemExit is returned as its code."""
+    from evalkit.cli import main
+
+    try:
+        code = main(list(argv))
+    except SystemExit as exc:  # argparse usage errors
+        code = int(exc.code or 0)
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
 
 
 FTS_SYNTAX = st.sampled_from(

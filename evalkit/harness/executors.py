@@ -4,7 +4,7 @@ An `Executor` maps a function over units of work (a scenario shard, a mutation) 
 results in the order of the units, whatever order they finish in; a failing unit raises its
 exception when its result is reached. The runner, the benchmarks and the mutation suite only
 ever call `map`, so a run is the same computation on every executor and its report is identical
-(tests/test_executors.py checks serial, processes and Ray against each other).
+(tests/harness/test_executors.py checks serial, processes and Ray against each other).
 
 Decisions:
 - Execution settings are not part of `RunConfig`: they cannot change a result (that is tested),

@@ -6,7 +6,7 @@ two signals the gate reads (`QueryResult.gate_candidates`). The gate at floor f 
 BM25 matched it or its similarity is >= f (SPEC §1.3 step 8; f <= 0 keeps every row), then the
 search slices to top_k. Because the candidate budget is the same for every gate (4·top_k under
 `supersession="suppress"`, which the harness always uses) and the gate only removes rows, this
-gives exactly the gated pass that a run at f would have produced (tests/test_sweep.py compares
+gives exactly the gated pass that a run at f would have produced (tests/harness/test_sweep.py compares
 with direct runs), and at f = 0 the ungated pass.
 
 Decisions:

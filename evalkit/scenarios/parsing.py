@@ -197,7 +197,7 @@ if yaml.__with_libyaml__:
         """The strict loader with libyaml's C scanner and parser: the events come from C, the nodes
         from the bounded Python composer. PyYAML's CSafeLoader composes in C, past any bound; here
         the composer's methods come before CParser's in the MRO, so CParser only supplies
-        get_event, peek_event and check_event (tests/test_parsing.py pins this)."""
+        get_event, peek_event and check_event (tests/scenarios/test_parsing.py pins this)."""
 
         def __init__(self, stream: str) -> None:
             CParser.__init__(self, stream)

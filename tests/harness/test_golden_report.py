@@ -1,7 +1,7 @@
 """The built-in suite's JSON report (deterministic mode, both passes) is pinned byte for byte,
 apart from the run's timestamp, provenance and search latencies (wall-clock times, different on
 every run), and the gated pass's `gate_candidates` (the pre-gate rows recorded for the gate
-sweep, added after the golden file was recorded; they are pinned by tests/test_sweep.py, which
+sweep, added after the golden file was recorded; they are pinned by tests/harness/test_sweep.py, which
 re-applies them and compares with direct gated runs): refactors must not move a single number."""
 
 from __future__ import annotations

@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 
 from evalkit import EvalRun, ReferenceSystem, RunConfig, load_suite, run_eval, run_verdict
-from evalkit.cli import main
 from evalkit.errors import ThresholdsError, UsageError
 from evalkit.harness.evaluate import evaluate
 from evalkit.harness.gating import (
@@ -29,7 +28,7 @@ from evalkit.harness.gating import (
 from evalkit.suites.mutations import MUTATIONS
 from evalkit.views.console import render_run
 from tests.factories import a_pass, query, scenario
-from tests.shared import DATASETS
+from tests.shared import DATASETS, cli
 
 
 def _gated(recall_a: float = 1.0, recall_b: float = 0.5, gate: float = 0.4):
@@ -225,12 +224,6 @@ def test_without_an_entry_for_the_runs_gate_the_gated_pass_stays_report_only(rec
 # ------------------------------------------------------------------------------ the CLI
 
 
-def _cli(capsys, *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
-
-
 @pytest.fixture
 def workspace(tmp_path: Path) -> Path:
     shutil.copytree(DATASETS, tmp_path / "data")
@@ -247,7 +240,7 @@ def _run(ws: Path, *extra: str) -> list[str]:
 def test_cli_records_a_gated_baseline_then_a_degraded_suite_exits_1_on_it(workspace, capsys):
     path = workspace / "data" / "thresholds.json"
     modes = json.loads(path.read_text())
-    code, out, err = _cli(
+    code, out, err = cli(
         capsys, *_run(workspace, "--update-baseline", "--gated", "--tolerance", "0.03",
                       "--category-tolerance", "multi-hop=0.1")
     )  # fmt: skip
@@ -261,7 +254,7 @@ def test_cli_records_a_gated_baseline_then_a_degraded_suite_exits_1_on_it(worksp
     assert data[GATED_KEY][0]["tolerances"] == {"default": 0.03, "categories": {"multi-hop": 0.1}}
 
     # Re-recording keeps the chosen tolerances unless flags change them.
-    assert _cli(capsys, *_run(workspace, "--update-baseline", "--gated"))[0] == 0
+    assert cli(capsys, *_run(workspace, "--update-baseline", "--gated"))[0] == 0
     assert json.loads(path.read_text())[GATED_KEY][0]["tolerances"]["categories"] == {"multi-hop": 0.1}
 
     scenario_file = workspace / "data" / "scenarios" / "multi-hop.yaml"
@@ -271,12 +264,12 @@ def test_cli_records_a_gated_baseline_then_a_degraded_suite_exits_1_on_it(worksp
             "Balances are kept in crdb-east.",
         )
     )
-    code, out, err = _cli(capsys, *_run(workspace))
+    code, out, err = cli(capsys, *_run(workspace))
     assert code == 1, err
     assert "  - [gated-metric] gated pass (min_relevance 0.4): category 'multi-hop': recall " in out
     assert "(gated baseline 0.7333 − tolerance 0.1)" in out
 
-    code, out, err = _cli(capsys, *_run(workspace, "--min-relevance", "0.9"))  # no entry at 0.9
+    code, out, err = cli(capsys, *_run(workspace, "--min-relevance", "0.9"))  # no entry at 0.9
     assert "[gated-" not in out and "Gated pass (report-only): min_relevance 0.9" in out
 
 
@@ -295,6 +288,6 @@ def test_cli_records_a_gated_baseline_then_a_degraded_suite_exits_1_on_it(worksp
 )
 def test_cli_refuses_gated_flags_that_would_do_nothing(workspace, capsys, flags, needle):
     before = (workspace / "data" / "thresholds.json").read_bytes()
-    code, _, err = _cli(capsys, *_run(workspace, *flags))
+    code, _, err = cli(capsys, *_run(workspace, *flags))
     assert code == 2 and needle in err, err
     assert (workspace / "data" / "thresholds.json").read_bytes() == before

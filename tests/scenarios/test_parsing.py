@@ -1,6 +1,6 @@
 """Tests for evalkit.scenarios.parsing: the two strict YAML loaders give the same data and the same
 messages. Hostile and malformed files are run through both loaders by the tests that use the
-`yaml_loader` fixture (tests/test_fault_matrix.py, tests/test_datasets.py)."""
+`yaml_loader` fixture (tests/test_fault_matrix.py, tests/scenarios/test_loading.py)."""
 
 from __future__ import annotations
 

@@ -23,7 +23,7 @@ from evalkit.errors import DatasetError, UsageError
 from evalkit.metrics import HARNESS_METRICS
 from evalkit.suites.benchmarks import BEIR_METRICS, LOCOMO_METRICS, bench_metrics, check_ks, files_digest
 from evalkit.views.frames import benchmark_metric_frame, question_category_frame
-from tests.shared import BEIR_TINY, LOCOMO, LOCOMO_TINY, SCIFACT
+from tests.shared import BEIR_TINY, LOCOMO, LOCOMO_TINY, ROOT, SCIFACT
 
 BEIR_DEFAULT_LABELS = [f"{m}@{k}" for m in BEIR_METRICS for k in (10, 100)]
 
@@ -326,7 +326,7 @@ def test_report_of_a_bench_result_shows_its_metrics_and_locomo_categories(
     (ax,) = charts.benchmark_chart(run).axes
     assert [t.get_text() for t in ax.get_xticklabels()] == list(run.extra_metrics)
     saved = run.save(tmp_path / "bench.json")
-    monkeypatch.chdir(Path(__file__).resolve().parents[1])
+    monkeypatch.chdir(ROOT)
     argv = ["report", "-p", "report_json", str(saved), "--out-dir", str(tmp_path / "out"), "--no-progress"]
     assert main(argv) == 0
     html = (tmp_path / "out" / "eval_report.html").read_text(encoding="utf-8")

@@ -16,7 +16,7 @@ from evalkit.systems.http_client import HttpSystem
 from evalkit.systems.http_server import create_app
 from evalkit.systems.wire import NamespaceOut
 from tests.servers import serving
-from tests.shared import DATASETS, comparable
+from tests.shared import DATASETS, comparable_file
 from tests.systems_fixtures import LimitedSystem
 
 
@@ -26,17 +26,11 @@ def reference_url():
         yield url
 
 
-def _comparable(path):
-    """The saved report without what legitimately differs between an in-process run and the same
-    run over HTTP (`comparable`, and the system's name: its URL)."""
-    return comparable(json.loads(path.read_text()), "system")
-
-
 def test_builtin_suite_over_http_equals_the_in_process_run(reference_url, tmp_path):
     common = ["--datasets", str(DATASETS), "--thresholds", str(DATASETS / "thresholds.json")]
     assert main(["run", *common, "--out", str(tmp_path / "local.json")]) == 0
     assert main(["run", *common, "--out", str(tmp_path / "http.json"), "--system", reference_url]) == 0
-    assert _comparable(tmp_path / "http.json") == _comparable(tmp_path / "local.json")
+    assert comparable_file(tmp_path / "http.json") == comparable_file(tmp_path / "local.json")
     remote = json.loads((tmp_path / "http.json").read_text())
     assert remote["system"] == reference_url
     assert remote["provenance"]["config"]["system"] == reference_url
@@ -49,7 +43,7 @@ def test_two_worker_processes_over_http_give_the_serial_report(reference_url, tm
     common += ["--system", reference_url]
     assert main(["run", *common, "--out", str(tmp_path / "serial.json")]) == 0
     assert main(["run", *common, "--out", str(tmp_path / "workers.json"), "--workers", "2"]) == 0
-    assert _comparable(tmp_path / "workers.json") == _comparable(tmp_path / "serial.json")
+    assert comparable_file(tmp_path / "workers.json") == comparable_file(tmp_path / "serial.json")
 
 
 def test_capabilities_come_from_the_server():
@@ -238,7 +232,7 @@ def test_evalkit_serve_in_a_subprocess_reproduces_the_in_process_run(tmp_path):
     finally:
         server.terminate()
         server.wait(timeout=30)
-    assert _comparable(tmp_path / "b.json") == _comparable(tmp_path / "a.json")
+    assert comparable_file(tmp_path / "b.json") == comparable_file(tmp_path / "a.json")
 
 
 @pytest.mark.parametrize(

@@ -11,15 +11,9 @@ import pytest
 from evalkit.cli import main
 from evalkit.errors import AdapterError
 from evalkit.systems.mcp_adapter import McpMapping, McpSystem, load_mapping
-from tests.shared import DATASETS, comparable
+from tests.shared import DATASETS, comparable_file
 
 MAPPING = DATASETS / "mcp" / "reference.toml"
-
-
-def _comparable(path):
-    """The saved report without what legitimately differs between an in-process run and the same
-    run over MCP (`comparable`, and the system's name)."""
-    return comparable(json.loads(path.read_text()), "system")
 
 
 def _mapping(tmp_path, **changes):
@@ -54,7 +48,7 @@ def test_builtin_suite_over_mcp_stdio_equals_the_in_process_run(tmp_path):
     common = ["--datasets", str(DATASETS), "--thresholds", str(DATASETS / "thresholds.json")]
     assert main(["run", *common, "--out", str(tmp_path / "local.json")]) == 0
     assert main(["run", *common, "--out", str(tmp_path / "mcp.json"), "--system", f"mcp:{MAPPING}"]) == 0
-    assert _comparable(tmp_path / "mcp.json") == _comparable(tmp_path / "local.json")
+    assert comparable_file(tmp_path / "mcp.json") == comparable_file(tmp_path / "local.json")
     remote = json.loads((tmp_path / "mcp.json").read_text())
     assert remote["system"] == "reference-mcp"
     assert remote["provenance"]["system"]["system"] == "mcp"
