@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from evalkit.harness.aggregation import mean_metrics, pass_result
 from evalkit.harness.checks import scenario_status
 from evalkit.harness.config import RunConfig
 from evalkit.harness.results import (
+    GATED,
+    MEASUREMENT,
     DroppedRecord,
     PassResult,
     QueryResult,
@@ -16,6 +19,7 @@ from evalkit.harness.results import (
     RunResult,
     ScenarioResult,
 )
+from evalkit.harness.runner import MEASUREMENT_PASS, PassSpec
 
 
 def query(
@@ -64,7 +68,10 @@ def scenario(
 
 
 def a_pass(*scenarios: ScenarioResult, gate: float = 0.0) -> PassResult:
-    return pass_result(list(scenarios), gate)
+    """A pass of these scenarios (`pass_result`, as the runner assembles one): the measurement at
+    gate 0, the report-only gated pass at any other gate."""
+    spec = MEASUREMENT_PASS if gate == 0.0 else PassSpec(GATED, "report-only", gate)
+    return pass_result(spec.name, spec.role, list(scenarios), gate)
 
 
 def a_run(
@@ -75,29 +82,36 @@ def a_run(
     notes: Sequence[str] = (),
     thresholds: Path | None = Path("datasets/thresholds.json"),
     top_k: int = 5,
+    **fields: Any,
 ) -> RunResult:
-    """A whole deterministic run of the reference system with these hand-built passes,
-    regressions and notes, and placeholder provenance."""
+    """A whole deterministic run of the reference system with these hand-built passes (placed as
+    the measurement and the report-only gated pass, whatever gate they were built at),
+    regressions and notes, and placeholder provenance; `fields` set other RunResult fields
+    (`provenance`, `gated_baseline`, ...)."""
+    passes = [ungated.model_copy(update={"name": MEASUREMENT, "role": "measurement"})]
+    if gated is not None:
+        passes.append(gated.model_copy(update={"name": GATED, "role": "report-only"}))
+    placeholder = {
+        "config": RunConfig(thresholds=thresholds),
+        "evalkit_version": "0.1.0",
+        "git": {"commit": None, "dirty": None},
+        "python": "3.11",
+        "platform": "Linux",
+        "packages": {},
+        "dataset_digest": "0" * 64,
+        "system": {"system": "reference"},
+        "embedder": None,
+    }
     return RunResult(
-        **ungated.model_dump(exclude={"relevance_gate"}),
-        relevance_gate=None if gated is None else gated.relevance_gate,
-        pinned_gates=ungated.relevance_gate,
-        mode="deterministic",
-        generated_at="2026-01-02T03:04:05+00:00",
-        top_k=top_k,
-        system="reference",
-        provenance={
-            "config": RunConfig(thresholds=thresholds),
-            "evalkit_version": "0.1.0",
-            "git": {"commit": None, "dirty": None},
-            "python": "3.11",
-            "platform": "Linux",
-            "packages": {},
-            "dataset_digest": "0" * 64,
-            "system": {"system": "reference"},
-            "embedder": None,
-        },
-        regressions=list(regressions),
-        notes=list(notes),
-        gated=gated,
+        **{
+            "passes": tuple(passes),
+            "mode": "deterministic",
+            "generated_at": "2026-01-02T03:04:05+00:00",
+            "top_k": top_k,
+            "system": "reference",
+            "provenance": placeholder,
+            "regressions": list(regressions),
+            "notes": list(notes),
+            **fields,
+        }
     )

@@ -136,7 +136,7 @@ def run_command(args: argparse.Namespace) -> int:
         record_gated_baseline(args, project, run.result)
         return EXIT_OK
     if args.update_baseline:
-        entry = baseline_entry(run.result, config.top_k)
+        entry = baseline_entry(run.result.measurement, config.top_k)
         path = update_thresholds(project.thresholds, config.mode, entry)
         print(f"baseline for {config.mode} at top_k {config.top_k} recorded in {path} (other entries kept)")
         return EXIT_OK

@@ -17,6 +17,7 @@ from evalkit.harness.results import (
     Latency,
     LatencyReport,
     PassResult,
+    PassRole,
     QueryResult,
     ScenarioResult,
 )
@@ -70,15 +71,20 @@ def gate_summary(scenarios: Sequence[ScenarioResult], min_relevance: float) -> G
     )
 
 
-def pass_result(scenarios: Sequence[ScenarioResult], min_relevance: float) -> PassResult:
-    """Assemble a pass: overall and per-category means over gating scenarios' queries. Categories
-    are in the order in which they first appear among the gating scenarios (SPEC §5), so the
-    console, the report JSON and the frames list them as the suite does."""
+def pass_result(
+    name: str, role: PassRole, scenarios: Sequence[ScenarioResult], min_relevance: float
+) -> PassResult:
+    """Assemble the pass `name` with `role`: overall and per-category means over gating scenarios'
+    queries, and its relevance gate's totals at `min_relevance` (`gate_summary`). Categories are
+    in the order in which they first appear among the gating scenarios (SPEC §5), so the console,
+    the report JSON and the frames list them as the suite does."""
     counted = [s for s in scenarios if counts_toward_aggregates(s)]
     by_category: dict[str, list[QueryResult]] = {}
     for s in counted:
         by_category.setdefault(s.category, []).extend(s.queries)
     return PassResult(
+        name=name,
+        role=role,
         scenarios=list(scenarios),
         overall=mean_metrics([q for s in counted for q in s.queries]),
         categories={c: mean_metrics(qs) for c, qs in by_category.items()},

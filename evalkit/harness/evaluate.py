@@ -1,7 +1,8 @@
 """The one evaluation path: `evaluate(suite, system, config) -> RunResult`.
 
-`evalkit run`, `bench`, `mutants`, the notebooks and the Python API all come here: run both
-passes, gate on the recorded thresholds, record provenance. Decisions where the SPEC is silent:
+`evalkit run`, `bench`, `mutants`, the notebooks and the Python API all come here: run the
+passes of the plan (`evalkit.harness.runner.pass_plan`), gate on the recorded thresholds, record
+provenance. Decisions where the SPEC is silent:
 - The thresholds file is read before anything runs, so an invalid file fails fast (exit 2).
 - Metric gating is off when the file is missing or has no entry for the run's (mode, top_k)
   (metrics at another cut-off are not comparable, so another top_k's entry never stands in).
@@ -18,9 +19,9 @@ passes, gate on the recorded thresholds, record provenance. Decisions where the 
   are not metric-gated (see `metric_regressions`); categories whose scenarios all ran still are.
 - A system without a relevance gate gets no gated pass, with a note.
 - The gated pass is gated only when the thresholds file holds a gated baseline for this mode,
-  top_k and the gate the pass ran at (`ThresholdsDocument.gated_entry`), and the suite is whole;
-  otherwise it stays report-only, and nothing about it is added to the notes (a file without
-  gated baselines gives exactly the report of a version without them).
+  top_k and the gate the pass ran at (`ThresholdsDocument.gated_entry`), and the suite is whole:
+  its role is then own-baseline; otherwise it stays report-only, and nothing about it is added
+  to the notes (a file without gated baselines gives exactly the report of a version without them).
 """
 
 from __future__ import annotations
@@ -70,26 +71,24 @@ def evaluate(
     document = read_thresholds(config.thresholds) if config.thresholds is not None else None
     entries = None if document is None else document.modes
     result = run_suite(suite, system, config, clock=clock, progress=progress, executor=executor)
-    metric_notes, metric_found = _metric_gating(suite, config, result.ungated, entries)
+    measurement, gated = result.measurement, result.gated
+    metric_notes, metric_found = _metric_gating(suite, config, measurement, entries)
     run_notes = [*notes, *_applicability_notes(result.not_applicable, result.gate_skipped), *metric_notes]
-    gated_entry = _gated_entry(suite, config, result.gated, document)
-    gated_found = (
-        [] if gated_entry is None or result.gated is None else gated_regressions(result.gated, gated_entry)
-    )
+    gated_entry = _gated_entry(suite, config, gated, document)
+    passes = result.passes
+    gated_found: list[Regression] = []
+    if gated_entry is not None and gated is not None:
+        gated_found = gated_regressions(gated, gated_entry)
+        passes = tuple(p.model_copy(update={"role": "own-baseline"}) if p is gated else p for p in passes)
     return RunResult(
-        scenarios=result.ungated.scenarios,
-        overall=result.ungated.overall,
-        categories=result.ungated.categories,
-        relevance_gate=None if result.gated is None else result.gated.relevance_gate,
-        pinned_gates=result.ungated.relevance_gate,
+        passes=passes,
         mode=config.mode,
         generated_at=datetime.now(UTC).replace(microsecond=0).isoformat(),
         top_k=config.top_k,
         system=system.name,
         provenance=collect(config, suite.digest, system.describe(), embedder),
-        regressions=assertion_regressions(result.ungated) + metric_found + gated_found,
+        regressions=assertion_regressions(measurement) + metric_found + gated_found,
         notes=run_notes,
-        gated=result.gated,
         gated_baseline=None if gated_entry is None else gated_entry.ref(),
         latency=result.latency,
         not_applicable=result.not_applicable,
@@ -117,7 +116,7 @@ def _gated_entry(
 
 
 def _metric_gating(
-    suite: Suite, config: RunConfig, ungated: PassResult, entries: dict[str, ModeEntry] | None
+    suite: Suite, config: RunConfig, measurement: PassResult, entries: dict[str, ModeEntry] | None
 ) -> tuple[list[str], list[Regression]]:
     """(notes, regressions): why metric gating is off (and, under `require_baseline`, that as a
     regression), or the metric regressions it found."""
@@ -132,7 +131,7 @@ def _metric_gating(
     elif entry is None:
         reason = no_baseline_reason(config.mode, config.top_k, thresholds, entries)
     else:
-        return [], metric_regressions(ungated, entry)
+        return [], metric_regressions(measurement, entry)
     note = f"{GATING_OFF}: {reason} (assertions still gate)"
     required = Regression(kind="baseline", message=f"a baseline is required (--require-baseline): {note}")
     return [note], [required] if config.require_baseline else []

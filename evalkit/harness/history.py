@@ -4,7 +4,7 @@ appends its summary, so a weekly scheduled run leaves a trend, not only a snapsh
 Contract:
 - `append_run(path, result)` adds one run — its identity (run id, time, system, mode, top_k, git
   commit, dataset digest), its regression count, its gated pass's gate figures, and every overall
-  and per-category metric of both passes — in one `BEGIN IMMEDIATE` transaction: a reader never
+  and per-category metric of each pass the run holds — in one `BEGIN IMMEDIATE` transaction: a reader never
   sees half a run, and concurrent appends (two CI jobs sharing a folder) wait for each other
   (busy timeout 30 s) instead of failing or interleaving. The folder is created if needed.
 - A file that is not an evalkit history (not SQLite, damaged, other tables) raises HistoryError
@@ -71,7 +71,7 @@ def append_run(path: str | Path, result: RunResult, *, run_id: str | None = None
     file = Path(path)
     file.parent.mkdir(parents=True, exist_ok=True)
     identity = run_id or uuid.uuid4().hex
-    gate = result.gated.relevance_gate if result.gated is not None else None
+    gate = result.relevance_gate
     run_row = (
         identity,
         datetime.now(UTC).replace(microsecond=0).isoformat(),
@@ -88,7 +88,7 @@ def append_run(path: str | Path, result: RunResult, *, run_id: str | None = None
         None if gate is None else gate.dropped_rows,
         None if gate is None else gate.queries_with_drops,
     )
-    metric_rows = [(identity, *row) for name, one in _passes(result) for row in _metric_rows(name, one)]
+    metric_rows = [(identity, *row) for one in result.passes for row in _metric_rows(one)]
     with _open(file) as conn:
         try:
             conn.execute("BEGIN IMMEDIATE")
@@ -117,14 +117,10 @@ def load_history(path: str | Path) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=list(HISTORY_COLUMNS))
 
 
-def _passes(result: RunResult) -> list[tuple[str, PassResult]]:
-    return [("ungated", result), *([("gated", result.gated)] if result.gated is not None else [])]
-
-
-def _metric_rows(pass_name: str, one: PassResult) -> list[tuple[object, ...]]:
+def _metric_rows(one: PassResult) -> list[tuple[object, ...]]:
     scopes = [("overall", "overall", one.overall), *(("category", c, a) for c, a in one.categories.items())]
     return [
-        (pass_name, scope, name, metric, value, aggregate.queries)
+        (one.name, scope, name, metric, value, aggregate.queries)
         for scope, name, aggregate in scopes
         for metric, value in aggregate.metrics.items()
     ]

@@ -1,10 +1,12 @@
 """Every result of a run, as pydantic models that are also the JSON report's schema.
 
-One `PassResult` per pass (ungated, gated); the `RunResult` is the ungated pass plus run metadata
-(the `RunConfig` and the rest of the provenance), regressions, the gated pass nested under `gated`
-and, when mutation testing ran with the run, its `DetectionPower`. Field names are the JSON keys
-and, flattened, the DataFrame columns (`evalkit.views.frames`). `schema_version` changes when a
-field changes meaning or shape.
+One `PassResult` per pass, each with its name, role and relevance-gate summary; the `RunResult`
+holds its passes (measurement first) plus run metadata (the `RunConfig` and the rest of the
+provenance), regressions and, when mutation testing ran with the run, its `DetectionPower`. The
+JSON report keeps the original service's shape (SPEC §5: the measurement pass at the top level,
+the gated pass nested under `gated`), which `RunResult` writes and reads. Field names are the JSON
+keys and, flattened, the DataFrame columns (`evalkit.views.frames`). `schema_version` changes when
+a field changes meaning or shape.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, SerializerFunctionWrapHandler, ValidationError, model_serializer
+from pydantic import Field, SerializerFunctionWrapHandler, ValidationError, model_serializer, model_validator
 
 from evalkit.errors import ReportError
 from evalkit.files import write_atomic
@@ -158,13 +160,38 @@ class GateSummary(_Model):
     queries: int
 
 
-class PassResult(_Model):
-    """One sweep over all scenarios."""
+PassRole = Literal["measurement", "report-only", "own-baseline", "re-gated"]
+"""What a pass is for: `measurement` (min_relevance 0, what baselines and regressions use),
+`report-only` (asked under the relevance gate, reported beside the measurement, never gated),
+`own-baseline` (the relevance-gated pass, gated against its own gated baseline) and `re-gated`
+(the relevance-gated pass re-gated at another value by `evalkit.harness.sweep.regate_pass`)."""
 
+MEASUREMENT = "ungated"
+"""The measurement pass's name (the top level of the report; the frames' `pass` value)."""
+
+GATED = "gated"
+"""The relevance-gated pass's name (role report-only or own-baseline; `gated` in the report)."""
+
+
+class PassResult(_Model):
+    """One sweep over all scenarios: its `name` ("ungated", "gated", "gated@0.6", ...), its
+    `role`, per-scenario results, the overall and per-category means, and what its relevance gate
+    did (for the measurement pass: the gates its queries pin themselves).
+
+    `name` and `role` are not written inside the pass's JSON: the report places each pass by its
+    role (SPEC §5, see `RunResult`), and reading it gives them back."""
+
+    name: str = Field(exclude=True)
+    role: PassRole = Field(exclude=True)
     scenarios: list[ScenarioResult]
     overall: Aggregate
     categories: dict[str, Aggregate]
     relevance_gate: GateSummary
+
+    @property
+    def relevance_gated(self) -> bool:
+        """True for a pass asked under the relevance gate (every role but the measurement)."""
+        return self.role != "measurement"
 
 
 class Regression(_Model):
@@ -225,22 +252,42 @@ GATING_OFF = "metric gating OFF"
 """How every note that turns metric gating off begins (console, JSON notes, the report's verdict)."""
 
 
-class RunResult(PassResult):
-    """A whole run: the ungated pass (top level), its regressions, provenance, the gated pass and
-    the detection power measured with the run (None when mutation testing did not run).
+_RELEVANCE_GATED: tuple[PassRole, ...] = ("report-only", "own-baseline")
+"""The roles of the relevance-gated pass (named GATED, at most one per run)."""
 
-    As in the original service's report (SPEC §5), the top-level `relevance_gate` describes the
-    report-only gated pass — the gate the service resolved (0.4 by default) and what it dropped —
-    or is None when that pass was skipped. What the measurement pass's own per-query pinned gates
-    (queries that set `min_relevance`) dropped is `pinned_gates`.
+_PASS_KEYS = ("scenarios", "overall", "categories", "relevance_gate")
+"""A pass's keys in the report, in the order they are written."""
 
-    `gated_baseline` names the gated baseline the gated pass was gated on (its regressions are of
-    kinds `gated-metric`/`gated-present`); None — and left out of the JSON — when the gated pass
-    was report-only.
+_BEFORE_GATED = (
+    "schema_version", "mode", "generated_at", "top_k", "system", "provenance", "regressions", "notes",
+)  # fmt: skip
+"""The run's keys written before the nested `gated` pass (SPEC §5 order); the rest follow it."""
+
+
+class RunResult(_Model):
+    """A whole run: its passes, its regressions, provenance and the detection power measured with
+    the run (None when mutation testing did not run).
+
+    `passes`, in plan order (`evalkit.harness.runner.pass_plan`): the measurement pass (named
+    MEASUREMENT, role measurement) first; then, unless it was skipped, the relevance-gated pass
+    (named GATED, role report-only — or own-baseline when `gated_baseline` names the gated baseline
+    it was gated on, its regressions being of kinds `gated-metric`/`gated-present`); then any
+    re-gated passes (role re-gated, each with its own name) added with `with_pass`. Look a pass
+    up with `measurement`, `gated` or `pass_named`; `scenarios`, `overall` and `categories` are
+    the measurement's.
+
+    The report JSON keeps the original service's shape (SPEC §5, `_to_report`): the top level is
+    the measurement pass's scenarios, overall and categories; the top-level `relevance_gate` is
+    the relevance-gated pass's summary (the gate the service resolved, 0.4 by default, and what it
+    dropped) or null when that pass was skipped, while what the measurement's own per-query pinned
+    gates (queries that set `min_relevance`) dropped is `pinned_gates`; the relevance-gated pass
+    is nested under `gated` in the same shape (null when skipped). Re-gated passes, for which the
+    original report has no place, are written under `regated` (a list of passes with their
+    `name`), left out when there are none — so every report of a plain run keeps the exact shape.
+    Reading takes that shape back (`_from_report`); `passes` may also be given directly.
     """
 
-    relevance_gate: GateSummary | None  # type: ignore[assignment]
-    pinned_gates: GateSummary
+    passes: tuple[PassResult, ...]
     schema_version: int = SCHEMA_VERSION
     mode: str
     generated_at: str
@@ -249,7 +296,6 @@ class RunResult(PassResult):
     provenance: Provenance
     regressions: list[Regression]
     notes: list[str] = Field(default_factory=list)
-    gated: PassResult | None = None
     gated_baseline: GatedBaselineRef | None = None
     detection: DetectionPower | None = None
     latency: LatencyReport | None = None
@@ -257,6 +303,102 @@ class RunResult(PassResult):
     not_applicable: dict[str, list[str]] = Field(default_factory=dict)
     """Scenario name → the capabilities it needs that the system lacks (left out of the JSON
     when every scenario applied)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_report(cls, data: Any) -> Any:
+        """The report's shape (SPEC §5) as `passes`; data that already has `passes` is kept."""
+        if not isinstance(data, dict) or "passes" in data:
+            return data
+        return _report_passes(data)
+
+    @model_validator(mode="after")
+    def _check_passes(self) -> RunResult:
+        """The passes are in the documented order, names unique, and the relevance-gated pass's
+        role agrees with `gated_baseline`."""
+        roles = [p.role for p in self.passes]
+        names = [p.name for p in self.passes]
+        if not self.passes or self.passes[0].role != "measurement" or self.passes[0].name != MEASUREMENT:
+            raise ValueError(f"a run's first pass is its measurement, named {MEASUREMENT!r}; got {names}")
+        rest = self.passes[1:]
+        gated = [p for p in rest if p.role in _RELEVANCE_GATED]
+        if gated and (rest[0] is not gated[0] or len(gated) > 1 or gated[0].name != GATED):
+            raise ValueError(f"a run has at most one relevance-gated pass, {GATED!r}, second; got {names}")
+        if roles.count("measurement") != 1 or len(set(names)) != len(names):
+            raise ValueError(f"a run has one measurement pass and unique pass names; got {names}")
+        if (self.gated_baseline is not None) != ("own-baseline" in roles):
+            raise ValueError(
+                "the relevance-gated pass has role own-baseline exactly when `gated_baseline` names "
+                f"its baseline; got roles {roles} and gated_baseline {self.gated_baseline}"
+            )
+        return self
+
+    @model_serializer(mode="wrap")
+    def _to_report(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """The report's shape (SPEC §5; see the class docstring), keys in the original order."""
+        data: dict[str, Any] = handler(self)
+        dumped = dict(zip((p.name for p in self.passes), data.pop("passes"), strict=True))
+        top = dumped[MEASUREMENT]
+        gated = dumped.get(GATED)
+        report = {key: top[key] for key in _PASS_KEYS[:-1]}
+        report["relevance_gate"] = None if gated is None else gated["relevance_gate"]
+        report["pinned_gates"] = top["relevance_gate"]
+        report.update({key: data.pop(key) for key in _BEFORE_GATED if key in data})
+        report["gated"] = gated
+        report.update(data)
+        regated = [{"name": p.name, **dumped[p.name]} for p in self.passes if p.role == "re-gated"]
+        if regated:
+            report["regated"] = regated
+        return report
+
+    @property
+    def measurement(self) -> PassResult:
+        """The measurement pass (min_relevance 0): what baselines and regressions use."""
+        return self.passes[0]
+
+    @property
+    def gated(self) -> PassResult | None:
+        """The relevance-gated pass (report-only or own-baseline), or None when it was skipped."""
+        return next((p for p in self.passes if p.role in _RELEVANCE_GATED), None)
+
+    def pass_named(self, name: str) -> PassResult | None:
+        """The pass called `name` ("ungated", "gated", a re-gated pass's name), or None."""
+        return next((p for p in self.passes if p.name == name), None)
+
+    def with_pass(self, one: PassResult) -> RunResult:
+        """This run with `one` in place of the pass of the same name, or added after the others
+        (a re-gated pass of a sweep). ValidationError when the passes would break the order or
+        role rules above (a second relevance-gated pass, a re-gated pass named "gated", ...)."""
+        kept = [one if p.name == one.name else p for p in self.passes]
+        passes = kept if one.name in {p.name for p in self.passes} else [*kept, one]
+        return RunResult.model_validate({**dict(self), "passes": tuple(passes)})
+
+    @property
+    def scenarios(self) -> list[ScenarioResult]:
+        """The measurement pass's scenarios."""
+        return self.measurement.scenarios
+
+    @property
+    def overall(self) -> Aggregate:
+        """The measurement pass's overall means."""
+        return self.measurement.overall
+
+    @property
+    def categories(self) -> dict[str, Aggregate]:
+        """The measurement pass's per-category means."""
+        return self.measurement.categories
+
+    @property
+    def relevance_gate(self) -> GateSummary | None:
+        """The relevance-gated pass's gate summary (the report's top-level `relevance_gate`), or
+        None when that pass was skipped."""
+        gated = self.gated
+        return None if gated is None else gated.relevance_gate
+
+    @property
+    def pinned_gates(self) -> GateSummary:
+        """What the measurement pass's own per-query pinned gates dropped (`pinned_gates`)."""
+        return self.measurement.relevance_gate
 
     @property
     def gated_pass_role(self) -> str:
@@ -277,6 +419,40 @@ class RunResult(PassResult):
         the metrics were compared with a baseline; otherwise the metric-gating-OFF note."""
         off = self.metric_gating_off
         return "No gating regressions." if off is None else f"{off} — no assertion regressions"
+
+
+def _report_passes(report: dict[str, Any]) -> dict[str, Any]:
+    """A report's fields (SPEC §5 shape) with its passes gathered under `passes`: the top level
+    as the measurement (its gate summary is `pinned_gates`), `gated` as the relevance-gated pass
+    (role own-baseline when `gated_baseline` is set), `regated` as re-gated passes. The top-level
+    `relevance_gate` repeats the gated pass's summary: it is required, must be null without a
+    gated pass and equal to the gated pass's summary otherwise (ValueError)."""
+    data = dict(report)
+    measurement = {key: data.pop(key) for key in _PASS_KEYS[:-1] if key in data}
+    if "pinned_gates" in data:
+        measurement["relevance_gate"] = data.pop("pinned_gates")
+    if "relevance_gate" not in data:
+        raise ValueError("relevance_gate: required (the gated pass's summary, or null without one)")
+    summary, gated = data.pop("relevance_gate"), data.pop("gated", None)
+    passes: list[Any] = [{"name": MEASUREMENT, "role": "measurement", **measurement}]
+    if gated is None and summary is not None:
+        raise ValueError("relevance_gate must be null when the report has no gated pass (`gated` null)")
+    if gated is not None:
+        role = "report-only" if data.get("gated_baseline") is None else "own-baseline"
+        fields = dict(gated)
+        if _summary(fields.get("relevance_gate")) != _summary(summary):
+            raise ValueError("relevance_gate must repeat gated.relevance_gate, the gated pass's summary")
+        passes.append({**fields, "name": GATED, "role": role})
+    passes.extend({**dict(p), "role": "re-gated"} for p in data.pop("regated", []))
+    return {"passes": passes, **data}
+
+
+def _summary(value: Any) -> Any:
+    """`value` as a GateSummary when it is one (a dict or the model), else as given."""
+    try:
+        return GateSummary.model_validate(value)
+    except ValidationError:
+        return value
 
 
 def write_result(result: RunResult, path: str | Path) -> Path:

@@ -5,11 +5,12 @@ Each scenario gets a fresh memory in its own temporary directory, removed when t
 one big scenario's queries); an `Executor` runs the shards here, on worker processes or on Ray,
 and the results are assembled in scenario and query order, identical on every executor.
 
-Both passes query the same seeded memory: the ungated pass with
-min_relevance=0 (what baselines gate on) and, unless disabled, the gated pass with the system's
-default gate (or an explicit value), which is report-only. A query that pins its own
-`min_relevance` is asked with that gate in both passes: what the gate keeps is then measured and
-asserted by the gating pass (its drops show in the ungated pass's gate counts too).
+Every pass of the run's plan (`pass_plan`: a tuple of `PassSpec`, so another pass is data) queries
+the same seeded memory, each query once per pass in plan order: the measurement pass ("ungated")
+with min_relevance=0 (what baselines gate on) and, unless disabled, the gated pass with the
+system's default gate (or an explicit value), which is report-only. A query that pins its own
+`min_relevance` is asked with that gate in every pass: what the gate keeps is then measured and
+asserted by the measurement pass (its drops show in the measurement pass's gate counts too).
 
 A search response is checked before it is scored (`evalkit.systems.checked`): adapter mistakes
 and NaN or infinite scores stop the run with an AdapterError (SystemOutputError for output)
@@ -38,8 +39,11 @@ from evalkit.harness.checks import check_query, scenario_status
 from evalkit.harness.config import RunConfig
 from evalkit.harness.executors import Executor, SerialExecutor
 from evalkit.harness.results import (
+    GATED,
+    MEASUREMENT,
     LatencyReport,
     PassResult,
+    PassRole,
     QueryResult,
     ScenarioResult,
 )
@@ -56,17 +60,64 @@ from evalkit.validation import shown_value
 
 
 @dataclass(frozen=True)
-class SuiteResult:
-    """The passes of one run; `gated` is None when the gated pass was skipped (`gate_skipped`:
-    because the system has no relevance gate). `not_applicable` maps each scenario that was not
-    run to the capabilities it needs that the system lacks; `latency` times every search call."""
+class PassSpec:
+    """One pass of a run's plan: the runner asks every query once per spec, in plan order, of the
+    same seeded memory. `min_relevance` is the gate asked of queries that pin none (None = the
+    system's default); a query that pins its own is asked with it in every pass."""
 
-    ungated: PassResult
-    gated: PassResult | None
+    name: str
+    role: PassRole
+    min_relevance: float | None
+
+    @property
+    def relevance_gated(self) -> bool:
+        """A pass under the relevance gate (every role but the measurement): it reports the gate
+        the system resolved (the largest over the queries that pin none; `min_relevance`, or 0,
+        when none was asked) and records, per such query, the rows that reached the gate (for the
+        sweep). The measurement pass reports gate 0 and records no candidates."""
+        return self.role != "measurement"
+
+
+MEASUREMENT_PASS = PassSpec(MEASUREMENT, "measurement", 0.0)
+"""The measurement pass: min_relevance 0, what baselines and regressions use."""
+
+
+def pass_plan(config: RunConfig, capabilities: frozenset[str]) -> tuple[PassSpec, ...]:
+    """The passes `config` asks of a system declaring `capabilities`: the measurement, then —
+    when `config.gated` and the system has a `relevance_gate` — the report-only gated pass at
+    `config.min_relevance` (None = the system's default). `evaluate` makes the gated pass
+    own-baseline afterwards when a gated baseline applies."""
+    gated = config.gated and "relevance_gate" in capabilities
+    return (MEASUREMENT_PASS, *([PassSpec(GATED, "report-only", config.min_relevance)] if gated else []))
+
+
+@dataclass(frozen=True)
+class SuiteResult:
+    """The passes of one run, in plan order (the measurement first); the gated pass is absent
+    when it was not asked for or skipped (`gate_skipped`: because the system has no relevance
+    gate). `not_applicable` maps each scenario that was not run to the capabilities it needs that
+    the system lacks; `latency` times every search call."""
+
+    passes: tuple[PassResult, ...]
     clock: datetime
     not_applicable: dict[str, list[str]]
     gate_skipped: bool
     latency: LatencyReport
+
+    @property
+    def measurement(self) -> PassResult:
+        """The measurement pass (named "ungated")."""
+        return self.passes[0]
+
+    @property
+    def ungated(self) -> PassResult:
+        """The measurement pass, by its name (the same as `measurement`)."""
+        return self.passes[0]
+
+    @property
+    def gated(self) -> PassResult | None:
+        """The relevance-gated pass, or None when it did not run."""
+        return next((p for p in self.passes if p.relevance_gated), None)
 
 
 @dataclass(frozen=True)
@@ -81,12 +132,12 @@ class Shard:
 
 @dataclass(frozen=True)
 class ShardResult:
-    """One shard's query results per pass (`gated` None when skipped), the gate values the
-    system resolved for queries without their own, and the wall time of each search call (ms)."""
+    """One shard's results, per pass of the plan (in plan order): its query results and the gate
+    values the system resolved for its queries without their own (relevance-gated passes only);
+    and the wall time of each search call (ms, in call order)."""
 
-    ungated: list[QueryResult]
-    gated: list[QueryResult] | None
-    gate_values: frozenset[float]
+    queries: tuple[list[QueryResult], ...]
+    gate_values: tuple[frozenset[float], ...]
     latencies_ms: list[float]
 
 
@@ -114,21 +165,20 @@ def plan_shards(scenarios: Sequence[Scenario], workers: int) -> list[list[Shard]
 class ShardRunner:
     """Runs one shard (a picklable callable, so executors can ship it to worker processes):
     seeds a fresh memory of `system` in its own temporary directory — removed when the shard
-    ends, also on an error or Ctrl-C — and asks the shard's queries in the ungated pass and, when
-    `gated` (the config asks for it and the system has a relevance gate), the gated pass."""
+    ends, also on an error or Ctrl-C — and asks each of the shard's queries once per pass of
+    `plan`, in plan order."""
 
     system: MemorySystem
     config: RunConfig
     distractors: tuple[ThoughtSpec, ...]
     clock: datetime
-    gated: bool
+    plan: tuple[PassSpec, ...]
 
     def __call__(self, shard: Shard) -> ShardResult:
-        scenario, min_relevance = shard.scenario, self.config.min_relevance
+        scenario = shard.scenario
         extra_metrics = parse_metrics(",".join(self.config.metrics)) if self.config.metrics else ()
-        plain: list[QueryResult] = []
-        filtered: list[QueryResult] = []
-        gate_values: set[float] = set()
+        results: tuple[list[QueryResult], ...] = tuple([] for _ in self.plan)
+        gate_values: tuple[set[float], ...] = tuple(set() for _ in self.plan)
         latencies: list[float] = []
         with scratch_directory() as workdir, open_checked(self.system, workdir) as memory:
             memory.add_thoughts(seed_thoughts(scenario, self.distractors, self.clock))
@@ -148,22 +198,17 @@ class ShardRunner:
                 )
                 asked = f"scenario {scenario.name!r}, query {index + 1} ({shown_value(query.query)})"
                 pinned = query.min_relevance
-                timed = memory.search(
-                    query.query, asked=asked, min_relevance=0.0 if pinned is None else pinned, **options
-                )
-                latencies.append(timed.latency_ms)
-                plain.append(_query_result(index, query, timed, k, own, extra_metrics))
-                if self.gated:
-                    gate = min_relevance if pinned is None else pinned
+                for spec, queries, resolved in zip(self.plan, results, gate_values, strict=True):
+                    gate = spec.min_relevance if pinned is None else pinned
                     timed = memory.search(query.query, asked=asked, min_relevance=gate, **options)
                     latencies.append(timed.latency_ms)
-                    if pinned is None:
-                        gate_values.add(timed.response.min_relevance)
-                    record = pinned is None and bool(timed.response.gate_candidates)
-                    filtered.append(
-                        _query_result(index, query, timed, k, own, extra_metrics, gate_candidates=record)
-                    )
-        return ShardResult(plain, filtered if self.gated else None, frozenset(gate_values), latencies)
+                    free = spec.relevance_gated and pinned is None
+                    if free:
+                        resolved.add(timed.response.min_relevance)
+                    record = free and bool(timed.response.gate_candidates)
+                    scored = _query_result(index, query, timed, k, own, extra_metrics, gate_candidates=record)
+                    queries.append(scored)
+        return ShardResult(results, tuple(frozenset(v) for v in gate_values), latencies)
 
 
 @contextmanager
@@ -192,18 +237,17 @@ def run_suite(
 ) -> SuiteResult:
     """Run every scenario of `suite` on fresh memories of `system`.
 
-    From `config`: `top_k` applies to queries without their own; `gated` adds the gated pass and
-    `min_relevance` is its gate (None = the system's default, resolved from its responses);
-    `metrics` (e.g. ndcg@10) are computed per query beside the harness metrics. `clock` resolves
-    relative dates and is the "now" of every search (default: the current UTC time, truncated to
-    seconds). `executor` runs the shards of the applicable scenarios (`plan_shards`; default:
-    serially, in this process); results come back in scenario and query order, identical on
+    From `config`: `top_k` applies to queries without their own; `gated` adds the gated pass to the
+    plan (`pass_plan`) and `min_relevance` is its gate (None = the system's default, resolved from
+    its responses); `metrics` (e.g. ndcg@10) are computed per query beside the harness metrics.
+    `clock` resolves relative dates and is the "now" of every search (default: the current UTC time,
+    truncated to seconds). `executor` runs the shards of the applicable scenarios (`plan_shards`;
+    default: serially, in this process); results come back in scenario and query order, identical on
     every executor (latencies apart).
     """
     now = clock or datetime.now(UTC).replace(microsecond=0)
     capabilities = declared_capabilities(system)
-    gate_skipped = config.gated and "relevance_gate" not in capabilities
-    gated = config.gated and not gate_skipped
+    plan = pass_plan(config, capabilities)
     not_applicable = {
         scenario.name: missing
         for scenario in suite.scenarios
@@ -211,42 +255,38 @@ def run_suite(
     }
     applicable = [s for s in suite.scenarios if s.name not in not_applicable]
     runner = executor or SerialExecutor()
-    plan = plan_shards(applicable, runner.workers)
-    shard_counts = iter(len(shards) for shards in plan)
-    job = ShardRunner(system, config, suite.distractors, now, gated)
+    shards = plan_shards(applicable, runner.workers)
+    shard_counts = iter(len(pieces) for pieces in shards)
+    job = ShardRunner(system, config, suite.distractors, now, plan)
     total = sum(len(s.queries) for s in suite.scenarios)
     bar = tqdm(total=total, desc="queries", unit="q", disable=not progress_enabled(progress))
-    ungated: list[ScenarioResult] = []
-    gated_results: list[ScenarioResult] = []
-    gate_values: set[float] = set()
+    scenarios: tuple[list[ScenarioResult], ...] = tuple([] for _ in plan)
+    gate_values: tuple[set[float], ...] = tuple(set() for _ in plan)
     latencies: dict[str, list[float]] = {}
     try:
-        results = runner.map(job, [shard for shards in plan for shard in shards])
+        results = runner.map(job, [shard for pieces in shards for shard in pieces])
         for scenario in suite.scenarios:
             if scenario.name in not_applicable:
-                ungated.append(_not_applicable(scenario))
-                if gated:
-                    gated_results.append(_not_applicable(scenario))
+                for done in scenarios:
+                    done.append(_not_applicable(scenario))
                 bar.update(len(scenario.queries))
                 continue
             parts = [next(results) for _ in range(next(shard_counts))]
-            ungated.append(_scenario_result(scenario, [q for part in parts for q in part.ungated]))
-            if gated:
-                gated_results.append(
-                    _scenario_result(scenario, [q for part in parts for q in part.gated or []])
-                )
-            gate_values.update(*(part.gate_values for part in parts))
+            for i, done in enumerate(scenarios):
+                done.append(_scenario_result(scenario, [q for part in parts for q in part.queries[i]]))
+                gate_values[i].update(*(part.gate_values[i] for part in parts))
             latencies[scenario.name] = [ms for part in parts for ms in part.latencies_ms]
-            bar.update(sum(len(part.ungated) for part in parts))
+            bar.update(sum(len(part.queries[0]) for part in parts))
     finally:
         bar.close()
-    gate_value = max(gate_values) if gate_values else (config.min_relevance or 0.0)
     return SuiteResult(
-        ungated=pass_result(ungated, 0.0),
-        gated=pass_result(gated_results, gate_value) if gated else None,
+        passes=tuple(
+            pass_result(spec.name, spec.role, done, max(values) if values else (spec.min_relevance or 0.0))
+            for spec, done, values in zip(plan, scenarios, gate_values, strict=True)
+        ),
         clock=now,
         not_applicable=not_applicable,
-        gate_skipped=gate_skipped,
+        gate_skipped=config.gated and "relevance_gate" not in capabilities,
         latency=latency_report(latencies),
     )
 

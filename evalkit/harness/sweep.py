@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from evalkit.errors import UsageError
 from evalkit.harness.aggregation import mean_metrics, pass_result
-from evalkit.harness.results import DroppedRecord, PassResult, QueryResult, RunResult, ScenarioResult
+from evalkit.harness.results import GATED, DroppedRecord, PassResult, QueryResult, RunResult, ScenarioResult
 from evalkit.metrics import HARNESS_METRICS, score_query
 
 
@@ -63,23 +63,32 @@ def regate_query(query: QueryResult, min_relevance: float) -> QueryResult:
 
 
 def regate_pass(result: RunResult, min_relevance: float) -> PassResult:
-    """The gated pass of `result` re-gated at `min_relevance`: per-query results, scenario means,
-    category and overall means over gating scenarios, and the gate's totals. UsageError when the
-    run has no gated pass or recorded no candidates (a report written before they were recorded:
-    re-run it)."""
+    """The gated pass of `result` re-gated at `min_relevance`, as a pass of role re-gated named
+    `regated_name(min_relevance)` (add it to the run with `RunResult.with_pass`): per-query
+    results, scenario means, category and overall means over gating scenarios, and the gate's
+    totals. UsageError when the run has no gated pass or recorded no candidates (a report written
+    before they were recorded: re-run it)."""
     reason = unavailable(result)
-    if reason is not None or result.gated is None:
+    gated = result.gated
+    if reason is not None or gated is None:
         raise UsageError(f"cannot sweep the gate: {reason}")
     if not 0.0 <= min_relevance <= 1.0:
         raise UsageError(f"a gate value must be in [0, 1], got {min_relevance}")
-    return pass_result([_regate_scenario(s, min_relevance) for s in result.gated.scenarios], min_relevance)
+    scenarios = [_regate_scenario(s, min_relevance) for s in gated.scenarios]
+    return pass_result(regated_name(min_relevance), "re-gated", scenarios, min_relevance)
+
+
+def regated_name(min_relevance: float) -> str:
+    """The name of the gated pass re-gated at `min_relevance`: "gated@0.6"."""
+    return f"{GATED}@{min_relevance:g}"
 
 
 def unavailable(result: RunResult) -> str | None:
     """Why `result` cannot be re-gated, or None when it can."""
-    if result.gated is None:
+    gated = result.gated
+    if gated is None:
         return "the run has no gated pass (it ran with --no-gated)"
-    if not any(q.gate_candidates is not None for s in result.gated.scenarios for q in s.queries):
+    if not any(q.gate_candidates is not None for s in gated.scenarios for q in s.queries):
         return (
             "the run recorded no gate candidates (written by an older evalkit, or by a system that "
             "reports none); re-run it with this version"

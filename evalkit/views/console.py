@@ -131,7 +131,7 @@ def render_run(run: EvalRun) -> str:
         f"evalkit · mode {result.mode} · system {result.system} · top_k {result.top_k} · "
         f"{len(result.scenarios)} scenarios · {queries} queries",
         "",
-        *render_pass_table(result),
+        *render_pass_table(result.measurement),
     ]
     if result.gated is not None:
         lines += ["", *render_gate_comparison(run)]

@@ -4,10 +4,11 @@
 the result alone, so both give identical frames). The long frames (`queries`, `hits`) are built
 once per EvalRun; the per-scenario frame and the gate comparison are derived from them, so a
 count such as `relevant_dropped` or `relevant_lost` is computed in one place. Every frame is
-long/tidy with a `pass` column ("ungated" or "gated") where both passes apply; rows are ordered
-by scenario file order, query order and `rank`, never by score. Benchmark metrics such as
-`ndcg@10` are appended after the documented columns of the query, scenario, category and overall
-frames. Each access returns a fresh copy: changing a frame never changes the run.
+long/tidy with a `pass` column (the pass's name: "ungated", "gated", a re-gated pass's name)
+where several passes apply; rows are ordered by scenario file order, query order and `rank`,
+never by score. Benchmark metrics such as `ndcg@10` are appended after the documented columns of
+the query, scenario, category and overall frames. Each access returns a fresh copy: changing a
+frame never changes the run.
 """
 
 from __future__ import annotations
@@ -142,11 +143,8 @@ class EvalRun:
 
     @property
     def passes(self) -> dict[str, PassResult]:
-        """The passes present, "ungated" first."""
-        out: dict[str, PassResult] = {"ungated": self.result}
-        if self.result.gated is not None:
-            out["gated"] = self.result.gated
-        return out
+        """The run's passes by name, in the run's order ("ungated" first)."""
+        return {p.name: p for p in self.result.passes}
 
     @property
     def ok(self) -> bool:
@@ -196,7 +194,7 @@ class EvalRun:
     def overall(self) -> pd.DataFrame:
         rows = []
         for name, result in self.passes.items():
-            gate = self.result.pinned_gates if name == "ungated" else result.relevance_gate
+            gate = result.relevance_gate
             rows.append(
                 {
                     "pass": name,
@@ -311,7 +309,7 @@ class EvalRun:
             for s in result.scenarios:
                 counted = counts_toward_aggregates(s)
                 for q in s.queries:
-                    lost = lost_from_top_k(measured[(s.name, q.index)], q) if name == "gated" else []
+                    lost = lost_from_top_k(measured[(s.name, q.index)], q) if result.relevance_gated else []
                     rows.append(
                         {
                             "pass": name,
@@ -355,7 +353,7 @@ class EvalRun:
         for name, result in self.passes.items():
             for s in result.scenarios:
                 for q in s.queries:
-                    dropped = gone.get((s.name, q.index), set()) if name == "ungated" else set()
+                    dropped = gone.get((s.name, q.index), set()) if not result.relevance_gated else set()
                     for h in q.hits:
                         rows.append(
                             {

@@ -11,7 +11,15 @@ import pytest
 
 from evalkit.embedders import HashingEmbedder
 from evalkit.harness.config import RunConfig
-from evalkit.harness.runner import SuiteResult, run_suite
+from evalkit.harness.runner import (
+    MEASUREMENT_PASS,
+    PassSpec,
+    Shard,
+    ShardRunner,
+    SuiteResult,
+    pass_plan,
+    run_suite,
+)
 from evalkit.scenarios import QuerySpec, Scenario, Suite, ThoughtSpec, load_suite
 from evalkit.systems import MemorySystem, ReferenceSystem
 from tests.shared import DATASETS
@@ -84,6 +92,37 @@ def test_explicit_gate_value_and_no_gated_pass():
         run(s, ReferenceSystem(), clock=CLOCK, min_relevance=0.75).gated.relevance_gate.min_relevance == 0.75
     )
     assert run(s, ReferenceSystem(), clock=CLOCK, gated=False).gated is None
+
+
+def test_the_plan_is_the_measurement_then_the_gated_pass_when_asked_and_possible():
+    gated = PassSpec("gated", "report-only", None)
+    assert pass_plan(RunConfig(), frozenset({"relevance_gate"})) == (MEASUREMENT_PASS, gated)
+    assert pass_plan(RunConfig(min_relevance=0.75), frozenset({"relevance_gate"}))[1].min_relevance == 0.75
+    assert pass_plan(RunConfig(gated=False), frozenset({"relevance_gate"})) == (MEASUREMENT_PASS,)
+    assert pass_plan(RunConfig(), frozenset()) == (MEASUREMENT_PASS,)
+    assert (MEASUREMENT_PASS.name, MEASUREMENT_PASS.min_relevance, MEASUREMENT_PASS.relevance_gated) == (
+        "ungated",
+        0.0,
+        False,
+    )
+
+
+def test_a_third_pass_is_one_more_spec_of_the_plan():
+    one = scenario("facts", [QuerySpec(query="billing API port", relevant=["port"])])
+    plan = (
+        *pass_plan(RunConfig(top_k=3), frozenset({"relevance_gate"})),
+        PassSpec("strict", "re-gated", 0.75),
+    )
+    shard = ShardRunner(ReferenceSystem(), RunConfig(top_k=3), (), CLOCK, plan)(Shard(one, 0, 1))
+    assert len(shard.queries) == 3 and len(shard.latencies_ms) == 3  # one search per pass
+    assert shard.gate_values == (frozenset(), frozenset({0.4}), frozenset({0.75}))
+    direct = run(suite_of(one), ReferenceSystem(), clock=CLOCK, top_k=3, min_relevance=0.75).gated
+    assert direct is not None
+    assert shard.queries[2] == direct.scenarios[0].queries
+    assert (
+        shard.queries[0]
+        == run(suite_of(one), ReferenceSystem(), clock=CLOCK, top_k=3).ungated.scenarios[0].queries
+    )
 
 
 def test_failing_assertion_makes_the_scenario_fail_and_xfail_turns_it_into_xfail():

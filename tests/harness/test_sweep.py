@@ -17,7 +17,7 @@ from evalkit.views.charts import sweep_chart
 from evalkit.views.styles import FAIL_CSS
 from evalkit.views.sweep import gate_sweep
 from evalkit.views.tables import gate_recommendation
-from tests.factories import a_pass, scenario
+from tests.factories import a_pass, a_run, scenario
 from tests.shared import DATASETS
 
 # Candidates in pipeline order: a (BM25 matched, sim .1), b (vector only, .5), c (vector only, .3),
@@ -75,12 +75,10 @@ def _run(gated_queries: list[QueryResult] | None) -> RunResult:
     ungated = a_pass(
         scenario("facts", "explicit-fact", [_query(["b", "c"], None).model_copy(update={"metrics": perfect})])
     )
-    return RunResult.model_construct(
-        **dict(ungated), mode="deterministic", generated_at="", top_k=2, system="reference", provenance=None,
-        regressions=[], notes=[], detection=None,
-        gated=None if gated_queries is None
-        else a_pass(scenario("facts", "explicit-fact", gated_queries), gate=0.4),
-    )  # fmt: skip
+    gated = (
+        None if gated_queries is None else a_pass(scenario("facts", "explicit-fact", gated_queries), gate=0.4)
+    )
+    return a_run(ungated, gated, top_k=2)
 
 
 def test_sweep_rows_and_recommendation_by_hand() -> None:

@@ -336,7 +336,7 @@ def test_report_of_a_bench_result_shows_its_metrics_and_locomo_categories(
 
 def test_benchmark_views_say_when_a_run_has_no_benchmark_metrics() -> None:
     run = run_locomo(LOCOMO_TINY, ks=(5,), progress=False)
-    plain = run.__class__(run.result.model_copy(update={"scenarios": []}))
+    plain = run.__class__(run.result.with_pass(run.result.measurement.model_copy(update={"scenarios": []})))
     assert tables.benchmark_table(plain).caption == "Benchmark metrics: none in this run"
     assert tables.question_category_table(plain).caption == "Per question category: not a LoCoMo run"
     assert "no benchmark metrics" in charts.benchmark_chart(plain).axes[0].texts[0].get_text()

@@ -47,7 +47,7 @@ from evalkit.views.tables import (
     run_summary,
     scenario_table,
 )
-from tests.factories import a_pass, scenario
+from tests.factories import a_pass, a_run, scenario
 
 # --- a hand-built report ------------------------------------------------------------------------
 #
@@ -165,14 +165,10 @@ METRIC_REGRESSION = Regression(
 def _report(gated: bool = True, regressions: bool = True) -> RunResult:
     ungated = a_pass(*_ungated_scenarios())
     gated_pass = a_pass(*_gated_scenarios(), gate=0.4) if gated else None
-    return RunResult(
-        **ungated.model_dump(exclude={"relevance_gate"}),
-        relevance_gate=None if gated_pass is None else gated_pass.relevance_gate,
-        pinned_gates=ungated.relevance_gate,
-        mode="deterministic",
-        generated_at="2026-01-02T03:04:05+00:00",
-        top_k=5,
-        system="reference",
+    return a_run(
+        ungated,
+        gated_pass,
+        regressions=[*assertion_regressions(ungated), METRIC_REGRESSION] if regressions else [],
         provenance={
             "config": RunConfig(),
             "evalkit_version": "0.1.0",
@@ -184,8 +180,6 @@ def _report(gated: bool = True, regressions: bool = True) -> RunResult:
             "system": {"system": "reference"},
             "embedder": {"mode": "deterministic", "identity": "hashing-fnv1a-384", "dim": 384},
         },
-        regressions=[*assertion_regressions(ungated), METRIC_REGRESSION] if regressions else [],
-        gated=gated_pass,
     )
 
 
@@ -328,7 +322,9 @@ def test_assertion_failures_lists_every_error_with_its_scenario_status(built: Ev
 
 
 def test_empty_failure_and_regression_tables_say_none() -> None:
-    run = EvalRun(_report(regressions=False).model_copy(update={"scenarios": _ungated_scenarios()[:1]}))
+    report = _report(regressions=False)
+    one_scenario = report.measurement.model_copy(update={"scenarios": _ungated_scenarios()[:1]})
+    run = EvalRun(report.with_pass(one_scenario))
     assert assertion_failures(run).data.empty
     assert "none" in assertion_failures(run).caption
     assert regressions_table(run).data.empty
