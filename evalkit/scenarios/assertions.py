@@ -6,8 +6,9 @@ An `Assertion` declares everything the rest of evalkit needs to know about it:
   system), which `evalkit.scenarios.requirements` adds to a scenario using the assertion;
 - `references`: the thought ids it names, each with its field path, which
   `evalkit.scenarios.references` checks for dangling ids;
-- `problems`: its own consistency rules on the query (an id listed twice, `before` == `after`),
-  also reported by `evalkit.scenarios.references`;
+- `problems`: its own consistency rules on the query, given its scenario (an id listed twice,
+  `before` == `after`, a query labelled neither by `relevant` nor by `no_relevant`), also
+  reported by `evalkit.scenarios.references`;
 - `check`: the error messages of the assertion against a query's hits.
 
 `ASSERTIONS` lists them in the order SPEC §3.4 checks them: forbid, no_relevant,
@@ -27,7 +28,7 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 
 from evalkit.records import Hit
-from evalkit.scenarios.model import QuerySpec
+from evalkit.scenarios.model import QuerySpec, Scenario
 from evalkit.systems.capabilities import Capability
 from evalkit.validation import shown_value
 
@@ -40,7 +41,16 @@ Check = Callable[[QuerySpec, Sequence[Hit], Collection[str]], list[str]]
 per violation, without the `<field>: ` prefix that `Assertion.errors` adds."""
 
 
-def _nothing(query: QuerySpec) -> list[Located]:
+Problems = Callable[[QuerySpec, Scenario], list[Located]]
+"""An assertion's consistency rules: (query, the scenario holding it) → (field path, message) per
+problem, the path without the query's own `queries[i].` prefix."""
+
+
+def _no_references(query: QuerySpec) -> list[Located]:
+    return []
+
+
+def _no_problems(query: QuerySpec, scenario: Scenario) -> list[Located]:
     return []
 
 
@@ -56,8 +66,8 @@ class Assertion:
     field: str
     needs: Capability | None
     check: Check
-    references: Callable[[QuerySpec], list[Located]] = _nothing
-    problems: Callable[[QuerySpec], list[Located]] = _nothing
+    references: Callable[[QuerySpec], list[Located]] = _no_references
+    problems: Problems = _no_problems
 
     def applies(self, query: QuerySpec) -> bool:
         """Whether `query` uses this assertion: its field holds a truthy value."""
@@ -102,7 +112,7 @@ def _forbid_references(query: QuerySpec) -> list[Located]:
     return [(f"forbid[{i}]", ref) for i, ref in enumerate(query.forbid)]
 
 
-def _forbid_problems(query: QuerySpec) -> list[Located]:
+def _forbid_problems(query: QuerySpec, scenario: Scenario) -> list[Located]:
     problems = listed_twice("forbid", query.forbid)
     problems.extend(
         (
@@ -130,10 +140,10 @@ def _no_relevant_check(query: QuerySpec, hits: Sequence[Hit], own_ids: Collectio
     ]
 
 
-def _no_relevant_problems(query: QuerySpec) -> list[Located]:
+def _no_relevant_problems(query: QuerySpec, scenario: Scenario) -> list[Located]:
     if query.relevant and query.no_relevant:
         return [("no_relevant", "no_relevant is true but relevant lists ids; keep one of the two")]
-    if not query.relevant and not query.no_relevant:
+    if not query.relevant and not query.no_relevant and not scenario.measure_only:
         return [
             (
                 "relevant",
@@ -146,7 +156,8 @@ def _no_relevant_problems(query: QuerySpec) -> list[Located]:
 
 NO_RELEVANT = Assertion("no_relevant", None, _no_relevant_check, problems=_no_relevant_problems)
 """`no_relevant`: each of the scenario's own (non-distractor) thoughts retrieved is an error. A
-query is labelled by exactly one of `relevant` and `no_relevant` (its problems say so)."""
+query is labelled by at most one of `relevant` and `no_relevant`, and by one of them unless its
+scenario is `measure_only` (an unjudged query: measured and asserted on, in no mean)."""
 
 
 # ------------------------------------------------------------------------ expect_no_strong_match
@@ -190,7 +201,7 @@ def _rank_before_references(query: QuerySpec) -> list[Located]:
     return [] if rb is None else [("rank_before.before", rb.before), ("rank_before.after", rb.after)]
 
 
-def _rank_before_problems(query: QuerySpec) -> list[Located]:
+def _rank_before_problems(query: QuerySpec, scenario: Scenario) -> list[Located]:
     rb = query.rank_before
     if rb is None or rb.before != rb.after:
         return []

@@ -54,12 +54,15 @@ def scenario_problems(
     if scenario.distractors:
         projects |= {t.project for t in distractors or ()}
     for qi, query in enumerate(scenario.queries):
-        problems.extend(_query_problems(f"queries[{qi}]", query, resolver, projects))
+        problems.extend(_query_problems(f"queries[{qi}]", query, resolver, projects, scenario))
     return problems
 
 
-def _query_problems(where: str, query: QuerySpec, resolver: _Resolver, projects: set[str]) -> list[str]:
-    """Problems of one query located at `where`; `projects` are the projects seeded for it.
+def _query_problems(
+    where: str, query: QuerySpec, resolver: _Resolver, projects: set[str], scenario: Scenario
+) -> list[str]:
+    """Problems of one query of `scenario` located at `where`; `projects` are the projects seeded
+    for it.
 
     Order: `relevant`, then each assertion of the registry in its order (its references, each
     followed by the assertion's own problems at that path, then its remaining problems), then
@@ -72,7 +75,9 @@ def _query_problems(where: str, query: QuerySpec, resolver: _Resolver, projects:
     )
     for assertion in assertions.ASSERTIONS:
         problems.extend(
-            _located_problems(where, assertion.references(query), assertion.problems(query), resolver)
+            _located_problems(
+                where, assertion.references(query), assertion.problems(query, scenario), resolver
+            )
         )
     for ref, grade in query.grades.items():
         field = f"{where}.grades[{shown_value(ref)}]"

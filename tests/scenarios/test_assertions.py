@@ -87,7 +87,7 @@ def _toy_references(query: QuerySpec) -> list[Located]:
     return [] if query.expect_first is None else [("expect_first", query.expect_first)]
 
 
-def _toy_problems(query: QuerySpec) -> list[Located]:
+def _toy_problems(query: QuerySpec, scenario: Scenario) -> list[Located]:
     assert isinstance(query, _ToyQuery)
     if query.expect_first is not None and query.expect_first in query.forbid:
         return [("expect_first", "is also forbidden")]
