@@ -1,6 +1,11 @@
 """Cross-reference checks of one shape-valid scenario (SPEC §2): dangling ids in edges, relevant,
-forbid, rank_before and grades; duplicate ids and edges; bad categories and dates; queries whose
-project holds none of the scenario's thoughts. Each problem is `<field>: <message with the fix>`."""
+grades and the assertions' fields (forbid, rank_before, …); duplicate ids and edges; bad
+categories and dates; queries whose project holds none of the scenario's thoughts. Each problem is
+`<field>: <message with the fix>`.
+
+What an assertion references and its own consistency rules come from the assertion registry
+(`evalkit.scenarios.assertions`, read at each call): a new assertion is checked here without an
+edit to this module."""
 
 from __future__ import annotations
 
@@ -8,6 +13,8 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 
 from evalkit.errors import DatasetError
+from evalkit.scenarios import assertions
+from evalkit.scenarios.assertions import Located
 from evalkit.scenarios.dates import resolve_created_at
 from evalkit.scenarios.model import BUILTIN_CATEGORIES, QuerySpec, Scenario, ThoughtSpec
 from evalkit.validation import shown_value
@@ -47,27 +54,31 @@ def scenario_problems(
     if scenario.distractors:
         projects |= {t.project for t in distractors or ()}
     for qi, query in enumerate(scenario.queries):
-        problems.extend(_query_problems(f"queries[{qi}]", query, resolver, projects, scenario.measure_only))
+        problems.extend(_query_problems(f"queries[{qi}]", query, resolver, projects, scenario))
     return problems
 
 
 def _query_problems(
-    where: str, query: QuerySpec, resolver: _Resolver, projects: set[str], measure_only: bool = False
+    where: str, query: QuerySpec, resolver: _Resolver, projects: set[str], scenario: Scenario
 ) -> list[str]:
-    """Problems of one query located at `where`; `projects` are the projects seeded for it. In a
-    `measure_only` scenario a query may leave `relevant` empty: it is unjudged (an imported
-    production search nobody labelled), measured and asserted on but in no mean."""
-    problems = _relevance_problems(
-        where, query.relevant, query.forbid, query.no_relevant or measure_only, resolver, query.no_relevant
+    """Problems of one query of `scenario` located at `where`; `projects` are the projects seeded
+    for it.
+
+    Order: `relevant`, then each assertion of the registry in its order (its references, each
+    followed by the assertion's own problems at that path, then its remaining problems), then
+    grades, include_global and project."""
+    problems = _located_problems(
+        where,
+        [(f"relevant[{i}]", ref) for i, ref in enumerate(query.relevant)],
+        assertions.listed_twice("relevant", query.relevant),
+        resolver,
     )
-    if query.rank_before is not None:
-        rb = query.rank_before
-        problems.extend(resolver.check(f"{where}.rank_before.before", rb.before))
-        problems.extend(resolver.check(f"{where}.rank_before.after", rb.after))
-        if rb.before == rb.after:
-            problems.append(
-                f"{where}.rank_before: before and after are both {shown_value(rb.before)}; name two thoughts"
+    for assertion in assertions.ASSERTIONS:
+        problems.extend(
+            _located_problems(
+                where, assertion.references(query), assertion.problems(query, scenario), resolver
             )
+        )
     for ref, grade in query.grades.items():
         field = f"{where}.grades[{shown_value(ref)}]"
         unresolved = resolver.check(field, ref)
@@ -185,35 +196,19 @@ def _edge_problems(scenario: Scenario, resolver: _Resolver) -> list[str]:
     return problems
 
 
-def _relevance_problems(
-    where: str,
-    relevant: Sequence[str],
-    forbid: Sequence[str],
-    may_be_empty: bool,
-    resolver: _Resolver,
-    no_relevant: bool,
+def _located_problems(
+    where: str, references: Sequence[Located], own: Sequence[Located], resolver: _Resolver
 ) -> list[str]:
+    """Each reference's dangling-id problem followed by the `own` problems at its path, then the
+    `own` problems at other paths; every path is prefixed with `where`."""
+    by_path: dict[str, list[str]] = {}
+    for path, message in own:
+        by_path.setdefault(path, []).append(message)
     problems = []
-    for name, ids in (("relevant", relevant), ("forbid", forbid)):
-        seen: set[str] = set()
-        for i, ref in enumerate(ids):
-            field = f"{where}.{name}[{i}]"
-            problems.extend(resolver.check(field, ref))
-            if ref in seen:
-                problems.append(f"{field}: {shown_value(ref)} is listed twice")
-            seen.add(ref)
-            if name == "forbid" and ref in relevant:
-                problems.append(
-                    f"{field}: {shown_value(ref)} is also in relevant; "
-                    "an id cannot be both relevant and forbidden"
-                )
-    if relevant and no_relevant:
-        problems.append(
-            f"{where}.no_relevant: no_relevant is true but relevant lists ids; keep one of the two"
-        )
-    if not relevant and not may_be_empty:
-        problems.append(
-            f"{where}.relevant: no relevant ids; list the thought ids this query should retrieve, "
-            "or set no_relevant: true if nothing should match"
-        )
+    for path, ref in references:
+        problems.extend(resolver.check(f"{where}.{path}", ref))
+        problems.extend(f"{where}.{path}: {message}" for message in by_path.pop(path, ()))
+    problems.extend(
+        f"{where}.{path}: {message}" for path, messages in by_path.items() for message in messages
+    )
     return problems

@@ -5,20 +5,23 @@ Derived from what the scenario asks of the system, plus its explicit `requires:`
 - an edge of type `replaces` → `supersession`; of type `contradicts` → `contradiction`;
 - a query with `recency_weight` > 0 → `recency`;
 - a query that pins `min_relevance` > 0 → `relevance_gate`;
-- a query with `expect_no_strong_match` → `confidence`.
+- a query using an assertion → the capability that assertion declares (`needs` in
+  `evalkit.scenarios.assertions`; today `expect_no_strong_match` → `confidence`).
 Other edge types (cluster, related, …) need nothing: a system may ignore them and be scored on
 what it retrieves.
 """
 
 from __future__ import annotations
 
-from evalkit.scenarios.model import Scenario
+from evalkit.scenarios import assertions
+from evalkit.scenarios.model import QuerySpec, Scenario
 
 _EDGE_NEEDS: dict[str, str] = {"replaces": "supersession", "contradicts": "contradiction"}
 
 
 def required_capabilities(scenario: Scenario) -> frozenset[str]:
-    """Every capability `scenario` needs, derived and declared."""
+    """Every capability `scenario` needs, derived and declared (the assertion registry is read at
+    each call)."""
     needed: set[str] = set(scenario.requires)
     needed.update(_EDGE_NEEDS[e.type] for e in scenario.edges if e.type in _EDGE_NEEDS)
     for query in scenario.queries:
@@ -30,6 +33,10 @@ def required_capabilities(scenario: Scenario) -> frozenset[str]:
             needed.add("recency")
         if query.min_relevance:
             needed.add("relevance_gate")
-        if query.expect_no_strong_match:
-            needed.add("confidence")
+        needed.update(_assertion_needs(query))
     return frozenset(needed)
+
+
+def _assertion_needs(query: QuerySpec) -> set[str]:
+    """The capabilities the registered assertions that `query` uses declare."""
+    return {a.needs for a in assertions.ASSERTIONS if a.needs is not None and a.applies(query)}
