@@ -27,7 +27,7 @@ LAYERS: tuple[frozenset[str], ...] = (
             "progress",
             "validation",
             "shapes",
-             "sqlite",
+            "sqlite",
             "wording",
         }
     ),
