@@ -16,10 +16,12 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from evalkit.api import (
+        assert_thresholds,
         detect_mutations,
         export_trec,
         make_config,
         notebook_path,
+        record_baseline,
         run_and_load,
         run_beir,
         run_benchmark,
@@ -78,8 +80,9 @@ if TYPE_CHECKING:
 
 _HOMES: dict[str, tuple[str, ...]] = {
     "evalkit.api": (
-        "detect_mutations", "export_trec", "make_config", "notebook_path", "run_and_load", "run_beir",
-        "run_benchmark", "run_eval", "run_locomo", "run_longmemeval", "score_run",
+        "assert_thresholds", "detect_mutations", "export_trec", "make_config", "notebook_path",
+        "record_baseline", "run_and_load", "run_beir", "run_benchmark", "run_eval", "run_locomo",
+        "run_longmemeval", "score_run",
     ),
     "evalkit.embedders": ("Embedder", "HashingEmbedder"),
     "evalkit.errors": (
@@ -184,6 +187,7 @@ __all__ = [
     "ThresholdsError",
     "UsageError",
     "Verdict",
+    "assert_thresholds",
     "charts",
     "compare_runs",
     "detect_mutations",
@@ -198,6 +202,7 @@ __all__ = [
     "mutations",
     "notebook_path",
     "recommend_gates",
+    "record_baseline",
     "run_and_load",
     "run_beir",
     "run_benchmark",

@@ -21,19 +21,11 @@ from evalkit.cli.args import (
 from evalkit.cli.exit_codes import EXIT_OK, EXIT_REGRESSIONS
 from evalkit.errors import UsageError
 from evalkit.files import check_writable
-from evalkit.harness.gating import (
-    DEFAULT_GATED_TOLERANCE,
-    GatedTolerances,
-    baseline_entry,
-    gated_baseline_entry,
-    read_thresholds,
-    update_gated_baseline,
-    update_thresholds,
-)
+from evalkit.harness.baselines import check_recordable, record_baseline, record_gated_baseline
 from evalkit.harness.history import HISTORY_FILE, HistoryError, append_run
 from evalkit.harness.project import Project
 from evalkit.harness.results import RunResult
-from evalkit.packaged import inside_installed_package
+from evalkit.harness.thresholds_file import DEFAULT_GATED_TOLERANCE
 from evalkit.views.console import render_run
 
 REPORT_NAME = "report.json"
@@ -133,11 +125,10 @@ def run_command(args: argparse.Namespace) -> int:
         except HistoryError as exc:  # the run itself is fine: say so, keep the exit code
             print(f"evalkit: warning: {exc}", file=sys.stderr)
     if args.update_baseline and args.gated:
-        record_gated_baseline(args, project, run.result)
+        record_gated(args, project, run.result)
         return EXIT_OK
     if args.update_baseline:
-        entry = baseline_entry(run.result.measurement, config.top_k)
-        path = update_thresholds(project.thresholds, config.mode, entry)
+        path = record_baseline(project.thresholds, run.result)
         print(f"baseline for {config.mode} at top_k {config.top_k} recorded in {path} (other entries kept)")
         return EXIT_OK
     return EXIT_OK if run.ok else EXIT_REGRESSIONS
@@ -163,34 +154,17 @@ def check_gated_flags(args: argparse.Namespace) -> None:
         )
 
 
-def record_gated_baseline(args: argparse.Namespace, project: Project, result: RunResult) -> None:
-    """Upsert the gated baseline of this run's mode, top_k and gate in the project's thresholds
-    file. Tolerances: the flags, else those of the entry being replaced (for categories the run
-    still has), else the default."""
-    if result.gated is None:
-        raise UsageError("the run has no gated pass to record")
-    categories = list(result.gated.categories)
-    chosen = dict(args.category_tolerance or [])
-    unknown = [name for name in chosen if name not in categories]
-    if unknown:
-        raise UsageError(
-            f"--category-tolerance names {', '.join(map(repr, unknown))}, not a category of this run's gated "
-            f"pass; its categories: {', '.join(categories)}"
-        )
-    document = read_thresholds(project.thresholds)
-    gate = result.gated.relevance_gate.min_relevance
-    old = None if document is None else document.gated_entry(result.mode, result.top_k, gate)
-    kept = {} if old is None else {c: t for c, t in old.tolerances.categories.items() if c in categories}
-    default = args.tolerance if args.tolerance is not None else (old.tolerances.default if old else None)
-    tolerances = GatedTolerances(
-        default=DEFAULT_GATED_TOLERANCE if default is None else default, categories={**kept, **chosen}
+def record_gated(args: argparse.Namespace, project: Project, result: RunResult) -> None:
+    """Record the run's gated pass in the project's thresholds file (`record_gated_baseline`:
+    tolerances from the flags, else the replaced entry's, else the default) and say so."""
+    path, entry = record_gated_baseline(
+        project.thresholds, result, args.tolerance, dict(args.category_tolerance or [])
     )
-    entry = gated_baseline_entry(result.gated, result.mode, result.top_k, tolerances)
-    path = update_gated_baseline(project.thresholds, entry)
+    tolerances = entry.tolerances
     own = "".join(f"; {c} {t:g}" for c, t in tolerances.categories.items())
     print(
-        f"gated baseline for mode {result.mode!r}, top_k {result.top_k}, min_relevance {gate:g} recorded in "
-        f"{path} (recall tolerance {tolerances.default:g}{own})"
+        f"gated baseline for mode {result.mode!r}, top_k {result.top_k}, min_relevance "
+        f"{entry.min_relevance:g} recorded in {path} (recall tolerance {tolerances.default:g}{own})"
     )
 
 
@@ -198,19 +172,12 @@ def check_outputs(out: Path, thresholds: Path, *, update_baseline: bool) -> None
     """Refuse, before anything runs, outputs the run could not write: a report path `out` that
     is the `thresholds` file (the report would replace the baselines) or cannot be written, and
     with --update-baseline a thresholds file that cannot be written (see `check_writable`) or
-    that ships inside the installed evalkit package (a pip upgrade would silently replace it)."""
+    that ships inside the installed evalkit package (`check_recordable`)."""
     if out.resolve() == thresholds.resolve():
         raise UsageError(
             f"--out {out} is the thresholds file; the report would replace the baselines. "
             f"Write the report elsewhere (default <reports>/{REPORT_NAME})"
         )
     check_writable(out)
-    if not update_baseline:
-        return
-    if inside_installed_package(thresholds):
-        raise UsageError(
-            f"--update-baseline would write {thresholds}, the built-in suite's baselines inside the "
-            "installed evalkit package (an upgrade replaces them); record your own instead: "
-            "`evalkit init DIR` creates a project with its own thresholds.json (or pass --thresholds PATH)"
-        )
-    check_writable(thresholds)
+    if update_baseline:
+        check_recordable(thresholds)

@@ -13,13 +13,12 @@ import pytest
 
 from evalkit import EvalRun, ReferenceSystem, RunConfig, load_suite, run_eval, run_verdict
 from evalkit.errors import ThresholdsError, UsageError
+from evalkit.harness.baselines import baseline_entry, gated_baseline_entry
 from evalkit.harness.evaluate import evaluate
-from evalkit.harness.gating import (
+from evalkit.harness.regressions import gated_regressions
+from evalkit.harness.thresholds_file import (
     GATED_KEY,
     GatedTolerances,
-    baseline_entry,
-    gated_baseline_entry,
-    gated_regressions,
     load_thresholds,
     read_thresholds,
     update_gated_baseline,

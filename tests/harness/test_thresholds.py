@@ -7,13 +7,12 @@ import json
 import pytest
 
 from evalkit.errors import ThresholdsError
-from evalkit.harness.gating import (
+from evalkit.harness.baselines import baseline_entry
+from evalkit.harness.regressions import assertion_regressions, metric_regressions
+from evalkit.harness.thresholds_file import (
     MetricLevels,
-    assertion_regressions,
-    baseline_entry,
     find_baseline,
     load_thresholds,
-    metric_regressions,
     round_half_away,
     update_thresholds,
 )

@@ -19,6 +19,7 @@ from ir_measures import AP, RR, R, Success, nDCG
 from evalkit import (
     EvalRun,
     ReplaySystem,
+    assert_thresholds,
     charts,
     export_trec,
     load_run,
@@ -341,7 +342,7 @@ def test_a_score_report_renders_with_the_report_notebook_functions(tmp_path: Pat
     assert "replayed run file" in summary.loc["notes", "value"]
     assert run.not_applicable["scenario"].tolist() == ["no-match"]  # a TREC run has no confidence
     assert charts.category_chart(run)._repr_png_().startswith(b"\x89PNG")
-    assert tables.assert_thresholds(run) == "No gating regressions."
+    assert assert_thresholds(run) == "No gating regressions."
 
 
 def test_jsonl_signals_are_the_report_hit_fields() -> None:
