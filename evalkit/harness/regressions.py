@@ -60,7 +60,9 @@ def metric_regressions(result: PassResult, entry: ModeEntry) -> list[Regression]
     measure-only) were not applicable to the system, the overall means and those scenarios'
     categories are not compared (they average other queries than the baseline did), so a category
     missing only because of not-applicable scenarios is no `present` regression. A not-applicable
-    measure-only or xfail scenario changes no mean and so turns nothing off."""
+    measure-only or xfail scenario changes no mean and so turns nothing off. A harness metric the
+    entry does not hold (the entry was recorded before the metric was registered) is not
+    compared: no regression for it until a baseline records it."""
     found: list[Regression] = []
     skipped = {
         s.category
@@ -87,19 +89,24 @@ def metric_regressions(result: PassResult, entry: ModeEntry) -> list[Regression]
 
 
 def _below(category: str | None, floor: MetricLevels, actual: Mapping[str, float]) -> list[Regression]:
+    """The harness metrics of `actual` below their thresholds in `floor`; a metric the entry does
+    not hold (recorded before the metric was registered) is not compared."""
     where = "overall" if category is None else f"category {category!r}"
-    return [
-        Regression(
-            kind="metric",
-            category=category,
-            metric=m,
-            actual=actual[m],
-            threshold=getattr(floor, m),
-            message=f"{where}: {m} {actual[m]:.4f} is below its threshold {getattr(floor, m):.4f}",
-        )
-        for m in HARNESS_METRICS
-        if actual[m] + TOLERANCE < getattr(floor, m)
-    ]
+    found = []
+    for m in HARNESS_METRICS:
+        threshold = floor.value(m)
+        if threshold is not None and actual[m] + TOLERANCE < threshold:
+            found.append(
+                Regression(
+                    kind="metric",
+                    category=category,
+                    metric=m,
+                    actual=actual[m],
+                    threshold=threshold,
+                    message=f"{where}: {m} {actual[m]:.4f} is below its threshold {threshold:.4f}",
+                )
+            )
+    return found
 
 
 def gated_regressions(gated: PassResult, entry: GatedEntry) -> list[Regression]:

@@ -13,6 +13,12 @@ pass's metrics recorded at one (mode, top_k, min_relevance) with a recall tolera
 Writing a gated entry leaves the mode entries byte for byte as they were, and writing a mode
 entry leaves the gated entries; a file without gated entries has no `"gated"` key at all.
 
+The metric levels' schema (`MetricLevels`) is derived from the metric registry: one field per
+harness metric. The metrics `HarnessMetric.required` marks (SPEC §3.5's four) must be in every
+entry; a harness metric registered after an entry was recorded may be absent from it
+(`MetricLevels.value` gives None): the entry loads, is written back without it, and that metric
+is not compared for it (`harness.regressions`) until a baseline records it.
+
 A missing file reads as None (the caller decides what that means); a file that exists but cannot
 be read or validated is a ThresholdsError — never silently nothing.
 
@@ -32,15 +38,24 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from filelock import FileLock, Timeout
-from pydantic import Field, RootModel, ValidationError, model_validator
+from pydantic import (
+    Field,
+    RootModel,
+    SerializerFunctionWrapHandler,
+    ValidationError,
+    create_model,
+    model_serializer,
+    model_validator,
+)
 
 from evalkit.errors import OutputError, ThresholdsError, UsageError
 from evalkit.files import check_writable, os_reason, read_regular, write_atomic
 from evalkit.harness.config import MODES
 from evalkit.harness.results import GatedBaselineRef
+from evalkit.metrics import HARNESS, HARNESS_METRICS
 from evalkit.validation import FrozenModel as _Model
 from evalkit.validation import field_problems, shown_value
 
@@ -73,14 +88,47 @@ def floor_below(baseline: float, allowance: float) -> float:
     return round_half_away(max(0.0, baseline - allowance))
 
 
-class MetricLevels(_Model):
-    """One value per harness metric, each in [0, 1]. The fields spell out HARNESS_METRICS because
-    they are the file's schema; a test pins them to it."""
+class _Levels(_Model):
+    """The base of `MetricLevels`: a harness metric the entry does not hold (None: recorded
+    before the metric was registered) is left out of the JSON, so such an entry is written back
+    exactly as it was read."""
 
-    recall: float = Field(ge=0.0, le=1.0)
-    precision: float = Field(ge=0.0, le=1.0)
-    mrr: float = Field(ge=0.0, le=1.0)
-    hit_rate: float = Field(ge=0.0, le=1.0)
+    @model_serializer(mode="wrap")
+    def _without_unrecorded(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        return {k: v for k, v in data.items() if v is not None or k not in HARNESS}
+
+    def value(self, metric: str) -> float | None:
+        """The level of harness metric `metric`, or None when the entry does not hold it (only a
+        metric that is not `HarnessMetric.required` can be missing)."""
+        level: float | None = getattr(self, metric)
+        return level
+
+
+def _metric_field(metric: str) -> Any:
+    """The schema of one harness metric's level: a float in [0, 1], required when the registry
+    says every entry holds it, else optional (None = not recorded, not compared)."""
+    if HARNESS[metric].required:
+        return (float, Field(ge=0.0, le=1.0))
+    return (float | None, Field(default=None, ge=0.0, le=1.0))
+
+
+if TYPE_CHECKING:
+
+    class MetricLevels(_Levels):
+        """(What the type checker sees: the fields come from the registry.)"""
+
+        def __getattr__(self, name: str) -> float: ...
+
+else:
+    MetricLevels = create_model(
+        "MetricLevels",
+        __base__=_Levels,
+        __doc__="""One level per harness metric (`HARNESS_METRICS`, in that order), each in [0, 1]:
+        the file's schema, derived from the metric registry (a test pins it to the registry).""",
+        __module__=__name__,
+        **{metric: _metric_field(metric) for metric in HARNESS_METRICS},
+    )
 
 
 class BaselineLevels(MetricLevels):
