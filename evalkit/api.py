@@ -14,6 +14,7 @@ overrides of its fields (`run_eval(top_k=10, gated=False)`); bad values raise Us
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -28,7 +29,7 @@ from evalkit.harness.evaluate import evaluate
 from evalkit.harness.executors import Executor
 from evalkit.harness.regressions import assert_no_regressions
 from evalkit.memory import StoreOptions
-from evalkit.packaged import THRESHOLDS_NAME
+from evalkit.packaged import SAMPLE_TRACES, THRESHOLDS_NAME
 from evalkit.scenarios import load_suite
 from evalkit.suites.benchmarks import (
     DEFAULT_BEIR_KS,
@@ -42,9 +43,12 @@ from evalkit.suites.benchmarks import (
 from evalkit.suites.locomo import STANDARD_CATEGORIES
 from evalkit.suites.mutations import run_mutants as detect_mutations
 from evalkit.suites.runfiles import check_run, read_run, write_trec
+from evalkit.suites.trace_import import RUN_FILE as TRACE_RUN_FILE
+from evalkit.suites.trace_import import import_traces, replay_notes
 from evalkit.systems import MemorySystem, ReferenceSystem, ReplaySystem
 from evalkit.systems.resolve import resolve_system
 from evalkit.views.frames import EvalRun, load_run
+from evalkit.views.traces import TraceReplay, load_trace_queries
 
 BENCHMARK_DEFAULTS = RunConfig(gated=False, store=StoreOptions(retrieval="bm25"), thresholds=None)
 """How a benchmark runs unless told otherwise: BM25, ungated, nothing to gate on."""
@@ -267,7 +271,8 @@ def score_run(
         return run_benchmark(checked, config, system=system, progress=progress, **overrides)
     suite = load_suite(datasets)
     settings = _suite_config(datasets, config, **{"gated": False, **overrides})
-    return EvalRun(evaluate(suite, system, settings, notes=check_run(run, suite), progress=progress))
+    notes = (*check_run(run, suite), *replay_notes(datasets))
+    return EvalRun(evaluate(suite, system, settings, notes=notes, progress=progress))
 
 
 def export_trec(report: str | Path | EvalRun, outdir: str | Path) -> tuple[Path, Path, Path]:
@@ -352,3 +357,26 @@ def assert_thresholds(run: EvalRun, fail: bool = True) -> str:
     and "(not raised: ...)" returned instead (`harness.regressions.assert_no_regressions`). The
     report notebook's final cell."""
     return assert_no_regressions(run.result, fail)
+
+
+def trace_replay(traces_dir: str | Path | None = None, report_json: str | Path | None = None) -> TraceReplay:
+    """An imported production replay for the `traces` notebook: the query log of the import
+    `traces_dir` (`evalkit import traces --out DIR`) and its scored run — the saved report
+    `report_json` when given, else `score_run(DIR/run.jsonl, datasets=DIR)` now (a replay: no
+    store is built). `traces_dir` None imports the packaged sample traces (with their label file)
+    into a temporary directory first (removed before returning). Paths are notebook paths (see
+    `notebook_path`). ReportError for a missing or foreign query log; DatasetError as
+    `score_run`."""
+    if traces_dir is None:
+        with tempfile.TemporaryDirectory(prefix="evalkit-traces-") as tmp:
+            sample = [SAMPLE_TRACES / "genai_memory.jsonl", SAMPLE_TRACES / "retrieval.json"]
+            import_traces(sample, Path(tmp) / "import", labels=SAMPLE_TRACES / "labels.jsonl")
+            return trace_replay(Path(tmp) / "import", report_json)
+    folder = notebook_path(traces_dir)
+    queries, holds_user_text, warnings = load_trace_queries(folder)
+    run = (
+        load_run(notebook_path(report_json))
+        if report_json is not None
+        else score_run(folder / TRACE_RUN_FILE, datasets=folder)
+    )
+    return TraceReplay(queries=queries, holds_user_text=holds_user_text, warnings=warnings, run=run)
