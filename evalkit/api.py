@@ -5,8 +5,8 @@
 `run_eval` runs a scenario suite, `run_benchmark` (and `run_beir` / `run_locomo` /
 `run_longmemeval`) an imported benchmark, `detect_mutations` (`suites.mutations.run_mutants`,
 re-exported) the mutation suite; `record_baseline` records a run as the baseline of its thresholds
-file (what `evalkit run --update-baseline [--gated]` does), `assert_thresholds` raises on a run's
-regressions (the report notebook's final cell); `run_and_load`
+file (what `evalkit run --update-baseline` / `--update-gated-baseline` does), `assert_thresholds`
+raises on a run's regressions (the report notebook's final cell); `run_and_load`
 is what the report notebook calls: run, save the JSON report, load it back (so the notebook
 shows exactly the saved file). Every function accepts a whole `RunConfig` and/or keyword
 overrides of its fields (`run_eval(top_k=10, gated=False)`); bad values raise UsageError before anything runs.
@@ -322,7 +322,7 @@ def record_baseline(
     category_tolerances: Mapping[str, float] | None = None,
 ) -> Path:
     """Record `run` in its thresholds file and return the file's path: what
-    `evalkit run --update-baseline` does (`gated=True`: `--update-baseline --gated`).
+    `evalkit run --update-baseline` does (`gated=True`: `--update-gated-baseline`).
 
     The file is `thresholds`, else the one the run was configured with
     (`run.result.provenance.config.thresholds`). Ungated: the ungated pass becomes the baseline

@@ -9,6 +9,7 @@ from pathlib import Path
 from evalkit.api import make_config, run_eval
 from evalkit.cli.args import (
     add_dataset_args,
+    add_deprecated_flag,
     add_embedder_args,
     add_execution_args,
     add_system_arg,
@@ -57,22 +58,23 @@ def register(commands: argparse._SubParsersAction) -> None:
         help="exit 1 when metric gating is off (no baseline for this mode and top_k) instead of noting it",
     )  # fmt: skip
     run.add_argument(
-        "--no-gated", action="store_true", help="skip the report-only pass under the relevance gate"
-    )
-    run.add_argument(
-        "--gated", action="store_true",
-        help="with --update-baseline: record the gated pass instead, as the gated baseline of this mode, "
-        "top_k and gate (from then on the gated pass at that gate gates too); the mode's baseline is "
-        "left as is",
+        "--update-gated-baseline", action="store_true",
+        help="record the relevance-gated pass as the gated baseline of this mode, top_k and gate (from "
+        "then on that pass is checked against it too) and exit 0; the mode's baseline is left as is",
     )  # fmt: skip
+    add_deprecated_flag(run, "--gated", replacement="--update-gated-baseline", dest="gated")
+    run.add_argument(
+        "--no-gated-pass", action="store_true", help="skip the report-only pass under the relevance gate"
+    )
+    add_deprecated_flag(run, "--no-gated", replacement="--no-gated-pass", dest="no_gated_pass")
     run.add_argument(
         "--tolerance", type=unit_float, metavar="DELTA",
-        help="with --update-baseline --gated: recall the gated pass may lose, overall and per category, "
+        help="with --update-gated-baseline: recall the gated pass may lose, overall and per category, "
         f"before it regresses (default: the entry's current value, else {DEFAULT_GATED_TOLERANCE})",
     )  # fmt: skip
     run.add_argument(
         "--category-tolerance", type=category_tolerance, action="append", metavar="CATEGORY=DELTA",
-        help="with --update-baseline --gated: the recall tolerance of one category (repeatable)",
+        help="with --update-gated-baseline: the recall tolerance of one category (repeatable)",
     )  # fmt: skip
     add_dataset_args(run)
     run.add_argument(
@@ -103,13 +105,14 @@ def category_tolerance(text: str) -> tuple[str, float]:
 
 
 def run_command(args: argparse.Namespace) -> int:
-    if args.update_baseline and args.scenario:
-        raise UsageError("--update-baseline records the whole suite; drop --scenario")
     check_gated_flags(args)
+    if (args.update_baseline or args.update_gated_baseline) and args.scenario:
+        flag = "--update-gated-baseline" if args.update_gated_baseline else "--update-baseline"
+        raise UsageError(f"{flag} records the whole suite; drop --scenario")
     project = project_settings(args)
     config = make_config(project.config, **embedder_options(args))
     out = args.out or project.reports / REPORT_NAME
-    check_outputs(out, project.thresholds, update_baseline=args.update_baseline)
+    check_outputs(out, project.thresholds, update_baseline=args.update_baseline or args.update_gated_baseline)
     executor = executor_from(args)
     run = run_eval(
         config, datasets=project.datasets, scenarios=args.scenario, progress=args.progress, executor=executor
@@ -124,7 +127,7 @@ def run_command(args: argparse.Namespace) -> int:
             print(f"history: appended to {history}")
         except HistoryError as exc:  # the run itself is fine: say so, keep the exit code
             print(f"evalkit: warning: {exc}", file=sys.stderr)
-    if args.update_baseline and args.gated:
+    if args.update_gated_baseline:
         record_gated(args, project, run.result)
         return EXIT_OK
     if args.update_baseline:
@@ -135,20 +138,32 @@ def run_command(args: argparse.Namespace) -> int:
 
 
 def check_gated_flags(args: argparse.Namespace) -> None:
-    """Refuse, before anything runs, gated-baseline flags that would do nothing or contradict."""
-    tolerances = args.tolerance is not None or args.category_tolerance
-    if args.gated and not args.update_baseline:
+    """Refuse, before anything runs, gated-baseline flags that would do nothing or contradict.
+
+    The deprecated `--update-baseline --gated` is read as `--update-gated-baseline` (after these
+    checks, `args.update_baseline` means the measurement baseline only)."""
+    deprecated = getattr(args, "gated", False)
+    if deprecated and not args.update_baseline:
         raise UsageError(
             "--gated records the gated pass as a gated baseline: use it with --update-baseline (a run is "
             "gated on a gated baseline by itself whenever one is recorded for its mode, top_k and gate)"
         )
-    if tolerances and not args.gated:
+    if deprecated:
+        args.update_baseline, args.update_gated_baseline = False, True
+    if args.update_baseline and args.update_gated_baseline:
         raise UsageError(
-            "--tolerance and --category-tolerance set a gated baseline's tolerances: add --gated"
+            "--update-baseline and --update-gated-baseline record different entries: run them one at a time"
         )
-    if args.gated and args.no_gated:
-        raise UsageError("--gated records the gated pass, which --no-gated skips; drop one of them")
-    if args.gated and args.min_relevance == 0.0:
+    tolerances = args.tolerance is not None or args.category_tolerance
+    flag = "--update-baseline --gated" if deprecated else "--update-gated-baseline"
+    if tolerances and not args.update_gated_baseline:
+        raise UsageError(
+            "--tolerance and --category-tolerance set a gated baseline's tolerances: add "
+            "--update-gated-baseline (the deprecated form: --update-baseline --gated)"
+        )
+    if args.update_gated_baseline and args.no_gated_pass:
+        raise UsageError(f"{flag} records the gated pass, which --no-gated-pass skips; drop one of them")
+    if args.update_gated_baseline and args.min_relevance == 0.0:
         raise UsageError(
             "--min-relevance 0 is no gate, so there is no gated pass to record; pick a gate above 0"
         )

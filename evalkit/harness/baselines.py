@@ -8,7 +8,8 @@ gate it ran at, with recall tolerances instead of stored floors (its floors are 
 compared: `GatedEntry.floor`). The file format and its locked writes are
 `harness.thresholds_file`; comparing a pass with an entry is `harness.regressions`.
 
-Policy decided here (the CLI's `--update-baseline [--gated]` and the Python API both call it):
+Policy decided here (the CLI's `--update-baseline` / `--update-gated-baseline` and the Python API
+both call it):
 - A gated baseline's tolerances are the ones given, else those of the entry it replaces (for
   categories the pass still has), else `DEFAULT_GATED_TOLERANCE` (`gated_tolerances`).
 - A category tolerance must name a category of the gated pass (UsageError otherwise).

@@ -336,7 +336,7 @@ def read_thresholds(path: str | Path) -> ThresholdsDocument | None:
             raise ThresholdsError(
                 f"thresholds file {source}: {GATED_KEY}[{index}] and {GATED_KEY}[{first[entry.key]}] are "
                 f"both the gated baseline of mode {mode!r}, top_k {top_k}, min_relevance {gate:g}; keep one "
-                "(or re-record it with `evalkit run --update-baseline --gated`)"
+                "(or re-record it with `evalkit run --update-gated-baseline`)"
             )
         first[entry.key] = index
     return ThresholdsDocument(_keyed(source, modes), tuple(gated))

@@ -276,8 +276,8 @@ def test_cli_records_a_gated_baseline_then_a_degraded_suite_exits_1_on_it(worksp
     ("flags", "needle"),
     [
         (["--gated"], "use it with --update-baseline"),
-        (["--update-baseline", "--gated", "--no-gated"], "drop one of them"),
-        (["--tolerance", "0.1"], "add --gated"),
+        (["--update-baseline", "--gated", "--no-gated-pass"], "drop one of them"),
+        (["--tolerance", "0.1"], "add --update-gated-baseline"),
         (["--update-baseline", "--gated", "--min-relevance", "0"], "no gated pass to record"),
         (
             ["--update-baseline", "--gated", "--category-tolerance", "multi-hops=0.1"],

@@ -229,7 +229,9 @@ def test_cli_locomo_prints_the_category_table(tmp_path: Path, capsys: pytest.Cap
 
 def test_bench_report_renders_with_the_report_notebook_functions(tmp_path: Path) -> None:
     out = tmp_path / "bench.json"
-    assert main(["bench", "locomo", str(LOCOMO_TINY), "--gated", "--out", str(out), "--no-progress"]) == 0
+    assert (
+        main(["bench", "locomo", str(LOCOMO_TINY), "--gated-pass", "--out", str(out), "--no-progress"]) == 0
+    )
     run = load_run(out)
     assert _data(tables.run_summary(run)).loc["mode", "value"] == "deterministic"
     assert list(_data(tables.scenario_table(run)).index) == ["conv-1"]
