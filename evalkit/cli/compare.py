@@ -49,6 +49,7 @@ def compare_command(args: argparse.Namespace) -> int:
         pass_name=args.pass_name,
         resamples=args.resamples,
         seed=args.seed,
+        names=(str(args.a), str(args.b)),
     )
     print(render_comparison(comparison))
     return EXIT_OK

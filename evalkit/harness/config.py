@@ -34,6 +34,14 @@ DEFAULT_THRESHOLDS = BUILTIN_THRESHOLDS
 """The baselines file a run gates on unless told otherwise: the built-in suite's."""
 
 
+def _not_a_bool(value: object) -> object:
+    """A before-validator: True and False are not integers here (pydantic takes True as 1, so
+    `run_eval(top_k=True)` ran at top_k 1)."""
+    if isinstance(value, bool):
+        raise ValueError(f"expected an integer, got the boolean {value}")
+    return value
+
+
 class RunConfig(CheckedModel):
     """How one run is made and judged.
 
@@ -49,8 +57,9 @@ class RunConfig(CheckedModel):
       (None = the system's default, 0.4 for the reference store).
     - `metrics`: IR metrics computed per query beside the harness metrics, as `name@k` labels
       (benchmarks: `ndcg@10`, ...).
-    - `thresholds`: the baselines file that metric gating reads, None = no metric gating
-      (benchmarks); a missing file turns metric gating off with a note.
+    - `thresholds`: the baselines file that metric gating reads, None = no baselines (benchmarks,
+      `--thresholds none`): metrics are not compared and the verdict is NOT GATED at best; a
+      missing file turns metric gating off with a note.
     - `require_baseline`: metric gating turned off (no file, no entry for this mode and top_k,
       scenarios selected by name) is a regression instead of a note, so CI cannot pass ungated.
     """
@@ -61,7 +70,7 @@ class RunConfig(CheckedModel):
     use_cache: bool = True
     system: str = "reference"
     store: StoreOptions = DEFAULT_STORE_OPTIONS
-    top_k: int = Field(default=DEFAULT_TOP_K, ge=1, le=MAX_TOP_K)
+    top_k: Annotated[int, BeforeValidator(_not_a_bool)] = Field(default=DEFAULT_TOP_K, ge=1, le=MAX_TOP_K)
     gated: bool = True
     min_relevance: float | None = Field(default=None, ge=0.0, le=1.0, allow_inf_nan=False)
     metrics: tuple[str, ...] = ()
