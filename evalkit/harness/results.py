@@ -35,7 +35,8 @@ from evalkit.validation import FrozenModel as _Model
 SCHEMA_VERSION = 2
 """2: provenance is a typed record holding the run's `RunConfig`; `detection` added; the top-level
 `relevance_gate` summarises the gated pass (SPEC §5), the measurement pass's pinned gates moved to
-`pinned_gates`."""
+`pinned_gates`. The optional `regated` list (re-gated passes) is absent from every report of a run
+without them, so it did not change the version."""
 
 
 class HitRecord(
@@ -180,7 +181,9 @@ PassRole = Literal["measurement", "report-only", "own-baseline", "re-gated"]
 """What a pass is for: `measurement` (min_relevance 0, what baselines and regressions use),
 `report-only` (asked under the relevance gate, reported beside the measurement, never gated),
 `own-baseline` (the relevance-gated pass, gated against its own gated baseline) and `re-gated`
-(the relevance-gated pass re-gated at another value by `evalkit.harness.sweep.regate_pass`)."""
+(the gated pass at another gate value: re-gated from its recorded candidates by
+`evalkit.harness.sweep.regate_pass`, or asked by one more `PassSpec` of the runner's plan — the two
+agree). Only the measurement is ever compared with the mode's baseline."""
 
 MEASUREMENT = "ungated"
 """The measurement pass's name (the top level of the report; the frames' `pass` value)."""

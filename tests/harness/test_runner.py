@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from evalkit import load_run, run_eval
 from evalkit.embedders import HashingEmbedder
+from evalkit.harness import runner
 from evalkit.harness.config import RunConfig
 from evalkit.harness.runner import (
     MEASUREMENT_PASS,
@@ -20,6 +22,7 @@ from evalkit.harness.runner import (
     pass_plan,
     run_suite,
 )
+from evalkit.harness.sweep import regate_pass
 from evalkit.scenarios import QuerySpec, Scenario, Suite, ThoughtSpec, load_suite
 from evalkit.systems import MemorySystem, ReferenceSystem
 from tests.shared import DATASETS
@@ -123,6 +126,25 @@ def test_a_third_pass_is_one_more_spec_of_the_plan():
         shard.queries[0]
         == run(suite_of(one), ReferenceSystem(), clock=CLOCK, top_k=3).ungated.scenarios[0].queries
     )
+
+
+def test_a_third_pass_in_the_plan_is_saved_read_back_and_equals_the_sweep(monkeypatch, tmp_path):
+    planned = runner.pass_plan
+    third = PassSpec("gated@0.6", "re-gated", 0.6)
+    monkeypatch.setattr(
+        runner, "pass_plan", lambda config, capabilities: (*planned(config, capabilities), third)
+    )
+    run = run_eval(datasets=DATASETS, thresholds=None)
+    assert [p.name for p in run.result.passes] == ["ungated", "gated", "gated@0.6"]
+    assert load_run(run.save(tmp_path / "r.json")).result == run.result
+    asked, regated = run.result.pass_named("gated@0.6"), regate_pass(run.result, 0.6)
+    assert asked is not None
+    assert (asked.overall, asked.categories, asked.relevance_gate) == (
+        regated.overall,
+        regated.categories,
+        regated.relevance_gate,
+    )
+    assert list(run.overall["pass"]) == ["ungated", "gated", "gated@0.6"]
 
 
 def test_failing_assertion_makes_the_scenario_fail_and_xfail_turns_it_into_xfail():
