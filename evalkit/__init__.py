@@ -1,8 +1,9 @@
 """evalkit: measure how well an AI agent's long-term memory retrieves what it should.
 
 The public API is what `__all__` lists; notebooks use only these names. `tables` and `charts`
-(report tables and charts; they import matplotlib) and `mutations` (the mutation catalogue) are
-submodules imported on first use: `from evalkit import tables`.
+(report tables and charts; they import matplotlib), `traces` (the views of an imported production
+replay) and `mutations` (the mutation catalogue) are submodules imported on first use:
+`from evalkit import tables`.
 
 Every name is imported on first use (PEP 562), so `import evalkit` (and the `evalkit` console
 script, which must install its Ctrl-C and SIGTERM handling before anything heavy loads) costs
@@ -16,10 +17,12 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from evalkit.api import (
+        assert_thresholds,
         detect_mutations,
         export_trec,
         make_config,
         notebook_path,
+        record_baseline,
         run_and_load,
         run_beir,
         run_benchmark,
@@ -78,8 +81,9 @@ if TYPE_CHECKING:
 
 _HOMES: dict[str, tuple[str, ...]] = {
     "evalkit.api": (
-        "detect_mutations", "export_trec", "make_config", "notebook_path", "run_and_load", "run_beir",
-        "run_benchmark", "run_eval", "run_locomo", "run_longmemeval", "score_run",
+        "assert_thresholds", "detect_mutations", "export_trec", "make_config", "notebook_path",
+        "record_baseline", "run_and_load", "run_beir", "run_benchmark", "run_eval", "run_locomo",
+        "run_longmemeval", "score_run", "trace_replay",
     ),
     "evalkit.embedders": ("Embedder", "HashingEmbedder"),
     "evalkit.errors": (
@@ -108,6 +112,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
     "evalkit.views.history": ("history_table", "load_history"),
     "evalkit.views.sweep": ("RECOMMENDATION_COLUMNS", "SWEEP_COLUMNS", "recommend_gates"),
     "evalkit.views.verdict": ("Verdict", "run_verdict"),
+    "evalkit.views.traces": ("TRACE_QUERY_COLUMNS", "TraceReplay", "load_trace_queries"),
 }  # fmt: skip
 """Module → the public names it provides (checked against `__all__` by tests/test_architecture.py)."""
 
@@ -117,6 +122,7 @@ _SUBMODULES = {
     "charts": "evalkit.views.charts",
     "mutations": "evalkit.suites.mutations",
     "tables": "evalkit.views.tables",
+    "traces": "evalkit.views.traces",
 }
 
 
@@ -154,6 +160,7 @@ __all__ = [
     "REGRESSION_COLUMNS",
     "SCENARIO_COLUMNS",
     "SWEEP_COLUMNS",
+    "TRACE_QUERY_COLUMNS",
     "VECTOR_FLOOR",
     "AdapterError",
     "AdapterWarning",
@@ -182,8 +189,10 @@ __all__ = [
     "Suite",
     "Thought",
     "ThresholdsError",
+    "TraceReplay",
     "UsageError",
     "Verdict",
+    "assert_thresholds",
     "charts",
     "compare_runs",
     "detect_mutations",
@@ -193,11 +202,13 @@ __all__ = [
     "load_history",
     "load_run",
     "load_suite",
+    "load_trace_queries",
     "make_config",
     "make_executor",
     "mutations",
     "notebook_path",
     "recommend_gates",
+    "record_baseline",
     "run_and_load",
     "run_beir",
     "run_benchmark",
@@ -207,4 +218,6 @@ __all__ = [
     "run_verdict",
     "score_run",
     "tables",
+    "trace_replay",
+    "traces",
 ]

@@ -4,7 +4,9 @@
 `score_run` scores a run file produced elsewhere, `export_trec` writes a report as TREC files;
 `run_eval` runs a scenario suite, `run_benchmark` (and `run_beir` / `run_locomo` /
 `run_longmemeval`) an imported benchmark, `detect_mutations` (`suites.mutations.run_mutants`,
-re-exported) the mutation suite; `run_and_load`
+re-exported) the mutation suite; `record_baseline` records a run as the baseline of its thresholds
+file (what `evalkit run --update-baseline` / `--update-gated-baseline` does), `assert_thresholds`
+raises on a run's regressions (the report notebook's final cell); `run_and_load`
 is what the report notebook calls: run, save the JSON report, load it back (so the notebook
 shows exactly the saved file). Every function accepts a whole `RunConfig` and/or keyword
 overrides of its fields (`run_eval(top_k=10, gated=False)`); bad values raise UsageError before anything runs.
@@ -12,7 +14,8 @@ overrides of its fields (`run_eval(top_k=10, gated=False)`); bad values raise Us
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import tempfile
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -20,11 +23,14 @@ from typing import Any
 from evalkit.embedders import Embedder
 from evalkit.embedders.factory import EmbedderInfo, embedder_provenance, make_embedder
 from evalkit.errors import UsageError
+from evalkit.harness.baselines import record_baseline as record_mode_baseline
+from evalkit.harness.baselines import record_gated_baseline
 from evalkit.harness.config import DEFAULT_DATASETS, RunConfig
 from evalkit.harness.evaluate import evaluate
 from evalkit.harness.executors import Executor
+from evalkit.harness.regressions import assert_no_regressions
 from evalkit.memory import StoreOptions
-from evalkit.packaged import THRESHOLDS_NAME
+from evalkit.packaged import SAMPLE_TRACES, THRESHOLDS_NAME
 from evalkit.scenarios import load_suite
 from evalkit.suites.benchmarks import (
     DEFAULT_BEIR_KS,
@@ -38,9 +44,12 @@ from evalkit.suites.benchmarks import (
 from evalkit.suites.locomo import STANDARD_CATEGORIES
 from evalkit.suites.mutations import run_mutants as detect_mutations
 from evalkit.suites.runfiles import check_run, read_run, write_trec
+from evalkit.suites.trace_import import RUN_FILE as TRACE_RUN_FILE
+from evalkit.suites.trace_import import import_traces, replay_notes
 from evalkit.systems import MemorySystem, ReferenceSystem, ReplaySystem
 from evalkit.systems.resolve import resolve_system
 from evalkit.views.frames import EvalRun, load_run
+from evalkit.views.traces import TraceReplay, load_trace_queries
 
 BENCHMARK_DEFAULTS = RunConfig(gated=False, store=StoreOptions(retrieval="bm25"), thresholds=None)
 """How a benchmark runs unless told otherwise: BM25, ungated, nothing to gate on."""
@@ -268,7 +277,8 @@ def score_run(
         return run_benchmark(checked, config, system=system, progress=progress, **overrides)
     suite = load_suite(datasets)
     settings = _suite_config(datasets, config, **{"gated": False, **overrides})
-    return EvalRun(evaluate(suite, system, settings, notes=check_run(run, suite), progress=progress))
+    notes = (*check_run(run, suite), *replay_notes(datasets))
+    return EvalRun(evaluate(suite, system, settings, notes=notes, progress=progress))
 
 
 def export_trec(report: str | Path | EvalRun, outdir: str | Path) -> tuple[Path, Path, Path]:
@@ -307,3 +317,72 @@ def run_and_load(out: str | Path, *, report_json: str | Path | None = None, **ru
         elif isinstance(run_options.get(option), str | Path):
             run_options[option] = notebook_path(run_options[option])
     return load_run(run_eval(**run_options).save(notebook_path(out)))
+
+
+def record_baseline(
+    run: EvalRun,
+    thresholds: str | Path | None = None,
+    *,
+    gated: bool = False,
+    tolerance: float | None = None,
+    category_tolerances: Mapping[str, float] | None = None,
+) -> Path:
+    """Record `run` in its thresholds file and return the file's path: what
+    `evalkit run --update-baseline` does (`gated=True`: `--update-gated-baseline`).
+
+    The file is `thresholds`, else the one the run was configured with
+    (`run.result.provenance.config.thresholds`). Ungated: the ungated pass becomes the baseline
+    of the run's mode and top_k (`harness.baselines.record_baseline`; every other entry kept).
+    Gated: the gated pass becomes the gated baseline of its mode, top_k and gate, with recall
+    `tolerance` (overall and default per category) and `category_tolerances`, else the replaced
+    entry's, else 0.05 (`harness.baselines.record_gated_baseline`). Record a run of the whole
+    suite: a run over some scenarios averages other queries than the runs it will be compared with.
+    UsageError for tolerances without `gated`, a run configured without a thresholds file and no
+    `thresholds`, a file inside the installed evalkit package, a run without a gated pass (gated),
+    a category tolerance naming no category of the gated pass; ThresholdsError for an invalid
+    existing file; OutputError for a file that cannot be written.
+    """
+    if not gated and (tolerance is not None or category_tolerances):
+        raise UsageError(
+            "tolerance and category_tolerances set a gated baseline's tolerances: add gated=True"
+        )
+    path = thresholds if thresholds is not None else run.result.provenance.config.thresholds
+    if path is None:
+        raise UsageError(
+            "the run was configured without a thresholds file, so there is nowhere to record its baseline; "
+            "pass thresholds=PATH"
+        )
+    if gated:
+        return record_gated_baseline(path, run.result, tolerance, category_tolerances)[0]
+    return record_mode_baseline(path, run.result)
+
+
+def assert_thresholds(run: EvalRun, fail: bool = True) -> str:
+    """The run's verdict line when it has no regressions; otherwise RegressionError listing every
+    regression (followed by the metric-gating-OFF note, if any), or with `fail` False that message
+    and "(not raised: ...)" returned instead (`harness.regressions.assert_no_regressions`). The
+    report notebook's final cell."""
+    return assert_no_regressions(run.result, fail)
+
+
+def trace_replay(traces_dir: str | Path | None = None, report_json: str | Path | None = None) -> TraceReplay:
+    """An imported production replay for the `traces` notebook: the query log of the import
+    `traces_dir` (`evalkit import traces --out DIR`) and its scored run — the saved report
+    `report_json` when given, else `score_run(DIR/run.jsonl, datasets=DIR)` now (a replay: no
+    store is built). `traces_dir` None imports the packaged sample traces (with their label file)
+    into a temporary directory first (removed before returning). Paths are notebook paths (see
+    `notebook_path`). ReportError for a missing or foreign query log; DatasetError as
+    `score_run`."""
+    if traces_dir is None:
+        with tempfile.TemporaryDirectory(prefix="evalkit-traces-") as tmp:
+            sample = [SAMPLE_TRACES / "genai_memory.jsonl", SAMPLE_TRACES / "retrieval.json"]
+            import_traces(sample, Path(tmp) / "import", labels=SAMPLE_TRACES / "labels.jsonl")
+            return trace_replay(Path(tmp) / "import", report_json)
+    folder = notebook_path(traces_dir)
+    queries, holds_user_text, warnings = load_trace_queries(folder)
+    run = (
+        load_run(notebook_path(report_json))
+        if report_json is not None
+        else score_run(folder / TRACE_RUN_FILE, datasets=folder)
+    )
+    return TraceReplay(queries=queries, holds_user_text=holds_user_text, warnings=warnings, run=run)

@@ -31,6 +31,10 @@ BUILTIN_THRESHOLDS = BUILTIN_DATASETS / THRESHOLDS_NAME
 NOTEBOOKS = DATA / "notebooks"
 """The report notebooks (`eval_report.ipynb`, `scenario_drilldown.ipynb`)."""
 
+SAMPLE_TRACES = DATA / "traces"
+"""A sample of OpenTelemetry traces (`genai_memory.jsonl`, `retrieval.json`) and a label file
+(`labels.jsonl`), the same as tests/fixtures/traces/: the `traces` notebook's default."""
+
 TEMPLATES = DATA / "templates"
 """The files `evalkit init` writes into a new evaluation project."""
 

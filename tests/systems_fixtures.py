@@ -85,3 +85,38 @@ class ClosingSystem(LimitedSystem):
 
     def close(self) -> None:
         self.closed = True
+
+
+class SlowSystem(ReferenceSystem):
+    """The reference store whose searches take `SlowSystem.seconds` (30) unless interrupted,
+    like a long SQLite statement: `interrupt()` ends the wait at once (and the search raises)."""
+
+    name = "slow"
+    seconds = 30.0
+
+    @contextmanager
+    def open(self, workdir: Path) -> Iterator[Any]:
+        with super().open(workdir) as memory:
+            yield _Slow(memory, self.seconds)
+
+
+class _Slow:
+    def __init__(self, memory: Any, seconds: float) -> None:
+        import threading
+
+        self._memory, self._seconds, self._stop = memory, seconds, threading.Event()
+
+    def add_thoughts(self, thoughts: Any) -> None:
+        self._memory.add_thoughts(thoughts)
+
+    def add_edges(self, edges: Any) -> None:
+        self._memory.add_edges(edges)
+
+    def interrupt(self) -> None:
+        self._stop.set()
+
+    def search(self, query: str, **options: Any) -> Any:
+        if self._stop.wait(self._seconds):
+            self._stop.clear()
+            raise RuntimeError("interrupted")
+        return self._memory.search(query, **options)

@@ -36,7 +36,7 @@ SCENARIOS = [s.name for s in load_suite(DATASETS).scenarios]
 
 
 def test_the_report_notebooks_exist() -> None:
-    assert [p.stem for p in NOTEBOOK_FILES] == ["compare_runs", "eval_report", "scenario_drilldown"]
+    assert [p.stem for p in NOTEBOOK_FILES] == ["compare_runs", "eval_report", "scenario_drilldown", "traces"]
 
 
 @pytest.fixture(params=NOTEBOOK_FILES, ids=lambda p: p.stem)

@@ -91,7 +91,7 @@ def test_an_unknown_version_leaves_the_install_unpinned(tmp_path) -> None:
 def test_the_workflows_report_step_renders_the_saved_run_of_a_new_project(tmp_path, monkeypatch) -> None:
     init_project(tmp_path, None)
     monkeypatch.chdir(tmp_path)
-    assert main(["run", "--no-gated"]) == 0
+    assert main(["run", "--no-gated-pass"]) == 0
     assert main(["report", "--no-progress", "-p", "report_json", "reports/report.json"]) == 0
     html = (tmp_path / "reports" / "eval_report.html").read_text(encoding="utf-8")
     assert "metric gating OFF: no baseline for deterministic at top_k 5" in html

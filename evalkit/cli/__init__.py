@@ -28,10 +28,12 @@ def build_parser() -> argparse.ArgumentParser:
         config,
         export,
         history,
+        imports,
         init,
         mutants,
         report,
         run,
+        scenario,
         score,
         serve,
         sweep,
@@ -41,7 +43,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="evalkit", description="Measure how well an agent's long-term memory retrieves what it should."
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for module in (run, report, bench, mutants, score, export, serve, sweep, compare, history, config, init):
+    modules = (run, report, bench, mutants, score, export, serve, sweep, compare, history, config, init)
+    for module in (*modules, imports, scenario):
         module.register(commands)
     return parser
 

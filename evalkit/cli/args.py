@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -38,6 +39,34 @@ def unit_float(text: str) -> float:
     if not 0.0 <= value <= 1.0:
         raise argparse.ArgumentTypeError(f"expected a number from 0 to 1, got {value}")
     return value
+
+
+class _DeprecatedFlag(argparse.Action):
+    """A flag kept for one release after its rename: it sets `dest` to `const`, as its replacement
+    does, and says on stderr which flag replaces it (the run goes on)."""
+
+    def __init__(self, option_strings: list[str], dest: str, *, const: Any, replacement: str) -> None:
+        super().__init__(
+            option_strings, dest, nargs=0, const=const, default=argparse.SUPPRESS,
+            help=f"deprecated: use {replacement}",
+        )  # fmt: skip
+        self.replacement = replacement
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, *_: object) -> None:
+        print(
+            f"evalkit: warning: {self.option_strings[0]} is deprecated and will be removed in the next "
+            f"release; use {self.replacement}",
+            file=sys.stderr,
+        )
+        setattr(namespace, self.dest, self.const)
+
+
+def add_deprecated_flag(
+    parser: argparse.ArgumentParser, flag: str, *, replacement: str, dest: str, const: Any = True
+) -> None:
+    """Keep `flag` working for one release as an alias of `replacement` (which sets `dest` to
+    `const`), with a deprecation warning naming the replacement."""
+    parser.add_argument(flag, action=_DeprecatedFlag, dest=dest, const=const, replacement=replacement)
 
 
 def add_embedder_args(parser: argparse.ArgumentParser) -> None:
@@ -127,7 +156,7 @@ def project_settings(args: argparse.Namespace) -> Project:
         "thresholds": getattr(args, "thresholds", None),
         "system": getattr(args, "system", None),
         "top_k": getattr(args, "top_k", None),
-        "gated": False if getattr(args, "no_gated", False) else None,
+        "gated": False if getattr(args, "no_gated_pass", False) else None,
         "min_relevance": getattr(args, "min_relevance", None),
         "require_baseline": True if getattr(args, "require_baseline", False) else None,
     }

@@ -3,7 +3,7 @@
 The report JSON is the one `evalkit run` writes (`evalkit.load_run` and the notebooks read
 it). The console shows what was loaded, one metric row per scenario plus the overall row (a
 LoCoMo scenario is one conversation, a LongMemEval one a question), for LoCoMo and LongMemEval
-the per-category (question type) table, and with --gated the
+the per-category (question type) table, and with --gated-pass the
 ungated-vs-gated comparison. Exit 0 = the run finished, 2 = bad input or usage.
 """
 
@@ -16,6 +16,7 @@ from typing import Any
 
 from evalkit.api import run_beir, run_locomo, run_longmemeval
 from evalkit.cli.args import (
+    add_deprecated_flag,
     add_embedder_args,
     add_execution_args,
     add_system_arg,
@@ -72,7 +73,7 @@ def register(commands: argparse._SubParsersAction) -> None:
         "bench",
         help="run a public benchmark (BEIR directory, LoCoMo file) and write the JSON report",
         description="Import a public benchmark, run it through the harness on the reference store "
-        "(or --system SPEC; ungated; --gated adds the report-only gated pass) and write the same report "
+        "(or --system SPEC; ungated; --gated-pass adds the report-only gated pass) and write the same report "
         "JSON as `evalkit run`. Exit 0 = the run finished, 2 = bad input or usage.",
     )
     datasets = bench.add_subparsers(
@@ -143,8 +144,10 @@ def _common(parser: argparse.ArgumentParser, ks: tuple[int, ...], stem: str) -> 
         help=f"JSON report path (default reports/{stem}.json)",
     )  # fmt: skip
     parser.add_argument(
-        "--gated", action="store_true", help="add the report-only pass under the service's relevance gate"
-    )
+        "--gated-pass", action="store_true",
+        help="add the report-only pass under the service's relevance gate",
+    )  # fmt: skip
+    add_deprecated_flag(parser, "--gated", replacement="--gated-pass", dest="gated_pass")
     add_embedder_args(parser)
     add_execution_args(parser)
     add_system_arg(parser)
@@ -157,7 +160,7 @@ def _options(args: argparse.Namespace) -> dict[str, Any]:
         "ks": args.k,
         "tokenizer": args.tokenizer,
         "query_syntax": args.query_syntax,
-        "gated": args.gated,
+        "gated": args.gated_pass,
         "progress": args.progress,
         "executor": executor_from(args),
         "system": project_settings(args).config.system,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from evalkit.cli.args import int_in
+from evalkit.cli.args import add_deprecated_flag, int_in
 from evalkit.cli.exit_codes import EXIT_OK
 from evalkit.harness.uncertainty import DEFAULT_RESAMPLES, DEFAULT_SEED
 from evalkit.views.compare import compare_runs
@@ -27,8 +27,11 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     compare.add_argument("a", type=Path, help="JSON report of the first run (before)")
     compare.add_argument("b", type=Path, help="JSON report of the second run (after)")
     compare.add_argument(
-        "--gated", action="store_true", help="compare the gated passes instead of the ungated ones",
+        "--pass", dest="pass_name", choices=("ungated", "gated"), default="ungated",
+        help="which pass of both runs to compare: the measurement (ungated, default) or the pass under "
+        "the relevance gate (gated)",
     )  # fmt: skip
+    add_deprecated_flag(compare, "--gated", replacement="--pass gated", dest="pass_name", const="gated")
     compare.add_argument(
         "--resamples", type=int_in(100, 1_000_000), default=DEFAULT_RESAMPLES, metavar="N",
         help=f"permutations of the paired test (default {DEFAULT_RESAMPLES}; exact when there are fewer)",
@@ -43,9 +46,10 @@ def compare_command(args: argparse.Namespace) -> int:
     comparison = compare_runs(
         load_run(args.a),
         load_run(args.b),
-        pass_name="gated" if args.gated else "ungated",
+        pass_name=args.pass_name,
         resamples=args.resamples,
         seed=args.seed,
+        names=(str(args.a), str(args.b)),
     )
     print(render_comparison(comparison))
     return EXIT_OK

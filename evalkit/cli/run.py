@@ -9,6 +9,7 @@ from pathlib import Path
 from evalkit.api import make_config, run_eval
 from evalkit.cli.args import (
     add_dataset_args,
+    add_deprecated_flag,
     add_embedder_args,
     add_execution_args,
     add_system_arg,
@@ -21,19 +22,11 @@ from evalkit.cli.args import (
 from evalkit.cli.exit_codes import EXIT_OK, EXIT_REGRESSIONS
 from evalkit.errors import UsageError
 from evalkit.files import check_writable
-from evalkit.harness.gating import (
-    DEFAULT_GATED_TOLERANCE,
-    GatedTolerances,
-    baseline_entry,
-    gated_baseline_entry,
-    read_thresholds,
-    update_gated_baseline,
-    update_thresholds,
-)
+from evalkit.harness.baselines import check_recordable, record_baseline, record_gated_baseline
 from evalkit.harness.history import HISTORY_FILE, HistoryError, append_run
 from evalkit.harness.project import Project
 from evalkit.harness.results import RunResult
-from evalkit.packaged import inside_installed_package
+from evalkit.harness.thresholds_file import DEFAULT_GATED_TOLERANCE
 from evalkit.views.console import render_run
 
 REPORT_NAME = "report.json"
@@ -65,22 +58,23 @@ def register(commands: argparse._SubParsersAction) -> None:
         help="exit 1 when metric gating is off (no baseline for this mode and top_k) instead of noting it",
     )  # fmt: skip
     run.add_argument(
-        "--no-gated", action="store_true", help="skip the report-only pass under the relevance gate"
-    )
-    run.add_argument(
-        "--gated", action="store_true",
-        help="with --update-baseline: record the gated pass instead, as the gated baseline of this mode, "
-        "top_k and gate (from then on the gated pass at that gate gates too); the mode's baseline is "
-        "left as is",
+        "--update-gated-baseline", action="store_true",
+        help="record the relevance-gated pass as the gated baseline of this mode, top_k and gate (from "
+        "then on that pass is checked against it too) and exit 0; the mode's baseline is left as is",
     )  # fmt: skip
+    add_deprecated_flag(run, "--gated", replacement="--update-gated-baseline", dest="gated")
+    run.add_argument(
+        "--no-gated-pass", action="store_true", help="skip the report-only pass under the relevance gate"
+    )
+    add_deprecated_flag(run, "--no-gated", replacement="--no-gated-pass", dest="no_gated_pass")
     run.add_argument(
         "--tolerance", type=unit_float, metavar="DELTA",
-        help="with --update-baseline --gated: recall the gated pass may lose, overall and per category, "
+        help="with --update-gated-baseline: recall the gated pass may lose, overall and per category, "
         f"before it regresses (default: the entry's current value, else {DEFAULT_GATED_TOLERANCE})",
     )  # fmt: skip
     run.add_argument(
         "--category-tolerance", type=category_tolerance, action="append", metavar="CATEGORY=DELTA",
-        help="with --update-baseline --gated: the recall tolerance of one category (repeatable)",
+        help="with --update-gated-baseline: the recall tolerance of one category (repeatable)",
     )  # fmt: skip
     add_dataset_args(run)
     run.add_argument(
@@ -111,13 +105,14 @@ def category_tolerance(text: str) -> tuple[str, float]:
 
 
 def run_command(args: argparse.Namespace) -> int:
-    if args.update_baseline and args.scenario:
-        raise UsageError("--update-baseline records the whole suite; drop --scenario")
     check_gated_flags(args)
+    if (args.update_baseline or args.update_gated_baseline) and args.scenario:
+        flag = "--update-gated-baseline" if args.update_gated_baseline else "--update-baseline"
+        raise UsageError(f"{flag} records the whole suite; drop --scenario")
     project = project_settings(args)
     config = make_config(project.config, **embedder_options(args))
     out = args.out or project.reports / REPORT_NAME
-    check_outputs(out, project.thresholds, update_baseline=args.update_baseline)
+    check_outputs(out, project.thresholds, update_baseline=args.update_baseline or args.update_gated_baseline)
     executor = executor_from(args)
     run = run_eval(
         config, datasets=project.datasets, scenarios=args.scenario, progress=args.progress, executor=executor
@@ -132,65 +127,59 @@ def run_command(args: argparse.Namespace) -> int:
             print(f"history: appended to {history}")
         except HistoryError as exc:  # the run itself is fine: say so, keep the exit code
             print(f"evalkit: warning: {exc}", file=sys.stderr)
-    if args.update_baseline and args.gated:
-        record_gated_baseline(args, project, run.result)
+    if args.update_gated_baseline:
+        record_gated(args, project, run.result)
         return EXIT_OK
     if args.update_baseline:
-        entry = baseline_entry(run.result.measurement, config.top_k)
-        path = update_thresholds(project.thresholds, config.mode, entry)
+        path = record_baseline(project.thresholds, run.result)
         print(f"baseline for {config.mode} at top_k {config.top_k} recorded in {path} (other entries kept)")
         return EXIT_OK
     return EXIT_OK if run.ok else EXIT_REGRESSIONS
 
 
 def check_gated_flags(args: argparse.Namespace) -> None:
-    """Refuse, before anything runs, gated-baseline flags that would do nothing or contradict."""
-    tolerances = args.tolerance is not None or args.category_tolerance
-    if args.gated and not args.update_baseline:
+    """Refuse, before anything runs, gated-baseline flags that would do nothing or contradict.
+
+    The deprecated `--update-baseline --gated` is read as `--update-gated-baseline` (after these
+    checks, `args.update_baseline` means the measurement baseline only)."""
+    deprecated = getattr(args, "gated", False)
+    if deprecated and not args.update_baseline:
         raise UsageError(
             "--gated records the gated pass as a gated baseline: use it with --update-baseline (a run is "
             "gated on a gated baseline by itself whenever one is recorded for its mode, top_k and gate)"
         )
-    if tolerances and not args.gated:
+    if deprecated:
+        args.update_baseline, args.update_gated_baseline = False, True
+    if args.update_baseline and args.update_gated_baseline:
         raise UsageError(
-            "--tolerance and --category-tolerance set a gated baseline's tolerances: add --gated"
+            "--update-baseline and --update-gated-baseline record different entries: run them one at a time"
         )
-    if args.gated and args.no_gated:
-        raise UsageError("--gated records the gated pass, which --no-gated skips; drop one of them")
-    if args.gated and args.min_relevance == 0.0:
+    tolerances = args.tolerance is not None or args.category_tolerance
+    flag = "--update-baseline --gated" if deprecated else "--update-gated-baseline"
+    if tolerances and not args.update_gated_baseline:
+        raise UsageError(
+            "--tolerance and --category-tolerance set a gated baseline's tolerances: add "
+            "--update-gated-baseline (the deprecated form: --update-baseline --gated)"
+        )
+    if args.update_gated_baseline and args.no_gated_pass:
+        raise UsageError(f"{flag} records the gated pass, which --no-gated-pass skips; drop one of them")
+    if args.update_gated_baseline and args.min_relevance == 0.0:
         raise UsageError(
             "--min-relevance 0 is no gate, so there is no gated pass to record; pick a gate above 0"
         )
 
 
-def record_gated_baseline(args: argparse.Namespace, project: Project, result: RunResult) -> None:
-    """Upsert the gated baseline of this run's mode, top_k and gate in the project's thresholds
-    file. Tolerances: the flags, else those of the entry being replaced (for categories the run
-    still has), else the default."""
-    if result.gated is None:
-        raise UsageError("the run has no gated pass to record")
-    categories = list(result.gated.categories)
-    chosen = dict(args.category_tolerance or [])
-    unknown = [name for name in chosen if name not in categories]
-    if unknown:
-        raise UsageError(
-            f"--category-tolerance names {', '.join(map(repr, unknown))}, not a category of this run's gated "
-            f"pass; its categories: {', '.join(categories)}"
-        )
-    document = read_thresholds(project.thresholds)
-    gate = result.gated.relevance_gate.min_relevance
-    old = None if document is None else document.gated_entry(result.mode, result.top_k, gate)
-    kept = {} if old is None else {c: t for c, t in old.tolerances.categories.items() if c in categories}
-    default = args.tolerance if args.tolerance is not None else (old.tolerances.default if old else None)
-    tolerances = GatedTolerances(
-        default=DEFAULT_GATED_TOLERANCE if default is None else default, categories={**kept, **chosen}
+def record_gated(args: argparse.Namespace, project: Project, result: RunResult) -> None:
+    """Record the run's gated pass in the project's thresholds file (`record_gated_baseline`:
+    tolerances from the flags, else the replaced entry's, else the default) and say so."""
+    path, entry = record_gated_baseline(
+        project.thresholds, result, args.tolerance, dict(args.category_tolerance or [])
     )
-    entry = gated_baseline_entry(result.gated, result.mode, result.top_k, tolerances)
-    path = update_gated_baseline(project.thresholds, entry)
+    tolerances = entry.tolerances
     own = "".join(f"; {c} {t:g}" for c, t in tolerances.categories.items())
     print(
-        f"gated baseline for mode {result.mode!r}, top_k {result.top_k}, min_relevance {gate:g} recorded in "
-        f"{path} (recall tolerance {tolerances.default:g}{own})"
+        f"gated baseline for mode {result.mode!r}, top_k {result.top_k}, min_relevance "
+        f"{entry.min_relevance:g} recorded in {path} (recall tolerance {tolerances.default:g}{own})"
     )
 
 
@@ -198,19 +187,12 @@ def check_outputs(out: Path, thresholds: Path, *, update_baseline: bool) -> None
     """Refuse, before anything runs, outputs the run could not write: a report path `out` that
     is the `thresholds` file (the report would replace the baselines) or cannot be written, and
     with --update-baseline a thresholds file that cannot be written (see `check_writable`) or
-    that ships inside the installed evalkit package (a pip upgrade would silently replace it)."""
+    that ships inside the installed evalkit package (`check_recordable`)."""
     if out.resolve() == thresholds.resolve():
         raise UsageError(
             f"--out {out} is the thresholds file; the report would replace the baselines. "
             f"Write the report elsewhere (default <reports>/{REPORT_NAME})"
         )
     check_writable(out)
-    if not update_baseline:
-        return
-    if inside_installed_package(thresholds):
-        raise UsageError(
-            f"--update-baseline would write {thresholds}, the built-in suite's baselines inside the "
-            "installed evalkit package (an upgrade replaces them); record your own instead: "
-            "`evalkit init DIR` creates a project with its own thresholds.json (or pass --thresholds PATH)"
-        )
-    check_writable(thresholds)
+    if update_baseline:
+        check_recordable(thresholds)

@@ -1,5 +1,10 @@
 """`evalkit serve`: the reference store behind evalkit's HTTP contract (or, with --mcp, as an MCP
-server over stdio), for `evalkit run --system http://HOST:PORT` or `--system mcp:MAPPING`."""
+server over stdio), for `evalkit run --system http://HOST:PORT` or `--system mcp:MAPPING`.
+
+It prints its URL and OpenAPI document once listening, exits 130 on Ctrl-C and 143 on SIGTERM
+(namespaces dropped first), and 2 with one line for a busy port or a bad token. The limits
+(`--request-timeout`, `--max-namespaces`, `--idle-timeout`) are those of
+`evalkit.systems.namespaces.Limits`."""
 
 from __future__ import annotations
 
@@ -11,7 +16,9 @@ from evalkit.cli.args import add_embedder_args, embedder_options, int_in
 from evalkit.cli.exit_codes import EXIT_OK
 from evalkit.errors import UsageError
 from evalkit.systems import MemorySystem
+from evalkit.systems.namespaces import Limits
 from evalkit.systems.resolve import from_extra
+from evalkit.systems.secrets import check_token
 
 TOKEN_ENV = "EVALKIT_SERVE_TOKEN"
 """The environment variable holding the bearer token the server demands (required off loopback)."""
@@ -35,6 +42,19 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         help=f"allow a non-loopback --host (requires ${TOKEN_ENV})",
     )  # fmt: skip
     serve.add_argument("--mcp", action="store_true", help="speak MCP over stdio instead of HTTP")
+    defaults = Limits()
+    serve.add_argument(
+        "--request-timeout", type=_seconds, default=defaults.request_timeout, metavar="S",
+        help=f"deadline of one request's store work, 503 beyond (default {defaults.request_timeout:g})",
+    )  # fmt: skip
+    serve.add_argument(
+        "--max-namespaces", type=int_in(1, 1_000_000), default=defaults.max_namespaces, metavar="N",
+        help=f"namespaces open at once, 503 beyond (default {defaults.max_namespaces})",
+    )  # fmt: skip
+    serve.add_argument(
+        "--idle-timeout", type=_seconds, default=defaults.idle_timeout, metavar="S",
+        help=f"a namespace unused this long is dropped (default {defaults.idle_timeout:g})",
+    )  # fmt: skip
     add_embedder_args(serve)
     serve.set_defaults(handler=serve_command)
 
@@ -42,19 +62,32 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 def serve_command(args: argparse.Namespace) -> int:
     """Serve until interrupted. The extra a server needs is checked before the reference store is
     built (a real model takes seconds to load), and so are the --host rules."""
+    limits = Limits(args.request_timeout, args.max_namespaces, args.idle_timeout)
     if args.mcp:
-        create_server = from_extra("mcp", "mcp_server", "create_server")
-        create_server(_reference(args)).run("stdio")
+        serve_mcp = from_extra("mcp", "mcp_server", "serve_stdio")
+        serve_mcp(_reference(args), limits)
         return EXIT_OK
     token = os.environ.get(TOKEN_ENV) or None
+    if token is not None:
+        check_token(token, TOKEN_ENV)
     if args.host not in LOOPBACK:
         if not args.allow_remote:
             raise UsageError(f"--host {args.host} is not loopback; add --allow-remote (and set ${TOKEN_ENV})")
         if token is None:
             raise UsageError(f"--allow-remote needs a bearer token: set ${TOKEN_ENV} (clients send it too)")
     serve_http = from_extra("http", "http_server", "serve")
-    serve_http(_reference(args), host=args.host, port=args.port, token=token)
+    serve_http(_reference(args), host=args.host, port=args.port, token=token, limits=limits)
     return EXIT_OK
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not 0 < value < 1e6:
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {value:g}")
+    return value
 
 
 def _reference(args: argparse.Namespace) -> MemorySystem:

@@ -34,6 +34,14 @@ DEFAULT_THRESHOLDS = BUILTIN_THRESHOLDS
 """The baselines file a run gates on unless told otherwise: the built-in suite's."""
 
 
+def _not_a_bool(value: object) -> object:
+    """A before-validator: True and False are not integers here (pydantic takes True as 1, so
+    `run_eval(top_k=True)` ran at top_k 1)."""
+    if isinstance(value, bool):
+        raise ValueError(f"expected an integer, got the boolean {value}")
+    return value
+
+
 class RunConfig(CheckedModel):
     """How one run is made and judged.
 
@@ -61,7 +69,7 @@ class RunConfig(CheckedModel):
     use_cache: bool = True
     system: str = "reference"
     store: StoreOptions = DEFAULT_STORE_OPTIONS
-    top_k: int = Field(default=DEFAULT_TOP_K, ge=1, le=MAX_TOP_K)
+    top_k: Annotated[int, BeforeValidator(_not_a_bool)] = Field(default=DEFAULT_TOP_K, ge=1, le=MAX_TOP_K)
     gated: bool = True
     min_relevance: float | None = Field(default=None, ge=0.0, le=1.0, allow_inf_nan=False)
     metrics: tuple[str, ...] = ()

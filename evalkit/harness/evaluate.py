@@ -31,20 +31,22 @@ from datetime import UTC, datetime
 from evalkit.embedders.factory import EmbedderInfo
 from evalkit.harness.config import RunConfig
 from evalkit.harness.executors import Executor
-from evalkit.harness.gating import (
-    GatedEntry,
-    ModeEntry,
-    ThresholdsDocument,
+from evalkit.harness.provenance import collect
+from evalkit.harness.regressions import (
     assertion_regressions,
-    find_baseline,
     gated_regressions,
     metric_regressions,
     no_baseline_reason,
-    read_thresholds,
 )
-from evalkit.harness.provenance import collect
 from evalkit.harness.results import GATING_OFF, PassResult, Regression, RunResult
 from evalkit.harness.runner import run_suite
+from evalkit.harness.thresholds_file import (
+    GatedEntry,
+    ModeEntry,
+    ThresholdsDocument,
+    find_baseline,
+    read_thresholds,
+)
 from evalkit.scenarios import Suite
 from evalkit.systems import MemorySystem
 

@@ -26,7 +26,12 @@ Decisions:
   methods. Elsewhere (Windows) workers are spawned. Units go out in chunks of about a quarter
   of a worker's share, so thousands of small scenarios do not pay one round trip each.
 - Ray: `RayExecutor` uses the Ray instance this process is connected to, or connects to
-  `address` (e.g. "auto" or "ray://host:10001"), or starts a local instance with `workers` CPUs.
+  `address` (e.g. "auto" or "ray://host:10001"; a HOST:PORT where nothing listens is a
+  UsageError after `RAY_PROBE_TIMEOUT` — Ray itself retried for minutes), or starts a local
+  instance with `workers` CPUs: a new one (`address="local"`), never a cluster that RAY_ADDRESS
+  or Ray's `ray_current_cluster` file names (which failed with num_cpus given), shut down with
+  this process. Ray 2.x on Linux advertises such a node under the machine's IP even when told
+  127.0.0.1 (`resolve_ip_for_localhost`), so evalkit does not try to pin it.
   Ray workers import evalkit as installed where they run: on a cluster, install the same
   evalkit version on every node; a local instance inherits this process's environment
   (PYTHONPATH included). `ray` is the optional extra `evalkit[ray]`.
@@ -36,6 +41,7 @@ from __future__ import annotations
 
 import multiprocessing
 import pickle
+import socket
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any, Literal, Protocol, TypeVar, get_args
@@ -101,8 +107,19 @@ class RayExecutor:
     def __init__(self, address: str | None = None, workers: int | None = None) -> None:
         ray = _import_ray()
         if not ray.is_initialized():
-            local = {} if address is not None else {"num_cpus": workers, "include_dashboard": False}
-            ray.init(address=address, log_to_driver=False, **local)
+            if address is None:  # "local": never a cluster that RAY_ADDRESS or Ray's files point to
+                options = {"address": "local", "num_cpus": workers, "include_dashboard": False}
+            else:
+                _check_reachable(address)
+                options = {"address": address}
+            try:
+                ray.init(log_to_driver=False, **options)
+            except (ConnectionError, ValueError, RuntimeError, TimeoutError) as exc:
+                where = f"the Ray cluster at {address}" if address else "a local Ray instance"
+                raise UsageError(
+                    f"cannot start or connect to {where} ({type(exc).__name__}: {exc}); check --address "
+                    "or run on local processes with --workers N"
+                ) from None
         self._ray = ray
         self._workers = check_workers(workers) if workers is not None else _cluster_cpus(ray)
 
@@ -118,6 +135,26 @@ class RayExecutor:
         shared = self._ray.put(fn)
         pending = [task.remote(shared, unit) for unit in units]
         return (self._ray.get(ref) for ref in pending)
+
+
+RAY_PROBE_TIMEOUT = 5.0
+"""Seconds to wait for a TCP answer from a Ray address before giving up (Ray itself retries
+for minutes, rewriting the address)."""
+
+
+def _check_reachable(address: str) -> None:
+    """UsageError when nothing accepts a TCP connection at `address` ("HOST:PORT" or
+    "ray://HOST:PORT"); "auto" and other forms are left to Ray."""
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    if not host or not port.isdigit() or "/" in host:
+        return
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=RAY_PROBE_TIMEOUT).close()
+    except OSError as exc:
+        raise UsageError(
+            f"nothing answers at the Ray address {address} ({exc.strerror or exc}); start the cluster "
+            f"there (e.g. `ray start --head --port {port}`) or fix --address"
+        ) from None
 
 
 def _call(fn: Callable[[T], R], unit: T) -> R:

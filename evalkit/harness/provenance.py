@@ -12,6 +12,7 @@ from typing import Any
 
 from evalkit.embedders.factory import EmbedderInfo
 from evalkit.harness.config import RunConfig
+from evalkit.systems.secrets import redact_url
 from evalkit.validation import FrozenModel
 
 PACKAGES: tuple[str, ...] = (
@@ -94,9 +95,10 @@ def git_state(directory: str | Path = ".") -> GitState:
 def collect(
     config: RunConfig, dataset_digest: str, system: dict[str, Any], embedder: EmbedderInfo | None
 ) -> Provenance:
-    """The provenance of a run made now, from the working directory."""
+    """The provenance of a run made now, from the working directory. Credentials in a system
+    URL (`http://user:pass@host`) are redacted: a report is shared, its secrets would be too."""
     return Provenance(
-        config=config,
+        config=config.model_copy(update={"system": redact_url(config.system)}),
         evalkit_version=evalkit_version(),
         git=git_state(),
         python=platform.python_version(),

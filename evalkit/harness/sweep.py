@@ -87,7 +87,7 @@ def unavailable(result: RunResult) -> str | None:
     """Why `result` cannot be re-gated, or None when it can."""
     gated = result.gated
     if gated is None:
-        return "the run has no gated pass (it ran with --no-gated)"
+        return "the run has no gated pass (it ran with --no-gated-pass); re-run it without --no-gated-pass"
     if not any(q.gate_candidates is not None for s in gated.scenarios for q in s.queries):
         return (
             "the run recorded no gate candidates (written by an older evalkit, or by a system that "

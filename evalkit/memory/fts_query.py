@@ -11,6 +11,12 @@ query as a C string and a NUL would end it mid-term ("unterminated string"); and
 surrogates (U+D800–U+DFFF), which cannot be encoded as UTF-8 and so cannot be sent to SQLite at
 all (no stored text can contain them either).
 
+A query keeps at most `MAX_FTS_TERMS` terms (the first ones; beyond the SPEC, which sets no
+bound): FTS5's cost grows faster than the number of OR-ed terms (16,000 terms took 5 s, 128,000
+terms 35 s, a million did not finish in 10 minutes), so one huge query could hold a store, and
+a server, for minutes. Real queries are far below the bound (the longest BEIR queries, ArguAna's
+whole arguments, have a few hundred words), so their expression is exactly the SPEC's.
+
 The default stopword list is the original service's (`SERVICE_STOPWORDS`); `STOPWORD_LISTS`
 names the lists a store may select instead.
 """
@@ -30,6 +36,10 @@ QUERY_SYNTAX_MODES: tuple[str, ...] = get_args(QuerySyntax)
 """What happens to FTS5 syntax characters inside a piece: `delete` (the SPEC: "IL-6" → "IL6")
 or `space` ("IL-6" → the phrase "IL 6", which matches the indexed tokens `il 6`). Both are safe:
 every term is still one quoted FTS5 string with no double quote in it."""
+
+
+MAX_FTS_TERMS = 4096
+"""The most terms a BM25 query ORs (about 0.7 s of FTS5 work); later terms are ignored."""
 
 
 def fold(word: str) -> str:
@@ -89,13 +99,16 @@ STOPWORDS: frozenset[str] = STOPWORD_LISTS[DEFAULT_STOPWORD_LIST]
 def fts_terms(text: str, stopwords: frozenset[str] = STOPWORDS, syntax: str = "delete") -> list[str]:
     """The terms the BM25 leg searches for, in query order (duplicates kept, original case);
     `syntax` is one of QUERY_SYNTAX_MODES. A term is dropped when its `fold` is in `stopwords`,
-    so a custom list must be stored folded (lower-case, `е` for `ё`) to match."""
+    so a custom list must be stored folded (lower-case, `е` for `ё`) to match. At most
+    MAX_FTS_TERMS terms, the first ones (see the module docstring)."""
     replacement = {"delete": "", "space": " "}[syntax]
-    terms = []
+    terms: list[str] = []
     for piece in text.split():
         term = " ".join(_SYNTAX.sub(replacement, _UNSENDABLE.sub("", piece.strip('"'))).split())
         if term and fold(term) not in stopwords:
             terms.append(term)
+            if len(terms) == MAX_FTS_TERMS:
+                break
     return terms
 
 

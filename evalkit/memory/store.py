@@ -180,6 +180,11 @@ class MemoryStore:
         """Close the connection; safe to call twice."""
         self._conn.close()
 
+    def interrupt(self) -> None:
+        """Abort the SQL statement running on this store, from any thread (SQLite's
+        `interrupt`): the call running it raises. For a server's per-request deadline."""
+        self._conn.interrupt()
+
     def count(self) -> int:
         """Number of stored thoughts."""
         return int(self._conn.execute("SELECT count(*) FROM thoughts").fetchone()[0])

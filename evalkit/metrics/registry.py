@@ -1,9 +1,17 @@
-"""The metric registry: what each metric is (name, cutoff rule) and how a `name@k` text parses.
+"""The metric registry: what each metric is (name, cutoff rule, harness role) and how a `name@k`
+text parses.
 
 A `MetricDef` describes a metric and points at the pure functions that compute it (one module
 per metric in this package); a `MetricSpec` is a metric with its cutoff resolved, the thing a
 caller computes per query and averages. Names are lower-case; `parse_metric` accepts any case
 and surrounding spaces, and `MetricSpec.label` gives the canonical spelling ("ndcg@10").
+
+A metric whose definition carries a `HarnessMetric` is a harness metric (SPEC §3.3):
+`score_query` scores it for every query of every pass, and everything keyed by the harness
+metrics derives from `HARNESS` (registry order): the per-query scores, the aggregates, the
+thresholds file's schema (`harness.thresholds_file.MetricLevels`), the regressions, the frames'
+columns, the console's columns and the tables' and charts' labels. A new harness metric is one
+module in this package plus one `MetricDef(..., harness=HarnessMetric(...))` line below.
 
 Cutoff rules: `ndcg`, `map`, `recall_all` and `success` need `@k`; `recall`, `precision` and
 `mrr` take an optional `@k` (without it they are the SPEC §3.3 harness metrics over everything
@@ -15,7 +23,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import cast
 
@@ -36,23 +44,56 @@ Scorer = Callable[[Sequence[str], Mapping[str, int]], float]
 CutScorer = Callable[[Sequence[str], Mapping[str, int], int], float]
 """Scores one query from its ranked ids, its qrels and a cutoff k >= 1."""
 
+SetScorer = Callable[[Sequence[str], Collection[str]], float]
+"""Scores one query from its ranked ids and its relevant-id set (a harness metric, SPEC §3.3)."""
+
 _CUTOFF = re.compile(r"[1-9][0-9]*")
 
 
 @dataclass(frozen=True, slots=True)
+class HarnessMetric:
+    """What makes a metric a harness metric and how it is shown.
+
+    `score` scores a query over everything returned, from its relevant-id set. `label` names it
+    in tables and chart titles ("MRR"); `column` heads its column of the console's pass table
+    and `inline` precedes its value on the console's category lines (left empty, both default to
+    the metric's name, filled in by `MetricDef`). `required`: every entry of a thresholds file
+    must hold it (True for the four metrics of SPEC §3.5's file format). A metric added later is
+    not required, so files recorded before it existed still load; an entry without it is not
+    compared on it (no regression for that metric) until the next `--update-baseline` records it.
+    """
+
+    score: SetScorer
+    label: str
+    column: str = ""
+    inline: str = ""
+    required: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class MetricDef:
-    """One metric: its name, a one-line summary, and how it scores a query.
+    """One metric: its name, a one-line summary, how it scores a query, and its harness role.
 
     `full` scores the whole returned ranking (None: the metric needs a cutoff); `at_k` scores the
-    top k (None: the metric takes no cutoff). At least one of them must be set.
+    top k (None: the metric takes no cutoff). `harness` makes it a harness metric (see
+    `HarnessMetric`); its `full` then defaults to `harness.score` on the qrels' relevant ids
+    (grade >= 1). At least one scorer must be set.
     """
 
     name: str
     summary: str
     full: Scorer | None = None
     at_k: CutScorer | None = None
+    harness: HarnessMetric | None = None
 
     def __post_init__(self) -> None:
+        if self.harness is not None:
+            named = replace(
+                self.harness, column=self.harness.column or self.name, inline=self.harness.inline or self.name
+            )
+            object.__setattr__(self, "harness", named)
+            if self.full is None:
+                object.__setattr__(self, "full", _on_qrels(named.score))
         if self.full is None and self.at_k is None:
             raise UsageError(f"metric {self.name!r} defines no scorer: give it `full`, `at_k` or both")
 
@@ -64,7 +105,7 @@ class MetricDef:
         return f"{self.name}@k" if self.full is None else f"{self.name}[@k]"
 
 
-def _on_qrels(score: Callable[[Sequence[str], Collection[str]], float]) -> Scorer:
+def _on_qrels(score: SetScorer) -> Scorer:
     """Adapt a harness metric on a relevant-id set to qrels (relevant = grade >= 1)."""
 
     def scorer(retrieved: Sequence[str], qrels: Mapping[str, int]) -> float:
@@ -81,14 +122,14 @@ _DEFINITIONS = (
     MetricDef(
         "recall",
         "share of relevant retrieved; @k: in the top k (trec_eval set_recall / recall_k)",
-        full=_on_qrels(recall),
         at_k=recall_at_k,
+        harness=HarnessMetric(recall, "recall", required=True),
     ),
     MetricDef(
         "precision",
         "share of the returned ids that are relevant; @k: relevant in top k / k (trec_eval set_P / P_k)",
-        full=_on_qrels(precision),
         at_k=precision_at_k,
+        harness=HarnessMetric(precision, "precision", column="prec", required=True),
     ),
     MetricDef("recall_all", "1 if every relevant document is in the top k", at_k=recall_all_at_k),
     MetricDef("r_precision", "precision of the top R, R = |relevant| (trec_eval Rprec)", full=r_precision),
@@ -96,14 +137,27 @@ _DEFINITIONS = (
     MetricDef(
         "mrr",
         "reciprocal rank of the first relevant; @k: within the top k (trec_eval recip_rank)",
-        full=_on_qrels(reciprocal_rank),
         at_k=reciprocal_rank_at_k,
+        harness=HarnessMetric(reciprocal_rank, "MRR", required=True),
     ),
-    MetricDef("hit_rate", "1 if any relevant document was returned", full=_on_qrels(hit_rate)),
+    MetricDef(
+        "hit_rate",
+        "1 if any relevant document was returned",
+        harness=HarnessMetric(hit_rate, "hit rate", column="hit", inline="hit", required=True),
+    ),
 )
 
 METRICS: Mapping[str, MetricDef] = MappingProxyType({metric.name: metric for metric in _DEFINITIONS})
 """Every metric by name, in display order."""
+
+HARNESS: Mapping[str, HarnessMetric] = MappingProxyType(
+    {metric.name: metric.harness for metric in _DEFINITIONS if metric.harness is not None}
+)
+"""The harness metrics (SPEC §3.3) by name, in registry order."""
+
+HARNESS_METRICS: tuple[str, ...] = tuple(HARNESS)
+"""The harness metrics' names, in order: the metric keys of every query, aggregate, baseline and
+frame (benchmarks add `name@k` metrics), and the `QueryScores` field names."""
 
 
 def _valid_metrics() -> str:

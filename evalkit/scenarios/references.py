@@ -47,13 +47,19 @@ def scenario_problems(
     if scenario.distractors:
         projects |= {t.project for t in distractors or ()}
     for qi, query in enumerate(scenario.queries):
-        problems.extend(_query_problems(f"queries[{qi}]", query, resolver, projects))
+        problems.extend(_query_problems(f"queries[{qi}]", query, resolver, projects, scenario.measure_only))
     return problems
 
 
-def _query_problems(where: str, query: QuerySpec, resolver: _Resolver, projects: set[str]) -> list[str]:
-    """Problems of one query located at `where`; `projects` are the projects seeded for it."""
-    problems = _relevance_problems(where, query.relevant, query.forbid, query.no_relevant, resolver)
+def _query_problems(
+    where: str, query: QuerySpec, resolver: _Resolver, projects: set[str], measure_only: bool = False
+) -> list[str]:
+    """Problems of one query located at `where`; `projects` are the projects seeded for it. In a
+    `measure_only` scenario a query may leave `relevant` empty: it is unjudged (an imported
+    production search nobody labelled), measured and asserted on but in no mean."""
+    problems = _relevance_problems(
+        where, query.relevant, query.forbid, query.no_relevant or measure_only, resolver, query.no_relevant
+    )
     if query.rank_before is not None:
         rb = query.rank_before
         problems.extend(resolver.check(f"{where}.rank_before.before", rb.before))
@@ -180,7 +186,12 @@ def _edge_problems(scenario: Scenario, resolver: _Resolver) -> list[str]:
 
 
 def _relevance_problems(
-    where: str, relevant: Sequence[str], forbid: Sequence[str], no_relevant: bool, resolver: _Resolver
+    where: str,
+    relevant: Sequence[str],
+    forbid: Sequence[str],
+    may_be_empty: bool,
+    resolver: _Resolver,
+    no_relevant: bool,
 ) -> list[str]:
     problems = []
     for name, ids in (("relevant", relevant), ("forbid", forbid)):
@@ -200,7 +211,7 @@ def _relevance_problems(
         problems.append(
             f"{where}.no_relevant: no_relevant is true but relevant lists ids; keep one of the two"
         )
-    if not relevant and not no_relevant:
+    if not relevant and not may_be_empty:
         problems.append(
             f"{where}.relevant: no relevant ids; list the thought ids this query should retrieve, "
             "or set no_relevant: true if nothing should match"

@@ -38,8 +38,8 @@ from evalkit.errors import UsageError
 from evalkit.harness.config import RunConfig
 from evalkit.harness.evaluate import evaluate
 from evalkit.harness.executors import Executor, make_executor
-from evalkit.harness.gating import find_baseline, load_thresholds
 from evalkit.harness.results import DetectionPower, MutationOutcome, Regression
+from evalkit.harness.thresholds_file import find_baseline, load_thresholds
 from evalkit.memory.fts_query import build_fts_query
 from evalkit.memory.pipeline import (
     DEFAULT_PIPELINE,

@@ -1,27 +1,54 @@
 """A memory system reached over evalkit's HTTP contract (`--system http://HOST:PORT[/PREFIX]`).
 
 The contract is served by `evalkit serve` (see `evalkit.systems.http_server` for the endpoints)
-and can be implemented by any service. The client uses one httpx connection pool with timeouts
-(`TIMEOUT`), retries connection errors `RETRIES` times (never a request the server answered),
-sends `Authorization: Bearer $EVALKIT_SYSTEM_TOKEN` when that variable is set, and turns every
+and can be implemented by any service. The client uses one httpx connection pool, retries
+connection errors `RETRIES` times (never a request the server answered), sends
+`Authorization: Bearer $EVALKIT_SYSTEM_TOKEN` when that variable is set, and turns every
 failure into an AdapterError naming the system, the endpoint and what was wrong: unreachable,
-an HTTP error status (with the server's `detail`), a body that is not JSON, or JSON missing a
-field or holding a wrong type (each field named).
+too slow, an HTTP error status (with the server's `detail`), a reply too large, a body that is
+not JSON, or JSON missing a field or holding a wrong type (each field named; the wire models are
+strict, so `"relevance": true` or `"rank": "1"` is an error, as from a Python adapter).
+
+Bounds, so that no server can hang or exhaust a run:
+- a wall-clock deadline per request, `timeout` seconds (default $EVALKIT_SYSTEM_TIMEOUT, else
+  `TIMEOUT`), over connecting, sending, the headers and the whole body: every socket read and
+  write waits at most what is left of it, so a server that drips one byte every few seconds
+  fails at the deadline (httpx's own timeouts apply to each read);
+- a cap on the reply body after decompression, `max_reply_bytes` (default
+  $EVALKIT_SYSTEM_MAX_REPLY_MB megabytes, else `MAX_REPLY_BYTES`): reading stops there, and a
+  gzip or deflate body is inflated piece by piece up to the cap (a 1 MB bomb never becomes
+  1 GiB); JSON parsing stops after `MAX_REPLY_OBJECTS` objects and at Python's nesting limit.
+Namespaces the server returns go into URLs percent-encoded, and only when they match
+`NAMESPACE_PATTERN` (`../info` is refused, never requested). The cleanup DELETE after a failed
+or interrupted scenario is best-effort with a short deadline (`CLEANUP_TIMEOUT`), so the error
+that stopped the scenario, or the Ctrl-C, is what the run reports. Credentials in the URL are
+sent but never shown or recorded (`evalkit.systems.secrets.redact_url`).
 """
 
 from __future__ import annotations
 
+import json
 import os
+import re
+import sys
+import threading
+import time
+import zlib
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, TypeVar
+from urllib.parse import quote
 
+import httpcore
 import httpx
 from pydantic import BaseModel, ValidationError
 
-from evalkit.errors import AdapterError
+from evalkit.errors import AdapterError, UsageError
 from evalkit.records import Edge, SearchResponse, Thought
+from evalkit.systems import client_limits
+from evalkit.systems.client_limits import MAX_REPLY_ENV, TIMEOUT_ENV
+from evalkit.systems.secrets import check_token, redact_url
 from evalkit.systems.wire import (
     AddedOut,
     NamespaceOut,
@@ -37,11 +64,27 @@ from evalkit.validation import field_problems
 TOKEN_ENV = "EVALKIT_SYSTEM_TOKEN"
 """The environment variable whose value the client sends as its bearer token."""
 
-TIMEOUT = httpx.Timeout(60.0, connect=5.0)
-"""Per request: 5 s to connect, 60 s for everything else."""
+TIMEOUT = client_limits.HTTP_TIMEOUT
+"""The default wall-clock deadline of one request, in seconds ($EVALKIT_SYSTEM_TIMEOUT)."""
+
+CONNECT_TIMEOUT = 5.0
+"""Seconds to connect (within the deadline)."""
+
+CLEANUP_TIMEOUT = 2.0
+"""The deadline of the namespace DELETE after a scenario that failed or was interrupted."""
+
+MAX_REPLY_BYTES = client_limits.MAX_REPLY_BYTES
+"""The default cap on a reply body after decompression ($EVALKIT_SYSTEM_MAX_REPLY_MB)."""
+
+MAX_REPLY_OBJECTS = 200_000
+"""The most JSON objects a reply may hold (1,000 hits and a few thousand gate candidates are
+far below), so parsing a reply of millions of tiny hits stops early."""
 
 RETRIES = 3
 """How often a connection error is retried before the run fails."""
+
+NAMESPACE_PATTERN = re.compile(r"[A-Za-z0-9._~-]{1,200}")
+"""What a namespace from the server may look like (it goes into every URL of the scenario)."""
 
 _Model = TypeVar("_Model", bound=BaseModel)
 
@@ -49,15 +92,31 @@ _Model = TypeVar("_Model", bound=BaseModel)
 class HttpSystem:
     """The system behind `url`. Its name, capabilities and description come from `GET /info`,
     asked once when the object is built (so a wrong URL fails before anything runs).
+    `timeout` and `max_reply_bytes` are the bounds of the module docstring (None = from the
+    environment, else the defaults). UsageError for a URL httpx cannot use or a bad setting.
 
     It can be pickled (to run scenarios on `--workers` processes or Ray): the copy opens its own
     connection pool, with the default transport and the token of the environment it runs in."""
 
-    def __init__(self, url: str, *, transport: httpx.BaseTransport | None = None) -> None:
-        self.url = url.rstrip("/")
-        self._client = _client(self.url, transport)
-        self.info = self.call("GET", "/info", SystemInfo)
+    def __init__(
+        self,
+        url: str,
+        *,
+        transport: httpx.BaseTransport | None = None,
+        timeout: float | None = None,
+        max_reply_bytes: int | None = None,
+    ) -> None:
+        self._url = url.rstrip("/")
+        self.url = redact_url(self._url)
+        self.timeout = client_limits.timeout(timeout, TIMEOUT)
+        self.max_reply_bytes = client_limits.max_reply_bytes(max_reply_bytes)
+        self._client = _client(self._url, transport)
         self.name = self.url
+        try:
+            self.info = self.call("GET", "/info", SystemInfo)
+        except BaseException:
+            self._client.close()
+            raise
         self.capabilities = frozenset(self.info.capabilities)
 
     def __getstate__(self) -> dict[str, Any]:
@@ -65,33 +124,67 @@ class HttpSystem:
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
-        self._client = _client(self.url, None)
+        self._client = _client(self._url, None)
 
     def describe(self) -> dict[str, Any]:
-        """The URL and what the server says about its system (recorded in the report)."""
+        """The URL (credentials redacted) and what the server says about its system (recorded
+        in the report)."""
         return {"system": "http", "url": self.url, "server": self.info.model_dump()}
 
     @contextmanager
     def open(self, workdir: Path) -> Iterator[HttpMemory]:
         """A fresh namespace on the server, dropped when the context exits (`workdir` is unused:
-        the server keeps its own files)."""
+        the server keeps its own files). After a failure or an interrupt the drop is
+        best-effort within `CLEANUP_TIMEOUT`, and the original error is what propagates."""
         namespace = self.call("POST", "/namespaces", NamespaceOut).namespace
+        if not NAMESPACE_PATTERN.fullmatch(namespace):
+            raise AdapterError(
+                f"system {self.url!r}: POST /namespaces: the server returned the namespace "
+                f"{namespace[:100]!r}, which is not a safe URL segment ({NAMESPACE_PATTERN.pattern}); "
+                "the server must return plain ids"
+            )
+        path = f"/namespaces/{quote(namespace, safe='')}"
         try:
-            yield HttpMemory(self, f"/namespaces/{namespace}")
-        finally:
-            self.call("DELETE", f"/namespaces/{namespace}", None)
+            yield HttpMemory(self, path)
+        except BaseException:
+            with suppress(BaseException):  # the scenario's failure (or the Ctrl-C) is what counts
+                self.call("DELETE", path, None, timeout=CLEANUP_TIMEOUT)
+            raise
+        self.call("DELETE", path, None)
 
-    def call(self, method: str, path: str, shape: type[_Model] | None, body: BaseModel | None = None) -> Any:
-        """`method path` with `body`, its JSON reply validated as `shape` (None: no reply body)."""
+    def call(
+        self,
+        method: str,
+        path: str,
+        shape: type[_Model] | None,
+        body: BaseModel | None = None,
+        *,
+        timeout: float | None = None,
+    ) -> Any:
+        """`method path` with `body`, its JSON reply validated as `shape` (None: no reply body),
+        within `timeout` seconds (default: the system's)."""
         where = f"system {self.url!r}: {method} {path}"
+        seconds = self.timeout if timeout is None else timeout
         try:
-            reply = self._client.request(
-                method, path, content=None if body is None else body.model_dump_json(),
-                headers={"content-type": "application/json"},
-            )  # fmt: skip
+            with _deadline(seconds):
+                request = self._client.build_request(
+                    method, path, content=None if body is None else body.model_dump_json(),
+                    headers={"content-type": "application/json"},
+                )  # fmt: skip
+                reply = self._client.send(request, stream=True)
+                try:
+                    raw = _read_body(reply, self.max_reply_bytes, where)
+                finally:
+                    reply.close()
         except httpx.TimeoutException as exc:
             raise AdapterError(
-                f"{where}: no answer within the timeout ({exc!r}); is the server overloaded?"
+                f"{where}: no complete answer within {seconds:g} s; is the server overloaded or stuck? "
+                f"(raise the deadline with ${TIMEOUT_ENV})"
+            ) from exc
+        except httpx.RemoteProtocolError as exc:
+            raise AdapterError(
+                f"{where}: the server closed the connection without a complete answer ({exc}); did it "
+                "crash? see its log"
             ) from exc
         except httpx.TransportError as exc:
             raise AdapterError(
@@ -99,15 +192,15 @@ class HttpSystem:
                 "(e.g. `evalkit serve --port PORT`) or fix the URL"
             ) from exc
         if reply.is_error:
-            raise AdapterError(f"{where}: HTTP {reply.status_code}: {_detail(reply)}")
+            raise AdapterError(f"{where}: HTTP {reply.status_code}: {_detail(raw)}")
         if shape is None:
             return None
         try:
-            data = reply.json()
+            data = _parse(raw)
         except ValueError as exc:
             raise AdapterError(
                 f"{where}: the reply is not JSON ({reply.headers.get('content-type', 'no content-type')}: "
-                f"{reply.text[:200]!r}); the endpoint must answer with a JSON {shape.__name__}"
+                f"{exc}; {raw[:200]!r}); the endpoint must answer with a JSON {shape.__name__}"
             ) from exc
         try:
             return shape.model_validate(data)
@@ -120,14 +213,154 @@ class HttpSystem:
 
 
 def _client(url: str, transport: httpx.BaseTransport | None) -> httpx.Client:
-    """A connection pool for `url` with the timeouts, retries and bearer token described above."""
+    """A connection pool for `url` with the deadline, retries and bearer token described above.
+    UsageError for a URL httpx cannot use or a token that cannot travel in a header."""
     token = os.environ.get(TOKEN_ENV)
-    return httpx.Client(
-        base_url=url,
-        timeout=TIMEOUT,
-        transport=transport or httpx.HTTPTransport(retries=RETRIES),
-        headers={"Authorization": f"Bearer {token}"} if token else {},
-    )
+    if token:
+        check_token(token, TOKEN_ENV)
+    try:
+        return httpx.Client(
+            base_url=url,
+            timeout=httpx.Timeout(None, connect=CONNECT_TIMEOUT),
+            transport=transport or _deadline_transport(),
+            headers={
+                **({"Authorization": f"Bearer {token}"} if token else {}),
+                "Accept-Encoding": "gzip, deflate",
+            },
+        )
+    except (httpx.InvalidURL, ValueError) as exc:
+        raise UsageError(
+            f"system {redact_url(url)!r} is not a usable URL ({exc}); give http://HOST:PORT[/PREFIX]"
+        ) from None
+
+
+_current = threading.local()
+
+
+@contextmanager
+def _deadline(seconds: float) -> Iterator[None]:
+    """Inside the block, every socket operation of this thread's requests waits at most until
+    `seconds` from now (see `_DeadlineBackend`)."""
+    previous = getattr(_current, "deadline", None)
+    _current.deadline = time.monotonic() + seconds
+    try:
+        yield
+    finally:
+        _current.deadline = previous
+
+
+def _left(timeout: float | None) -> float | None:
+    """`timeout` cut to what is left of the thread's deadline; ReadTimeout when none is left."""
+    deadline = getattr(_current, "deadline", None)
+    if deadline is None:
+        return timeout
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise httpcore.ReadTimeout("the request's deadline passed")
+    return left if timeout is None else min(timeout, left)
+
+
+class _DeadlineStream(httpcore.NetworkStream):
+    def __init__(self, stream: httpcore.NetworkStream) -> None:
+        self._stream = stream
+
+    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        return self._stream.read(max_bytes, _left(timeout))
+
+    def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        self._stream.write(buffer, _left(timeout))
+
+    def close(self) -> None:
+        self._stream.close()
+
+    def start_tls(
+        self, ssl_context: Any, server_hostname: str | None = None, timeout: float | None = None
+    ) -> Any:
+        return _DeadlineStream(self._stream.start_tls(ssl_context, server_hostname, _left(timeout)))
+
+    def get_extra_info(self, info: str) -> Any:
+        return self._stream.get_extra_info(info)
+
+
+class _DeadlineBackend(httpcore.NetworkBackend):
+    """httpcore's network backend with every connect, read and write cut to the deadline."""
+
+    def __init__(self, backend: httpcore.NetworkBackend) -> None:
+        self._backend = backend
+
+    def connect_tcp(
+        self, host: str, port: int, timeout: float | None = None, local_address: str | None = None,
+        socket_options: Any = None,
+    ) -> httpcore.NetworkStream:  # fmt: skip
+        stream = self._backend.connect_tcp(host, port, _left(timeout), local_address, socket_options)
+        return _DeadlineStream(stream)
+
+    def connect_unix_socket(self, path: str, timeout: float | None = None, socket_options: Any = None) -> Any:
+        return _DeadlineStream(self._backend.connect_unix_socket(path, _left(timeout), socket_options))
+
+    def sleep(self, seconds: float) -> None:
+        time.sleep(seconds)
+
+
+def _deadline_transport() -> httpx.HTTPTransport:
+    """httpx's transport whose connection pool uses `_DeadlineBackend` (httpx takes no backend
+    argument, so the pool's is wrapped; tests/systems/test_http_limits.py checks it works)."""
+    transport = httpx.HTTPTransport(retries=RETRIES)
+    pool: Any = transport._pool
+    pool._network_backend = _DeadlineBackend(pool._network_backend)
+    return transport
+
+
+def _read_body(reply: httpx.Response, cap: int, where: str) -> bytes:
+    """The body of the streamed `reply`, decompressed, at most `cap` bytes (AdapterError beyond)."""
+    encoding = reply.headers.get("content-encoding", "identity").strip().lower()
+    if encoding not in {"identity", "gzip", "deflate", ""}:
+        raise AdapterError(f"{where}: the reply is {encoding}-encoded; send it plain, gzip or deflate")
+    inflate = None
+    if encoding == "gzip":
+        inflate = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    elif encoding == "deflate":
+        inflate = zlib.decompressobj()
+    parts: list[bytes] = []
+    size = 0
+    for chunk in reply.iter_raw():
+        pending = chunk
+        while pending:
+            if inflate is None:
+                piece, pending = pending, b""
+            else:
+                piece = inflate.decompress(pending, cap - size + 1)
+                pending = inflate.unconsumed_tail
+            size += len(piece)
+            if size > cap:
+                raise AdapterError(
+                    f"{where}: the reply is over {cap} bytes (the client's limit; raise it with "
+                    f"${MAX_REPLY_ENV}); a reply that large is a server bug"
+                )
+            parts.append(piece)
+            if inflate is not None and not piece:
+                break
+    return b"".join(parts)
+
+
+def _parse(raw: bytes) -> Any:
+    """`raw` as JSON; ValueError when it is not JSON, nests too deeply or holds over
+    MAX_REPLY_OBJECTS objects."""
+    objects = 0
+
+    def counted(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        nonlocal objects
+        objects += 1
+        if objects > MAX_REPLY_OBJECTS:
+            raise ValueError(f"over {MAX_REPLY_OBJECTS} JSON objects")
+        return dict(pairs)
+
+    try:
+        return json.loads(raw, object_pairs_hook=counted)
+    except RecursionError:
+        raise ValueError(f"nested deeper than Python's limit ({sys.getrecursionlimit()})") from None
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"not UTF-8: {exc.reason}") from None
 
 
 class HttpMemory:
@@ -137,28 +370,51 @@ class HttpMemory:
         self._system, self._path = system, path
 
     def add_thoughts(self, thoughts: Sequence[Thought]) -> None:
-        self._system.call("POST", f"{self._path}/thoughts", AddedOut, thoughts_in(list(thoughts)))
+        with self._request("thoughts"):
+            body = thoughts_in(list(thoughts))
+        self._system.call("POST", f"{self._path}/thoughts", AddedOut, body)
 
     def add_edges(self, edges: Sequence[Edge]) -> None:
-        self._system.call("POST", f"{self._path}/edges", AddedOut, edges_in(list(edges)))
+        with self._request("edges"):
+            body = edges_in(list(edges))
+        self._system.call("POST", f"{self._path}/edges", AddedOut, body)
 
     def search(self, query: str, **options: Any) -> SearchResponse:
         """POST .../search with `query` and the options of `ScenarioMemory.search`."""
-        body = SearchIn(query=query, **options)
+        with self._request("search"):
+            body = SearchIn(query=query, **options)
         return search_response(self._system.call("POST", f"{self._path}/search", SearchOut, body))
 
+    @contextmanager
+    def _request(self, endpoint: str) -> Iterator[None]:
+        """Building a request body: what the contract cannot carry (a query over its bounds, a
+        batch too long) is an AdapterError naming the endpoint, not a pydantic traceback."""
+        try:
+            yield
+        except ValidationError as exc:
+            problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+            raise AdapterError(
+                f"system {self._system.url!r}: POST {self._path}/{endpoint}: the contract cannot carry "
+                f"this request: {problems}"
+            ) from exc
 
-def _detail(reply: httpx.Response) -> str:
+
+def _detail(raw: bytes) -> str:
     """The server's `detail` (FastAPI's error field; its validation errors as `field: message`)
-    or the start of the body."""
+    or the start of the body; never fails, whatever the body holds."""
     try:
-        detail = reply.json().get("detail")
-    except (ValueError, AttributeError):
-        detail = None
+        data = _parse(raw)
+    except ValueError:
+        data = None
+    detail = data.get("detail") if isinstance(data, dict) else None
     if isinstance(detail, list):
-        return "; ".join(
-            f"{'.'.join(str(part) for part in item.get('loc', []))}: {item.get('msg')}"
-            for item in detail
-            if isinstance(item, dict)
-        )
-    return str(detail) if detail is not None else reply.text[:300]
+        return "; ".join(_problem(item) for item in detail if isinstance(item, dict))[:1000]
+    if detail is not None:
+        return str(detail)[:1000]
+    return raw[:300].decode("utf-8", "replace")
+
+
+def _problem(item: dict[str, Any]) -> str:
+    loc = item.get("loc")
+    where = ".".join(str(part) for part in loc) if isinstance(loc, list | tuple) else str(loc)
+    return f"{where}: {item.get('msg')}"

@@ -51,6 +51,15 @@ to every store, edges, search, reset and drop call.
 The adapter keeps one MCP session for the whole run on a background event loop, checks at start
 that every mapped tool exists, and raises AdapterError naming the system, the tool and what was
 wrong: a tool error (`isError`), a result without JSON, a missing path, a hit without an id.
+
+Bounds (see `evalkit.systems.client_limits`): each call, and starting the server, has a
+wall-clock deadline ($EVALKIT_SYSTEM_TIMEOUT, default 120 s); over stdio each message line is at
+most $EVALKIT_SYSTEM_MAX_REPLY_MB (16 MiB by default), read with a linear line splitter (the
+SDK's re-joins its buffer for every chunk: a 200 MB reply took minutes), and a line on stdout
+that is not a JSON-RPC message (a banner, a log line) is an error naming it: stdio servers must
+log to stderr. Whatever fails, the server process is stopped (terminated, killed after
+`STOP_TIMEOUT`); after a failed or interrupted scenario the drop tool gets `CLEANUP_TIMEOUT` and
+the original error is what the run reports.
 """
 
 from __future__ import annotations
@@ -63,9 +72,9 @@ import sys
 import threading
 import tomllib
 import uuid
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from concurrent.futures import Future
-from contextlib import contextmanager
+from contextlib import asynccontextmanager, contextmanager, suppress
 from dataclasses import asdict
 from datetime import datetime
 from pathlib import Path
@@ -75,11 +84,18 @@ from pydantic import Field, ValidationError, model_validator
 
 from evalkit.errors import AdapterError
 from evalkit.records import Edge, GateCandidate, Hit, SearchResponse, Thought
+from evalkit.systems import client_limits
 from evalkit.systems.capabilities import Capability
 from evalkit.validation import FrozenModel, field_problems
 
-CALL_TIMEOUT = 120.0
-"""Seconds one tool call may take."""
+CALL_TIMEOUT = client_limits.MCP_TIMEOUT
+"""Seconds one tool call may take by default ($EVALKIT_SYSTEM_TIMEOUT)."""
+
+CLEANUP_TIMEOUT = 1.0
+"""Seconds the drop tool gets after a scenario that failed or was interrupted."""
+
+STOP_TIMEOUT = 1.0
+"""Seconds a stdio server gets to exit after its stdin closes and after SIGTERM, each."""
 
 THOUGHT_FIELDS = ("id", "content", "project", "status", "created_at", "is_cluster", "is_global", "importance")
 EDGE_FIELDS = ("source", "target", "type")
@@ -149,20 +165,23 @@ class McpMapping(FrozenModel):
         ]
         if self.edges is not None:
             checks.append(("edges.arguments", self.edges.arguments, EDGE_FIELDS))
+        problems = []  # every problem at once, not one per attempt
         for where, mapping, known in checks:
             unknown = sorted(set(mapping) - set(known))
             if unknown:
-                raise ValueError(
+                problems.append(
                     f"{where}: unknown evalkit name(s) {', '.join(unknown)}; known: {', '.join(known)}"
                 )
         if "id" not in self.search.hit:
-            raise ValueError("search.hit must map id (where each hit's id is)")
+            problems.append("search.hit must map id (where each hit's id is)")
         if "query" not in self.search.arguments:
-            raise ValueError("search.arguments must map query")
+            problems.append("search.arguments must map query")
         if "id" not in self.store.arguments and self.store.result_id is None:
-            raise ValueError(
+            problems.append(
                 "store needs arguments.id (the server takes evalkit's ids) or result_id (it assigns its own)"
             )
+        if problems:
+            raise ValueError("; ".join(problems))
         return self
 
     def tools(self) -> list[str]:
@@ -180,7 +199,10 @@ def load_mapping(path: str | Path) -> McpMapping:
             f"MCP mapping file {source} does not exist; see the README's MCP mapping example"
         ) from exc
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise AdapterError(f"MCP mapping file {source} cannot be read as TOML: {exc}") from exc
+        raise AdapterError(
+            f"MCP mapping file {source} cannot be read as TOML: {exc}; fix the file (the README's "
+            "MCP mapping example shows the format)"
+        ) from exc
     try:
         return McpMapping.model_validate(data)
     except ValidationError as exc:
@@ -193,64 +215,198 @@ class _Session:
     """One MCP client session on a background event loop, callable from the runner's thread."""
 
     def __init__(self, label: str, server: ServerSpec) -> None:
-        from mcp import Client, StdioServerParameters
+        from mcp import Client
 
         self._label = label
+        self.timeout = client_limits.timeout(None, CALL_TIMEOUT)
+        self._failure: list[str] = []  # what the stdio transport saw go wrong, if anything
         target: Any = server.url
         if server.command is not None:
-            inherited = {k: os.environ[k] for k in server.inherit_env if k in os.environ}
-            target = StdioServerParameters(
-                command=server.command.replace("{python}", sys.executable),
-                args=server.args,
-                env={**inherited, **server.env},
-                cwd=server.cwd,
-            )
-        self._client = Client(target, read_timeout_seconds=CALL_TIMEOUT)
+            target = _StdioTransport(server, client_limits.max_reply_bytes(None), self._failure)
+        # the SDK's own per-read timeout is a backstop: the wall-clock deadline below comes first
+        self._client = Client(target, read_timeout_seconds=2 * self.timeout + 1)
         self._loop = asyncio.new_event_loop()
         self._stop = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
         self._ready: Future[list[str]] = Future()
         self._thread = threading.Thread(
             target=self._loop.run_until_complete, args=(self._main(),), daemon=True
         )
         self._thread.start()
         try:
-            self.tools = self._ready.result(timeout=CALL_TIMEOUT)
-        except Exception as exc:
-            raise AdapterError(
-                f"{label}: cannot start or reach the MCP server ({exc!r}); check [server]"
-            ) from exc
+            self.tools = self._ready.result(timeout=self.timeout)
+        except BaseException as exc:
+            self.close()
+            if isinstance(exc, Exception):
+                reason = self._failure[0] if self._failure else (
+                    f"no answer within {self.timeout:g} s" if isinstance(exc, TimeoutError) else repr(exc)
+                )  # fmt: skip
+                raise AdapterError(
+                    f"{label}: cannot start or reach the MCP server ({reason}); check [server]"
+                ) from exc
+            raise
         atexit.register(self.close)
 
     async def _main(self) -> None:
+        self._task = asyncio.current_task()
         try:
             async with self._client as client:
                 listed = await client.list_tools()
                 self._ready.set_result([t.name for t in listed.tools])
                 await self._stop.wait()
-        except BaseException as exc:
+        except BaseException as exc:  # reported by the runner's thread, never on this one
             if not self._ready.done():
                 self._ready.set_exception(exc)
-            else:
-                raise
+            elif not isinstance(exc, asyncio.CancelledError) and not self._failure:
+                self._failure.append(f"the session ended ({exc!r})")
 
-    def call(self, tool: str, arguments: dict[str, Any]) -> Any:
-        """The tool's result: its structured output and its text blocks; AdapterError on isError."""
+    def call(self, tool: str, arguments: dict[str, Any], timeout: float | None = None) -> Any:
+        """The tool's result: its structured output and its text blocks; AdapterError on isError,
+        past the deadline (`timeout`, default the session's) or when the server breaks."""
         from mcp.types import TextContent
 
+        if self._failure:
+            raise AdapterError(f"{self._label}: tool {tool!r} not called: {self._failure[0]}")
+        seconds = self.timeout if timeout is None else timeout
         future = asyncio.run_coroutine_threadsafe(self._client.call_tool(tool, arguments), self._loop)
         try:
-            result = future.result(timeout=CALL_TIMEOUT)
-        except Exception as exc:
-            raise AdapterError(f"{self._label}: tool {tool!r} failed: {exc!r}") from exc
+            result = future.result(timeout=seconds)
+        except TimeoutError as exc:
+            future.cancel()
+            raise AdapterError(
+                f"{self._label}: tool {tool!r}: no answer within {seconds:g} s; is the server stuck? "
+                f"(raise the deadline with ${client_limits.TIMEOUT_ENV})"
+            ) from exc
+        except BaseException as exc:
+            future.cancel()
+            if not isinstance(exc, Exception):
+                raise
+            reason = self._failure[0] if self._failure else repr(exc)
+            raise AdapterError(f"{self._label}: tool {tool!r} failed: {reason}") from exc
         texts = [block.text for block in result.content if isinstance(block, TextContent)]
         if result.is_error:
             raise AdapterError(f"{self._label}: tool {tool!r} reported an error: {' '.join(texts)[:500]}")
         return result.structured_content, texts
 
     def close(self) -> None:
-        if self._thread.is_alive():
+        """End the session and stop the server: a clean close when the handshake succeeded, then
+        (or at once, when it did not) the session's task is cancelled, and the transport
+        terminates, then kills, the process. Safe to call twice."""
+        if not self._thread.is_alive():
+            return
+        if self._ready.done() and self._ready.exception() is None:  # a session to close cleanly
             self._loop.call_soon_threadsafe(self._stop.set)
-            self._thread.join(timeout=30)
+            self._thread.join(timeout=2 * STOP_TIMEOUT + 1)
+        if self._thread.is_alive() and self._task is not None:
+            self._loop.call_soon_threadsafe(self._task.cancel)
+            self._thread.join(timeout=2 * STOP_TIMEOUT + 1)
+
+
+class _StdioTransport:
+    """The MCP stdio transport (an async context manager yielding the session's read and write
+    streams), with the bounds of the module docstring: lines at most `limit` bytes, a non-JSON-RPC
+    line an error, the process always stopped. A failure is appended to `failure` (the session
+    reports it) and ends the read stream, so the waiting call fails at once."""
+
+    def __init__(self, server: ServerSpec, limit: int, failure: list[str]) -> None:
+        self._server, self._limit, self._failure = server, limit, failure
+        self._exit: Any = None
+
+    async def __aenter__(self) -> Any:
+        self._exit = self._run()
+        return await self._exit.__aenter__()
+
+    async def __aexit__(self, *exc: Any) -> Any:
+        return await self._exit.__aexit__(*exc)
+
+    @asynccontextmanager
+    async def _run(self) -> AsyncIterator[Any]:
+        import anyio
+        import mcp.types
+        from mcp.client.stdio import get_default_environment
+        from mcp.shared.message import SessionMessage
+
+        spec = self._server
+        inherited = {k: os.environ[k] for k in spec.inherit_env if k in os.environ}
+        command = [str(spec.command).replace("{python}", sys.executable), *spec.args]
+        process = await anyio.open_process(
+            command, env={**get_default_environment(), **inherited, **spec.env}, cwd=spec.cwd,
+            stderr=None, start_new_session=True,
+        )  # fmt: skip
+        to_session, from_server = anyio.create_memory_object_stream[Any](0)
+        to_server, from_session = anyio.create_memory_object_stream[Any](0)
+
+        def fail(reason: str) -> None:
+            if not self._failure:
+                self._failure.append(reason)
+
+        async def read() -> None:
+            assert process.stdout is not None
+            buffer = bytearray()
+            async with to_session:
+                async for chunk in process.stdout:
+                    scan = len(buffer)
+                    buffer += chunk
+                    start = 0
+                    while (end := buffer.find(b"\n", scan)) >= 0:
+                        line = bytes(buffer[start:end]).strip()
+                        start = scan = end + 1
+                        if not line:
+                            continue
+                        try:
+                            message = mcp.types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+                        except ValueError as exc:
+                            first = str(exc).splitlines()[1:2] or [""]
+                            fail(
+                                f"the server wrote a line that is not a JSON-RPC message on stdout "
+                                f"({line[:100]!r}: {first[0].strip()[:200]}); an MCP stdio server must "
+                                "write only protocol messages there: send banners and logs to stderr"
+                            )
+                            return
+                        await to_session.send(SessionMessage(message))
+                    del buffer[:start]
+                    if len(buffer) > self._limit:
+                        fail(
+                            f"a message from the server is over {self._limit} bytes (the client's limit; "
+                            f"raise it with ${client_limits.MAX_REPLY_ENV})"
+                        )
+                        return
+
+        async def write() -> None:
+            assert process.stdin is not None
+            async with from_session:
+                async for item in from_session:
+                    data = item.message.model_dump_json(by_alias=True, exclude_unset=True) + "\n"
+                    try:
+                        await process.stdin.send(data.encode())
+                    except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+                        fail("the server closed its stdin (did it exit? see its stderr)")
+                        return
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(read)
+            group.start_soon(write)
+            try:
+                yield from_server, to_server
+            finally:
+                with anyio.CancelScope(shield=True):
+                    await _stop(process)
+                group.cancel_scope.cancel()
+
+
+async def _stop(process: Any) -> None:
+    """Close the server's stdin, then SIGTERM, then SIGKILL, `STOP_TIMEOUT` seconds apart."""
+    import anyio
+
+    with suppress(Exception):
+        await process.stdin.aclose()
+    for step in (None, process.terminate, process.kill):
+        if step is not None:
+            with suppress(ProcessLookupError):
+                step()
+        with anyio.move_on_after(STOP_TIMEOUT):
+            await process.wait()
+            return
 
 
 class McpSystem:
@@ -290,9 +446,13 @@ class McpSystem:
             self._session.call(spec.reset, dict(scope))
         try:
             yield McpMemory(self, scope)
-        finally:
+        except BaseException:
             if spec.drop:
-                self._session.call(spec.drop, dict(scope))
+                with suppress(BaseException):  # the scenario's failure (or the Ctrl-C) is what counts
+                    self._session.call(spec.drop, dict(scope), timeout=CLEANUP_TIMEOUT)
+            raise
+        if spec.drop:
+            self._session.call(spec.drop, dict(scope))
 
     def call(self, tool: str, arguments: dict[str, Any]) -> Any:
         return self._session.call(tool, arguments)
@@ -354,6 +514,11 @@ class McpMemory:
                 name: _at(label, spec.tool, raw, key, optional=name != "id") for name, key in spec.hit.items()
             }
             fields = {k: v for k, v in fields.items() if v is not None}
+            if "id" not in fields:
+                raise AdapterError(
+                    f"{label}: tool {spec.tool!r}: hit {position} has a null id ({spec.hit['id']!r}); "
+                    "every hit needs its thought's id"
+                )
             fields["id"] = self._evalkit_id(fields["id"])
             for name in ("match_source", "superseded_by", "contradicted_by"):
                 if name in fields:
@@ -421,6 +586,11 @@ def _json(label: str, tool: str, result: tuple[Any, list[str]], where: str) -> A
         raise AdapterError(
             f"{label}: tool {tool!r}: the text result is not JSON ({texts[0][:200]!r})"
         ) from exc
+    except RecursionError:
+        raise AdapterError(
+            f"{label}: tool {tool!r}: the text result is JSON nested deeper than Python's limit "
+            f"({sys.getrecursionlimit()}); the tool must return a flat result"
+        ) from None
 
 
 def _at(label: str, tool: str, value: Any, path: str, *, optional: bool = False) -> Any:

@@ -9,17 +9,35 @@ structured output, and the same JSON as text):
   recency_weight?, recency_half_life_days?)` → SearchOut
 - `drop_namespace(namespace)` → AddedOut (added = 0): the namespace and its files are gone
 `evalkit/data/datasets/mcp/reference.toml` is the mapping file that lets the MCP adapter evaluate it.
-Tools are `async`, so the store is used from the server's event-loop thread only.
+Calls on memories run on the namespaces' store thread (`Namespaces.run`), within the request
+timeout and the namespace cap of `Limits`. A tool that fails reports evalkit's reason (a bad
+argument named by field, a StoreError, the namespace limit, the deadline) as its error text.
+
+`serve_stdio` runs the server with its event loop on a thread of its own, so Ctrl-C and SIGTERM
+stop it at once (the MCP SDK reads stdin on a worker thread, and its loop ignored both signals
+while stdin stayed open), namespaces dropped, and a client that goes away (a broken pipe) ends
+it quietly instead of with the SDK's traceback.
 """
 
 from __future__ import annotations
 
+import logging
+import os
+import sys
+import threading
+from collections.abc import Awaitable, Callable
 from datetime import datetime
+from functools import wraps
+from typing import Any, TypeVar
 
+import anyio
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import ValidationError
 
+from evalkit.errors import EvalkitError
 from evalkit.systems.capabilities import declared_capabilities
-from evalkit.systems.namespaces import Namespaces
+from evalkit.systems.namespaces import Limits, Namespaces
 from evalkit.systems.protocol import MemorySystem
 from evalkit.systems.wire import (
     AddedOut,
@@ -35,10 +53,30 @@ from evalkit.systems.wire import (
     thoughts_out,
 )
 
+_Result = TypeVar("_Result")
 
-def create_server(system: MemorySystem) -> MCPServer:
-    """An MCP server exposing `system`'s memories by namespace through the tools above."""
-    namespaces = Namespaces(system)
+
+def _reasoned(tool: Callable[..., Awaitable[_Result]]) -> Callable[..., Awaitable[_Result]]:
+    """`tool`, its evalkit failures raised as ToolError with evalkit's message (the SDK replaces
+    the text of any other exception with "Error executing tool X")."""
+
+    @wraps(tool)
+    async def call(*args: Any, **kwargs: Any) -> _Result:
+        try:
+            return await tool(*args, **kwargs)
+        except ValidationError as exc:
+            problems = (f"{'.'.join(map(str, e['loc'])) or exc.title}: {e['msg']}" for e in exc.errors())
+            raise ToolError("; ".join(problems)) from exc
+        except EvalkitError as exc:
+            raise ToolError(str(exc)) from exc
+
+    return call
+
+
+def create_server(system: MemorySystem, namespaces: Namespaces | None = None) -> MCPServer:
+    """An MCP server exposing `system`'s memories by namespace through the tools above
+    (`namespaces`: where they are kept, default a fresh `Namespaces` with the default limits)."""
+    namespaces = namespaces or Namespaces(system)
     server = MCPServer("evalkit-memory", instructions="Isolated memories by namespace: store, link, search.")
 
     @server.tool(description="The system's name, capabilities and description.")
@@ -48,16 +86,21 @@ def create_server(system: MemorySystem) -> MCPServer:
         )
 
     @server.tool(description="Store thoughts in a namespace (opened on first use).")
+    @_reasoned
     async def store_thoughts(namespace: str, thoughts: list[ThoughtIn]) -> AddedOut:
-        namespaces.ensure(namespace).add_thoughts(thoughts_out(ThoughtsIn(thoughts=thoughts)))
+        batch = thoughts_out(ThoughtsIn(thoughts=thoughts))
+        await namespaces.run(lambda: namespaces.ensure(namespace).add_thoughts(batch))
         return AddedOut(added=len(thoughts))
 
     @server.tool(description="Link thoughts of a namespace with typed edges (replaces, contradicts, ...).")
+    @_reasoned
     async def add_edges(namespace: str, edges: list[EdgeIn]) -> AddedOut:
-        namespaces.ensure(namespace).add_edges(edges_out(EdgesIn(edges=edges)))
+        batch = edges_out(EdgesIn(edges=edges))
+        await namespaces.run(lambda: namespaces.ensure(namespace).add_edges(batch))
         return AddedOut(added=len(edges))
 
     @server.tool(description="Search a namespace; min_relevance null = the default gate, 0 = none.")
+    @_reasoned
     async def search(
         namespace: str,
         query: str,
@@ -79,11 +122,82 @@ def create_server(system: MemorySystem) -> MCPServer:
             recency_weight=recency_weight,
             recency_half_life_days=recency_half_life_days,
         ).model_dump()
-        return search_out(namespaces.ensure(namespace).search(options.pop("query"), **options))
+        query = options.pop("query")
+        return search_out(await namespaces.run(lambda: namespaces.ensure(namespace).search(query, **options)))
 
     @server.tool(description="Delete a namespace and its files.")
+    @_reasoned
     async def drop_namespace(namespace: str) -> AddedOut:
-        namespaces.drop(namespace)
+        await namespaces.run(namespaces.drop, namespace)
         return AddedOut(added=0)
 
     return server
+
+
+def serve_stdio(system: MemorySystem, limits: Limits | None = None) -> None:
+    """Serve `system` over stdio until the client closes stdin or goes away, or a signal
+    (KeyboardInterrupt / Terminated propagate after the namespaces are dropped; see the module
+    docstring)."""
+    namespaces = Namespaces(system, limits)
+    server = create_server(system, namespaces)
+    failure: list[BaseException] = []
+
+    def loop() -> None:
+        try:
+            anyio.run(_run_stdio, server)
+        except BaseException as exc:  # reported by the main thread below
+            failure.append(exc)
+
+    thread = threading.Thread(target=loop, name="evalkit-mcp", daemon=True)
+    thread.start()
+    try:
+        while thread.is_alive():
+            thread.join(0.2)
+    finally:
+        namespaces.close()
+    if failure and not _client_gone(failure[0]):
+        raise failure[0]
+    if failure:  # nobody reads stdout any more: the interpreter's last flush must not complain
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
+async def _run_stdio(server: MCPServer) -> None:
+    """`server.run_stdio_async()`, except that a line the SDK cannot read as a JSON-RPC message
+    gets the JSON-RPC error reply (-32700 for text that is not JSON, -32600 for JSON that is not
+    a message) with `id` null, as JSON-RPC 2.0 requires: the SDK dropped it without a reply, so
+    its client waited for nothing. The SDK's own INFO lines about failed tools are not logged."""
+    import mcp.types as types
+    from mcp.server.stdio import stdio_server
+    from mcp.shared.message import SessionMessage
+
+    logging.getLogger("mcp").setLevel(logging.WARNING)
+    lowlevel = server._lowlevel_server  # what run_stdio_async runs; it has no public handle
+    async with stdio_server() as (read, write):
+        forward, received = anyio.create_memory_object_stream[Any](0)
+
+        async def answer_unreadable() -> None:
+            async with forward:
+                async for item in read:
+                    if not isinstance(item, Exception):
+                        await forward.send(item)
+                        continue
+                    if "json_invalid" in str(item):
+                        code, message = types.PARSE_ERROR, "Parse error: the line is not JSON"
+                    else:
+                        code, message = types.INVALID_REQUEST, "Invalid request: not a JSON-RPC 2.0 message"
+                    error = types.ErrorData(code=code, message=message)
+                    await write.send(SessionMessage(types.JSONRPCError(jsonrpc="2.0", id=None, error=error)))
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(answer_unreadable)
+            await lowlevel.run(received, write, lowlevel.create_initialization_options())
+            group.cancel_scope.cancel()
+
+
+def _client_gone(exc: BaseException) -> bool:
+    """Whether `exc` (or every exception of a group) is a closed pipe or stream: the client left."""
+    if isinstance(exc, BaseExceptionGroup):
+        return all(_client_gone(inner) for inner in exc.exceptions)
+    return isinstance(
+        exc, BrokenPipeError | ConnectionResetError | anyio.BrokenResourceError | anyio.ClosedResourceError
+    )

@@ -1,45 +1,128 @@
 """Isolated memories of one system, by namespace: what `evalkit serve` (HTTP and MCP) keeps.
 
 Each namespace is a fresh `system.open(workdir)` memory in its own temporary directory, created
-on demand and removed on `drop` or `close`. The servers call it from their event-loop thread
-only (their handlers are `async`), so the reference store's SQLite connections stay in the
-thread that opened them and concurrent requests run one at a time; the lock guards the registry
-for any other caller. A server for evaluation, not for throughput.
+on demand and removed on `drop` or `close`. Every call on a memory (open, add, search, close)
+runs on one worker thread, the store thread, so the reference store's SQLite connections stay in
+the thread that opened them and requests run one at a time; the servers' event loops only wait
+for it (`await namespaces.run(...)`), so they keep answering signals and other connections. A
+server for evaluation, not for throughput.
+
+Limits (`Limits`), so that no client can exhaust the server:
+- `request_timeout`: the deadline of one call on a memory (default 60 s, the clients' own
+  deadline: a batch a client would still wait for is not cut off). When it passes, the caller gets
+  `RequestTimeout` at once and the memory is interrupted if it can be (a memory with an
+  `interrupt()` method, such as the reference store's, which aborts its running SQLite
+  statement); the store thread is free again as soon as the call returns.
+- `max_namespaces`: how many may be open at once (about 140 KiB each for the reference store).
+  Creating one more first drops those idle for over `idle_timeout` seconds (abandoned by a
+  client that died), then raises `NamespaceLimit` when none could go.
 """
 
 from __future__ import annotations
 
+import asyncio
 import tempfile
 import threading
+import time
 import uuid
-from contextlib import ExitStack
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack, suppress
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from evalkit.errors import UsageError
 from evalkit.systems.protocol import MemorySystem
 
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The server's bounds (see the module docstring); the defaults are `evalkit serve`'s."""
+
+    request_timeout: float = 60.0
+    max_namespaces: int = 256
+    idle_timeout: float = 600.0
+
 
 class UnknownNamespace(UsageError):
-    """A request named a namespace that does not exist (never created, or dropped)."""
+    """A request named a namespace that does not exist (never created, dropped, or dropped
+    after being idle for too long)."""
+
+
+class NamespaceLimit(UsageError):
+    """`max_namespaces` are open and none has been idle long enough to be dropped."""
+
+
+class RequestTimeout(UsageError):
+    """A call on a memory ran past `request_timeout`, or was stopped because the server is
+    shutting down."""
 
 
 class Namespaces:
-    """Memories of `system` by namespace id. Use `lock` around every call on a memory."""
+    """Memories of `system` by namespace id, their calls on the store thread."""
 
-    def __init__(self, system: MemorySystem) -> None:
+    def __init__(self, system: MemorySystem, limits: Limits | None = None) -> None:
         self.system = system
+        self.limits = limits or Limits()
         self.lock = threading.RLock()
         self._open: dict[str, ExitStack] = {}
         self._memories: dict[str, Any] = {}
+        self._used: dict[str, float] = {}
+        self._thread = ThreadPoolExecutor(1, thread_name_prefix="evalkit-store")
+        self._stopping = False
+
+    async def run(self, fn: Callable[..., T], *args: Any) -> T:
+        """`fn(*args)` on the store thread, within `request_timeout`; RequestTimeout when it
+        runs longer (the memories that can be are interrupted; see the module docstring)."""
+        future = asyncio.get_running_loop().run_in_executor(self._thread, fn, *args)
+        try:
+            return await asyncio.wait_for(asyncio.shield(future), self.limits.request_timeout)
+        except TimeoutError:
+            future.add_done_callback(lambda done: done.exception())  # its failure is reported here
+            self.interrupt()
+            raise RequestTimeout(
+                f"the request took over {self.limits.request_timeout:g} s (the server's request "
+                "timeout) and was stopped; send a smaller batch or a shorter query"
+            ) from None
+        except Exception:
+            if not self._stopping:
+                raise
+            raise RequestTimeout("the server is shutting down; the request was stopped") from None
+
+    def stop(self) -> None:
+        """The server is shutting down: interrupt the running call (its caller gets
+        RequestTimeout) so that shutdown does not wait for it."""
+        self._stopping = True
+        self.interrupt()
+
+    def interrupt(self) -> None:
+        """Ask every memory that can to stop its running statement (thread-safe)."""
+        with self.lock:
+            memories = list(self._memories.values())
+        for memory in memories:
+            stop = getattr(memory, "interrupt", None)
+            if callable(stop):
+                stop()
 
     def create(self, name: str | None = None) -> str:
         """Open a fresh memory under `name` (default: a random id) and return the name.
-        UsageError when `name` is already open."""
+        UsageError when `name` is already open; NamespaceLimit when the cap is reached. Call it
+        on the store thread (`run`)."""
         namespace = name or uuid.uuid4().hex
         with self.lock:
             if namespace in self._open:
                 raise UsageError(f"namespace {namespace!r} already exists; drop it first or use another name")
+            if len(self._open) >= self.limits.max_namespaces:
+                self.evict_idle()
+            if len(self._open) >= self.limits.max_namespaces:
+                raise NamespaceLimit(
+                    f"{len(self._open)} namespaces are open, the server's limit; drop the ones you no "
+                    f"longer use (idle ones go after {self.limits.idle_timeout:g} s), or restart the "
+                    "server with a higher --max-namespaces"
+                )
             stack = ExitStack()
             try:
                 workdir = stack.enter_context(tempfile.TemporaryDirectory(prefix="evalkit-serve-"))
@@ -48,33 +131,70 @@ class Namespaces:
                 stack.close()
                 raise
             self._open[namespace] = stack
+            self._used[namespace] = time.monotonic()
         return namespace
+
+    def evict_idle(self) -> list[str]:
+        """Drop the namespaces no call has used for over `idle_timeout` seconds; their names.
+        Call it on the store thread."""
+        cutoff = time.monotonic() - self.limits.idle_timeout
+        with self.lock:
+            idle = [name for name, used in self._used.items() if used < cutoff]
+            for name in idle:
+                self.drop(name)
+        return idle
 
     def ensure(self, namespace: str) -> Any:
         """The memory of `namespace`, opened first if it is not open yet (MCP tools name their
-        namespace in every call instead of creating one)."""
+        namespace in every call instead of creating one). Call it on the store thread."""
         with self.lock:
             if namespace not in self._memories:
                 self.create(namespace)
-            return self._memories[namespace]
+            return self.get(namespace)
 
     def get(self, namespace: str) -> Any:
-        """The memory of `namespace`; UnknownNamespace when it is not open."""
+        """The memory of `namespace` (marked as used now); UnknownNamespace when it is not open."""
         with self.lock:
             if namespace not in self._memories:
-                raise UnknownNamespace(f"no namespace {namespace!r}; create one first")
+                raise UnknownNamespace(
+                    f"no namespace {namespace!r} (never created, dropped, or dropped after "
+                    f"{self.limits.idle_timeout:g} s idle); create one first"
+                )
+            self._used[namespace] = time.monotonic()
             return self._memories[namespace]
 
     def drop(self, namespace: str) -> None:
-        """Close `namespace` and delete its files; UnknownNamespace when it is not open."""
+        """Close `namespace` and delete its files; UnknownNamespace when it is not open. Call it
+        on the store thread."""
         with self.lock:
             if namespace not in self._open:
                 raise UnknownNamespace(f"no namespace {namespace!r}; create one first")
             del self._memories[namespace]
+            del self._used[namespace]
             self._open.pop(namespace).close()
 
+    def __len__(self) -> int:
+        return len(self._open)
+
     def close(self) -> None:
-        """Drop every namespace (server shutdown)."""
-        with self.lock:
-            for namespace in list(self._open):
-                self.drop(namespace)
+        """Drop every namespace and stop the store thread (server shutdown). A call still
+        running is interrupted first; one that ignores the interrupt is waited for at most
+        `request_timeout`, then the namespaces' files are removed from this thread."""
+        self.interrupt()
+
+        def drop_all() -> None:
+            with self.lock:
+                for namespace in list(self._open):
+                    self.drop(namespace)
+
+        try:
+            self._thread.submit(drop_all).result(timeout=self.limits.request_timeout)
+        except TimeoutError:  # a call that ignores interrupts: remove the files from here
+            with self.lock:
+                for stack in self._open.values():
+                    with suppress(Exception):
+                        stack.close()
+                self._open.clear()
+                self._memories.clear()
+                self._used.clear()
+        self._thread.shutdown(wait=False)

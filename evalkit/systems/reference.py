@@ -34,6 +34,10 @@ class _AgentFacingStore:
     def add_edges(self, edges: Sequence[Edge]) -> None:
         self._store.add_edges(edges)
 
+    def interrupt(self) -> None:
+        """Abort the running SQL statement (thread-safe; what `evalkit serve`'s deadline calls)."""
+        self._store.interrupt()
+
     def search(
         self,
         query: str,

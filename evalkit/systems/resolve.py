@@ -25,7 +25,7 @@ from importlib.metadata import entry_points
 from typing import Any
 
 from evalkit.embedders import Embedder, HashingEmbedder
-from evalkit.errors import UsageError
+from evalkit.errors import EvalkitError, UsageError
 from evalkit.systems.protocol import MemorySystem
 from evalkit.systems.stores import STORE_SPECS, STORES
 
@@ -43,8 +43,9 @@ def resolve_system(
 ) -> MemorySystem:
     """The memory system `spec` names (see the module docstring). `embedder` builds the embedder
     of a store system (default: the hashing embedder). UsageError for an unknown spec, a module
-    that cannot be imported or an attribute it lacks, a store whose extra is not installed;
-    AdapterError (a UsageError) for an MCP mapping file that is invalid."""
+    that cannot be imported (or fails while importing) or an attribute it lacks, a factory that
+    raises, a store whose extra is not installed; AdapterError (a UsageError) for an MCP mapping
+    file that is invalid."""
     if spec == "reference":
         return reference()
     store, _, location = spec.partition(":")
@@ -77,11 +78,22 @@ def from_extra(extra: str, module: str, name: str) -> Any:
 
 
 def _load(spec: str, module: str, attribute: str) -> Any:
+    """`attribute` of `module`; UsageError when the module cannot be imported (missing, or it
+    raises while importing: a SyntaxError, a failing top-level statement) or lacks it."""
     try:
         target: Any = importlib.import_module(module)
     except ImportError as exc:
         raise UsageError(
             f"system {spec!r}: cannot import module {module!r} ({exc}); put it on PYTHONPATH or install it"
+        ) from exc
+    except SyntaxError as exc:
+        where = f"{exc.filename}, line {exc.lineno}" if exc.filename else f"line {exc.lineno}"
+        raise UsageError(
+            f"system {spec!r}: module {module!r} has a syntax error ({where}: {exc.msg}); fix the module"
+        ) from exc
+    except Exception as exc:
+        raise UsageError(
+            f"system {spec!r}: importing module {module!r} raised {type(exc).__name__}: {exc}; fix the module"
         ) from exc
     for part in attribute.split("."):
         if not hasattr(target, part):
@@ -91,10 +103,19 @@ def _load(spec: str, module: str, attribute: str) -> Any:
 
 
 def _instantiate(spec: str, target: Any) -> MemorySystem:
-    """A class or a factory function is called without arguments; an object with `open` is used
-    as it is."""
+    """A class or a factory function is called without arguments (an exception it raises is a
+    UsageError naming it); an object with `open` is used as it is."""
     is_factory = isinstance(target, type) or (callable(target) and not hasattr(target, "open"))
-    system = target() if is_factory else target
+    try:
+        system = target() if is_factory else target
+    except EvalkitError:
+        raise  # already says what is wrong
+    except Exception as exc:
+        name = getattr(target, "__qualname__", type(target).__name__)
+        raise UsageError(
+            f"system {spec!r}: calling {name}() raised {type(exc).__name__}: {exc}; fix the factory "
+            "(it is called without arguments)"
+        ) from exc
     if not callable(getattr(system, "open", None)):
         raise UsageError(
             f"system {spec!r} gave {type(system).__name__}, not a memory system: it needs `name`, "

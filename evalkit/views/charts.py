@@ -34,6 +34,7 @@ from evalkit.views.styles import (
     RELEVANT_COLOR,
     SERIES_COLORS,
     UNGATED_COLOR,
+    metric_colors,
 )
 from evalkit.views.sweep import DEFAULT_SWEEP_VALUES
 
@@ -136,17 +137,18 @@ def dropped_chart(run: EvalRun) -> ReportFigure:
 
 
 def category_chart(run: EvalRun) -> ReportFigure:
-    """Grouped vertical bars: recall, precision, MRR and hit rate per category and overall
-    (ungated pass: what the thresholds gate)."""
+    """Grouped vertical bars: every harness metric (recall, precision, MRR, hit rate) per category
+    and overall (ungated pass: what the thresholds gate)."""
     ungated, _ = by_pass(run.categories, "category", None)
     overall, _ = by_pass(run.overall.assign(category="overall"), "category", None)
     frame = pd.concat([ungated, overall])
     x = np.arange(len(frame))
     width = 0.8 / len(HARNESS_METRICS)
+    middle = (len(HARNESS_METRICS) - 1) / 2
     fig = ReportFigure(figsize=(13, 4.8), layout="constrained")
     ax = fig.subplots()
-    for i, (metric, color) in enumerate(zip(HARNESS_METRICS, METRIC_COLORS, strict=True)):
-        ax.bar(x + (i - 1.5) * width, frame[metric], width=width, color=color, label=METRIC_LABELS[metric])
+    for i, (metric, color) in enumerate(metric_colors()):
+        ax.bar(x + (i - middle) * width, frame[metric], width=width, color=color, label=METRIC_LABELS[metric])
     ax.set_xticks(x, list(frame.index), rotation=20, ha="right")
     ax.set_ylim(0, 1.05)
     ax.set_ylabel("mean over the category's queries")

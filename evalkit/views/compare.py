@@ -64,14 +64,19 @@ def compare_runs(
     pass_name: str = "ungated",
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
+    names: tuple[str, str] = ("A", "B"),
 ) -> RunComparison:
     """Compare `a` (before) with `b` (after) on `pass_name` ("ungated" or "gated"). UsageError
-    when a run lacks that pass or the runs share no query."""
-    frames = [_pass_queries(run, pass_name, label) for run, label in ((a, "A"), (b, "B"))]
+    when a run lacks that pass or the runs share no query; its message calls the runs by `names`
+    (the CLI passes the report files)."""
+    frames = [_pass_queries(run, pass_name, label) for run, label in zip((a, b), names, strict=True)]
     keys = ["scenario", "query_index"]
     paired = frames[0].merge(frames[1], on=keys, suffixes=("_a", "_b"))
     if paired.empty:
-        raise UsageError("the two runs share no query (pairs are matched by scenario and query index)")
+        raise UsageError(
+            f"runs {names[0]} and {names[1]} share no query (pairs are matched by scenario and query "
+            "index); compare two runs of the same suite and scenarios"
+        )
     queries = _query_frame(paired)
     counted = queries[queries["counted"]]
     metrics = pd.DataFrame(
@@ -130,7 +135,12 @@ def _pass_queries(run: EvalRun, pass_name: str, label: str) -> pd.DataFrame:
     queries = run.queries
     rows = queries[queries["pass"] == pass_name]
     if rows.empty:
-        raise UsageError(f"run {label} has no {pass_name} pass to compare")
+        fix = (
+            "re-run it without --no-gated-pass, or compare the ungated passes (--pass ungated)"
+            if pass_name == "gated"
+            else "compare reports written by evalkit run"
+        )
+        raise UsageError(f"run {label} has no {pass_name} pass to compare; {fix}")
     firsts = [first_relevant_rank(r, v) for r, v in zip(rows["retrieved"], rows["relevant"], strict=True)]
     columns = ["scenario", "category", "query_index", "query", "counted", *HARNESS_METRICS, "passed"]
     return rows[columns].assign(first_relevant=firsts)

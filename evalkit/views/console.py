@@ -18,7 +18,7 @@ from collections.abc import Sequence
 import pandas as pd
 
 from evalkit.harness.results import DetectionPower, PassResult
-from evalkit.metrics import HARNESS_METRICS
+from evalkit.metrics import HARNESS, HARNESS_METRICS
 from evalkit.views.compare import RunComparison, changed_queries
 from evalkit.views.frames import (
     CAUGHT_BY_MESSAGES,
@@ -47,8 +47,9 @@ def _status(outcome_status: str, measure_only: bool) -> str:
 
 
 def render_pass_table(result: PassResult) -> list[str]:
-    """Per-scenario rows, the overall row and one line per category."""
-    header = ["scenario", "category", "nq", "recall", "prec", "mrr", "hit", "status"]
+    """Per-scenario rows, the overall row and one line per category: one column (and one value
+    per category line) per harness metric, headed by its registered `column` (`inline`)."""
+    header = ["scenario", "category", "nq", *(HARNESS[m].column for m in HARNESS_METRICS), "status"]
     rows = [
         [
             s.name,
@@ -60,16 +61,15 @@ def render_pass_table(result: PassResult) -> list[str]:
         for s in result.scenarios
     ]
     overall = ["overall", "", str(result.overall.queries), *_values(result.overall.metrics), ""]
-    head, *body, foot = _columns([header, *rows, overall], right=frozenset(range(2, 7)))
+    head, *body, foot = _columns(
+        [header, *rows, overall], right=frozenset(range(2, 3 + len(HARNESS_METRICS)))
+    )
     rule = "-" * max(len(line) for line in (head, *body, foot))
     lines = [head, rule, *body, rule, foot]
     width = max((len(c) for c in result.categories), default=0)
     for category, agg in result.categories.items():
-        m = agg.metrics
-        lines.append(
-            f"  {category:<{width}} recall {m['recall']:.3f}  precision {m['precision']:.3f}  "
-            f"mrr {m['mrr']:.3f}  hit {m['hit_rate']:.3f}  ({agg.queries} queries)"
-        )
+        values = "  ".join(f"{HARNESS[m].inline} {agg.metrics[m]:.3f}" for m in HARNESS_METRICS)
+        lines.append(f"  {category:<{width}} {values}  ({agg.queries} queries)")
     return lines
 
 

@@ -15,13 +15,11 @@ import pandas as pd
 from pandas.api.types import is_bool_dtype, is_numeric_dtype
 from pandas.io.formats.style import Styler
 
-METRIC_LABELS: dict[str, str] = {
-    "recall": "recall",
-    "precision": "precision",
-    "mrr": "MRR",
-    "hit_rate": "hit rate",
-}
-"""Display names of the harness metrics (column headers, chart titles)."""
+from evalkit.metrics import HARNESS, HARNESS_METRICS
+
+METRIC_LABELS: dict[str, str] = {name: harness.label for name, harness in HARNESS.items()}
+"""Display names of the harness metrics (column headers, chart titles): their registered
+`HarnessMetric.label`, in `HARNESS_METRICS` order."""
 
 FAIL_CSS = "background-color: #f8d7da; color: #842029; font-weight: bold"
 """Cells that fail CI: status fail, relevant rows dropped by the gate, a failed query."""
@@ -46,13 +44,20 @@ DROPPED_RELEVANT_COLOR = "#c92a2a"
 POOL_RELEVANT_COLOR = "#f08c00"
 """Amber: relevant rows the gate dropped from the over-fetched pool (mostly beyond the top-k)."""
 DROPPED_IRRELEVANT_COLOR = "#adb5bd"
-METRIC_COLORS = ("#4c72b0", "#55a868", "#8172b3", "#937860")
-"""Recall, precision, MRR, hit rate: no red, which means failure everywhere else."""
+METRIC_COLORS = ("#4c72b0", "#55a868", "#8172b3", "#937860", "#64b5cd", "#ccb974")
+"""The harness metrics' colours in `HARNESS_METRICS` order (recall, precision, MRR, hit rate,
+then any further harness metric; cycled past the sixth): no red, which means failure
+everywhere else. `metric_colors` pairs them with the metrics."""
 SERIES_COLORS = (
     "#1f77b4", "#2ca02c", "#9467bd", "#8c564b", "#17becf", "#bcbd22", "#7f7f7f", "#e377c2", "#ff7f0e",
 )  # fmt: skip
 """Lines of one chart that stand for categories or run series (matplotlib's tab10 without red),
 cycled when there are more."""
+
+
+def metric_colors() -> list[tuple[str, str]]:
+    """(harness metric, its colour) for every harness metric, in `HARNESS_METRICS` order."""
+    return [(metric, METRIC_COLORS[i % len(METRIC_COLORS)]) for i, metric in enumerate(HARNESS_METRICS)]
 
 
 def status_css(value: object) -> str:

@@ -15,12 +15,13 @@ Conventions:
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Hashable, Iterable
 
 import pandas as pd
 from pandas.io.formats.style import Styler
 
-from evalkit.errors import RegressionError
+from evalkit.harness.regressions import assert_no_regressions
 from evalkit.harness.sweep import unavailable
 from evalkit.harness.uncertainty import DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED, SMALL_SAMPLE
 from evalkit.metrics import HARNESS_METRICS
@@ -61,22 +62,14 @@ from evalkit.views.sweep import (
 
 
 def assert_thresholds(run: EvalRun, fail: bool = True) -> str:
-    """Raise RegressionError listing every regression when `fail` and the run has any.
-
-    Returns the verdict line otherwise (`RunResult.verdict`: "No gating regressions." only when
-    the metrics were compared with a baseline, else the "metric gating OFF: ..." note) or, with
-    `fail` False, how many regressions were found but not raised. A metric-gating-OFF note
-    follows the regressions in either case.
-    """
-    regressions = run.result.regressions
-    if not regressions:
-        return run.result.verdict()
-    off = run.result.metric_gating_off
-    lines = [f"  - [{r.kind}] {r.message}" for r in regressions] + ([off] if off is not None else [])
-    message = f"{len(regressions)} regression(s) against the thresholds:\n" + "\n".join(lines)
-    if fail:
-        raise RegressionError(message)
-    return message + "\n(not raised: fail_on_regression is False)"
+    """Deprecated alias of `evalkit.assert_thresholds` (kept for one release, with a
+    DeprecationWarning): raising on regressions is not a table's job. Same result and errors."""
+    warnings.warn(
+        "evalkit.tables.assert_thresholds is deprecated; use evalkit.assert_thresholds",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    return assert_no_regressions(run.result, fail)
 
 
 def gate_recommendation(

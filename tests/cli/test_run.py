@@ -214,7 +214,7 @@ def test_min_relevance_override_and_no_gated(workspace):
     assert run(workspace, "--min-relevance", "0.95") == 0
     report = json.loads((workspace / "report.json").read_text())
     assert report["gated"]["relevance_gate"]["min_relevance"] == 0.95
-    assert run(workspace, "--no-gated") == 0
+    assert run(workspace, "--no-gated-pass") == 0
     assert json.loads((workspace / "report.json").read_text())["gated"] is None
 
 

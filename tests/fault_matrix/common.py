@@ -10,6 +10,7 @@ Everything runs in-process through `evalkit.cli.main` except what needs a signal
 
 from __future__ import annotations
 
+import json
 import stat
 from pathlib import Path
 
@@ -43,7 +44,7 @@ def snapshot(folder: Path) -> dict[str, tuple[bytes | None, int]]:
 
 
 def run_args(*extra: str) -> list[str]:
-    return ["run", "--datasets", "data", "--thresholds", "data/thresholds.json", "--no-gated", *extra]
+    return ["run", "--datasets", "data", "--thresholds", "data/thresholds.json", "--no-gated-pass", *extra]
 
 
 def assert_refused(code: int, err: str, *needles: str) -> None:
@@ -56,3 +57,20 @@ def assert_refused(code: int, err: str, *needles: str) -> None:
 
 
 __all__ = ["HEAD", "THOUGHTS", "TINY", "assert_refused", "cli", "run_args", "snapshot"]
+
+
+FAKE_MCP = Path(__file__).with_name("mcp_fake.py")
+
+
+def fake_mcp_mapping(folder: Path, mode: str, pidfile: Path | None = None) -> Path:
+    """A mapping file for `mcp_fake.py MODE` (see it), written in `folder`."""
+    args = [str(FAKE_MCP), mode, *([str(pidfile)] if pidfile else [])]
+    path = folder / f"fake-{mode}.toml"
+    path.write_text(
+        'name = "fake"\ncapabilities = []\n'
+        f'[server]\ncommand = "{{python}}"\nargs = {json.dumps(args)}\n'
+        '[namespace]\nargument = "namespace"\ndrop = "drop"\n'
+        '[store]\ntool = "store"\nbatch = "thoughts"\narguments = {id = "id", content = "content"}\n'
+        '[search]\ntool = "search"\narguments = {query = "query", top_k = "top_k"}\nhits = "hits"\n'
+    )
+    return path

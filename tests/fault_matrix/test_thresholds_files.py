@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from evalkit.harness.gating import ModeEntry, load_thresholds, update_thresholds
+from evalkit.harness.thresholds_file import ModeEntry, load_thresholds, update_thresholds
 from tests.fault_matrix.common import (
     assert_refused,
     cli,

@@ -47,7 +47,7 @@ USAGE: dict[str, tuple[list[str], tuple[str, ...]]] = {
     "min-relevance-above-one": (run_args("--min-relevance", "2"), ("expected a number from 0 to 1",)),
     "unknown-scenario": (run_args("--scenario", "tiyn"), ("unknown scenario 'tiyn'", "did you mean 'tiny'")),
     "missing-datasets": (
-        ["run", "--datasets", "nowhere", "--no-gated"],
+        ["run", "--datasets", "nowhere", "--no-gated-pass"],
         ("no scenario dataset at nowhere", "directory not found"),
     ),
     "bench-beir-out-is-a-directory": (

@@ -49,7 +49,13 @@ def _slow_square(n: int) -> int:
 @pytest.fixture(scope="module")
 def local_ray() -> Iterator[None]:
     """A local Ray instance for this module's tests (2 CPUs, no dashboard), shut down after."""
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    ray.init(
+        address="local",
+        num_cpus=2,
+        include_dashboard=False,
+        log_to_driver=False,
+        _node_ip_address="127.0.0.1",
+    )
     try:
         yield
     finally:

@@ -13,13 +13,12 @@ import pytest
 
 from evalkit import EvalRun, ReferenceSystem, RunConfig, load_suite, run_eval, run_verdict
 from evalkit.errors import ThresholdsError, UsageError
+from evalkit.harness.baselines import baseline_entry, gated_baseline_entry
 from evalkit.harness.evaluate import evaluate
-from evalkit.harness.gating import (
+from evalkit.harness.regressions import gated_regressions
+from evalkit.harness.thresholds_file import (
     GATED_KEY,
     GatedTolerances,
-    baseline_entry,
-    gated_baseline_entry,
-    gated_regressions,
     load_thresholds,
     read_thresholds,
     update_gated_baseline,
@@ -277,8 +276,8 @@ def test_cli_records_a_gated_baseline_then_a_degraded_suite_exits_1_on_it(worksp
     ("flags", "needle"),
     [
         (["--gated"], "use it with --update-baseline"),
-        (["--update-baseline", "--gated", "--no-gated"], "drop one of them"),
-        (["--tolerance", "0.1"], "add --gated"),
+        (["--update-baseline", "--gated", "--no-gated-pass"], "drop one of them"),
+        (["--tolerance", "0.1"], "add --update-gated-baseline"),
         (["--update-baseline", "--gated", "--min-relevance", "0"], "no gated pass to record"),
         (
             ["--update-baseline", "--gated", "--category-tolerance", "multi-hops=0.1"],

@@ -171,7 +171,9 @@ def test_sweep_views_say_why_a_run_cannot_be_swept() -> None:
     table = gate_recommendation(run)
     assert (
         table.data.empty
-        and table.caption == "Gate recommendation: the run has no gated pass (it ran with --no-gated)"
+        and table.caption
+        == "Gate recommendation: the run has no gated pass (it ran with --no-gated-pass); "
+        "re-run it without --no-gated-pass"
     )
 
 

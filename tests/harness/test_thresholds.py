@@ -7,13 +7,12 @@ import json
 import pytest
 
 from evalkit.errors import ThresholdsError
-from evalkit.harness.gating import (
+from evalkit.harness.baselines import baseline_entry
+from evalkit.harness.regressions import assertion_regressions, metric_regressions
+from evalkit.harness.thresholds_file import (
     MetricLevels,
-    assertion_regressions,
-    baseline_entry,
     find_baseline,
     load_thresholds,
-    metric_regressions,
     round_half_away,
     update_thresholds,
 )
@@ -184,3 +183,13 @@ def test_bad_keys_are_errors_naming_the_file_and_the_key(tmp_path, keys, phrase)
     with pytest.raises(ThresholdsError) as info:
         load_thresholds(path)
     assert str(path) in str(info.value) and phrase in str(info.value)
+
+
+def test_a_required_harness_metric_missing_from_an_entry_is_still_a_schema_error(tmp_path):
+    path = tmp_path / "thresholds.json"
+    entry = baseline_entry(_run(), top_k=5).model_dump(mode="json")
+    del entry["thresholds"]["overall"]["mrr"]
+    path.write_text(json.dumps({"deterministic@5": entry}))
+    with pytest.raises(ThresholdsError) as info:
+        load_thresholds(path)
+    assert "['deterministic@5'].thresholds.overall.mrr: required key 'mrr' is missing" in str(info.value)

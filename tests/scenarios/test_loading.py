@@ -526,3 +526,14 @@ def test_an_invalid_suite_file_is_a_problem_naming_it(tmp_path: Path, content: s
     (root / "suite.yaml").write_text(content, encoding="utf-8")
     problems = _problems(root)
     assert any(p.startswith(f"{root / 'suite.yaml'}: ") and phrase in p for p in problems), problems
+
+
+def test_only_a_measure_only_scenario_may_hold_unjudged_queries(tmp_path: Path) -> None:
+    text = (
+        "name: imported\ncategory: explicit-fact\ndistractors: false\n{extra}thoughts:\n"
+        "  - {{id: a, content: Alpha.}}\nqueries:\n  - {{query: q, forbid: [a]}}\n"
+    )
+    unjudged = load_suite(_write(tmp_path / "ok", {"s.yaml": text.format(extra="measure_only: true\n")}))
+    assert unjudged.scenarios[0].queries[0].relevant == []
+    problems = _problems(_write(tmp_path / "bad", {"s.yaml": text.format(extra="")}))
+    assert any("queries[0].relevant: no relevant ids" in p for p in problems)

@@ -17,7 +17,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pandas.io.formats.style import Styler
 
-from evalkit import charts, load_run, run_beir, run_locomo, tables
+from evalkit import assert_thresholds, charts, load_run, run_beir, run_locomo, tables
 from evalkit.cli import main
 from evalkit.errors import DatasetError, UsageError
 from evalkit.metrics import HARNESS_METRICS
@@ -229,7 +229,9 @@ def test_cli_locomo_prints_the_category_table(tmp_path: Path, capsys: pytest.Cap
 
 def test_bench_report_renders_with_the_report_notebook_functions(tmp_path: Path) -> None:
     out = tmp_path / "bench.json"
-    assert main(["bench", "locomo", str(LOCOMO_TINY), "--gated", "--out", str(out), "--no-progress"]) == 0
+    assert (
+        main(["bench", "locomo", str(LOCOMO_TINY), "--gated-pass", "--out", str(out), "--no-progress"]) == 0
+    )
     run = load_run(out)
     assert _data(tables.run_summary(run)).loc["mode", "value"] == "deterministic"
     assert list(_data(tables.scenario_table(run)).index) == ["conv-1"]
@@ -239,7 +241,7 @@ def test_bench_report_renders_with_the_report_notebook_functions(tmp_path: Path)
     assert _data(tables.regressions_table(run)).empty
     for chart in (charts.gate_chart(run), charts.category_chart(run)):
         assert chart._repr_png_().startswith(b"\x89PNG")
-    assert tables.assert_thresholds(run) == "No gating regressions."
+    assert assert_thresholds(run) == "No gating regressions."
 
 
 def _data(styler: Styler) -> pd.DataFrame:

@@ -302,7 +302,9 @@ def small_suite(tmp_path: Path) -> Path:
     shutil.copy(DATASETS / "distractors.yaml", root)
     shutil.copy(DATASETS / "scenarios" / "explicit-fact.yaml", root / "scenarios")
     record = ["run", "--datasets", str(root), "--thresholds", str(root / "thresholds.json")]
-    assert main([*record, "--no-gated", "--update-baseline", "--out", str(tmp_path / "report.json")]) == 0
+    assert (
+        main([*record, "--no-gated-pass", "--update-baseline", "--out", str(tmp_path / "report.json")]) == 0
+    )
     return root
 
 

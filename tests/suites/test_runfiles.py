@@ -19,6 +19,7 @@ from ir_measures import AP, RR, R, Success, nDCG
 from evalkit import (
     EvalRun,
     ReplaySystem,
+    assert_thresholds,
     charts,
     export_trec,
     load_run,
@@ -269,7 +270,7 @@ def test_cli_score_builtin_gates_and_bad_runs_exit_2(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     report = tmp_path / "report.json"
-    assert main(["run", "--out", str(report), "--no-gated"]) == 0
+    assert main(["run", "--out", str(report), "--no-gated-pass"]) == 0
     assert main(["export", "--trec", str(report), str(tmp_path)]) == 0
     assert (
         main(["score", "--run", str(tmp_path / "run.jsonl"), "--suite", "builtin", "--out", str(report)]) == 0
@@ -298,7 +299,16 @@ def test_cli_score_reads_the_project_suite_and_gates_on_its_own_thresholds(
     (tmp_path / "evalkit.toml").write_text('datasets = "suite"\n', encoding="utf-8")
     monkeypatch.chdir(tmp_path)
     assert (
-        main(["run", "--out", "first.json", "--no-gated", "--thresholds", str(DATASETS / "thresholds.json")])
+        main(
+            [
+                "run",
+                "--out",
+                "first.json",
+                "--no-gated-pass",
+                "--thresholds",
+                str(DATASETS / "thresholds.json"),
+            ]
+        )
         == 0
     )
     assert main(["export", "--trec", "first.json", "out"]) == 0
@@ -341,7 +351,7 @@ def test_a_score_report_renders_with_the_report_notebook_functions(tmp_path: Pat
     assert "replayed run file" in summary.loc["notes", "value"]
     assert run.not_applicable["scenario"].tolist() == ["no-match"]  # a TREC run has no confidence
     assert charts.category_chart(run)._repr_png_().startswith(b"\x89PNG")
-    assert tables.assert_thresholds(run) == "No gating regressions."
+    assert assert_thresholds(run) == "No gating regressions."
 
 
 def test_jsonl_signals_are_the_report_hit_fields() -> None:

@@ -11,7 +11,8 @@ import pandas as pd
 import pytest
 
 from evalkit import EvalkitError, EvalRun, RegressionError, RunConfig, UsageError, run_and_load, run_eval
-from evalkit.harness.gating import assertion_regressions
+from evalkit.api import assert_thresholds
+from evalkit.harness.regressions import assertion_regressions
 from evalkit.harness.results import (
     DetectionPower,
     DroppedRecord,
@@ -36,7 +37,6 @@ from evalkit.views.styles import (
     status_css,
 )
 from evalkit.views.tables import (
-    assert_thresholds,
     assertion_failures,
     assertion_results,
     category_table,

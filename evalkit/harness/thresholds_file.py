@@ -1,25 +1,34 @@
-"""Baselines, thresholds and regressions (SPEC §3.5), and the opt-in gated baselines.
+"""The thresholds file: its format, the older form it still reads, and its locked atomic writes.
 
 A thresholds file (the built-in suite's is `evalkit/data/datasets/thresholds.json`) maps a
-(mode, top_k) key such as `deterministic@5` to the baseline recorded in that mode at that top_k
-and its thresholds (baseline − 0.02, floored at 0), overall and per category, all rounded to 4
-places half away from zero (`round_half_away`).
-Metrics at different cut-offs are not comparable, so each (mode, top_k) has its own entry and
-recording one never touches another. Files written before baselines were per top_k are keyed by
-the bare mode (`deterministic`); they are read as `mode@<the entry's top_k>` and written back in
-the keyed form by the next `update_thresholds`.
+(mode, top_k) key such as `deterministic@5` to a `ModeEntry`: the baseline recorded in that mode
+at that top_k and its thresholds, overall and per category, all at `PLACES` decimals
+(`round_half_away`). Each (mode, top_k) has its own entry and writing one never touches another.
+Files written before baselines were per top_k are keyed by the bare mode (`deterministic`); they
+are read as `mode@<the entry's top_k>` and written back in the keyed form by the next
+`update_thresholds` (the migration is `_keyed`).
 
-A missing file means "no metric gating" (the caller notes it); a file that exists but cannot be
-read or validated is a ThresholdsError — never silently un-gated.
-
-Gated baselines (issue 13, item 4): the same file may hold, under the reserved key `"gated"`, a
-list of `GatedEntry`s, each the gated pass's metrics recorded at one (mode, top_k, min_relevance)
-with a recall tolerance per category. A run whose gated pass ran at a recorded key is gated on
-it too (`gated_regressions`, kinds `gated-metric` and `gated-present`); without one the gated
-pass stays report-only. The recall floor is computed when gating (baseline recall − tolerance,
-floored at 0, rounded to 4 places), so a tolerance edited in the file takes effect at once.
-Recording a gated entry leaves the mode entries byte for byte as they were, and recording a mode
+Under the reserved key `"gated"` the same file may hold a list of `GatedEntry`s, each the gated
+pass's metrics recorded at one (mode, top_k, min_relevance) with a recall tolerance per category.
+Writing a gated entry leaves the mode entries byte for byte as they were, and writing a mode
 entry leaves the gated entries; a file without gated entries has no `"gated"` key at all.
+
+The metric levels' schema (`MetricLevels`) is derived from the metric registry: one field per
+harness metric. The metrics `HarnessMetric.required` marks (SPEC §3.5's four) must be in every
+entry; a harness metric registered after an entry was recorded may be absent from it
+(`MetricLevels.value` gives None): the entry loads, is written back without it, and that metric
+is not compared for it (`harness.regressions`) until a baseline records it.
+
+A missing file reads as None (the caller decides what that means); a file that exists but cannot
+be read or validated is a ThresholdsError — never silently nothing.
+
+This module only reads and writes the file. What goes into an entry is `harness.baselines`;
+comparing a pass with an entry is `harness.regressions`. Floors: every floor in the file's world
+is `floor_below(baseline, allowance)` (baseline − allowance, floored at 0, `PLACES` decimals).
+A mode entry's `thresholds` are that floor with the fixed `baselines.MARGIN`, computed when the
+baseline is recorded and stored in the file ("recorded thresholds"); a gated entry stores no
+floor, only its tolerances, and `GatedEntry.floor` computes its recall floor when it is compared
+("live floors": a tolerance edited in the file takes effect at once).
 """
 
 from __future__ import annotations
@@ -27,40 +36,99 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
 from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from filelock import FileLock, Timeout
-from pydantic import Field, RootModel, ValidationError, model_validator
+from pydantic import (
+    Field,
+    RootModel,
+    SerializerFunctionWrapHandler,
+    ValidationError,
+    create_model,
+    model_serializer,
+    model_validator,
+)
 
 from evalkit.errors import OutputError, ThresholdsError, UsageError
 from evalkit.files import check_writable, os_reason, read_regular, write_atomic
 from evalkit.harness.config import MODES
-from evalkit.harness.results import Aggregate, GatedBaselineRef, PassResult, Regression
-from evalkit.metrics import HARNESS_METRICS
+from evalkit.harness.results import GatedBaselineRef
+from evalkit.metrics import HARNESS, HARNESS_METRICS
 from evalkit.validation import FrozenModel as _Model
 from evalkit.validation import field_problems, shown_value
-
-MARGIN = 0.02
-"""How far below the baseline a metric may fall before it regresses."""
-
-TOLERANCE = 1e-6
-"""A metric regresses when actual + TOLERANCE < threshold (absorbs float noise)."""
 
 LOCK_TIMEOUT = 120.0
 """Seconds `update_thresholds` waits for another process's update of the same file."""
 
+PLACES = 4
+"""Decimal places of recorded baselines and thresholds."""
 
-class MetricLevels(_Model):
-    """One value per harness metric, each in [0, 1]. The fields spell out HARNESS_METRICS because
-    they are the file's schema; a test pins them to it."""
 
-    recall: float = Field(ge=0.0, le=1.0)
-    precision: float = Field(ge=0.0, le=1.0)
-    mrr: float = Field(ge=0.0, le=1.0)
-    hit_rate: float = Field(ge=0.0, le=1.0)
+def round_half_away(value: float, places: int = PLACES) -> float:
+    """`value` rounded to `places` decimals, ties away from zero (SPEC §5): 0.03125 → 0.0313
+    (Python's `round`, ties to even, gives 0.0312), 0.00005 → 0.0001.
+
+    The tie is judged on the decimal the float prints as (its shortest `repr`), which is what a
+    reader of thresholds.json sees: 0.00145 → 0.0015. The original service computes
+    Math.round(x·10⁴)/10⁴ on the binary value instead, and 0.00145·10⁴ is 14.499999999999998
+    there, giving 0.0014; the two agree on every k/n with n < 200, the shape of the harness's
+    metrics, and differ only on such binary near-ties.
+    """
+    quantum = Decimal(1).scaleb(-places)
+    return float(Decimal(repr(value)).quantize(quantum, rounding=ROUND_HALF_UP))
+
+
+def floor_below(baseline: float, allowance: float) -> float:
+    """The floor `allowance` below `baseline`: baseline − allowance, floored at 0, rounded to
+    `PLACES` decimals (`round_half_away`). The one floor rule of the file: a mode entry's recorded
+    thresholds (allowance `baselines.MARGIN`, every harness metric) and a gated entry's live recall
+    floors (allowance: its tolerance, `GatedEntry.floor`)."""
+    return round_half_away(max(0.0, baseline - allowance))
+
+
+class _Levels(_Model):
+    """The base of `MetricLevels`: a harness metric the entry does not hold (None: recorded
+    before the metric was registered) is left out of the JSON, so such an entry is written back
+    exactly as it was read."""
+
+    @model_serializer(mode="wrap")
+    def _without_unrecorded(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        return {k: v for k, v in data.items() if v is not None or k not in HARNESS}
+
+    def value(self, metric: str) -> float | None:
+        """The level of harness metric `metric`, or None when the entry does not hold it (only a
+        metric that is not `HarnessMetric.required` can be missing)."""
+        level: float | None = getattr(self, metric)
+        return level
+
+
+def _metric_field(metric: str) -> Any:
+    """The schema of one harness metric's level: a float in [0, 1], required when the registry
+    says every entry holds it, else optional (None = not recorded, not compared)."""
+    if HARNESS[metric].required:
+        return (float, Field(ge=0.0, le=1.0))
+    return (float | None, Field(default=None, ge=0.0, le=1.0))
+
+
+if TYPE_CHECKING:
+
+    class MetricLevels(_Levels):
+        """(What the type checker sees: the fields come from the registry.)"""
+
+        def __getattr__(self, name: str) -> float: ...
+
+else:
+    MetricLevels = create_model(
+        "MetricLevels",
+        __base__=_Levels,
+        __doc__="""One level per harness metric (`HARNESS_METRICS`, in that order), each in [0, 1]:
+        the file's schema, derived from the metric registry (a test pins it to the registry).""",
+        __module__=__name__,
+        **{metric: _metric_field(metric) for metric in HARNESS_METRICS},
+    )
 
 
 class BaselineLevels(MetricLevels):
@@ -146,10 +214,11 @@ class GatedEntry(_Model):
         return (self.mode, self.top_k, round_half_away(self.min_relevance))
 
     def floor(self, category: str | None) -> float:
-        """The recall floor of `category` (None = overall): baseline recall − its tolerance,
-        floored at 0, rounded to 4 places. KeyError for a category without a baseline."""
+        """The live recall floor of `category` (None = overall): `floor_below` its baseline recall
+        by its tolerance, computed now from what the file holds. KeyError for a category without a
+        baseline."""
         levels = self.baseline.overall if category is None else self.baseline.categories[category]
-        return round_half_away(max(0.0, levels.recall - self.tolerances.of(category)))
+        return floor_below(levels.recall, self.tolerances.of(category))
 
     def ref(self) -> GatedBaselineRef:
         """What a run gated on this entry records about it."""
@@ -204,17 +273,6 @@ def find_baseline(entries: Mapping[str, ModeEntry], mode: str, top_k: int) -> Mo
 def recorded(entries: Mapping[str, ModeEntry]) -> str:
     """What a file holds, for messages: "deterministic at top_k 5, real at top_k 5" or "nothing"."""
     return ", ".join(key.replace("@", " at top_k ") for key in entries) or "nothing"
-
-
-def no_baseline_reason(mode: str, top_k: int, path: Path, entries: Mapping[str, ModeEntry]) -> str:
-    """Why metric gating is off for a run without an entry, and how to record exactly that entry:
-    the same command plus --update-baseline (the same suite, mode, top_k and thresholds file; it
-    adds the entry and keeps every other one). Spelling out a command instead could name another
-    suite or file than the run used, and so replace a baseline the user did not mean."""
-    return (
-        f"no baseline for {mode} at top_k {top_k} in {path} (it holds {recorded(entries)}); to record "
-        "one, re-run the same command with --update-baseline (it adds this entry and keeps the others)"
-    )
 
 
 def load_thresholds(path: str | Path) -> dict[str, ModeEntry] | None:
@@ -278,7 +336,7 @@ def read_thresholds(path: str | Path) -> ThresholdsDocument | None:
             raise ThresholdsError(
                 f"thresholds file {source}: {GATED_KEY}[{index}] and {GATED_KEY}[{first[entry.key]}] are "
                 f"both the gated baseline of mode {mode!r}, top_k {top_k}, min_relevance {gate:g}; keep one "
-                "(or re-record it with `evalkit run --update-baseline --gated`)"
+                "(or re-record it with `evalkit run --update-gated-baseline`)"
             )
         first[entry.key] = index
     return ThresholdsDocument(_keyed(source, modes), tuple(gated))
@@ -309,50 +367,6 @@ def _keyed(source: Path, raw: Mapping[str, ModeEntry]) -> dict[str, ModeEntry]:
             continue
         raise ThresholdsError(f"thresholds file {source}: key {shown_value(key)}: {problem}; " + _FIX)
     return keyed
-
-
-PLACES = 4
-"""Decimal places of recorded baselines and thresholds."""
-
-
-def round_half_away(value: float, places: int = PLACES) -> float:
-    """`value` rounded to `places` decimals, ties away from zero (SPEC §5): 0.03125 → 0.0313
-    (Python's `round`, ties to even, gives 0.0312), 0.00005 → 0.0001.
-
-    The tie is judged on the decimal the float prints as (its shortest `repr`), which is what a
-    reader of thresholds.json sees: 0.00145 → 0.0015. The original service computes
-    Math.round(x·10⁴)/10⁴ on the binary value instead, and 0.00145·10⁴ is 14.499999999999998
-    there, giving 0.0014; the two agree on every k/n with n < 200, the shape of the harness's
-    metrics, and differ only on such binary near-ties.
-    """
-    quantum = Decimal(1).scaleb(-places)
-    return float(Decimal(repr(value)).quantize(quantum, rounding=ROUND_HALF_UP))
-
-
-def _levels(aggregate: Aggregate) -> BaselineLevels:
-    return BaselineLevels(
-        **{m: round_half_away(aggregate.metrics[m]) for m in HARNESS_METRICS}, queries=aggregate.queries
-    )
-
-
-def _floor(levels: MetricLevels) -> MetricLevels:
-    return MetricLevels(
-        **{m: round_half_away(max(0.0, getattr(levels, m) - MARGIN)) for m in HARNESS_METRICS}
-    )
-
-
-def baseline_entry(result: PassResult, top_k: int, recorded_at: datetime | None = None) -> ModeEntry:
-    """A new entry from an ungated pass: baseline rounded to 4 places, thresholds baseline − MARGIN."""
-    overall = _levels(result.overall)
-    categories = {name: _levels(agg) for name, agg in result.categories.items()}
-    return ModeEntry(
-        recorded_at=(recorded_at or datetime.now(UTC)).replace(microsecond=0).isoformat(),
-        top_k=top_k,
-        baseline=Baseline(overall=overall, categories=categories),
-        thresholds=Thresholds(
-            overall=_floor(overall), categories={c: _floor(v) for c, v in categories.items()}
-        ),
-    )
 
 
 def update_thresholds(path: str | Path, mode: str, entry: ModeEntry) -> Path:
@@ -410,130 +424,3 @@ def _update_file(path: str | Path, change: Callable[[ThresholdsDocument], Thresh
         ) from None
     except OSError as exc:
         raise OutputError(f"cannot lock {target} with {lock_path}: {os_reason(exc)}") from None
-
-
-def gated_baseline_entry(
-    gated: PassResult,
-    mode: str,
-    top_k: int,
-    tolerances: GatedTolerances | None = None,
-    recorded_at: datetime | None = None,
-) -> GatedEntry:
-    """A gated baseline from a gated pass, keyed by (mode, top_k, the gate the pass ran at),
-    metrics rounded to 4 places. UsageError when the pass ran without a gate (min_relevance 0)."""
-    gate = gated.relevance_gate.min_relevance
-    if gate <= 0.0:
-        raise UsageError(
-            "the gated pass ran without a gate (min_relevance 0), so there is nothing to record as a gated "
-            "baseline; drop --min-relevance 0 (the service default is 0.4) or pick a gate above 0"
-        )
-    return GatedEntry(
-        mode=mode,
-        top_k=top_k,
-        min_relevance=gate,
-        recorded_at=(recorded_at or datetime.now(UTC)).replace(microsecond=0).isoformat(),
-        tolerances=tolerances or GatedTolerances(),
-        baseline=Baseline(
-            overall=_levels(gated.overall),
-            categories={name: _levels(agg) for name, agg in gated.categories.items()},
-        ),
-    )
-
-
-def assertion_regressions(result: PassResult) -> list[Regression]:
-    """Every check error of every failing scenario (measure-only included); xfail never gates."""
-    return [
-        Regression(
-            kind="assertion",
-            scenario=s.name,
-            category=s.category,
-            message=f"{s.name} query {q.index + 1} ({q.query!r}): {error}",
-        )
-        for s in result.scenarios
-        if s.status == "fail"
-        for q in s.queries
-        for error in q.check_errors
-    ]
-
-
-def metric_regressions(result: PassResult, entry: ModeEntry) -> list[Regression]:
-    """Metrics below their thresholds, overall and per category, and categories of the entry that
-    the run lacks (`present`). When scenarios that feed the means (outcome pass, not
-    measure-only) were not applicable to the system, the overall means and those scenarios'
-    categories are not compared (they average other queries than the baseline did), so a category
-    missing only because of not-applicable scenarios is no `present` regression. A not-applicable
-    measure-only or xfail scenario changes no mean and so turns nothing off."""
-    found: list[Regression] = []
-    skipped = {
-        s.category
-        for s in result.scenarios
-        if s.status == "not_applicable" and s.outcome == "pass" and not s.measure_only
-    }
-    levels: list[tuple[str | None, MetricLevels]] = [
-        *([(None, entry.thresholds.overall)] if not skipped else []),
-        *((c, floor) for c, floor in entry.thresholds.categories.items() if c not in skipped),
-    ]
-    for category, floor in levels:
-        actual = result.overall if category is None else result.categories.get(category)
-        if actual is None:
-            found.append(
-                Regression(
-                    kind="present",
-                    category=category,
-                    message=f"category {category!r} has a baseline but no gating scenario ran in it",
-                )
-            )
-        else:
-            found.extend(_below(category, floor, actual.metrics))
-    return found
-
-
-def _below(category: str | None, floor: MetricLevels, actual: Mapping[str, float]) -> list[Regression]:
-    where = "overall" if category is None else f"category {category!r}"
-    return [
-        Regression(
-            kind="metric",
-            category=category,
-            metric=m,
-            actual=actual[m],
-            threshold=getattr(floor, m),
-            message=f"{where}: {m} {actual[m]:.4f} is below its threshold {getattr(floor, m):.4f}",
-        )
-        for m in HARNESS_METRICS
-        if actual[m] + TOLERANCE < getattr(floor, m)
-    ]
-
-
-def gated_regressions(gated: PassResult, entry: GatedEntry) -> list[Regression]:
-    """The gated pass's recall below its gated floors (`GatedEntry.floor`), overall and per
-    category (kind `gated-metric`), and categories of the entry that the pass lacks
-    (`gated-present`). Each message starts with "gated pass (min_relevance X)"."""
-    label = f"gated pass (min_relevance {entry.min_relevance:g})"
-    found: list[Regression] = []
-    for category in (None, *entry.baseline.categories):
-        actual = gated.overall if category is None else gated.categories.get(category)
-        where = "overall" if category is None else f"category {category!r}"
-        if actual is None:
-            found.append(
-                Regression(
-                    kind="gated-present",
-                    category=category,
-                    message=f"{label}: {where} has a gated baseline but no gating scenario ran in it",
-                )
-            )
-            continue
-        floor, recall = entry.floor(category), actual.metrics["recall"]
-        if recall + TOLERANCE < floor:
-            levels = entry.baseline.overall if category is None else entry.baseline.categories[category]
-            found.append(
-                Regression(
-                    kind="gated-metric",
-                    category=category,
-                    metric="recall",
-                    actual=recall,
-                    threshold=floor,
-                    message=f"{label}: {where}: recall {recall:.4f} is below its gated floor {floor:.4f} "
-                    f"(gated baseline {levels.recall:.4f} − tolerance {entry.tolerances.of(category):g})",
-                )
-            )
-    return found

@@ -1,0 +1,173 @@
+"""Recording baselines: what a run writes into its thresholds file, and where it may write it.
+
+A mode baseline (`baseline_entry`, recorded by `record_baseline`) is the ungated pass's metrics,
+overall and per category, rounded to `PLACES` decimals half away from zero (SPEC §5), with the
+recorded thresholds `floor_below(baseline, MARGIN)` of every harness metric. A gated baseline
+(`gated_baseline_entry`, recorded by `record_gated_baseline`) is the gated pass's metrics at the
+gate it ran at, with recall tolerances instead of stored floors (its floors are computed when
+compared: `GatedEntry.floor`). The file format and its locked writes are
+`harness.thresholds_file`; comparing a pass with an entry is `harness.regressions`.
+
+Policy decided here (the CLI's `--update-baseline` / `--update-gated-baseline` and the Python API
+both call it):
+- A gated baseline's tolerances are the ones given, else those of the entry it replaces (for
+  categories the pass still has), else `DEFAULT_GATED_TOLERANCE` (`gated_tolerances`).
+- A category tolerance must name a category of the gated pass (UsageError otherwise).
+- A baseline is never written inside the installed evalkit package (`check_recordable`): an
+  upgrade would silently replace it.
+- The caller records a whole-suite run: a baseline averages whole categories, so a run over some
+  scenarios (`--scenario`, `Suite.subset`) would record other means than a full run compares.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+
+from evalkit.errors import UsageError
+from evalkit.files import check_writable
+from evalkit.harness.results import Aggregate, PassResult, RunResult
+from evalkit.harness.thresholds_file import (
+    DEFAULT_GATED_TOLERANCE,
+    Baseline,
+    BaselineLevels,
+    GatedEntry,
+    GatedTolerances,
+    MetricLevels,
+    ModeEntry,
+    Thresholds,
+    floor_below,
+    read_thresholds,
+    round_half_away,
+    update_gated_baseline,
+    update_thresholds,
+)
+from evalkit.metrics import HARNESS_METRICS
+from evalkit.packaged import inside_installed_package
+
+MARGIN = 0.02
+"""How far below the baseline a metric may fall before it regresses (the recorded thresholds)."""
+
+
+def _levels(aggregate: Aggregate) -> BaselineLevels:
+    return BaselineLevels(
+        **{m: round_half_away(aggregate.metrics[m]) for m in HARNESS_METRICS}, queries=aggregate.queries
+    )
+
+
+def _thresholds(levels: MetricLevels) -> MetricLevels:
+    return MetricLevels(**{m: floor_below(getattr(levels, m), MARGIN) for m in HARNESS_METRICS})
+
+
+def _recorded_at(when: datetime | None) -> str:
+    return (when or datetime.now(UTC)).replace(microsecond=0).isoformat()
+
+
+def baseline_entry(result: PassResult, top_k: int, recorded_at: datetime | None = None) -> ModeEntry:
+    """A new entry from an ungated pass: baseline rounded to 4 places, thresholds baseline − MARGIN."""
+    overall = _levels(result.overall)
+    categories = {name: _levels(agg) for name, agg in result.categories.items()}
+    return ModeEntry(
+        recorded_at=_recorded_at(recorded_at),
+        top_k=top_k,
+        baseline=Baseline(overall=overall, categories=categories),
+        thresholds=Thresholds(
+            overall=_thresholds(overall), categories={c: _thresholds(v) for c, v in categories.items()}
+        ),
+    )
+
+
+def gated_baseline_entry(
+    gated: PassResult,
+    mode: str,
+    top_k: int,
+    tolerances: GatedTolerances | None = None,
+    recorded_at: datetime | None = None,
+) -> GatedEntry:
+    """A gated baseline from a gated pass, keyed by (mode, top_k, the gate the pass ran at),
+    metrics rounded to 4 places. UsageError when the pass ran without a gate (min_relevance 0)."""
+    gate = gated.relevance_gate.min_relevance
+    if gate <= 0.0:
+        raise UsageError(
+            "the gated pass ran without a gate (min_relevance 0), so there is nothing to record as a gated "
+            "baseline; drop --min-relevance 0 (the service default is 0.4) or pick a gate above 0"
+        )
+    return GatedEntry(
+        mode=mode,
+        top_k=top_k,
+        min_relevance=gate,
+        recorded_at=_recorded_at(recorded_at),
+        tolerances=tolerances or GatedTolerances(),
+        baseline=Baseline(
+            overall=_levels(gated.overall),
+            categories={name: _levels(agg) for name, agg in gated.categories.items()},
+        ),
+    )
+
+
+def gated_tolerances(
+    gated: PassResult,
+    old: GatedEntry | None,
+    tolerance: float | None = None,
+    category_tolerances: Mapping[str, float] | None = None,
+) -> GatedTolerances:
+    """The tolerances of a gated baseline recorded from `gated`, replacing `old` (None: a new
+    entry): `tolerance` else old's default else `DEFAULT_GATED_TOLERANCE`; per category, old's
+    tolerances of categories the pass still has, overridden by `category_tolerances`.
+    UsageError naming any category of `category_tolerances` that the pass does not have."""
+    categories = list(gated.categories)
+    chosen = dict(category_tolerances or {})
+    unknown = [name for name in chosen if name not in categories]
+    if unknown:
+        raise UsageError(
+            f"--category-tolerance names {', '.join(map(repr, unknown))}, not a category of this run's gated "
+            f"pass; its categories: {', '.join(categories)}"
+        )
+    kept = {} if old is None else {c: t for c, t in old.tolerances.categories.items() if c in categories}
+    default = tolerance if tolerance is not None else (old.tolerances.default if old else None)
+    return GatedTolerances(
+        default=DEFAULT_GATED_TOLERANCE if default is None else default, categories={**kept, **chosen}
+    )
+
+
+def check_recordable(thresholds: Path) -> None:
+    """Refuse, before anything runs, a thresholds file a baseline cannot be recorded in: one that
+    ships inside the installed evalkit package (UsageError: a pip upgrade would silently replace
+    it) or cannot be written (OutputError, see `check_writable`)."""
+    if inside_installed_package(thresholds):
+        raise UsageError(
+            f"--update-baseline would write {thresholds}, the built-in suite's baselines inside the "
+            "installed evalkit package (an upgrade replaces them); record your own instead: "
+            "`evalkit init DIR` creates a project with its own thresholds.json (or pass --thresholds PATH)"
+        )
+    check_writable(thresholds)
+
+
+def record_baseline(thresholds: str | Path, result: RunResult) -> Path:
+    """Record `result`'s measurement (ungated) pass as the baseline of its mode and top_k in `thresholds`
+    (created if missing; every other entry kept) and return the file's path. Errors as
+    `check_recordable` and `update_thresholds`."""
+    check_recordable(Path(thresholds))
+    return update_thresholds(thresholds, result.mode, baseline_entry(result.measurement, result.top_k))
+
+
+def record_gated_baseline(
+    thresholds: str | Path,
+    result: RunResult,
+    tolerance: float | None = None,
+    category_tolerances: Mapping[str, float] | None = None,
+) -> tuple[Path, GatedEntry]:
+    """Upsert the gated baseline of `result`'s mode, top_k and gate in `thresholds` (created if
+    missing; the mode entries and other gated entries kept), tolerances as `gated_tolerances`
+    says, and return (the file's path, the entry written). UsageError when the run has no gated
+    pass or it ran without a gate; other errors as `check_recordable` and `update_gated_baseline`."""
+    check_recordable(Path(thresholds))
+    if result.gated is None:
+        raise UsageError("the run has no gated pass to record")
+    document = read_thresholds(thresholds)
+    gate = result.gated.relevance_gate.min_relevance
+    old = None if document is None else document.gated_entry(result.mode, result.top_k, gate)
+    tolerances = gated_tolerances(result.gated, old, tolerance, category_tolerances)
+    entry = gated_baseline_entry(result.gated, result.mode, result.top_k, tolerances)
+    return update_gated_baseline(thresholds, entry), entry

@@ -1,0 +1,163 @@
+"""Regressions (SPEC §3.5): comparing a pass with what its thresholds file recorded.
+
+- `assertion_regressions`: every check error of a failing scenario — always, file or not.
+- `metric_regressions`: the ungated pass against a mode entry's recorded thresholds, every
+  harness metric, overall and per category (kinds `metric`, `present`).
+- `gated_regressions`: the gated pass against a gated entry's live recall floors
+  (`GatedEntry.floor`; kinds `gated-metric`, `gated-present`).
+- `no_baseline_reason`: why metrics were not compared when the file has no entry for the run.
+- `assert_no_regressions`: a run's verdict line, or RegressionError listing every regression
+  (the report notebook's final cell, through `evalkit.assert_thresholds`).
+
+A metric regresses when actual + `TOLERANCE` < its floor. Building entries is
+`harness.baselines`; the file itself is `harness.thresholds_file`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from evalkit.errors import RegressionError
+from evalkit.harness.results import PassResult, Regression, RunResult
+from evalkit.harness.thresholds_file import GatedEntry, MetricLevels, ModeEntry, recorded
+from evalkit.metrics import HARNESS_METRICS
+
+TOLERANCE = 1e-6
+"""A metric regresses when actual + TOLERANCE < threshold (absorbs float noise)."""
+
+
+def no_baseline_reason(mode: str, top_k: int, path: Path, entries: Mapping[str, ModeEntry]) -> str:
+    """Why metric gating is off for a run without an entry, and how to record exactly that entry:
+    the same command plus --update-baseline (the same suite, mode, top_k and thresholds file; it
+    adds the entry and keeps every other one). Spelling out a command instead could name another
+    suite or file than the run used, and so replace a baseline the user did not mean."""
+    return (
+        f"no baseline for {mode} at top_k {top_k} in {path} (it holds {recorded(entries)}); to record "
+        "one, re-run the same command with --update-baseline (it adds this entry and keeps the others)"
+    )
+
+
+def assertion_regressions(result: PassResult) -> list[Regression]:
+    """Every check error of every failing scenario (measure-only included); xfail never gates."""
+    return [
+        Regression(
+            kind="assertion",
+            scenario=s.name,
+            category=s.category,
+            message=f"{s.name} query {q.index + 1} ({q.query!r}): {error}",
+        )
+        for s in result.scenarios
+        if s.status == "fail"
+        for q in s.queries
+        for error in q.check_errors
+    ]
+
+
+def metric_regressions(result: PassResult, entry: ModeEntry) -> list[Regression]:
+    """Metrics below their thresholds, overall and per category, and categories of the entry that
+    the run lacks (`present`). When scenarios that feed the means (outcome pass, not
+    measure-only) were not applicable to the system, the overall means and those scenarios'
+    categories are not compared (they average other queries than the baseline did), so a category
+    missing only because of not-applicable scenarios is no `present` regression. A not-applicable
+    measure-only or xfail scenario changes no mean and so turns nothing off. A harness metric the
+    entry does not hold (the entry was recorded before the metric was registered) is not
+    compared: no regression for it until a baseline records it."""
+    found: list[Regression] = []
+    skipped = {
+        s.category
+        for s in result.scenarios
+        if s.status == "not_applicable" and s.outcome == "pass" and not s.measure_only
+    }
+    levels: list[tuple[str | None, MetricLevels]] = [
+        *([(None, entry.thresholds.overall)] if not skipped else []),
+        *((c, floor) for c, floor in entry.thresholds.categories.items() if c not in skipped),
+    ]
+    for category, floor in levels:
+        actual = result.overall if category is None else result.categories.get(category)
+        if actual is None:
+            found.append(
+                Regression(
+                    kind="present",
+                    category=category,
+                    message=f"category {category!r} has a baseline but no gating scenario ran in it",
+                )
+            )
+        else:
+            found.extend(_below(category, floor, actual.metrics))
+    return found
+
+
+def _below(category: str | None, floor: MetricLevels, actual: Mapping[str, float]) -> list[Regression]:
+    """The harness metrics of `actual` below their thresholds in `floor`; a metric the entry does
+    not hold (recorded before the metric was registered) is not compared."""
+    where = "overall" if category is None else f"category {category!r}"
+    found = []
+    for m in HARNESS_METRICS:
+        threshold = floor.value(m)
+        if threshold is not None and actual[m] + TOLERANCE < threshold:
+            found.append(
+                Regression(
+                    kind="metric",
+                    category=category,
+                    metric=m,
+                    actual=actual[m],
+                    threshold=threshold,
+                    message=f"{where}: {m} {actual[m]:.4f} is below its threshold {threshold:.4f}",
+                )
+            )
+    return found
+
+
+def gated_regressions(gated: PassResult, entry: GatedEntry) -> list[Regression]:
+    """The gated pass's recall below its gated floors (`GatedEntry.floor`), overall and per
+    category (kind `gated-metric`), and categories of the entry that the pass lacks
+    (`gated-present`). Each message starts with "gated pass (min_relevance X)"."""
+    label = f"gated pass (min_relevance {entry.min_relevance:g})"
+    found: list[Regression] = []
+    for category in (None, *entry.baseline.categories):
+        actual = gated.overall if category is None else gated.categories.get(category)
+        where = "overall" if category is None else f"category {category!r}"
+        if actual is None:
+            found.append(
+                Regression(
+                    kind="gated-present",
+                    category=category,
+                    message=f"{label}: {where} has a gated baseline but no gating scenario ran in it",
+                )
+            )
+            continue
+        floor, recall = entry.floor(category), actual.metrics["recall"]
+        if recall + TOLERANCE < floor:
+            levels = entry.baseline.overall if category is None else entry.baseline.categories[category]
+            found.append(
+                Regression(
+                    kind="gated-metric",
+                    category=category,
+                    metric="recall",
+                    actual=recall,
+                    threshold=floor,
+                    message=f"{label}: {where}: recall {recall:.4f} is below its gated floor {floor:.4f} "
+                    f"(gated baseline {levels.recall:.4f} − tolerance {entry.tolerances.of(category):g})",
+                )
+            )
+    return found
+
+
+def assert_no_regressions(result: RunResult, fail: bool = True) -> str:
+    """Raise RegressionError listing every regression when `fail` and the run has any.
+
+    Returns the verdict line otherwise (`RunResult.verdict`: "No gating regressions." only when
+    the metrics were compared with a baseline, else the "metric gating OFF: ..." note) or, with
+    `fail` False, how many regressions were found but not raised. A metric-gating-OFF note
+    follows the regressions in either case.
+    """
+    regressions = result.regressions
+    if not regressions:
+        return result.verdict()
+    off = result.metric_gating_off
+    lines = [f"  - [{r.kind}] {r.message}" for r in regressions] + ([off] if off is not None else [])
+    message = f"{len(regressions)} regression(s) against the thresholds:\n" + "\n".join(lines)
+    if fail:
+        raise RegressionError(message)
+    return message + "\n(not raised: fail_on_regression is False)"
