@@ -14,7 +14,8 @@ Specs, tried in this order:
   a class or factory function is called without arguments, anything else is used as it is;
 - `NAME` — a plugin registered in the entry-point group `evalkit.systems` under NAME (its
   object is treated like `MODULE:ATTRIBUTE`).
-Anything else is a UsageError listing these forms.
+`HOST:PORT` (a URL without its scheme) is a UsageError asking "did you mean http://HOST:PORT?";
+anything else is a UsageError listing these forms.
 """
 
 from __future__ import annotations
@@ -56,6 +57,11 @@ def resolve_system(
         return from_extra("http", "http_client", "HttpSystem")(spec)
     if spec.startswith("mcp:"):
         return from_extra("mcp", "mcp_adapter", "McpSystem").from_mapping(spec.removeprefix("mcp:"))
+    host, _, port = spec.rpartition(":")
+    if host and port.isdigit():  # no Python attribute is all digits: a URL without its scheme
+        raise UsageError(
+            f"unknown system {spec!r}: did you mean http://{spec}? (an HTTP system is named by its URL)"
+        )
     if ":" in spec:
         module, _, attribute = spec.partition(":")
         return _instantiate(spec, _load(spec, module, attribute))
