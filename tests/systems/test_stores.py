@@ -171,8 +171,8 @@ def test_a_store_pickles_without_its_client_and_the_copy_searches(spec, tmp_path
 def test_workers_give_the_serial_report(spec):
     serial = evalkit.run_eval(system=spec, thresholds=None)
     workers = make_executor("processes", 2)
-    if spec == "chroma":  # this process used chromadb: a forked worker would hang, and says so instead
-        with pytest.raises(AdapterError, match="forked from a process that had already used chromadb"):
+    if spec in ("chroma", "lancedb"):  # used here already: a forked worker would hang or crash
+        with pytest.raises(AdapterError, match="forked from a process that had already used"):
             evalkit.run_eval(system=spec, thresholds=None, executor=workers)
     else:
         assert (
@@ -181,8 +181,9 @@ def test_workers_give_the_serial_report(spec):
         )
 
 
-def test_chroma_workers_from_a_fresh_process_give_the_serial_report(tmp_path):
-    command = [sys.executable, "-m", "evalkit", "run", "--no-history", "--system", "chroma"]
+@pytest.mark.parametrize("store", ["chroma", "lancedb"])
+def test_fork_unsafe_stores_on_workers_from_a_fresh_process_give_the_serial_report(store, tmp_path):
+    command = [sys.executable, "-m", "evalkit", "run", "--no-history", "--system", store]
     for name, extra in (("serial", []), ("workers", ["--workers", "2"])):
         subprocess.run(
             [*command, *extra, "--out", str(tmp_path / f"{name}.json")], capture_output=True, timeout=600

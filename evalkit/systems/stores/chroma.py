@@ -9,13 +9,12 @@ process, and a worker forked (`--workers`) from a process that used it inherits 
 hangs on its first call; a client per scenario directory shares nothing (about 0.1 s per
 scenario). chromadb's Rust runtime itself does not survive a fork either: a worker forked from a
 process that had already used chromadb hangs in its first `add`, so such a worker raises
-AdapterError instead (the CLI's `--workers` forks from a process that has not used it, and
-works). What is shared by every store is in `evalkit.systems.stores.common`.
+AdapterError instead (`fork_safe = False`; the CLI's `--workers` forks from a process that has
+not used it, and works). What is shared by every store is in `evalkit.systems.stores.common`.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -23,24 +22,13 @@ from typing import Any
 import chromadb
 from chromadb.config import Settings
 
-from evalkit.errors import AdapterError
 from evalkit.systems.stores.common import Collection, Row, Scope, StoreSystem
-
-_USED_IN: int | None = None
-"""The process that started chromadb's runtime (a forked child inherits this value)."""
 
 
 class ChromaCollection:
     """One scenario's Chroma client and collection."""
 
     def __init__(self, workdir: Path, name: str) -> None:
-        global _USED_IN
-        if _USED_IN not in (None, os.getpid()):
-            raise AdapterError(
-                "system 'chroma': this worker was forked from a process that had already used chromadb, "
-                "whose runtime hangs after a fork; run the workers from a fresh process (the CLI does)"
-            )
-        _USED_IN = os.getpid()
         self._client: Any = chromadb.PersistentClient(
             path=str(workdir / "chroma"), settings=Settings(anonymized_telemetry=False)
         )
@@ -87,6 +75,7 @@ class ChromaSystem(StoreSystem):
 
     name = "chroma"
     package = "chromadb"
+    fork_safe = False
 
     def location_label(self) -> str:
         return "in this process, each scenario's working directory"

@@ -24,12 +24,15 @@ only how they create, fill, query and drop one collection (`Collection`); the re
   recency, so `capabilities` is `projects` and `global_thoughts`, and scenarios needing more are
   not applicable. Edges are accepted and ignored.
 - **Workers.** A system pickles without its client (`--workers` ships it to other processes);
-  each process connects on its first scenario. `close()` releases this process's client.
+  each process connects on its first scenario. `close()` releases this process's client. Chroma
+  and LanceDB (`fork_safe = False`) cannot run in a worker forked from a process that had used
+  them: such a worker raises AdapterError rather than hang or crash.
 """
 
 from __future__ import annotations
 
 import math
+import os
 import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -42,6 +45,10 @@ from typing import Any, ClassVar, Protocol
 from evalkit.embedders import Embedder, HashingEmbedder, Vectors
 from evalkit.errors import AdapterError, UsageError
 from evalkit.records import Edge, Hit, SearchResponse, Thought
+
+_FIRST_USED_IN: dict[str, int] = {}
+"""Store name → the process that first used a store that is not fork-safe (a forked child
+inherits this map, and so knows it is not that process)."""
 
 STORE_CAPABILITIES: frozenset[str] = frozenset({"projects", "global_thoughts"})
 """What a built-in store system offers: a project filter and global thoughts, both by metadata."""
@@ -165,6 +172,8 @@ class StoreSystem:
     package: ClassVar[str]
     location_form: ClassVar[str | None] = None
     """How the spec names a location after the colon (None: the store takes no location)."""
+    fork_safe: ClassVar[bool] = True
+    """False when the store's library cannot be used in a process forked from one that used it."""
     capabilities: frozenset[str] = STORE_CAPABILITIES
 
     def __init__(self, location: str | None = None, embedder: Embedder | None = None) -> None:
@@ -196,6 +205,12 @@ class StoreSystem:
     @contextmanager
     def open(self, workdir: Path) -> Iterator[VectorStoreMemory]:
         """A fresh collection for one scenario, dropped when the context exits."""
+        if not self.fork_safe and _FIRST_USED_IN.setdefault(self.name, os.getpid()) != os.getpid():
+            raise AdapterError(
+                f"system {self.name!r}: this worker was forked from a process that had already used "
+                f"{self.package}, which does not survive a fork (it hangs or crashes); run the workers "
+                "from a fresh process (`evalkit run --workers N` does)"
+            )
         if self._client is None:
             self._client = self._connect()
         collection = self._create(self._client, f"evalkit_{uuid.uuid4().hex}", workdir)

@@ -8,9 +8,12 @@ embed): their cosine distance is undefined. What is shared by every store is in
 `evalkit.systems.stores.common`.
 
 `lancedb` itself is imported when a process first connects, not with this module: LanceDB warns
-of (and risks) a deadlock in processes forked after its runtime was set up, and `--workers` forks
-its workers from the process that resolved the system. The module checks at import that the
-package is installed, so a missing extra is still reported when the system is named.
+of (and risks) a deadlock in processes forked after its runtime was set up — a worker forked from
+a process that had used it crashed with a segmentation fault — and `--workers` forks its workers
+from the process that resolved the system. Such a worker raises AdapterError instead
+(`fork_safe = False`); the CLI's workers fork from a process that never used LanceDB, and work.
+The module checks at import that the package is installed, so a missing extra is still reported
+when the system is named.
 """
 
 from __future__ import annotations
@@ -77,6 +80,7 @@ class LanceDbSystem(StoreSystem):
 
     name = "lancedb"
     package = "lancedb"
+    fork_safe = False
 
     def location_label(self) -> str:
         return "in this process, each scenario's working directory"
