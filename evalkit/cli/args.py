@@ -11,7 +11,7 @@ from typing import Any
 from evalkit.errors import UsageError
 from evalkit.harness.config import DEFAULT_TOP_K
 from evalkit.harness.executors import EXECUTORS, Executor, make_executor
-from evalkit.harness.project import Project, resolve_project
+from evalkit.harness.project import NO_BASELINES, Project, resolve_project
 from evalkit.packaged import THRESHOLDS_NAME
 from evalkit.records import MAX_TOP_K
 
@@ -110,9 +110,15 @@ def add_dataset_args(parser: argparse.ArgumentParser) -> None:
         help="suite directory (default: `datasets` in evalkit.toml, else the built-in suite)",
     )  # fmt: skip
     parser.add_argument(
-        "--thresholds", type=Path, metavar="PATH",
-        help=f"baselines file (default: `thresholds` in evalkit.toml, else <datasets>/{THRESHOLDS_NAME})",
+        "--thresholds", type=thresholds_path, metavar="PATH",
+        help=f"baselines file (default: `thresholds` in evalkit.toml, else <datasets>/{THRESHOLDS_NAME}); "
+        f"`{NO_BASELINES}`: no baselines, metrics are not compared (a file named so: ./{NO_BASELINES})",
     )  # fmt: skip
+
+
+def thresholds_path(text: str) -> Path | str:
+    """`--thresholds`: a path, or exactly `none` (`NO_BASELINES`, kept as the string)."""
+    return NO_BASELINES if text == NO_BASELINES else Path(text)
 
 
 def add_execution_args(parser: argparse.ArgumentParser) -> None:

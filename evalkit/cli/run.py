@@ -22,9 +22,14 @@ from evalkit.cli.args import (
 from evalkit.cli.exit_codes import EXIT_OK, EXIT_REGRESSIONS
 from evalkit.errors import UsageError
 from evalkit.files import check_writable
-from evalkit.harness.baselines import check_recordable, record_baseline, record_gated_baseline
+from evalkit.harness.baselines import (
+    check_recordable,
+    record_baseline,
+    record_gated_baseline,
+    replaced_system,
+)
 from evalkit.harness.history import HISTORY_FILE, HistoryError, append_run
-from evalkit.harness.project import Project
+from evalkit.harness.project import NO_BASELINES
 from evalkit.harness.results import RunResult
 from evalkit.harness.thresholds_file import DEFAULT_GATED_TOLERANCE
 from evalkit.views.console import render_run
@@ -55,7 +60,8 @@ def register(commands: argparse._SubParsersAction) -> None:
     )  # fmt: skip
     run.add_argument(
         "--require-baseline", action="store_true",
-        help="exit 1 when metric gating is off (no baseline for this mode and top_k) instead of noting it",
+        help="exit 1 when metric gating is off (no baseline of this system for this mode, top_k and suite) "
+        "instead of noting it",
     )  # fmt: skip
     run.add_argument(
         "--update-gated-baseline", action="store_true",
@@ -112,7 +118,18 @@ def run_command(args: argparse.Namespace) -> int:
     project = project_settings(args)
     config = make_config(project.config, **embedder_options(args))
     out = args.out or project.reports / REPORT_NAME
-    check_outputs(out, project.thresholds, update_baseline=args.update_baseline or args.update_gated_baseline)
+    thresholds = project.thresholds
+    recording = args.update_baseline or args.update_gated_baseline
+    if thresholds is None and recording:
+        flag = "--update-gated-baseline" if args.update_gated_baseline else "--update-baseline"
+        raise UsageError(
+            f"{flag} records a baseline, but the thresholds are `{NO_BASELINES}` (no baselines); "
+            "name the file to record it in with --thresholds PATH"
+        )
+    if thresholds is not None:
+        check_outputs(out, thresholds, update_baseline=recording)
+    else:
+        check_writable(out)
     executor = executor_from(args)
     run = run_eval(
         config, datasets=project.datasets, scenarios=args.scenario, progress=args.progress, executor=executor
@@ -127,12 +144,17 @@ def run_command(args: argparse.Namespace) -> int:
             print(f"history: appended to {history}")
         except HistoryError as exc:  # the run itself is fine: say so, keep the exit code
             print(f"evalkit: warning: {exc}", file=sys.stderr)
-    if args.update_gated_baseline:
-        record_gated(args, project, run.result)
+    if thresholds is not None and args.update_gated_baseline:
+        record_gated(args, thresholds, run.result)
         return EXIT_OK
-    if args.update_baseline:
-        path = record_baseline(project.thresholds, run.result)
-        print(f"baseline for {config.mode} at top_k {config.top_k} recorded in {path} (other entries kept)")
+    if thresholds is not None and args.update_baseline:
+        replaced = replaced_system(thresholds, run.result)
+        path = record_baseline(thresholds, run.result)
+        print(
+            f"baseline for {config.mode} at top_k {config.top_k} recorded in {path} for system "
+            f"{run.result.system} (other entries kept"
+            + (f"; it replaces the baseline system {replaced} had there)" if replaced else ")")
+        )
         return EXIT_OK
     return EXIT_OK if run.ok else EXIT_REGRESSIONS
 
@@ -169,11 +191,11 @@ def check_gated_flags(args: argparse.Namespace) -> None:
         )
 
 
-def record_gated(args: argparse.Namespace, project: Project, result: RunResult) -> None:
-    """Record the run's gated pass in the project's thresholds file (`record_gated_baseline`:
-    tolerances from the flags, else the replaced entry's, else the default) and say so."""
+def record_gated(args: argparse.Namespace, thresholds: Path, result: RunResult) -> None:
+    """Record the run's gated pass in the `thresholds` file (`record_gated_baseline`: tolerances
+    from the flags, else the replaced entry's, else the default) and say so."""
     path, entry = record_gated_baseline(
-        project.thresholds, result, args.tolerance, dict(args.category_tolerance or [])
+        thresholds, result, args.tolerance, dict(args.category_tolerance or [])
     )
     tolerances = entry.tolerances
     own = "".join(f"; {c} {t:g}" for c, t in tolerances.categories.items())

@@ -17,6 +17,11 @@ both call it):
   upgrade would silently replace it.
 - The caller records a whole-suite run: a baseline averages whole categories, so a run over some
   scenarios (`--scenario`, `Suite.subset`) would record other means than a full run compares.
+- A mode baseline records what it was measured on (`measured_on`): the system (its name, the
+  spec it was selected by, its `describe()`) and the suite's fingerprint (digest and per-file
+  hashes), so that a run of another system or on a changed suite is not compared with it.
+- Replacing an entry recorded for another system is never silent: `record_baseline` returns
+  the replaced entry's system name, which the CLI prints.
 """
 
 from __future__ import annotations
@@ -27,16 +32,20 @@ from pathlib import Path
 
 from evalkit.errors import UsageError
 from evalkit.files import check_writable
+from evalkit.harness.provenance import Provenance
 from evalkit.harness.results import Aggregate, PassResult, RunResult
 from evalkit.harness.thresholds_file import (
     DEFAULT_GATED_TOLERANCE,
     Baseline,
     BaselineLevels,
+    BaselineSystem,
     GatedEntry,
     GatedTolerances,
     MetricLevels,
     ModeEntry,
+    SuiteFingerprint,
     Thresholds,
+    entry_key,
     floor_below,
     read_thresholds,
     round_half_away,
@@ -64,13 +73,34 @@ def _recorded_at(when: datetime | None) -> str:
     return (when or datetime.now(UTC)).replace(microsecond=0).isoformat()
 
 
-def baseline_entry(result: PassResult, top_k: int, recorded_at: datetime | None = None) -> ModeEntry:
-    """A new entry from an ungated pass: baseline rounded to 4 places, thresholds baseline − MARGIN."""
+def measured_on(system: str, provenance: Provenance) -> tuple[BaselineSystem, SuiteFingerprint]:
+    """What a run of the system named `system` with `provenance` was measured on, as a baseline
+    records it and a run is compared with it: the system (name, the spec of
+    `provenance.config.system`, its `describe()` as JSON values) and the suite's fingerprint."""
+    identity = BaselineSystem(name=system, spec=provenance.config.system, describe=provenance.system)
+    return (
+        BaselineSystem.model_validate(identity.model_dump(mode="json")),
+        SuiteFingerprint(digest=provenance.dataset_digest, files=provenance.dataset_files),
+    )
+
+
+def baseline_entry(
+    result: PassResult,
+    top_k: int,
+    recorded_at: datetime | None = None,
+    system: BaselineSystem | None = None,
+    suite: SuiteFingerprint | None = None,
+) -> ModeEntry:
+    """A new entry from an ungated pass: baseline rounded to 4 places, thresholds baseline − MARGIN,
+    recorded for `system` on `suite` (None: not recorded, read as the reference store's and any
+    suite)."""
     overall = _levels(result.overall)
     categories = {name: _levels(agg) for name, agg in result.categories.items()}
     return ModeEntry(
         recorded_at=_recorded_at(recorded_at),
         top_k=top_k,
+        system=system,
+        suite=suite,
         baseline=Baseline(overall=overall, categories=categories),
         thresholds=Thresholds(
             overall=_thresholds(overall), categories={c: _thresholds(v) for c, v in categories.items()}
@@ -146,10 +176,22 @@ def check_recordable(thresholds: Path) -> None:
 
 def record_baseline(thresholds: str | Path, result: RunResult) -> Path:
     """Record `result`'s measurement (ungated) pass as the baseline of its mode and top_k in `thresholds`
-    (created if missing; every other entry kept) and return the file's path. Errors as
-    `check_recordable` and `update_thresholds`."""
+    (created if missing; every other entry kept), for the system and suite it was measured on
+    (`measured_on`), and return the file's path. Errors as `check_recordable` and
+    `update_thresholds`. See `replaced_system` to say whose entry a recording replaces."""
     check_recordable(Path(thresholds))
-    return update_thresholds(thresholds, result.mode, baseline_entry(result.measurement, result.top_k))
+    system, suite = measured_on(result.system, result.provenance)
+    entry = baseline_entry(result.measurement, result.top_k, system=system, suite=suite)
+    return update_thresholds(thresholds, result.mode, entry)
+
+
+def replaced_system(thresholds: str | Path, result: RunResult) -> str | None:
+    """The name of the system whose baseline `record_baseline(thresholds, result)` would replace
+    when that is another system than `result`'s (None: no entry for its mode and top_k yet, or
+    the entry is this system's own). Read before recording, so the CLI can say it out loud."""
+    document = read_thresholds(thresholds)
+    old = None if document is None else document.modes.get(entry_key(result.mode, result.top_k))
+    return None if old is None or old.system_name == result.system else old.system_name
 
 
 def record_gated_baseline(

@@ -5,13 +5,18 @@ passes of the plan (`evalkit.harness.runner.pass_plan`), gate on the recorded th
 provenance. Decisions where the SPEC is silent:
 - The thresholds file is read before anything runs, so an invalid file fails fast (exit 2).
 - Metric gating is off when the file is missing or has no entry for the run's (mode, top_k)
-  (metrics at another cut-off are not comparable, so another top_k's entry never stands in).
+  (metrics at another cut-off are not comparable, so another top_k's entry never stands in),
+  and when that entry was recorded for another system or on another suite
+  (`regressions.baseline_mismatch`: baselines belong to a system and a suite; an entry without
+  a system is the reference store's, one without a suite fingerprint predates fingerprints).
   The report then carries a note beginning "metric gating OFF" (`RunResult.metric_gating_off`),
   which the console, the JSON and the report notebook's verdict show instead of "No gating
   regressions.". Assertion regressions always gate. `config.thresholds` None turns metric
   gating off without a note (benchmarks: nothing to gate on, by design).
 - A suite restricted to some scenarios (`Suite.subset`) is not metric-gated either (the same
   kind of note): baselines average whole categories of the whole suite, so a subset's means differ.
+- A run whose recall is 0 on every query with relevant ids has a `degenerate` regression
+  (`harness.verdict.degenerate_findings`): it is never PASS, whatever baseline it meets.
 - `config.require_baseline`: metric gating OFF for any of these reasons is itself a regression
   (kind `baseline`), so CI cannot pass without comparing metrics.
 - Scenarios that are not applicable to the system are listed in a note. They leave the overall
@@ -29,11 +34,14 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from evalkit.embedders.factory import EmbedderInfo
+from evalkit.harness.baselines import measured_on
 from evalkit.harness.config import RunConfig
 from evalkit.harness.executors import Executor
 from evalkit.harness.provenance import collect
 from evalkit.harness.regressions import (
     assertion_regressions,
+    baseline_mismatch,
+    compared_levels,
     gated_regressions,
     metric_regressions,
     no_baseline_reason,
@@ -41,12 +49,15 @@ from evalkit.harness.regressions import (
 from evalkit.harness.results import GATING_OFF, PassResult, Regression, RunResult
 from evalkit.harness.runner import run_suite
 from evalkit.harness.thresholds_file import (
+    BaselineSystem,
     GatedEntry,
     ModeEntry,
+    SuiteFingerprint,
     ThresholdsDocument,
     find_baseline,
     read_thresholds,
 )
+from evalkit.harness.verdict import degenerate_findings
 from evalkit.scenarios import Suite
 from evalkit.systems import MemorySystem
 
@@ -74,7 +85,10 @@ def evaluate(
     entries = None if document is None else document.modes
     result = run_suite(suite, system, config, clock=clock, progress=progress, executor=executor)
     measurement, gated = result.measurement, result.gated
-    metric_notes, metric_found = _metric_gating(suite, config, measurement, entries)
+    provenance = collect(config, suite.digest, system.describe(), embedder, suite.file_digests)
+    metric_notes, metric_found = _metric_gating(
+        suite, config, measurement, entries, measured_on(system.name, provenance)
+    )
     run_notes = [*notes, *_applicability_notes(result.not_applicable, result.gate_skipped), *metric_notes]
     gated_entry = _gated_entry(suite, config, gated, document)
     passes = result.passes
@@ -88,13 +102,27 @@ def evaluate(
         generated_at=datetime.now(UTC).replace(microsecond=0).isoformat(),
         top_k=config.top_k,
         system=system.name,
-        provenance=collect(config, suite.digest, system.describe(), embedder),
-        regressions=assertion_regressions(measurement) + metric_found + gated_found,
+        provenance=provenance,
+        regressions=assertion_regressions(measurement)
+        + metric_found
+        + gated_found
+        + _degenerate(measurement),
         notes=run_notes,
         gated_baseline=None if gated_entry is None else gated_entry.ref(),
         latency=result.latency,
         not_applicable=result.not_applicable,
     )
+
+
+def _degenerate(measurement: PassResult) -> list[Regression]:
+    """A regression (kind `degenerate`) when recall is 0 on every query with relevant ids: a run
+    that retrieved nothing relevant at all is never PASS, even against a baseline recorded at 0.
+    The other degenerate findings are listed in the verdict, not regressions."""
+    return [
+        Regression(kind="degenerate", message=d.message)
+        for d in degenerate_findings(measurement)
+        if d.kind == "recall-zero"
+    ]
 
 
 def _applicability_notes(not_applicable: dict[str, list[str]], gate_skipped: bool) -> list[str]:
@@ -118,20 +146,35 @@ def _gated_entry(
 
 
 def _metric_gating(
-    suite: Suite, config: RunConfig, measurement: PassResult, entries: dict[str, ModeEntry] | None
+    suite: Suite,
+    config: RunConfig,
+    measurement: PassResult,
+    entries: dict[str, ModeEntry] | None,
+    identity: tuple[BaselineSystem, SuiteFingerprint],
 ) -> tuple[list[str], list[Regression]]:
     """(notes, regressions): why metric gating is off (and, under `require_baseline`, that as a
-    regression), or the metric regressions it found."""
+    regression), or the metric regressions it found. `identity` is what the run measured (its
+    system and suite fingerprint): an entry recorded for another system or suite is not compared
+    (`baseline_mismatch`)."""
     thresholds = config.thresholds
-    if thresholds is None:
-        return [], []
+    if thresholds is None:  # no baselines by design: no note, but a required baseline is missing
+        missing = "a baseline is required (--require-baseline) but the run was configured without baselines"
+        return [], [Regression(kind="baseline", message=missing)] if config.require_baseline else []
     entry = find_baseline(entries or {}, config.mode, config.top_k)
+    mismatch = None if entry is None else baseline_mismatch(entry, config.mode, thresholds, *identity)
     if suite.subset and entries is not None:
         reason = "scenarios were selected by name: metric gating is off, baselines cover the whole suite"
     elif entries is None:
         reason = f"no thresholds file at {thresholds}: metric gating is off until a baseline is recorded"
     elif entry is None:
         reason = no_baseline_reason(config.mode, config.top_k, thresholds, entries)
+    elif mismatch is not None:
+        reason = mismatch
+    elif not compared_levels(measurement, entry):
+        reason = (
+            f"every scope of the baseline for {config.mode} at top_k {config.top_k} in {thresholds} averages "
+            "scenarios that were not applicable to this system, so no metric could be compared"
+        )
     else:
         return [], metric_regressions(measurement, entry)
     note = f"{GATING_OFF}: {reason} (assertions still gate)"

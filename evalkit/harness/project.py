@@ -12,7 +12,7 @@ Keys, all optional (`evalkit.toml` holds them at the top level, pyproject.toml u
 | key | meaning | default |
 |---|---|---|
 | `datasets` | the suite directory (`scenarios/`, `distractors.yaml`, `suite.yaml`) | the built-in suite |
-| `thresholds` | the baselines file | `<datasets>/thresholds.json` |
+| `thresholds` | the baselines file; `"none"`: no baselines | `<datasets>/thresholds.json` |
 | `system` | the system under test (`RunConfig.system`) | `reference` |
 | `top_k` | results per query | 5 |
 | `gated` | also run the report-only pass under the relevance gate | true |
@@ -24,8 +24,10 @@ Precedence, value by value: the command line, then the file, then the default. R
 the file (the path settings, and the mapping file of a `system = "mcp:MAPPING.toml"`) are
 relative to the file's folder (so a project works from any sub-directory); on the command line,
 to the working directory. `thresholds` follows `datasets` unless it is set itself:
-`--datasets DIR` gates on `DIR/thresholds.json`. An unknown key, a bad value or invalid TOML
-raises UsageError naming the file, the key and the fix.
+`--datasets DIR` gates on `DIR/thresholds.json`. `thresholds` set to `none` (`--thresholds
+none`; `NO_BASELINES`) is an explicit "no baselines": the run compares no metrics and its verdict
+is NOT GATED at best (a file really named `none` is reached as `./none`). An unknown key, a bad
+value or invalid TOML raises UsageError naming the file, the key and the fix.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field, ValidationError
 
@@ -56,6 +58,9 @@ PYPROJECT_FILE = "pyproject.toml"
 DEFAULT_REPORTS = Path("reports")
 """Where reports go when nothing says otherwise, relative to the working directory."""
 
+NO_BASELINES = "none"
+"""The `thresholds` value that means no baselines at all (`Project.thresholds` None)."""
+
 DEFAULT_SOURCE = "default"
 COMMAND_LINE = "command line"
 
@@ -64,7 +69,7 @@ class ProjectSettings(FrozenModel):
     """The keys of a project file (see the module docstring); None = not set there."""
 
     datasets: Path | None = None
-    thresholds: Path | None = None
+    thresholds: Literal["none"] | Path | None = None
     system: str | None = Field(default=None, min_length=1)
     top_k: int | None = Field(default=None, ge=1, le=MAX_TOP_K)
     gated: bool | None = None
@@ -82,13 +87,14 @@ _PATHS = ("datasets", "thresholds", "reports")
 @dataclass(frozen=True)
 class Project:
     """The resolved settings of one command: `config` (the run configuration; its `thresholds`
-    is `thresholds`), the `datasets`, `thresholds` and `reports` paths, where each setting came
+    is `thresholds`), the `datasets`, `thresholds` (None: `none`, no baselines) and `reports`
+    paths, where each setting came
     from (`sources`: "command line", the file, or "default"), the project file (None = none
     found) and notes (a project file that was ignored)."""
 
     config: RunConfig
     datasets: Path
-    thresholds: Path
+    thresholds: Path | None
     reports: Path
     sources: Mapping[str, str]
     file: Path | None
@@ -99,7 +105,7 @@ class Project:
         c = self.config
         return {
             "datasets": self.datasets,
-            "thresholds": self.thresholds,
+            "thresholds": NO_BASELINES if self.thresholds is None else self.thresholds,
             "system": c.system,
             "top_k": c.top_k,
             "gated": c.gated,
@@ -148,7 +154,8 @@ def resolve_project(flags: Mapping[str, object | None], start: str | Path | None
             sources[name] = DEFAULT_SOURCE
     datasets = Path(str(values.pop("datasets", DEFAULT_DATASETS)))
     reports = Path(str(values.pop("reports", DEFAULT_REPORTS)))
-    thresholds = Path(str(values.pop("thresholds", datasets / THRESHOLDS_NAME)))
+    chosen = values.pop("thresholds", datasets / THRESHOLDS_NAME)
+    thresholds = None if chosen == NO_BASELINES else Path(str(chosen))
     if sources["thresholds"] == DEFAULT_SOURCE:
         sources["thresholds"] = f"{DEFAULT_SOURCE}: <datasets>/{THRESHOLDS_NAME}"
     return Project(
@@ -165,6 +172,8 @@ def resolve_project(flags: Mapping[str, object | None], start: str | Path | None
 def _from_file(file: Path, name: str, value: Any) -> Any:
     """A value read from `file`, its relative paths made relative to the file's folder: the
     path settings, and the mapping file of an `mcp:MAPPING.toml` system."""
+    if name == "thresholds" and value == NO_BASELINES:
+        return value
     if name in _PATHS:
         return file.parent / value
     if name == "system" and value.startswith(MCP_PREFIX):

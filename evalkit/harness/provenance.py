@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import platform
 import subprocess
+from collections.abc import Mapping
 from importlib import metadata
 from pathlib import Path
 from typing import Any
+
+from pydantic import Field
 
 from evalkit.embedders.factory import EmbedderInfo
 from evalkit.harness.config import RunConfig
@@ -55,7 +58,10 @@ class GitState(FrozenModel):
 
 class Provenance(FrozenModel):
     """What produced a run. `system` is the system's own `describe()`; `embedder` describes the
-    embedder evalkit built for the reference store (None when the system embeds by itself)."""
+    embedder evalkit built for the reference store (None when the system embeds by itself).
+    `dataset_files` is the suite's `Suite.file_digests` (relative path → sha256; empty in
+    reports written before it was recorded, and for suites built from other inputs): what a
+    baseline recorded from this run fingerprints its suite with."""
 
     config: RunConfig
     evalkit_version: str
@@ -66,6 +72,7 @@ class Provenance(FrozenModel):
     dataset_digest: str
     system: dict[str, Any]
     embedder: EmbedderInfo | None
+    dataset_files: dict[str, str] = Field(default_factory=dict)
 
 
 def git_state(directory: str | Path = ".") -> GitState:
@@ -93,7 +100,11 @@ def git_state(directory: str | Path = ".") -> GitState:
 
 
 def collect(
-    config: RunConfig, dataset_digest: str, system: dict[str, Any], embedder: EmbedderInfo | None
+    config: RunConfig,
+    dataset_digest: str,
+    system: dict[str, Any],
+    embedder: EmbedderInfo | None,
+    dataset_files: Mapping[str, str] | None = None,
 ) -> Provenance:
     """The provenance of a run made now, from the working directory. Credentials in a system
     URL (`http://user:pass@host`) are redacted: a report is shared, its secrets would be too."""
@@ -107,4 +118,5 @@ def collect(
         dataset_digest=dataset_digest,
         system=system,
         embedder=embedder,
+        dataset_files=dict(dataset_files or {}),
     )

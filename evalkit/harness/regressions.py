@@ -6,6 +6,8 @@
 - `gated_regressions`: the gated pass against a gated entry's live recall floors
   (`GatedEntry.floor`; kinds `gated-metric`, `gated-present`).
 - `no_baseline_reason`: why metrics were not compared when the file has no entry for the run.
+- `baseline_mismatch`: why an entry for the run's (mode, top_k) is still not comparable: it was
+  recorded for another system, or on another suite.
 - `assert_no_regressions`: a run's verdict line, or RegressionError listing every regression
   (the report notebook's final cell, through `evalkit.assert_thresholds`).
 
@@ -20,7 +22,14 @@ from pathlib import Path
 
 from evalkit.errors import RegressionError
 from evalkit.harness.results import PassResult, Regression, RunResult
-from evalkit.harness.thresholds_file import GatedEntry, MetricLevels, ModeEntry, recorded
+from evalkit.harness.thresholds_file import (
+    BaselineSystem,
+    GatedEntry,
+    MetricLevels,
+    ModeEntry,
+    SuiteFingerprint,
+    recorded,
+)
 from evalkit.metrics import HARNESS_METRICS
 
 TOLERANCE = 1e-6
@@ -38,20 +47,81 @@ def no_baseline_reason(mode: str, top_k: int, path: Path, entries: Mapping[str, 
     )
 
 
-def assertion_regressions(result: PassResult) -> list[Regression]:
-    """Every check error of every failing scenario (measure-only included); xfail never gates."""
-    return [
-        Regression(
-            kind="assertion",
-            scenario=s.name,
-            category=s.category,
-            message=f"{s.name} query {q.index + 1} ({q.query!r}): {error}",
+_RE_RECORD = (
+    "record this system's own baseline with --update-baseline into a thresholds file of its own "
+    "(--thresholds PATH, or `thresholds` in evalkit.toml)"
+)
+
+
+def baseline_mismatch(
+    entry: ModeEntry, mode: str, path: Path, system: BaselineSystem, suite: SuiteFingerprint
+) -> str | None:
+    """Why `entry` (the file's baseline for the run's `mode` and top_k) cannot be compared with a
+    run of `system` on `suite`, or None when it can.
+
+    - Another system: the entry's system name (`ModeEntry.system_name`: the reference store's
+      for an entry that names none) differs from the run's: "the baseline ... was recorded for
+      system reference; this run evaluated keywords". Only the name identifies the system: the
+      entry's recorded `spec` and `describe()` say how it was reached and configured, but
+      describe() often holds what one run was given (a replayed file's path and hash, a server's
+      URL and port) and would make every run a stranger to its own baseline.
+    - Another suite: the entry recorded a suite fingerprint and the run's digest differs; the
+      files that changed, appeared or disappeared are counted and named (when both sides have
+      per-file hashes). An entry without a fingerprint (recorded before suites were fingerprinted)
+      is compared whatever the suite holds.
+    The system is checked first: a foreign system's baseline is named as such even when the
+    suite changed too.
+    """
+    where = f"the baseline for {mode} at top_k {entry.top_k} in {path}"
+    if entry.system_name != system.name:
+        return (
+            f"{where} was recorded for system {entry.system_name}; this run evaluated {system.name}: "
+            + _RE_RECORD
         )
-        for s in result.scenarios
-        if s.status == "fail"
-        for q in s.queries
-        for error in q.check_errors
+    if entry.suite is not None and entry.suite.digest != suite.digest:
+        return (
+            f"the suite changed since the baseline was recorded ({_changed_files(entry.suite, suite)}): "
+            + (f"re-record it (re-run the same command with --update-baseline; {path})")
+        )
+    return None
+
+
+def _changed_files(then: SuiteFingerprint, now: SuiteFingerprint) -> str:
+    """ "2 files: scenarios/a.yaml changed, scenarios/b.yaml added", or "its digest differs"
+    when either side has no per-file hashes."""
+    if not then.files or not now.files:
+        return "its digest differs"
+    changed = [
+        f"{name} {'added' if name not in then.files else 'removed' if name not in now.files else 'changed'}"
+        for name in sorted({*then.files, *now.files})
+        if then.files.get(name) != now.files.get(name)
     ]
+    count = f"{len(changed)} file{'s' if len(changed) != 1 else ''}"
+    return f"{count}: {', '.join(changed)}" if changed else "its digest differs"
+
+
+def assertion_regressions(result: PassResult) -> list[Regression]:
+    """Every check error of every failing scenario (measure-only included), floors included: its
+    scenario floor errors first, then its queries' errors in query order; xfail never gates."""
+    found = []
+    for s in result.scenarios:
+        if s.status != "fail":
+            continue
+        found += [
+            Regression(kind="assertion", scenario=s.name, category=s.category, message=f"{s.name}: {error}")
+            for error in s.floor_errors
+        ]
+        found += [
+            Regression(
+                kind="assertion",
+                scenario=s.name,
+                category=s.category,
+                message=f"{s.name} query {q.index + 1} ({q.query!r}): {error}",
+            )
+            for q in s.queries
+            for error in q.check_errors
+        ]
+    return found
 
 
 def metric_regressions(result: PassResult, entry: ModeEntry) -> list[Regression]:
@@ -64,16 +134,7 @@ def metric_regressions(result: PassResult, entry: ModeEntry) -> list[Regression]
     entry does not hold (the entry was recorded before the metric was registered) is not
     compared: no regression for it until a baseline records it."""
     found: list[Regression] = []
-    skipped = {
-        s.category
-        for s in result.scenarios
-        if s.status == "not_applicable" and s.outcome == "pass" and not s.measure_only
-    }
-    levels: list[tuple[str | None, MetricLevels]] = [
-        *([(None, entry.thresholds.overall)] if not skipped else []),
-        *((c, floor) for c, floor in entry.thresholds.categories.items() if c not in skipped),
-    ]
-    for category, floor in levels:
+    for category, floor in compared_levels(result, entry):
         actual = result.overall if category is None else result.categories.get(category)
         if actual is None:
             found.append(
@@ -86,6 +147,22 @@ def metric_regressions(result: PassResult, entry: ModeEntry) -> list[Regression]
         else:
             found.extend(_below(category, floor, actual.metrics))
     return found
+
+
+def compared_levels(result: PassResult, entry: ModeEntry) -> list[tuple[str | None, MetricLevels]]:
+    """The scopes `metric_regressions` compares (None = overall) with their thresholds: all of
+    the entry's, except the overall means and the categories of scenarios that feed the means
+    (outcome pass, not measure-only) but were not applicable to the system. Empty when nothing
+    can be compared: the run is then not metric-gated (`harness.evaluate` notes it)."""
+    skipped = {
+        s.category
+        for s in result.scenarios
+        if s.status == "not_applicable" and s.outcome == "pass" and not s.measure_only
+    }
+    return [
+        *([(None, entry.thresholds.overall)] if not skipped else []),
+        *((c, floor) for c, floor in entry.thresholds.categories.items() if c not in skipped),
+    ]
 
 
 def _below(category: str | None, floor: MetricLevels, actual: Mapping[str, float]) -> list[Regression]:
@@ -154,7 +231,7 @@ def assert_no_regressions(result: RunResult, fail: bool = True) -> str:
     """
     regressions = result.regressions
     if not regressions:
-        return result.verdict()
+        return result.verdict_line()
     off = result.metric_gating_off
     lines = [f"  - [{r.kind}] {r.message}" for r in regressions] + ([off] if off is not None else [])
     message = f"{len(regressions)} regression(s) against the thresholds:\n" + "\n".join(lines)

@@ -14,11 +14,18 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, SerializerFunctionWrapHandler, ValidationError, model_serializer, model_validator
+from pydantic import (
+    Field,
+    SerializerFunctionWrapHandler,
+    ValidationError,
+    model_serializer,
+    model_validator,
+)
 
 from evalkit.errors import ReportError
 from evalkit.files import write_atomic
 from evalkit.harness.provenance import Provenance
+from evalkit.harness.verdict import RunVerdict, degenerate_findings, judge
 from evalkit.metrics import judgements
 from evalkit.records import GateCandidate
 from evalkit.validation import FrozenModel as _Model
@@ -139,7 +146,9 @@ class Aggregate(_Model):
 class ScenarioResult(_Model):
     """One scenario of one pass. status: pass | fail | xfail | xpass | not_applicable (the system
     lacks a capability the scenario needs: nothing was seeded or asked, `queries` is empty, and
-    `RunResult.not_applicable` says which capabilities were missing)."""
+    `RunResult.not_applicable` says which capabilities were missing). `floor_errors`: the
+    scenario's own floors (`min_recall`, `min_hit_rate` on its means, `evalkit.harness.floors`)
+    that its means missed; left out of the JSON when empty, so reports keep their shape."""
 
     name: str
     category: str
@@ -148,6 +157,14 @@ class ScenarioResult(_Model):
     measure_only: bool
     metrics: Aggregate
     queries: list[QueryResult]
+    floor_errors: list[str] = Field(default_factory=list)
+
+    @model_serializer(mode="wrap")
+    def _omit_no_floor_errors(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        if not self.floor_errors:
+            data.pop("floor_errors", None)
+        return data
 
 
 class GateSummary(_Model):
@@ -195,12 +212,13 @@ class PassResult(_Model):
 
 
 class Regression(_Model):
-    """One reason a run fails CI. kind: assertion | metric | present (the ungated pass against
-    its mode's baseline) | baseline (metric gating was off under `require_baseline`) |
+    """One reason a run fails CI. kind: assertion (an assertion or floor of a failing scenario) |
+    metric | present (the ungated pass against its mode's baseline) | baseline (metric gating was
+    off under `require_baseline`) | degenerate (recall 0 on every query with relevant ids) |
     gated-metric | gated-present (the gated pass against its gated baseline, only when one was
     recorded for the run's mode, top_k and gate)."""
 
-    kind: Literal["assertion", "metric", "present", "baseline", "gated-metric", "gated-present"]
+    kind: Literal["assertion", "metric", "present", "baseline", "degenerate", "gated-metric", "gated-present"]
     message: str
     scenario: str | None = None
     category: str | None = None
@@ -303,6 +321,11 @@ class RunResult(_Model):
     not_applicable: dict[str, list[str]] = Field(default_factory=dict)
     """Scenario name → the capabilities it needs that the system lacks (left out of the JSON
     when every scenario applied)."""
+    verdict: RunVerdict | None = None
+    """PASS, FAIL or NOT GATED with its reasons and the degenerate retrieval found
+    (`evalkit.harness.verdict`). Never None on a built result: computed from the run when it is
+    not given (a new run, or a report written before verdicts were stored); a report's stored
+    verdict is kept as written."""
 
     @model_validator(mode="before")
     @classmethod
@@ -311,6 +334,24 @@ class RunResult(_Model):
         if not isinstance(data, dict) or "passes" in data:
             return data
         return _report_passes(data)
+
+    @model_validator(mode="after")
+    def _with_verdict(self) -> RunResult:
+        """The verdict computed when none was given. Set on the frozen instance while it is being
+        validated (the one place it may be), so `RunResult(...)` and `model_validate` both work."""
+        if self.verdict is None:
+            object.__setattr__(self, "verdict", self.judged())
+        return self
+
+    def judged(self) -> RunVerdict:
+        """The verdict computed from this run's regressions, notes, configuration and
+        measurement pass (`evalkit.harness.verdict.judge`), whatever `verdict` holds."""
+        return judge(self.regressions, self.metrics_not_compared, degenerate_findings(self.measurement))
+
+    @property
+    def outcome(self) -> RunVerdict:
+        """The run's verdict (`verdict`, computed when absent)."""
+        return self.verdict if self.verdict is not None else self.judged()
 
     @model_validator(mode="after")
     def _check_passes(self) -> RunResult:
@@ -414,11 +455,33 @@ class RunResult(_Model):
         design (`RunConfig.thresholds` None: benchmarks)."""
         return next((note for note in self.notes if note.startswith(GATING_OFF)), None)
 
-    def verdict(self) -> str:
-        """The one-line verdict of a run without regressions: "No gating regressions." only when
-        the metrics were compared with a baseline; otherwise the metric-gating-OFF note."""
+    @property
+    def metrics_not_compared(self) -> str | None:
+        """Why the metrics were not compared with a baseline (the metric-gating-OFF note without
+        its prefix, or that the run was configured without a thresholds file), None when they
+        were. A run for which this is not None is never PASS."""
         off = self.metric_gating_off
-        return "No gating regressions." if off is None else f"{off} — no assertion regressions"
+        if off is not None:
+            return (
+                off.removeprefix(GATING_OFF)
+                .removeprefix(":")
+                .strip()
+                .removesuffix(" (assertions still gate)")
+            )
+        if self.provenance.config.thresholds is None:
+            return "the run was configured without a thresholds file (no baselines)"
+        return None
+
+    def verdict_line(self) -> str:
+        """The one-line summary of a run without regressions: "No gating regressions." only when
+        the metrics were compared with a baseline; otherwise the metric-gating-OFF note (or, for
+        a run configured without a thresholds file, that no baseline was asked for)."""
+        off = self.metric_gating_off
+        if off is not None:
+            return f"{off} — no assertion regressions"
+        if self.provenance.config.thresholds is None:
+            return f"{GATING_OFF}: no baselines (no thresholds file) — no assertion regressions"
+        return "No gating regressions."
 
 
 def _report_passes(report: dict[str, Any]) -> dict[str, Any]:

@@ -38,6 +38,7 @@ from evalkit.harness.aggregation import latency_report, mean_metrics, pass_resul
 from evalkit.harness.checks import check_query, scenario_status
 from evalkit.harness.config import RunConfig
 from evalkit.harness.executors import Executor, SerialExecutor
+from evalkit.harness.floors import query_floor_errors, scenario_floor_errors
 from evalkit.harness.results import (
     GATED,
     MEASUREMENT,
@@ -341,7 +342,7 @@ def _query_result(
                 for h in response.hits
             ],
             "metrics": metrics,
-            "check_errors": check_query(query, response.hits, own),
+            "check_errors": check_query(query, response.hits, own) + query_floor_errors(query, metrics),
             "candidates": response.candidates,
             "dropped": [{"id": i, "relevant": i in relevant} for i in response.dropped_ids],
             "gate_candidates": [
@@ -354,14 +355,19 @@ def _query_result(
 
 
 def _scenario_result(scenario: Scenario, queries: list[QueryResult]) -> ScenarioResult:
+    """A scenario's result: its means, its floors checked on them, its status from every error."""
+    means = mean_metrics(queries)
+    floor_errors = scenario_floor_errors(scenario, means.metrics, means.queries)
+    failed = bool(floor_errors) or any(q.check_errors for q in queries)
     return ScenarioResult(
         name=scenario.name,
         category=scenario.category,
         outcome=scenario.outcome,
-        status=scenario_status(scenario.outcome, any(q.check_errors for q in queries)),  # type: ignore[arg-type]
+        status=scenario_status(scenario.outcome, failed),  # type: ignore[arg-type]
         measure_only=scenario.measure_only,
-        metrics=mean_metrics(queries),
+        metrics=means,
         queries=queries,
+        floor_errors=floor_errors,
     )
 
 

@@ -147,13 +147,56 @@ class Thresholds(_Model):
     categories: dict[str, MetricLevels]
 
 
+REFERENCE_SYSTEM = "reference"
+"""The system an entry without `system` was recorded for: entries written before baselines
+named their system are the reference store's."""
+
+
+class BaselineSystem(_Model):
+    """The system a baseline was measured on: its `name` (what the console and the verdict call
+    it), the `spec` it was selected by (`--system`; None when a Python object was passed) and its
+    own `describe()` (None: not recorded, as for the reference store's entries of older files).
+    A run is compared with the entry only when its system has the same name
+    (`harness.regressions.baseline_mismatch` says why the spec and description are not compared)."""
+
+    name: str = Field(min_length=1)
+    spec: str | None = None
+    describe: dict[str, Any] | None = None
+
+
+class SuiteFingerprint(_Model):
+    """The suite a baseline was measured on: `digest` (`Suite.digest`, a sha256 over every file
+    read) and `files` (relative path → sha256 of that file's bytes, so a changed suite can name
+    the files that differ; empty for suites built from other inputs)."""
+
+    digest: str = Field(min_length=1)
+    files: dict[str, str] = Field(default_factory=dict)
+
+
 class ModeEntry(_Model):
-    """What one mode recorded: when, at which top_k, the baseline and the derived thresholds."""
+    """What one mode recorded: when, at which top_k, the baseline and the derived thresholds,
+    and (since baselines belong to a system and a suite) the `system` and `suite` it was measured
+    on. An entry without `system` is the reference store's (`REFERENCE_SYSTEM`, see
+    `system_name`); one without `suite` was recorded before suites were fingerprinted and is
+    compared whatever the suite holds. Both are left out of the JSON when absent, so an older
+    entry is written back exactly as it was read."""
 
     recorded_at: str
     top_k: int = Field(ge=1)
+    system: BaselineSystem | None = None
+    suite: SuiteFingerprint | None = None
     baseline: Baseline
     thresholds: Thresholds
+
+    @model_serializer(mode="wrap")
+    def _without_unrecorded(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        return {k: v for k, v in data.items() if v is not None or k not in ("system", "suite")}
+
+    @property
+    def system_name(self) -> str:
+        """The name of the system the entry was recorded for (`REFERENCE_SYSTEM` when unnamed)."""
+        return REFERENCE_SYSTEM if self.system is None else self.system.name
 
 
 class ThresholdsFile(RootModel[dict[str, ModeEntry]]):

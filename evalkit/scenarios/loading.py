@@ -49,7 +49,7 @@ from __future__ import annotations
 import hashlib
 import types
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -87,7 +87,10 @@ class Suite:
     path and bytes of every file read, sorted by path, identifying the dataset in reports.
     `subset` marks a suite restricted to some scenarios by name: its means are not comparable with
     whole-suite baselines, so it is never metric-gated. `categories` are the categories the suite
-    declares (its suite file, or the built-in ones).
+    declares (its suite file, or the built-in ones). `file_digests` maps the relative posix path
+    of every file read (scenario, distractor and suite files) to the sha256 (hex) of its bytes, so
+    a baseline can name the files that changed since it was recorded (empty for suites built from
+    other inputs, whose `digest` alone identifies them).
     """
 
     scenarios: tuple[Scenario, ...]
@@ -96,19 +99,36 @@ class Suite:
     digest: str
     subset: bool = False
     categories: tuple[str, ...] = BUILTIN_CATEGORIES
+    file_digests: Mapping[str, str] = field(default_factory=lambda: types.MappingProxyType({}))
 
     def __reduce__(self) -> tuple[Callable[..., Suite], tuple[object, ...]]:
         """Pickle (to ship a suite to worker processes) with `sources` as a plain dict, which
         is re-wrapped read-only on the other side (a mappingproxy itself cannot be pickled)."""
         return (
             _unpickled_suite,
-            (self.scenarios, dict(self.sources), self.distractors, self.digest, self.subset, self.categories),
+            (
+                self.scenarios,
+                dict(self.sources),
+                self.distractors,
+                self.digest,
+                self.subset,
+                self.categories,
+                dict(self.file_digests),
+            ),
         )
 
 
 def _unpickled_suite(*fields: Any) -> Suite:
-    scenarios, sources, distractors, digest, subset, categories = fields
-    return Suite(scenarios, types.MappingProxyType(sources), distractors, digest, subset, categories)
+    scenarios, sources, distractors, digest, subset, categories, file_digests = fields
+    return Suite(
+        scenarios,
+        types.MappingProxyType(sources),
+        distractors,
+        digest,
+        subset,
+        categories,
+        types.MappingProxyType(file_digests),
+    )
 
 
 class _SuiteFile(FrozenModel):
@@ -178,6 +198,7 @@ def load_suite(directory: str | Path = BUILTIN_DATASETS, names: Sequence[str] | 
         digest=reader.digest(),
         subset=names is not None,
         categories=categories or BUILTIN_CATEGORIES,
+        file_digests=types.MappingProxyType(reader.file_digests()),
     )
 
 
@@ -248,6 +269,10 @@ class _Reader:
             h.update(rel.encode("utf-8") + b"\0" + str(len(blob)).encode("ascii") + b"\0")
             h.update(blob)
         return h.hexdigest()
+
+    def file_digests(self) -> dict[str, str]:
+        """The sha256 (hex) of every file read, by relative posix path, in path order."""
+        return {rel: hashlib.sha256(self._blobs[rel]).hexdigest() for rel in sorted(self._blobs)}
 
 
 def _single_file(reader: _Reader, stem: str) -> tuple[bool, Path | None]:

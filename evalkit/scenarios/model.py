@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from evalkit.records import MAX_TOP_K, EdgeType, Status
 from evalkit.systems.capabilities import Capability
@@ -80,6 +80,10 @@ class QuerySpec(_Frozen):
     `min_relevance` pins the relevance gate this query is asked with in every pass, the gating
     pass included, so a scenario can assert what the gate must keep; None = the pass's own gate
     (0 in the ungated pass).
+    `min_recall` / `min_hit_rate` are absolute floors of this query's recall and hit (the
+    metrics at its top_k): below one, the query has an assertion error, with or without a
+    baseline (`evalkit.harness.floors`). A floor needs relevant ids (without them both metrics are
+    0 by definition).
     """
 
     query: str
@@ -97,6 +101,18 @@ class QuerySpec(_Frozen):
     expect_no_strong_match: bool = False
     recency_weight: float | None = Field(default=None, ge=0.0, le=1.0)
     recency_half_life_days: float | None = Field(default=None, gt=0.0)
+    min_recall: float | None = Field(default=None, ge=0.0, le=1.0, allow_inf_nan=False)
+    min_hit_rate: float | None = Field(default=None, ge=0.0, le=1.0, allow_inf_nan=False)
+
+    @model_validator(mode="after")
+    def _floors_need_relevant_ids(self) -> QuerySpec:
+        for name in ("min_recall", "min_hit_rate"):
+            if getattr(self, name) is not None and not self.relevant:
+                raise ValueError(
+                    f"{name} is set but the query lists no relevant ids (its recall and hit rate are 0 by "
+                    "definition); list the relevant ids or drop the floor"
+                )
+        return self
 
 
 def stable_query_id(scenario: str, index: int, query_id: str | None) -> str:
@@ -115,6 +131,9 @@ class Scenario(_Frozen):
     recency probe can date them like its stale thought. None keeps each distractor's own date.
     `requires` lists capabilities the scenario needs beyond those derived from its options and
     assertions (see `evalkit.scenarios.requirements`); a system lacking one gets not_applicable.
+    `min_recall` / `min_hit_rate` are absolute floors of the scenario's mean recall and hit rate
+    over its queries: below one, the scenario fails, with or without a baseline
+    (`evalkit.harness.floors`; each query may also carry its own).
     """
 
     name: str = Field(pattern=r"^[a-z0-9]+(-[a-z0-9]+)*$")
@@ -128,3 +147,5 @@ class Scenario(_Frozen):
     thoughts: list[ThoughtSpec]
     edges: list[EdgeSpec] = Field(default_factory=list)
     queries: list[QuerySpec] = Field(min_length=1)
+    min_recall: float | None = Field(default=None, ge=0.0, le=1.0, allow_inf_nan=False)
+    min_hit_rate: float | None = Field(default=None, ge=0.0, le=1.0, allow_inf_nan=False)

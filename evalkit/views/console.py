@@ -121,10 +121,15 @@ def _arrows(before: dict[str, float], after: dict[str, float]) -> list[str]:
     return [f"{before[m]:.3f} → {after[m]:.3f}" for m in COMPARED_METRICS]
 
 
+DEGENERATE_SHOWN = 10
+"""At most this many degenerate-retrieval findings are listed in the console (then "... and N more")."""
+
+
 def render_run(run: EvalRun) -> str:
     """The whole console summary: header, pass table, gated comparison, regressions or the
-    verdict, notes. When metric gating was off, its note is the verdict (or, with regressions,
-    follows them) rather than one note among others."""
+    verdict line, the degenerate retrieval found, the verdict (PASS / FAIL / NOT GATED), notes.
+    When metric gating was off, its note stands where "No gating regressions." would (or, with
+    regressions, follows them) rather than being one note among others."""
     result = run.result
     queries = sum(len(s.queries) for s in result.scenarios)
     lines = [
@@ -143,9 +148,30 @@ def render_run(run: EvalRun) -> str:
         lines += [f"  - [{r.kind}] {r.message}" for r in result.regressions]
         lines += [off] if off is not None else []
     else:
-        lines.append(result.verdict())
+        lines.append(result.verdict_line())
+    lines += render_degenerate(run)
+    lines.append(render_verdict_line(run))
     lines += [f"note: {n}" for n in result.notes if n != off]
     return "\n".join(lines)
+
+
+def render_degenerate(run: EvalRun) -> list[str]:
+    """ "Degenerate retrieval (N):" and one line per finding (the first `DEGENERATE_SHOWN`); []
+    when there is none."""
+    found = run.result.outcome.degenerate
+    if not found:
+        return []
+    lines = [f"Degenerate retrieval ({len(found)}):"]
+    lines += [f"  - [{d.kind}] {d.message}" for d in found[:DEGENERATE_SHOWN]]
+    if len(found) > DEGENERATE_SHOWN:
+        lines.append(f"  ... and {len(found) - DEGENERATE_SHOWN} more (the report's `verdict.degenerate`)")
+    return lines
+
+
+def render_verdict_line(run: EvalRun) -> str:
+    """ "Verdict: PASS|FAIL|NOT GATED — reason; reason"."""
+    verdict = run.result.outcome
+    return f"Verdict: {verdict.value} — {'; '.join(verdict.reasons)}"
 
 
 def render_latency(run: EvalRun) -> list[str]:

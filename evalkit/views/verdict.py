@@ -5,12 +5,17 @@ notebook (a large PASS / FAIL headline, the identity line and every regression a
 never inside a scroll box) and as plain text everywhere else (`str(verdict)`, the executed
 notebook's text/plain output, logs).
 
-Rules:
-- FAIL when the run has at least one regression (what makes `evalkit run` exit 1), else PASS.
-- Metric gating is OFF when the run was not compared with recorded thresholds: the run carries
-  a note from the evaluation saying why (`RunResult.metric_gating_off`), or it was configured
-  without a thresholds file (benchmarks). The verdict then says "metric gating OFF (<why>)":
-  a PASS then only means the hard assertions held, and it never says "No gating regressions.".
+Rules (the verdict is the run's own, `RunResult.outcome`; see `evalkit.harness.verdict`):
+- FAIL when the run has at least one regression (what makes `evalkit run` exit 1) — or, in a
+  report written before that was a regression, when recall is 0 on every labelled query.
+- NOT GATED when nothing failed but the metrics were not compared with a baseline of this system
+  on this suite: the run carries a note from the evaluation saying why
+  (`RunResult.metric_gating_off`), or it was configured without a thresholds file (benchmarks,
+  `--thresholds none`). The headline then says "NOT GATED · metric gating OFF (<why>)" — never
+  PASS, and never "No gating regressions.".
+- PASS only when the metrics were compared and nothing regressed.
+- Degenerate retrieval (a query with relevant ids that retrieved none, a scenario whose queries
+  all got one ranking, recall 0 everywhere) is listed below the regressions, whatever the value.
 - The identity line names the system, the embedder mode, top_k and the gate of the gated pass
   with its role: "report-only", or "gated on its baseline recorded ..." when a gated baseline
   gated it (its regressions are then listed as `[gated-metric]`/`[gated-present]`); "gated pass
@@ -23,31 +28,44 @@ import html
 from dataclasses import dataclass
 
 from evalkit.harness.results import GATING_OFF
+from evalkit.harness.verdict import VerdictValue
 from evalkit.views.frames import EvalRun
 
 PASS_COLOR = "#0f5132"
 FAIL_COLOR = "#842029"
+NOT_GATED_COLOR = "#664d03"
 
 
 @dataclass(frozen=True, slots=True)
 class Verdict:
-    """`passed`: no regressions. `gating_off`: why metric gating was off (None = it was on).
-    `identity`: "system S · mode M · top_k K · gate G". `regressions`: "[kind] message" lines."""
+    """`value`: PASS, FAIL or NOT GATED. `passed`: no regressions. `gating_off`: why the metrics
+    were not compared with a baseline (None = they were). `identity`: "system S · mode M · top_k
+    K · gate G". `regressions`: "[kind] message" lines. `degenerate`: "[kind] message" lines of
+    the degenerate retrieval found. `reasons`: the verdict's reasons (see `RunVerdict`)."""
 
     passed: bool
     gating_off: str | None
     identity: str
     regressions: tuple[str, ...]
+    value: VerdictValue = "PASS"
+    degenerate: tuple[str, ...] = ()
+    reasons: tuple[str, ...] = ()
 
     @property
     def headline(self) -> str:
-        """ "PASS", "FAIL — N regression(s)", with "· metric gating OFF (why)" appended when off."""
-        status = "PASS" if self.passed else f"FAIL — {len(self.regressions)} regression(s)"
+        """ "PASS", "FAIL — N regression(s)" or "NOT GATED", with "· metric gating OFF (why)"
+        appended when the metrics were not compared."""
+        if self.value == "FAIL":
+            status = f"FAIL — {len(self.regressions)} regression(s)" if self.regressions else "FAIL"
+        else:
+            status = self.value
         return status if self.gating_off is None else f"{status} · metric gating OFF ({self.gating_off})"
 
     @property
     def clean(self) -> str:
         """What a run without regressions says below the headline."""
+        if self.value == "FAIL":
+            return "; ".join(self.reasons)
         if self.gating_off is None:
             return "No gating regressions."
         return "No assertion regressions; metrics were not compared with a baseline."
@@ -55,15 +73,20 @@ class Verdict:
     def __str__(self) -> str:
         lines = [f"Verdict: {self.headline}", self.identity]
         lines += [f"  - {line}" for line in self.regressions] or [self.clean]
+        if self.degenerate:
+            lines += ["Degenerate retrieval:", *(f"  - {line}" for line in self.degenerate)]
         return "\n".join(lines)
 
     def __repr__(self) -> str:
         return str(self)
 
     def _repr_html_(self) -> str:
-        color = PASS_COLOR if self.passed else FAIL_COLOR
+        color = {"PASS": PASS_COLOR, "FAIL": FAIL_COLOR}.get(self.value, NOT_GATED_COLOR)
         items = "".join(f"<li>{html.escape(line)}</li>" for line in self.regressions)
         listing = f"<ul>{items}</ul>" if items else f"<p>{html.escape(self.clean)}</p>"
+        if self.degenerate:
+            found = "".join(f"<li>{html.escape(line)}</li>" for line in self.degenerate)
+            listing += f"<p><b>Degenerate retrieval</b></p><ul>{found}</ul>"
         return (
             f'<div class="evalkit-verdict"><p style="font-size: 1.6em; font-weight: bold; color: {color}; '
             f'margin: 0.2em 0">Verdict: {html.escape(self.headline)}</p>'
@@ -80,11 +103,15 @@ def run_verdict(run: EvalRun) -> Verdict:
         else f"gate min_relevance {result.gated.relevance_gate.min_relevance:g} ({result.gated_pass_role})"
     )
     identity = f"system {result.system} · mode {result.mode} · top_k {result.top_k} · {gate}"
+    outcome = result.outcome
     return Verdict(
         passed=not result.regressions,
         gating_off=_gating_off(run),
         identity=identity,
         regressions=tuple(f"[{r.kind}] {r.message}" for r in result.regressions),
+        value=outcome.value,
+        degenerate=tuple(f"[{d.kind}] {d.message}" for d in outcome.degenerate),
+        reasons=tuple(outcome.reasons),
     )
 
 

@@ -18,7 +18,7 @@ GOLDEN = ROOT / "tests" / "golden" / "builtin_deterministic.json"
 
 REPORT_KEYS = [
     "scenarios", "overall", "categories", "relevance_gate", "pinned_gates", "schema_version", "mode",
-    "generated_at", "top_k", "system", "provenance", "regressions", "notes", "gated", "latency",
+    "generated_at", "top_k", "system", "provenance", "regressions", "notes", "gated", "latency", "verdict",
 ]  # fmt: skip
 """The top-level keys of a plain run's report, in the order they are written."""
 

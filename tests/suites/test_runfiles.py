@@ -295,6 +295,7 @@ def test_cli_score_reads_the_project_suite_and_gates_on_its_own_thresholds(
     thresholds = tmp_path / "suite" / "thresholds.json"
     data = json.loads(thresholds.read_text(encoding="utf-8"))
     data["deterministic@5"]["thresholds"]["overall"]["recall"] = 1.0  # the exported run regresses
+    data["deterministic@5"]["system"] = {"name": "replay"}  # ... on a baseline of the replay system
     thresholds.write_text(json.dumps(data), encoding="utf-8")
     (tmp_path / "evalkit.toml").write_text('datasets = "suite"\n', encoding="utf-8")
     monkeypatch.chdir(tmp_path)
@@ -320,6 +321,8 @@ def test_cli_score_reads_the_project_suite_and_gates_on_its_own_thresholds(
     assert (
         main(["score", "--run", "out/run.jsonl", "--suite", "builtin", "--out", "scored.json", *builtin]) == 0
     )
+    # the built-in baselines are the reference store's: a replayed run is not compared with them
+    assert "Verdict: NOT GATED" in capsys.readouterr().out
 
 
 def test_a_measure_only_scenario_not_applicable_to_a_trec_run_leaves_the_overall_gated(
@@ -328,6 +331,7 @@ def test_a_measure_only_scenario_not_applicable_to_a_trec_run_leaves_the_overall
     export_trec(run_eval(datasets=DATASETS, gated=False), tmp_path)
     data = json.loads((DATASETS / "thresholds.json").read_text(encoding="utf-8"))
     data["deterministic@5"]["thresholds"]["overall"]["recall"] = 1.0
+    data["deterministic@5"]["system"] = {"name": "replay"}  # a baseline of the replay system
     strict = _write(tmp_path / "strict.json", json.dumps(data))
     scored = score_run(tmp_path / "run.trec", datasets=DATASETS, thresholds=strict)
     assert scored.result.not_applicable == {"no-match": ["confidence"]}  # measure-only: no mean moves
@@ -351,7 +355,9 @@ def test_a_score_report_renders_with_the_report_notebook_functions(tmp_path: Pat
     assert "replayed run file" in summary.loc["notes", "value"]
     assert run.not_applicable["scenario"].tolist() == ["no-match"]  # a TREC run has no confidence
     assert charts.category_chart(run)._repr_png_().startswith(b"\x89PNG")
-    assert assert_thresholds(run) == "No gating regressions."
+    # the built-in baselines are the reference store's, not the replay's: metrics are not compared
+    assert "was recorded for system reference; this run evaluated replay" in assert_thresholds(run)
+    assert run.result.outcome.value == "NOT GATED"
 
 
 def test_jsonl_signals_are_the_report_hit_fields() -> None:

@@ -1,5 +1,5 @@
-"""evalkit.views.verdict: PASS / FAIL / metric gating OFF, the identity line and every regression,
-as text and as HTML, on hand-built runs."""
+"""evalkit.views.verdict: PASS / FAIL / NOT GATED, the identity line, every regression and the
+degenerate retrieval found, as text and as HTML, on hand-built runs."""
 
 from __future__ import annotations
 
@@ -56,13 +56,15 @@ def test_metric_gating_off_says_why_whether_the_run_passed_or_not() -> None:
     why = "no baseline for deterministic at top_k 10 in t.json (it holds deterministic at top_k 5)"
     note = f"metric gating OFF: {why}"
     passed = run_verdict(_run([], notes=["loaded 3 queries", note]))
-    assert passed.headline == f"PASS · metric gating OFF ({why})"
+    assert passed.value == "NOT GATED"  # never PASS when the metrics were not compared
+    assert passed.headline == f"NOT GATED · metric gating OFF ({why})"
     assert "No gating regressions." not in str(passed) + passed._repr_html_()
     assert "metrics were not compared with a baseline" in str(passed)
     failed = run_verdict(_run(TWO[:1], notes=[note]))
     assert failed.headline == f"FAIL — 1 regression(s) · metric gating OFF ({why})"
     unconfigured = run_verdict(_run([], thresholds=None))
     assert unconfigured.gating_off == "the run was configured without a thresholds file"
+    assert unconfigured.value == "NOT GATED" and "PASS" not in unconfigured._repr_html_()
 
 
 def test_identity_says_when_the_gated_pass_was_skipped() -> None:

@@ -1,0 +1,136 @@
+"""The verdict of a run: PASS, FAIL or NOT GATED — never PASS without evidence.
+
+- **FAIL**: the run has a regression (an assertion or floor that failed, a metric below this
+  system's baseline, a category missing, a required baseline missing, degenerate retrieval:
+  what makes `evalkit run` exit 1) — or recall is 0 on every query that has relevant ids (a
+  report written before that was a regression still reads FAIL).
+- **NOT GATED**: no regression, but the metrics were not compared with a baseline of this system
+  on this suite (no thresholds file, no entry for the mode and top_k, an entry of another system
+  or suite, `--scenario`, `--thresholds none`, or every scope of the baseline averaging
+  scenarios that were not applicable): the assertions held, nothing more is known.
+- **PASS**: no regression, and the metrics were compared with this system's baseline.
+
+`degenerate` names retrieval that averages would hide (`degenerate_findings`), whatever the
+value: a query with relevant ids that retrieved none of them, a scenario whose queries all got
+the same ranking, a run whose recall is 0 everywhere. Only the last one fails a run.
+
+The verdict is computed from what a report holds (its regressions, notes, configuration and
+measurement pass), so a report written before verdicts were stored gets the same verdict when
+it is read (`RunResult.verdict`).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Literal
+
+from evalkit.validation import FrozenModel
+
+if TYPE_CHECKING:
+    from evalkit.harness.results import PassResult, Regression
+
+VerdictValue = Literal["PASS", "FAIL", "NOT GATED"]
+"""The three verdicts (the labels users see, in the console, the JSON and the HTML)."""
+
+NOT_GATED: VerdictValue = "NOT GATED"
+
+DegenerateKind = Literal["no-relevant-hit", "same-ranking", "recall-zero"]
+
+
+class DegenerateFinding(FrozenModel):
+    """One piece of degenerate retrieval: `kind`, a readable `message`, and where (`scenario`,
+    `query` = the query's 0-based index; None for a finding about the whole run or scenario)."""
+
+    kind: DegenerateKind
+    message: str
+    scenario: str | None = None
+    query: int | None = None
+
+
+class RunVerdict(FrozenModel):
+    """The verdict (`value`), why (`reasons`, one line each) and the degenerate retrieval found."""
+
+    value: VerdictValue
+    reasons: list[str]
+    degenerate: list[DegenerateFinding]
+
+
+def degenerate_findings(measurement: PassResult) -> list[DegenerateFinding]:
+    """Degenerate retrieval in the measurement pass, over the scenarios that ran (not
+    applicable ones asked nothing): first the whole run's recall-zero finding (when at least one
+    query has relevant ids and none of them retrieved any), then per scenario in suite order its
+    same-ranking finding (two queries or more, every one given the same ids in the same order)
+    and the no-relevant-hit finding of each query with relevant ids that retrieved none."""
+    ran = [s for s in measurement.scenarios if s.status != "not_applicable"]
+    labelled = [(s, q) for s in ran for q in s.queries if q.relevant]
+    found: list[DegenerateFinding] = []
+    if labelled and not any(set(q.retrieved) & set(q.relevant) for _, q in labelled):
+        found.append(
+            DegenerateFinding(
+                kind="recall-zero",
+                message=f"recall is 0 everywhere: none of the {len(labelled)} queries with relevant ids "
+                "retrieved any of them",
+            )
+        )
+    for scenario in ran:
+        rankings = {tuple(q.retrieved) for q in scenario.queries}
+        if len(scenario.queries) > 1 and len(rankings) == 1:
+            (ranking,) = rankings
+            got = f"[{', '.join(ranking)}]" if ranking else "nothing"
+            found.append(
+                DegenerateFinding(
+                    kind="same-ranking",
+                    scenario=scenario.name,
+                    message=f"{scenario.name}: all {len(scenario.queries)} queries got the same "
+                    f"ranking: {got}",
+                )
+            )
+        for q in scenario.queries:
+            if q.relevant and not set(q.retrieved) & set(q.relevant):
+                got = f"{len(q.retrieved)} other row(s)" if q.retrieved else "nothing"
+                found.append(
+                    DegenerateFinding(
+                        kind="no-relevant-hit",
+                        scenario=scenario.name,
+                        query=q.index,
+                        message=f"{scenario.name} query {q.index + 1} ({q.query!r}): none of its "
+                        f"{len(q.relevant)} relevant id(s) retrieved (got {got})",
+                    )
+                )
+    return found
+
+
+def judge(
+    regressions: list[Regression],
+    not_compared: str | None,
+    degenerate: list[DegenerateFinding],
+) -> RunVerdict:
+    """The verdict of a run with `regressions`, whose metrics were not compared with a baseline
+    for the reason `not_compared` (None: they were), and its `degenerate` findings."""
+    zero = [d for d in degenerate if d.kind == "recall-zero"]
+    if regressions or zero:
+        kinds: dict[str, int] = {}
+        for r in regressions:
+            kinds[r.kind] = kinds.get(r.kind, 0) + 1
+        reasons = (
+            [f"{len(regressions)} regression(s): " + ", ".join(f"{n} {kind}" for kind, n in kinds.items())]
+            if regressions
+            else []
+        )
+        reasons += [d.message for d in zero if all(r.kind != "degenerate" for r in regressions)]
+        if not_compared is not None:
+            reasons.append(f"metrics were not compared with a baseline: {not_compared}")
+        return RunVerdict(value="FAIL", reasons=reasons, degenerate=degenerate)
+    if not_compared is not None:
+        return RunVerdict(
+            value=NOT_GATED,
+            reasons=[f"metrics were not compared with a baseline: {not_compared}", "assertions held"],
+            degenerate=degenerate,
+        )
+    return RunVerdict(
+        value="PASS",
+        reasons=[
+            "metrics compared with this system's baseline on this suite: no regression",
+            "assertions held",
+        ],
+        degenerate=degenerate,
+    )

@@ -1,0 +1,247 @@
+"""harness.verdict and the baselines that belong to a system and a suite: PASS only with
+evidence (metrics compared with this system's baseline on this suite), NOT GATED without it,
+FAIL on a regression; degenerate retrieval named; `--thresholds none`; old reports and old
+thresholds entries."""
+
+from __future__ import annotations
+
+import json
+import re
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from evalkit import SearchResponse, run_eval
+from evalkit.harness.results import RunResult, read_result, write_result
+from evalkit.harness.thresholds_file import load_thresholds
+from evalkit.harness.verdict import degenerate_findings, judge
+from tests.factories import a_pass, a_run, query, scenario
+from tests.shared import DATASETS, cli
+
+SUITE = {
+    "facts.yaml": """\
+name: facts
+category: explicit-fact
+distractors: false
+thoughts:
+  - {id: port, content: "The API gateway listens on port 8443"}
+  - {id: db, content: "The orders database is PostgreSQL 16"}
+  - {id: deploy, content: "Deploys run every Tuesday at noon"}
+  - {id: owner, content: "Team Falcon owns the billing service"}
+  - {id: cache, content: "The session cache is Redis with a one hour TTL"}
+  - {id: logs, content: "Logs are kept for thirty days in the archive bucket"}
+  - {id: oncall, content: "The on-call rotation changes every Monday"}
+queries:
+  - {query: "Which port does the API gateway listen on?", relevant: [port]}
+  - {query: "What database stores the orders?", relevant: [db]}
+""",
+    "owners.yaml": """\
+name: owners
+category: multi-hop
+distractors: false
+thoughts:
+  - {id: falcon, content: "Team Falcon owns the billing service"}
+  - {id: billing, content: "The billing service stores invoices in PostgreSQL"}
+  - {id: lunch, content: "Lunch is served at noon in the cafeteria"}
+  - {id: bikes, content: "Bike racks are behind building two"}
+  - {id: wifi, content: "The guest wifi password rotates monthly"}
+  - {id: parking, content: "Parking permits renew in January"}
+queries:
+  - {query: "Which team owns the billing service and where are invoices stored?", relevant: [falcon, billing]}
+""",
+}
+
+
+def _suite(root: Path) -> Path:
+    (root / "scenarios").mkdir(parents=True)
+    for name, text in SUITE.items():
+        (root / "scenarios" / name).write_text(text, encoding="utf-8")
+    return root
+
+
+class NoHitSystem:
+    """A system whose search never returns anything."""
+
+    name = "no-hits"
+    capabilities = frozenset()
+
+    def describe(self):
+        return {"system": self.name}
+
+    @contextmanager
+    def open(self, workdir):
+        yield self
+
+    def add_thoughts(self, thoughts):
+        pass
+
+    def add_edges(self, edges):
+        pass
+
+    def search(self, query, **options):
+        return SearchResponse(hits=())
+
+
+def no_hit_system() -> NoHitSystem:
+    return NoHitSystem()
+
+
+def _verdict(path: Path) -> dict:
+    return json.loads(path.read_text(encoding="utf-8"))["verdict"]
+
+
+# ------------------------------------------------------------------ verdict and degenerate retrieval
+
+
+def test_a_pass_without_regressions_is_pass_only_when_metrics_were_compared() -> None:
+    assert judge([], None, []).value == "PASS"
+    not_gated = judge([], "no baseline for deterministic at top_k 5 in t.json", [])
+    assert not_gated.value == "NOT GATED"
+    assert not_gated.reasons == [
+        "metrics were not compared with a baseline: no baseline for deterministic at top_k 5 in t.json",
+        "assertions held",
+    ]
+
+
+def test_degenerate_retrieval_is_named_per_query_per_scenario_and_for_the_whole_run() -> None:
+    same = [query(0), query(1)]  # the factory's queries all retrieve ["r", "x"]
+    missed = query(0).model_copy(update={"retrieved": ["x"], "relevant": ["r"]})
+    found = degenerate_findings(a_pass(scenario("same", "c", same), scenario("miss", "c", [missed])))
+    assert [(d.kind, d.scenario, d.query) for d in found] == [
+        ("same-ranking", "same", None),
+        ("no-relevant-hit", "miss", 0),
+    ]
+    assert found[0].message == "same: all 2 queries got the same ranking: [r, x]"
+    nothing = query(0).model_copy(update={"retrieved": []})
+    zero = degenerate_findings(a_pass(scenario("a", "c", [nothing]), scenario("b", "c", [missed])))
+    assert [d.kind for d in zero] == ["recall-zero", "no-relevant-hit", "no-relevant-hit"]
+    assert judge([], None, zero).value == "FAIL"  # recall 0 everywhere is never PASS
+
+
+def test_an_old_report_without_a_verdict_gets_one_when_read(tmp_path: Path) -> None:
+    run = a_run(a_pass(scenario("a", "c", [query(0)])), notes=["metric gating OFF: no baseline here"])
+    data = json.loads(write_result(run, tmp_path / "new.json").read_text(encoding="utf-8"))
+    assert data["verdict"]["value"] == "NOT GATED"
+    del data["verdict"]
+    (tmp_path / "old.json").write_text(json.dumps(data), encoding="utf-8")
+    old = read_result(tmp_path / "old.json")
+    assert old.verdict is not None and old.verdict == run.verdict
+    stored = dict(data, verdict={"value": "FAIL", "reasons": ["as recorded"], "degenerate": []})
+    assert RunResult.model_validate(stored).outcome.reasons == ["as recorded"]  # a stored verdict is kept
+
+
+# ------------------------------------------------------------------ baselines of a system and a suite
+
+
+def test_a_foreign_system_on_the_reference_baseline_is_not_gated_and_names_both(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.syspath_prepend(str(Path(__file__).parent))
+    suite = _suite(tmp_path / "suite")
+    out = tmp_path / "r.json"
+    common = ["run", "--datasets", str(suite), "--no-history", "--out", str(out)]
+    assert cli(capsys, *common, "--update-baseline")[0] == 0  # the reference store's baseline
+    spec = "test_verdict:no_hit_system"
+    code, stdout, _ = cli(capsys, *common, "--system", spec)
+    assert code == 1  # recall 0 everywhere: degenerate, FAIL
+    verdict = _verdict(out)
+    assert verdict["value"] == "FAIL"
+    assert "was recorded for system reference; this run evaluated no-hits" in stdout
+    assert "[degenerate] recall is 0 everywhere" in stdout
+    assert [d["kind"] for d in verdict["degenerate"]][:1] == ["recall-zero"]
+    # its own baseline does not make it PASS either
+    assert (
+        cli(
+            capsys, *common, "--system", spec, "--thresholds", str(tmp_path / "own.json"), "--update-baseline"
+        )[0]
+        == 0
+    )
+    assert cli(capsys, *common, "--system", spec, "--thresholds", str(tmp_path / "own.json"))[0] == 1
+    assert _verdict(out)["value"] == "FAIL"
+
+
+def test_a_system_is_not_gated_on_another_systems_baseline_until_it_records_its_own(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    suite = _suite(tmp_path / "suite")
+    out = tmp_path / "r.json"
+    common = ["run", "--datasets", str(suite), "--no-history", "--out", str(out), "--no-gated-pass"]
+    assert cli(capsys, *common, "--update-baseline")[0] == 0
+    monkeypatch.syspath_prepend(str(Path(__file__).parents[1]))
+    other = ["--system", "systems_fixtures:limited_system"]
+    code, stdout, _ = cli(capsys, *common, *other)
+    assert code == 0
+    where = f"the baseline for deterministic at top_k 5 in {suite / 'thresholds.json'}"
+    assert f"{where} was recorded for system reference; this run evaluated limited" in stdout
+    assert "Verdict: NOT GATED" in stdout and "No gating regressions." not in stdout
+    assert _verdict(out)["value"] == "NOT GATED"
+    code, stdout, _ = cli(capsys, *common, *other, "--require-baseline")
+    assert code == 1 and "[baseline] a baseline is required" in stdout
+    own = tmp_path / "limited.json"
+    code, stdout, _ = cli(capsys, *common, *other, "--thresholds", str(own), "--update-baseline")
+    assert code == 0 and "for system limited (other entries kept)" in stdout
+    entry = load_thresholds(own)["deterministic@5"]  # type: ignore[index]
+    assert entry.system is not None and entry.system.name == "limited"
+    assert entry.system.spec == "systems_fixtures:limited_system"
+    assert entry.suite is not None and sorted(entry.suite.files) == [
+        "scenarios/facts.yaml",
+        "scenarios/owners.yaml",
+    ]
+    code, stdout, _ = cli(capsys, *common, *other, "--thresholds", str(own), "--require-baseline")
+    assert code == 0 and "Verdict: PASS" in stdout and _verdict(out)["value"] == "PASS"
+    # recording another system's baseline over it says so
+    code, stdout, _ = cli(capsys, *common, "--thresholds", str(own), "--update-baseline")
+    assert "it replaces the baseline system limited had there" in stdout
+
+
+def test_a_changed_suite_is_not_compared_and_the_changed_files_are_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    suite = _suite(tmp_path / "suite")
+    out = tmp_path / "r.json"
+    common = ["run", "--datasets", str(suite), "--no-history", "--out", str(out), "--no-gated-pass"]
+    assert cli(capsys, *common, "--update-baseline")[0] == 0
+    assert cli(capsys, *common)[1].count("Verdict: PASS") == 1
+    facts = suite / "scenarios" / "facts.yaml"
+    facts.write_text(facts.read_text(encoding="utf-8").replace("noon", "one"), encoding="utf-8")
+    (suite / "scenarios" / "extra.yaml").write_text(
+        SUITE["owners.yaml"].replace("name: owners", "name: extra"),
+        encoding="utf-8",
+    )
+    code, stdout, _ = cli(capsys, *common, "--require-baseline")
+    assert code == 1
+    assert (
+        "the suite changed since the baseline was recorded (2 files: scenarios/extra.yaml added, "
+        "scenarios/facts.yaml changed): re-record it" in stdout
+    )
+
+
+def test_an_entry_without_a_system_is_the_reference_stores(tmp_path: Path) -> None:
+    """The built-in baselines predate systems in entries: the reference store is compared with
+    them (and a change to the suite cannot be seen: they hold no fingerprint)."""
+    entry = load_thresholds(DATASETS / "thresholds.json")["deterministic@5"]  # type: ignore[index]
+    assert entry.system is None and entry.system_name == "reference" and entry.suite is None
+    run = run_eval(datasets=DATASETS, thresholds=DATASETS / "thresholds.json", gated=False)
+    assert run.result.outcome.value == "PASS" and run.result.metric_gating_off is None
+
+
+def test_thresholds_none_is_an_explicit_no_baselines(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    suite = _suite(tmp_path / "suite")
+    out = tmp_path / "r.json"
+    common = ["run", "--datasets", str(suite), "--no-history", "--out", str(out), "--no-gated-pass"]
+    assert cli(capsys, *common, "--update-baseline")[0] == 0
+    code, stdout, _ = cli(capsys, *common, "--thresholds", "none")
+    assert code == 0 and "Verdict: NOT GATED" in stdout
+    assert "no baselines (no thresholds file)" in stdout and "No gating regressions." not in stdout
+    assert _verdict(out)["value"] == "NOT GATED"
+    assert cli(capsys, *common, "--thresholds", "none", "--require-baseline")[0] == 1
+    code, _, err = cli(capsys, *common, "--thresholds", "none", "--update-baseline")
+    assert code == 2 and "name the file to record it in with --thresholds PATH" in err
+    (tmp_path / "evalkit.toml").write_text('thresholds = "none"\n', encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    code, stdout, _ = cli(capsys, *common)
+    assert code == 0 and "Verdict: NOT GATED" in stdout  # the project file can say it too
+    assert re.search(r"^thresholds +none +\(.*evalkit\.toml\)$", cli(capsys, "config")[1], re.M)
