@@ -50,6 +50,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_scifact.py
 	$(BIN)/python benchmarks/bench_scale.py
 	$(BIN)/python benchmarks/bench_systems.py
+	$(BIN)/python benchmarks/bench_stores.py
 
 clean:
 	rm -rf $(VENV) reports/*.json reports/*.html reports/*.ipynb

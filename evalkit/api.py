@@ -20,6 +20,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from evalkit.embedders import Embedder
 from evalkit.embedders.factory import EmbedderInfo, embedder_provenance, make_embedder
 from evalkit.errors import UsageError
 from evalkit.harness.baselines import record_baseline as record_mode_baseline
@@ -76,25 +77,29 @@ def build_system(
 ) -> tuple[MemorySystem, EmbedderInfo | None]:
     """The system under test and a description of the embedder evalkit built for it (None when
     the system embeds by itself). `system` (a Python object) wins over `config.system`, a spec
-    resolved by `evalkit.systems.resolve.resolve_system`; only `reference` builds an embedder from
-    the config's mode, model and cache. Raises UsageError for an unknown spec, EmbedderError when a
+    resolved by `evalkit.systems.resolve.resolve_system`; only `reference` and the store systems
+    (`chroma`, `qdrant`, `lancedb`, `pgvector`) get an embedder built from the config's mode, model
+    and cache. Raises UsageError for an unknown spec, EmbedderError when a
     real model or its cache cannot be opened."""
     if system is not None:
         return system, None
     built: list[EmbedderInfo] = []
 
-    def reference() -> ReferenceSystem:
-        embedder = make_embedder(
+    def embedder() -> Embedder:
+        made = make_embedder(
             config.mode,
             model=config.model,
             cache_path=config.embedding_cache,
             use_cache=config.use_cache,
             progress=progress,
         )
-        built.append(embedder_provenance(embedder))
-        return ReferenceSystem(embedder, options=config.store)
+        built.append(embedder_provenance(made))
+        return made
 
-    resolved = resolve_system(config.system, reference)
+    def reference() -> ReferenceSystem:
+        return ReferenceSystem(embedder(), options=config.store)
+
+    resolved = resolve_system(config.system, reference, embedder)
     return resolved, (built[0] if built else None)
 
 
@@ -132,10 +137,11 @@ def run_eval(
     `<datasets>/thresholds.json` (the CLI's rule: a suite keeps its baselines beside it).
     The system under test is `system` (a Python object, or a spec string that sets
     `config.system`) or else the one `config.system` names (`reference`, a URL, `mcp:MAPPING`,
-    `module:factory`, a plugin; see `build_system`). The config's embedder and store options
-    apply to the reference store only; another system's result records no embedder. `mutations`
-    also runs the mutation suite and saves its detection power with the run (reference store
-    only). `executor` runs the scenarios (and mutations) elsewhere, e.g.
+    `module:factory`, a plugin; see `build_system`). The config's store options apply to the
+    reference store only, its embedder to the reference store and the built-in vector stores;
+    another system's result records no embedder. `mutations` also runs the mutation suite and
+    saves its detection power with the run (reference store only). `executor` runs the scenarios
+    (and mutations) elsewhere, e.g.
     `make_executor("processes", 4)` (default: serially here); results are identical on every
     executor. Raises DatasetError, ThresholdsError, UsageError (AdapterError for a system that
     breaks the protocol) or EmbedderError on bad input.

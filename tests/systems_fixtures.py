@@ -120,3 +120,61 @@ class _Slow:
             self._stop.clear()
             raise RuntimeError("interrupted")
         return self._memory.search(query, **options)
+
+
+class _TaskGroupFailing:
+    """A memory wrapping an async client the usual way (an anyio portal): its search raises an
+    AdapterError (and, when `second` is set, also a ValueError) inside a task group, so the
+    error reaches the harness wrapped in an ExceptionGroup."""
+
+    def __init__(self, second: bool) -> None:
+        self._second = second
+
+    def add_thoughts(self, thoughts: Any) -> None:
+        pass
+
+    def add_edges(self, edges: Any) -> None:
+        pass
+
+    def search(self, query: str, **options: Any) -> SearchResponse:
+        import anyio
+        import anyio.from_thread
+
+        from evalkit.errors import AdapterError
+
+        async def fail_adapter() -> None:
+            raise AdapterError("system 'async-client': the service answered 503 for search")
+
+        async def fail_other() -> None:
+            raise ValueError("a bug in the client")
+
+        async def search() -> None:
+            async with anyio.create_task_group() as group:
+                group.start_soon(fail_adapter)
+                if self._second:
+                    group.start_soon(fail_other)
+
+        with anyio.from_thread.start_blocking_portal() as portal:
+            portal.call(search)
+        return SearchResponse()
+
+
+class TaskGroupFailingSystem:
+    """A system whose search fails inside a task group with one AdapterError."""
+
+    name = "async-client"
+    capabilities = frozenset()
+    second = False
+
+    def describe(self) -> dict[str, Any]:
+        return {"system": self.name}
+
+    @contextmanager
+    def open(self, workdir: Path) -> Iterator[_TaskGroupFailing]:
+        yield _TaskGroupFailing(self.second)
+
+
+class TaskGroupFailingTwiceSystem(TaskGroupFailingSystem):
+    """The same with a second, non-evalkit error in the group."""
+
+    second = True

@@ -3,7 +3,10 @@
 Each subcommand module has `register(commands)`, which adds its parser and sets `handler`
 (a function of the parsed args returning the exit code; see `evalkit.cli.exit_codes`).
 Any EvalkitError, and any OSError (an output that cannot be written), becomes exit 2 with the
-message on stderr. Ctrl-C exits 130 and SIGTERM 143, after temporary stores are removed
+message on stderr; so does an exception group whose only leaf is an EvalkitError (what an
+adapter's error becomes when it is raised inside a task group or an anyio portal, the usual way
+to wrap an async client): its one line, not the group's traceback. A group holding anything else
+propagates as it is. Ctrl-C exits 130 and SIGTERM 143, after temporary stores are removed
 (`evalkit.cli.signals`). This module imports nothing heavy: the subcommands (and pandas,
 papermill...) load inside `main`, after the signal handling is in place, so a Ctrl-C while they
 load prints one line, never a traceback.
@@ -62,6 +65,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except EvalkitError as exc:
         print(f"evalkit: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except BaseExceptionGroup as group:
+        error = sole_evalkit_error(group)
+        if error is None:
+            raise
+        print(f"evalkit: error: {error}", file=sys.stderr)
+        return EXIT_USAGE
     except OSError as exc:
         print(f"evalkit: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -71,6 +80,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Terminated:
         print("evalkit: terminated (SIGTERM)", file=sys.stderr)
         return EXIT_TERMINATED
+
+
+def sole_evalkit_error(group: BaseExceptionGroup[BaseException]) -> EvalkitError | None:
+    """The EvalkitError that is the only leaf of `group` (nested groups are looked through), else
+    None: a group with two errors, or with anything but an EvalkitError, is not reduced."""
+    leaves: list[BaseException] = []
+    pending: list[BaseException] = [group]
+    while pending:
+        current = pending.pop()
+        if isinstance(current, BaseExceptionGroup):
+            pending.extend(current.exceptions)
+        else:
+            leaves.append(current)
+    return leaves[0] if len(leaves) == 1 and isinstance(leaves[0], EvalkitError) else None
 
 
 if __name__ == "__main__":

@@ -7,11 +7,15 @@ Specs, tried in this order:
   (`evalkit.systems.http_client.HttpSystem`; a bearer token is read from $EVALKIT_SYSTEM_TOKEN);
 - `mcp:PATH` — an MCP server described by the mapping file PATH (TOML; see
   `evalkit.systems.mcp_adapter`);
+- `chroma`, `qdrant`, `lancedb`, `pgvector[:postgresql://…]` — a built-in vector-store
+  system (`evalkit.systems.stores`), embedding with the caller's `embedder` factory (the run's
+  embedder); these names win over a Python module of the same name;
 - `MODULE:ATTRIBUTE` — a Python object: `ATTRIBUTE` (dots allowed) of the importable `MODULE`;
   a class or factory function is called without arguments, anything else is used as it is;
 - `NAME` — a plugin registered in the entry-point group `evalkit.systems` under NAME (its
   object is treated like `MODULE:ATTRIBUTE`).
-Anything else is a UsageError listing these forms.
+`HOST:PORT` (a URL without its scheme) is a UsageError asking "did you mean http://HOST:PORT?";
+anything else is a UsageError listing these forms.
 """
 
 from __future__ import annotations
@@ -21,8 +25,10 @@ from collections.abc import Callable
 from importlib.metadata import entry_points
 from typing import Any
 
+from evalkit.embedders import Embedder, HashingEmbedder
 from evalkit.errors import EvalkitError, UsageError
 from evalkit.systems.protocol import MemorySystem
+from evalkit.systems.stores import STORE_SPECS, STORES
 
 REFERENCE_SPEC = "reference"
 """The spec naming evalkit's reference store."""
@@ -34,21 +40,34 @@ ENTRY_POINT_GROUP = "evalkit.systems"
 """The entry-point group a plugin registers its memory system in."""
 
 SPEC_FORMS = (
-    "'reference', 'http://HOST:PORT[/PREFIX]', 'mcp:MAPPING.toml', 'MODULE:FACTORY' or the name of an "
-    f"installed plugin (entry-point group {ENTRY_POINT_GROUP!r})"
+    f"'reference', 'http://HOST:PORT[/PREFIX]', 'mcp:MAPPING.toml', {STORE_SPECS}, 'MODULE:FACTORY' or "
+    f"the name of an installed plugin (entry-point group {ENTRY_POINT_GROUP!r})"
 )
 
 
-def resolve_system(spec: str, reference: Callable[[], MemorySystem]) -> MemorySystem:
-    """The memory system `spec` names (see the module docstring). UsageError for an unknown spec,
-    a module that cannot be imported (or fails while importing) or an attribute it lacks, and a
-    factory that raises; AdapterError (a UsageError) for an MCP mapping file that is invalid."""
+def resolve_system(
+    spec: str, reference: Callable[[], MemorySystem], embedder: Callable[[], Embedder] = HashingEmbedder
+) -> MemorySystem:
+    """The memory system `spec` names (see the module docstring). `embedder` builds the embedder
+    of a store system (default: the hashing embedder). UsageError for an unknown spec, a module
+    that cannot be imported (or fails while importing) or an attribute it lacks, a factory that
+    raises, a store whose extra is not installed; AdapterError (a UsageError) for an MCP mapping
+    file that is invalid."""
     if spec == REFERENCE_SPEC:
         return reference()
+    store, _, location = spec.partition(":")
+    if store in STORES:
+        module, name = STORES[store]
+        return from_extra(store, module, name)(location or None, embedder())
     if spec.startswith(("http://", "https://")):
         return from_extra("http", "http_client", "HttpSystem")(spec)
     if spec.startswith("mcp:"):
         return from_extra("mcp", "mcp_adapter", "McpSystem").from_mapping(spec.removeprefix("mcp:"))
+    host, _, port = spec.rpartition(":")
+    if host and port.isdigit():  # no Python attribute is all digits: a URL without its scheme
+        raise UsageError(
+            f"unknown system {spec!r}: did you mean http://{spec}? (an HTTP system is named by its URL)"
+        )
     if ":" in spec:
         module, _, attribute = spec.partition(":")
         return _instantiate(spec, _load(spec, module, attribute))
@@ -60,8 +79,8 @@ def resolve_system(spec: str, reference: Callable[[], MemorySystem]) -> MemorySy
 
 def from_extra(extra: str, module: str, name: str) -> Any:
     """`name` from `evalkit.systems.<module>`, whose dependencies come with the optional `extra`
-    (the HTTP and MCP adapters and servers); UsageError saying which extra to install when they
-    are missing, instead of an ImportError traceback."""
+    (the HTTP and MCP adapters and servers, the vector stores); UsageError saying which extra to
+    install when they are missing, instead of an ImportError traceback."""
     try:
         return getattr(importlib.import_module(f"evalkit.systems.{module}"), name)
     except ImportError as exc:

@@ -48,6 +48,8 @@ def test_an_object_with_open_is_used_as_it_is():
         ("tests.systems_fixtures:nothing", r"module 'tests.systems_fixtures' has no attribute 'nothing'"),
         ("tests.systems_fixtures:LIMITED_CAPABILITIES", r"gave frozenset, not a memory system"),
         ("no-such-plugin", r"unknown system 'no-such-plugin'; a system is 'reference', 'http://HOST:PORT"),
+        ("127.0.0.1:8765", r"unknown system '127.0.0.1:8765': did you mean http://127.0.0.1:8765\?"),
+        ("localhost:80", r"did you mean http://localhost:80\?"),
     ],
 )
 def test_bad_specs_are_usage_errors(spec, message):
