@@ -246,7 +246,8 @@ def test_a_missing_extra_says_which_one_to_install(store, monkeypatch):
     monkeypatch.delitem(sys.modules, f"evalkit.systems.{module}", raising=False)
     if store == "lancedb":  # its module checks with find_spec, which a None entry does not fool
         monkeypatch.setattr("importlib.util.find_spec", lambda name, *a: None)
-    with pytest.raises(UsageError, match=rf"needs the '{store}' extra .*pip install 'evalkit\[{store}\]'"):
+    install = rf"pip install 'evalkit-memory\[{store}\]'"
+    with pytest.raises(UsageError, match=rf"needs the '{store}' extra .*{install}"):
         resolve_system(store, evalkit.ReferenceSystem)
 
 
