@@ -22,7 +22,7 @@ from typing import Any
 import chromadb
 from chromadb.config import Settings
 
-from evalkit.systems.stores.common import Collection, Row, Scope, StoreSystem
+from evalkit.systems.stores.common import Collection, Row, Scope, WorkdirStoreSystem
 
 
 class ChromaCollection:
@@ -70,18 +70,11 @@ def _where(scope: Scope) -> dict[str, Any] | None:
     return {"project": scope.project}
 
 
-class ChromaSystem(StoreSystem):
+class ChromaSystem(WorkdirStoreSystem):
     """Chroma (`chromadb`), a client per scenario in its working directory."""
 
     name = "chroma"
     package = "chromadb"
-    fork_safe = False
-
-    def location_label(self) -> str:
-        return "in this process, each scenario's working directory"
-
-    def _connect(self) -> None:
-        return None
 
     def _create(self, client: Any, name: str, workdir: Path) -> Collection:
         return ChromaCollection(workdir, name)

@@ -242,6 +242,20 @@ class StoreSystem:
         """Close `client` (default: nothing to close)."""
 
 
+class WorkdirStoreSystem(StoreSystem):
+    """A store that keeps each scenario's collection in that scenario's working directory (Chroma,
+    LanceDB): there is no shared client to connect (each `_create` opens its own), and the store's
+    library does not survive a fork (`fork_safe` False)."""
+
+    fork_safe: ClassVar[bool] = False
+
+    def location_label(self) -> str:
+        return "in this process, each scenario's working directory"
+
+    def _connect(self) -> None:
+        return None
+
+
 def _floats(vector: Vectors) -> list[float]:
     return [float(x) for x in vector]
 

@@ -26,7 +26,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from evalkit.systems.stores.common import Collection, Row, Scope, StoreSystem
+from evalkit.systems.stores.common import Collection, Row, Scope, WorkdirStoreSystem
 
 if importlib.util.find_spec("lancedb") is None:
     raise ImportError("No module named 'lancedb'")
@@ -75,18 +75,11 @@ def _where(scope: Scope) -> str | None:
     return f"({project} OR is_global)" if scope.include_global else project
 
 
-class LanceDbSystem(StoreSystem):
+class LanceDbSystem(WorkdirStoreSystem):
     """LanceDB (`lancedb`), a database per scenario in its working directory."""
 
     name = "lancedb"
     package = "lancedb"
-    fork_safe = False
-
-    def location_label(self) -> str:
-        return "in this process, each scenario's working directory"
-
-    def _connect(self) -> None:
-        return None
 
     def _create(self, client: Any, name: str, workdir: Path) -> Collection:
         return LanceCollection(
