@@ -17,6 +17,7 @@ from __future__ import annotations
 import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,7 @@ from evalkit.harness.config import DEFAULT_DATASETS, RunConfig
 from evalkit.harness.evaluate import evaluate
 from evalkit.harness.executors import Executor
 from evalkit.harness.regressions import assert_no_regressions
+from evalkit.harness.repeats import compare_runs as compare_repeats
 from evalkit.memory import StoreOptions
 from evalkit.packaged import SAMPLE_TRACES, THRESHOLDS_NAME
 from evalkit.scenarios import load_suite
@@ -129,6 +131,7 @@ def run_eval(
     mutations: bool = False,
     progress: bool | None = None,
     executor: Executor | None = None,
+    repeat: int = 1,
     **overrides: Any,
 ) -> EvalRun:
     """Run the scenario suite in `datasets` (`scenarios` selects some by name) and return it.
@@ -145,17 +148,30 @@ def run_eval(
     `make_executor("processes", 4)` (default: serially here); results are identical on every
     executor. Raises DatasetError, ThresholdsError, UsageError (AdapterError for a system that
     breaks the protocol) or EmbedderError on bad input.
+
+    `repeat` N > 1 runs the suite N times on the same system at the same clock and returns the
+    first run with its `stability` (`evalkit.harness.repeats`: the queries whose ids or order
+    differed between the runs; the verdict names them). UsageError for `repeat` below 1.
     """
+    if isinstance(repeat, bool) or not isinstance(repeat, int) or repeat < 1:
+        raise UsageError(f"repeat must be a whole number of runs, 1 or more; got {repeat!r}")
     system, overrides = _system_object(system, overrides)
     settings = _suite_config(datasets, config, **overrides)
     if mutations and (system is not None or settings.system != "reference"):
         raise UsageError("mutation testing measures the reference store; drop mutations or the system")
     suite = load_suite(datasets, scenarios)
     chosen, embedder = build_system(settings, system, progress)
+    clock = datetime.now(UTC).replace(microsecond=0) if repeat > 1 else None
     try:
-        result = evaluate(suite, chosen, settings, embedder=embedder, progress=progress, executor=executor)
+        results = [
+            evaluate(
+                suite, chosen, settings, embedder=embedder, clock=clock, progress=progress, executor=executor
+            )
+            for _ in range(repeat)
+        ]
     finally:
         _release(chosen, built=system is None)
+    result = results[0] if repeat == 1 else results[0].with_stability(compare_repeats(results))
     if mutations:
         result = result.model_copy(update={"detection": detect_mutations(suite, settings, executor=executor)})
     return EvalRun(result)
@@ -328,6 +344,7 @@ def record_baseline(
     gated: bool = False,
     tolerance: float | None = None,
     category_tolerances: Mapping[str, float] | None = None,
+    accept_unstable: bool = False,
 ) -> Path:
     """Record `run` in its thresholds file and return the file's path: what
     `evalkit run --update-baseline` does (`gated=True`: `--update-gated-baseline`).
@@ -342,7 +359,9 @@ def record_baseline(
     UsageError for tolerances without `gated`, a run configured without a thresholds file and no
     `thresholds`, a file inside the installed evalkit package, a run without a gated pass (gated),
     a category tolerance naming no category of the gated pass; ThresholdsError for an invalid
-    existing file; OutputError for a file that cannot be written.
+    existing file; OutputError for a file that cannot be written. A repeated run whose runs
+    disagree (`run_eval(repeat=N)`) is a UsageError unless `accept_unstable` (an ungated entry
+    then records a note naming the unstable queries).
     """
     if not gated and (tolerance is not None or category_tolerances):
         raise UsageError(
@@ -355,8 +374,10 @@ def record_baseline(
             "pass thresholds=PATH"
         )
     if gated:
-        return record_gated_baseline(path, run.result, tolerance, category_tolerances)[0]
-    return record_mode_baseline(path, run.result)
+        return record_gated_baseline(
+            path, run.result, tolerance, category_tolerances, accept_unstable=accept_unstable
+        )[0]
+    return record_mode_baseline(path, run.result, accept_unstable=accept_unstable)
 
 
 def assert_thresholds(run: EvalRun, fail: bool = True) -> str:

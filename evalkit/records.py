@@ -6,6 +6,7 @@ They are frozen slotted dataclasses: cheap to build in hot loops, impossible to 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import MISSING, dataclass, field, fields
 from datetime import datetime
@@ -229,6 +230,28 @@ def reported_values(hit: Hit) -> dict[str, Any]:
     return {name: list(v) if name in _SEQUENCES else v for name, v in values.items()}
 
 
+TIE_TOLERANCE = 1e-9
+"""Two ranking scores tie when they differ by at most this, relative to the larger (or absolutely
+below 1e-12): the same score computed in another order or carried through JSON still ties."""
+
+
+def ranking_score(hit: Hit) -> float | None:
+    """The score `hit` was ranked by, as far as its fields say: the recency-combined
+    `final_score` when the system gave one, else its `relevance`, else its vector `similarity`;
+    None when the hit carries none of them (its ties cannot be judged)."""
+    for value in (hit.final_score, hit.relevance, hit.similarity):
+        if value is not None:
+            return value
+    return None
+
+
+def scores_tie(first: float | None, second: float | None) -> bool:
+    """Whether two ranking scores are equal within `TIE_TOLERANCE` (None ties with nothing)."""
+    if first is None or second is None:
+        return False
+    return math.isclose(first, second, rel_tol=TIE_TOLERANCE, abs_tol=1e-12)
+
+
 @dataclass(frozen=True, slots=True)
 class GateCandidate:
     """A row that reached the relevance gate, with the signals the gate reads (SPEC §1.3 steps
@@ -251,6 +274,10 @@ class SearchResponse:
     `gate_candidates` lists every row that reached the gate, in pipeline order, with the signals
     the gate reads, so the gate can be re-applied at another value without searching again
     (empty when no gate ran, or when a system does not report them).
+    `cut_tied` says whether the best row the top_k cut left out ties with the last row returned
+    (the same standing and a tying ranking score, `scores_tie`), so that which of them made the
+    top_k was the system's tie-break: None when the system does not say, False when nothing was
+    left out.
     """
 
     hits: tuple[Hit, ...] = field(default_factory=tuple)
@@ -259,6 +286,7 @@ class SearchResponse:
     min_relevance: float = 0.0
     dropped_ids: tuple[str, ...] = ()
     gate_candidates: tuple[GateCandidate, ...] = ()
+    cut_tied: bool | None = None
 
     @property
     def ids(self) -> list[str]:

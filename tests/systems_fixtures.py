@@ -178,3 +178,50 @@ class TaskGroupFailingTwiceSystem(TaskGroupFailingSystem):
     """The same with a second, non-evalkit error in the group."""
 
     second = True
+
+
+class _ShuffledTiesMemory:
+    """Thoughts scored by the words they share with the query (many equal scores), ties put in a
+    random order drawn afresh for every search."""
+
+    def __init__(self, draws: Iterator[int]) -> None:
+        self._words: dict[str, set[str]] = {}
+        self._draws = draws
+
+    def add_thoughts(self, thoughts: Any) -> None:
+        for thought in thoughts:
+            self._words[thought.id] = set(thought.content.lower().split())
+
+    def add_edges(self, edges: Any) -> None:
+        pass
+
+    def search(self, query: str, *, top_k: int, **options: Any) -> SearchResponse:
+        import random
+
+        asked = set(query.lower().split())
+        rows = [(len(asked & words), id_) for id_, words in self._words.items()]
+        random.Random(next(self._draws)).shuffle(rows)  # the tie-break: any order of equal scores
+        rows.sort(key=lambda row: -row[0])  # stable: tied rows keep their shuffled order
+        hits = tuple(Hit(id=id_, relevance=shared / max(1, len(asked))) for shared, id_ in rows[:top_k])
+        return SearchResponse(hits=hits)
+
+
+class ShuffledTiesSystem:
+    """A system that breaks ties randomly (like a vector store returning hits tied at similarity
+    0.0 in any order): each search draws its tie order from a seed counter shared by all its
+    memories, so two runs order their ties differently, reproducibly."""
+
+    name = "shuffled-ties"
+    capabilities = frozenset[str]()
+
+    def __init__(self) -> None:
+        import itertools
+
+        self._draws = itertools.count(1)
+
+    def describe(self) -> dict[str, Any]:
+        return {"system": self.name}
+
+    @contextmanager
+    def open(self, workdir: Path) -> Iterator[_ShuffledTiesMemory]:
+        yield _ShuffledTiesMemory(self._draws)

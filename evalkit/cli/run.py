@@ -96,10 +96,32 @@ def register(commands: argparse._SubParsersAction) -> None:
         help=f"run history (SQLite) this run is appended to (default: {HISTORY_FILE} next to --out)",
     )  # fmt: skip
     run.add_argument("--no-history", action="store_true", help="do not append this run to the history")
+    run.add_argument(
+        "--repeat", type=repeat_count, default=1, metavar="N",
+        help="run the suite N times (same system, same clock) and list the queries whose ids or order "
+        "differ between the runs; the first run is reported, the verdict names the unstable queries, "
+        "and --update-baseline records only when the runs agree (default 1)",
+    )  # fmt: skip
+    run.add_argument(
+        "--accept-unstable", action="store_true",
+        help="with --repeat and --update-baseline/--update-gated-baseline: record the first run even "
+        "when the runs disagree (the baseline entry notes the unstable queries)",
+    )  # fmt: skip
     add_embedder_args(run)
     add_execution_args(run)
     add_system_arg(run)
     run.set_defaults(handler=run_command)
+
+
+def repeat_count(text: str) -> int:
+    """`N` of --repeat: a whole number of runs, at least 1."""
+    try:
+        count = int(text)
+    except ValueError:
+        count = 0
+    if count < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of runs, 1 or more (e.g. 3), got {text!r}")
+    return count
 
 
 def category_tolerance(text: str) -> tuple[str, float]:
@@ -130,9 +152,19 @@ def run_command(args: argparse.Namespace) -> int:
         check_outputs(out, thresholds, update_baseline=recording)
     else:
         check_writable(out)
+    if args.accept_unstable and not (recording and args.repeat > 1):
+        raise UsageError(
+            "--accept-unstable records a baseline from repeated runs that disagree: use it with --repeat N "
+            "and --update-baseline (or --update-gated-baseline)"
+        )
     executor = executor_from(args)
     run = run_eval(
-        config, datasets=project.datasets, scenarios=args.scenario, progress=args.progress, executor=executor
+        config,
+        datasets=project.datasets,
+        scenarios=args.scenario,
+        progress=args.progress,
+        executor=executor,
+        repeat=args.repeat,
     )
     run.save(out)
     print(render_run(run))
@@ -149,12 +181,13 @@ def run_command(args: argparse.Namespace) -> int:
         return EXIT_OK
     if thresholds is not None and args.update_baseline:
         replaced = replaced_system(thresholds, run.result)
-        path = record_baseline(thresholds, run.result)
+        path = record_baseline(thresholds, run.result, accept_unstable=args.accept_unstable)
         print(
             f"baseline for {config.mode} at top_k {config.top_k} recorded in {path} for system "
             f"{run.result.system} (other entries kept"
             + (f"; it replaces the baseline system {replaced} had there)" if replaced else ")")
         )
+        print_unstable_note(run.result)
         return EXIT_OK
     return EXIT_OK if run.ok else EXIT_REGRESSIONS
 
@@ -195,7 +228,11 @@ def record_gated(args: argparse.Namespace, thresholds: Path, result: RunResult) 
     """Record the run's gated pass in the `thresholds` file (`record_gated_baseline`: tolerances
     from the flags, else the replaced entry's, else the default) and say so."""
     path, entry = record_gated_baseline(
-        thresholds, result, args.tolerance, dict(args.category_tolerance or [])
+        thresholds,
+        result,
+        args.tolerance,
+        dict(args.category_tolerance or []),
+        accept_unstable=args.accept_unstable,
     )
     tolerances = entry.tolerances
     own = "".join(f"; {c} {t:g}" for c, t in tolerances.categories.items())
@@ -203,6 +240,16 @@ def record_gated(args: argparse.Namespace, thresholds: Path, result: RunResult) 
         f"gated baseline for mode {result.mode!r}, top_k {result.top_k}, min_relevance "
         f"{entry.min_relevance:g} recorded in {path} (recall tolerance {tolerances.default:g}{own})"
     )
+    print_unstable_note(result)
+
+
+def print_unstable_note(result: RunResult) -> None:
+    """Say that a baseline was recorded from repeated runs that disagreed (--accept-unstable)."""
+    stability = result.stability
+    if stability is not None and not stability.agree:
+        print(
+            f"note: recorded from the first of {stability.runs} runs, which disagree: {stability.summary()}"
+        )
 
 
 def check_outputs(out: Path, thresholds: Path, *, update_baseline: bool) -> None:

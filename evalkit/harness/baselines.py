@@ -20,6 +20,8 @@ both call it):
 - A mode baseline records what it was measured on (`measured_on`): the system (its name, the
   spec it was selected by, its `describe()`) and the suite's fingerprint (digest and per-file
   hashes), so that a run of another system or on a changed suite is not compared with it.
+- A baseline from repeated runs (`--repeat N`) is recorded only when the runs agree, or, when
+  the caller accepts it, with a note naming the queries that differed (`record_baseline`).
 - Replacing an entry recorded for another system is never silent: `record_baseline` returns
   the replaced entry's system name, which the CLI prints.
 """
@@ -174,15 +176,37 @@ def check_recordable(thresholds: Path) -> None:
     check_writable(thresholds)
 
 
-def record_baseline(thresholds: str | Path, result: RunResult) -> Path:
+def record_baseline(thresholds: str | Path, result: RunResult, *, accept_unstable: bool = False) -> Path:
     """Record `result`'s measurement (ungated) pass as the baseline of its mode and top_k in `thresholds`
     (created if missing; every other entry kept), for the system and suite it was measured on
     (`measured_on`), and return the file's path. Errors as `check_recordable` and
-    `update_thresholds`. See `replaced_system` to say whose entry a recording replaces."""
+    `update_thresholds`. See `replaced_system` to say whose entry a recording replaces.
+
+    A repeated run (`result.stability`, `--repeat N`) is recorded only when its runs agreed:
+    otherwise UsageError naming the unstable queries, and nothing is written — unless
+    `accept_unstable`, when the first run's metrics are recorded with a `note` naming them."""
     check_recordable(Path(thresholds))
+    note = unstable_note(result, accept_unstable)
     system, suite = measured_on(result.system, result.provenance)
     entry = baseline_entry(result.measurement, result.top_k, system=system, suite=suite)
+    if note is not None:
+        entry = entry.model_copy(update={"note": note})
     return update_thresholds(thresholds, result.mode, entry)
+
+
+def unstable_note(result: RunResult, accept_unstable: bool) -> str | None:
+    """None when `result` was not repeated or its runs agreed; when they disagreed, UsageError
+    (nothing may be recorded) unless `accept_unstable`, then the note the entry records."""
+    stability = result.stability
+    if stability is None or stability.agree:
+        return None
+    if not accept_unstable:
+        raise UsageError(
+            f"no baseline recorded: the {stability.runs} runs disagree ({stability.summary()}); "
+            "make the system's ranking deterministic (break ties by id), or record the first run's "
+            "metrics anyway with --accept-unstable (the entry then notes the unstable queries)"
+        )
+    return f"recorded from the first of {stability.runs} runs, which disagree: {stability.summary()}"
 
 
 def replaced_system(thresholds: str | Path, result: RunResult) -> str | None:
@@ -199,14 +223,18 @@ def record_gated_baseline(
     result: RunResult,
     tolerance: float | None = None,
     category_tolerances: Mapping[str, float] | None = None,
+    *,
+    accept_unstable: bool = False,
 ) -> tuple[Path, GatedEntry]:
     """Upsert the gated baseline of `result`'s mode, top_k and gate in `thresholds` (created if
     missing; the mode entries and other gated entries kept), tolerances as `gated_tolerances`
     says, and return (the file's path, the entry written). UsageError when the run has no gated
-    pass or it ran without a gate; other errors as `check_recordable` and `update_gated_baseline`."""
+    pass or it ran without a gate, or (as `record_baseline`) repeated runs that disagree without
+    `accept_unstable`; other errors as `check_recordable` and `update_gated_baseline`."""
     check_recordable(Path(thresholds))
     if result.gated is None:
         raise UsageError("the run has no gated pass to record")
+    unstable_note(result, accept_unstable)  # a gated entry keeps no note: the CLI prints it
     document = read_thresholds(thresholds)
     gate = result.gated.relevance_gate.min_relevance
     old = None if document is None else document.gated_entry(result.mode, result.top_k, gate)

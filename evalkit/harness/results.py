@@ -26,6 +26,8 @@ from pydantic import (
 from evalkit.errors import ReportError
 from evalkit.files import write_atomic
 from evalkit.harness.provenance import Provenance
+from evalkit.harness.repeats import Stability
+from evalkit.harness.ties import TieRecord
 from evalkit.harness.verdict import RunVerdict, degenerate_findings, judge
 from evalkit.metrics import judgements
 from evalkit.records import REPORTED_HIT_FIELDS, GateCandidate
@@ -85,6 +87,11 @@ class QueryResult(_Model):
     that `evalkit.harness.sweep` can re-apply the gate at other values. None — and left out of
     the JSON — when not recorded: the ungated pass, queries that pin their own gate (they keep it
     in every pass), and systems that report no candidates.
+
+    `ties` (`evalkit.harness.ties`): whether the result is decided by ties — the row below the
+    top_k cut ties with the last hit, or a relevant id sits among tied hits. None — and left out
+    of the JSON — when not known: reports written before ties were recorded, and systems whose
+    hits carry no ranking score and that say nothing about their cut.
     """
 
     index: int
@@ -102,6 +109,7 @@ class QueryResult(_Model):
     candidates: int = 0
     dropped: list[DroppedRecord] = Field(default_factory=list)
     gate_candidates: list[CandidateRecord] | None = None
+    ties: TieRecord | None = None
 
     @model_serializer(mode="wrap")
     def _omit_absent_fields(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
@@ -110,6 +118,8 @@ class QueryResult(_Model):
             data.pop("grades", None)
         if self.gate_candidates is None:
             data.pop("gate_candidates", None)
+        if self.ties is None:
+            data.pop("ties", None)
         return data
 
     @property
@@ -323,6 +333,10 @@ class RunResult(_Model):
     not_applicable: dict[str, list[str]] = Field(default_factory=dict)
     """Scenario name → the capabilities it needs that the system lacks (left out of the JSON
     when every scenario applied)."""
+    stability: Stability | None = None
+    """What `--repeat N` showed (`evalkit.harness.repeats`): the queries whose ids or order
+    differed between the N runs, of which this is the first. None — and left out of the JSON —
+    for a run that was not repeated."""
     verdict: RunVerdict | None = None
     """PASS, FAIL or NOT GATED with its reasons and the degenerate retrieval found
     (`evalkit.harness.verdict`). Never None on a built result: computed from the run when it is
@@ -348,7 +362,9 @@ class RunResult(_Model):
     def judged(self) -> RunVerdict:
         """The verdict computed from this run's regressions, notes, configuration and
         measurement pass (`evalkit.harness.verdict.judge`), whatever `verdict` holds."""
-        return judge(self.regressions, self.metrics_not_compared, degenerate_findings(self.measurement))
+        return judge(
+            self.regressions, self.metrics_not_compared, degenerate_findings(self.measurement), self.stability
+        )
 
     @property
     def outcome(self) -> RunVerdict:
@@ -415,6 +431,11 @@ class RunResult(_Model):
         kept = [one if p.name == one.name else p for p in self.passes]
         passes = kept if one.name in {p.name for p in self.passes} else [*kept, one]
         return RunResult.model_validate({**dict(self), "passes": tuple(passes)})
+
+    def with_stability(self, stability: Stability) -> RunResult:
+        """This run (the first of repeated runs) with what the repeats showed, its verdict
+        computed again (the reason naming the unstable queries added)."""
+        return RunResult.model_validate({**dict(self), "stability": stability, "verdict": None})
 
     @property
     def scenarios(self) -> list[ScenarioResult]:
@@ -523,8 +544,9 @@ def _summary(value: Any) -> Any:
 def write_result(result: RunResult, path: str | Path) -> Path:
     """Write the run as indented JSON, atomically (temp file in the same folder + rename).
     `detection` is left out when mutation testing did not run, `gated_baseline` when the gated
-    pass was report-only, `not_applicable` when every scenario applied."""
-    exclude = {name for name in ("detection", "gated_baseline") if getattr(result, name) is None}
+    pass was report-only, `stability` when the run was not repeated, `not_applicable` when every
+    scenario applied."""
+    exclude = {name for name in ("detection", "gated_baseline", "stability") if getattr(result, name) is None}
     if not result.not_applicable:
         exclude.add("not_applicable")
     return write_atomic(path, result.model_dump_json(indent=2, exclude=exclude) + "\n")

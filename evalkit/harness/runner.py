@@ -48,6 +48,7 @@ from evalkit.harness.results import (
     QueryResult,
     ScenarioResult,
 )
+from evalkit.harness.ties import tie_record
 from evalkit.metrics import MetricSpec, judgements, parse_metrics, score_query
 from evalkit.progress import progress_enabled
 from evalkit.records import DEFAULT_HALF_LIFE_DAYS, reported_values
@@ -333,6 +334,7 @@ def _query_result(
             ]
             if gate_candidates
             else None,
+            "ties": tie_record(response.hits, relevant, response.cut_tied),
         }
     )
 

@@ -188,11 +188,14 @@ class ModeEntry(_Model):
     suite: SuiteFingerprint | None = None
     baseline: Baseline
     thresholds: Thresholds
+    note: str | None = None
+    """Why this baseline may not hold on a rerun (recorded from repeated runs that disagreed,
+    naming the unstable queries); None — left out of the JSON — for an ordinary recording."""
 
     @model_serializer(mode="wrap")
     def _without_unrecorded(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         data: dict[str, Any] = handler(self)
-        return {k: v for k, v in data.items() if v is not None or k not in ("system", "suite")}
+        return {k: v for k, v in data.items() if v is not None or k not in ("system", "suite", "note")}
 
     @property
     def system_name(self) -> str:

@@ -10,6 +10,9 @@
   scenarios that were not applicable): the assertions held, nothing more is known.
 - **PASS**: no regression, and the metrics were compared with this system's baseline.
 
+A repeated run (`--repeat N`) adds a reason naming the queries whose ids or order differed
+between the runs (`evalkit.harness.repeats`); the value stays that of the reported run.
+
 `degenerate` names retrieval that averages would hide (`degenerate_findings`), whatever the
 value: a query with relevant ids that retrieved none of them, a scenario whose queries all got
 the same ranking, a run whose recall is 0 everywhere. Only the last one fails a run.
@@ -26,6 +29,7 @@ from typing import TYPE_CHECKING, Literal
 from evalkit.validation import FrozenModel
 
 if TYPE_CHECKING:
+    from evalkit.harness.repeats import Stability
     from evalkit.harness.results import PassResult, Regression
 
 VerdictValue = Literal["PASS", "FAIL", "NOT GATED"]
@@ -103,9 +107,23 @@ def judge(
     regressions: list[Regression],
     not_compared: str | None,
     degenerate: list[DegenerateFinding],
+    stability: Stability | None = None,
 ) -> RunVerdict:
     """The verdict of a run with `regressions`, whose metrics were not compared with a baseline
-    for the reason `not_compared` (None: they were), and its `degenerate` findings."""
+    for the reason `not_compared` (None: they were), and its `degenerate` findings. For a
+    repeated run (`stability`, `evalkit.harness.repeats`), the last reason says whether the runs
+    agreed and names the unstable queries; it does not change the value."""
+    verdict = _judge(regressions, not_compared, degenerate)
+    if stability is None:
+        return verdict
+    return verdict.model_copy(update={"reasons": [*verdict.reasons, stability.summary()]})
+
+
+def _judge(
+    regressions: list[Regression],
+    not_compared: str | None,
+    degenerate: list[DegenerateFinding],
+) -> RunVerdict:
     zero = [d for d in degenerate if d.kind == "recall-zero"]
     if regressions or zero:
         kinds: dict[str, int] = {}

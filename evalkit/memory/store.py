@@ -54,6 +54,7 @@ from evalkit.records import (
     Hit,
     SearchResponse,
     Thought,
+    scores_tie,
 )
 from evalkit.sqlite import connect
 
@@ -468,6 +469,7 @@ class MemoryStore:
             gate_candidates=tuple(GateCandidate(c.id, c.bm25_rank is not None, c.similarity) for c in rows)
             if gate > 0.0
             else (),
+            cut_tied=_cut_tied(kept, top_k),
         )
 
     def _data_version(self) -> int:
@@ -575,6 +577,17 @@ class MemoryStore:
             {k: tuple(sorted(v)) for k, v in superseded.items()},
             {k: tuple(sorted(v)) for k, v in contradicted.items()},
         )
+
+
+def _cut_tied(kept: Sequence[Candidate], top_k: int) -> bool:
+    """Whether the first row below the top_k cut ranks level with the last row kept: the same
+    standing and a tying score (the recency-combined score when recency ran, else relevance,
+    which orders the fused rows). False when no row was cut."""
+    if len(kept) <= top_k:
+        return False
+    last, below = kept[top_k - 1], kept[top_k]
+    score = lambda c: c.relevance if c.final_score is None else c.final_score  # noqa: E731
+    return last.standing == below.standing and scores_tie(score(last), score(below))
 
 
 def _hit(rank: int, c: Candidate, *, low_confidence: bool) -> Hit:

@@ -39,7 +39,8 @@ Names on the left are always evalkit's, values the server's:
     hit = {id = "id", relevance = "score"}  # hit field → key in each hit; only id is required
     # response = {min_relevance = "gate", dropped_ids = "dropped"}   # optional: the gate's report
     #                                       # (candidates, filtered_out, min_relevance, dropped_ids,
-    #                                       # gate_candidates: [{id, bm25, similarity}] for the sweep)
+    #                                       # gate_candidates: [{id, bm25, similarity}] for the sweep;
+    #                                       # cut_tied: the row below the top_k cut ties the last hit)
     # result = "auto"                       # "structured", "text" (JSON in the first text block) or auto
 
 Fields of a thought: id, content, project, status, created_at (ISO-8601), is_cluster,
@@ -105,7 +106,9 @@ SEARCH_OPTIONS = (
     "recency_half_life_days", "now",
 )  # fmt: skip
 HIT_FIELDS = tuple(f.name for f in DECLARED_HIT_FIELDS)
-RESPONSE_FIELDS = ("candidates", "filtered_out", "min_relevance", "dropped_ids", "gate_candidates")
+RESPONSE_FIELDS = (
+    "candidates", "filtered_out", "min_relevance", "dropped_ids", "gate_candidates", "cut_tied",
+)  # fmt: skip
 
 
 class ServerSpec(FrozenModel):

@@ -165,6 +165,9 @@ class SearchOut(WireModel):
     min_relevance: float = 0.0
     dropped_ids: list[str] = Field(default_factory=list)
     gate_candidates: list[CandidateOut] = Field(default_factory=list)
+    cut_tied: bool | None = None
+    """Optional: whether the best row the top_k cut left out ties with the last hit returned
+    (null: not said); the report records which queries are decided by ties."""
 
 
 class SystemInfo(WireModel):
@@ -232,4 +235,5 @@ def search_response(body: SearchOut) -> SearchResponse:
         min_relevance=body.min_relevance,
         dropped_ids=tuple(body.dropped_ids),
         gate_candidates=tuple(GateCandidate(**c.model_dump()) for c in body.gate_candidates),
+        cut_tied=body.cut_tied,
     )

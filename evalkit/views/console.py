@@ -141,7 +141,8 @@ def render_run(run: EvalRun) -> str:
     ]
     if result.gated is not None:
         lines += ["", *render_gate_comparison(run)]
-    lines += ["", *render_latency(run), *render_not_applicable(run)]
+    lines += ["", *render_latency(run), *render_not_applicable(run), *render_ties(run)]
+    lines += render_stability(run)
     lines.append("")
     off = result.metric_gating_off
     if result.regressions:
@@ -174,6 +175,46 @@ def render_degenerate(run: EvalRun) -> list[str]:
     lines += [f"  - [{d.kind}] {d.message}" for d in found[:DEGENERATE_SHOWN]]
     if len(found) > DEGENERATE_SHOWN:
         lines.append(f"  ... and {len(found) - DEGENERATE_SHOWN} more (the report's `verdict.degenerate`)")
+    return lines
+
+
+TIES_SHOWN = 10
+"""At most this many tie-decided or unstable queries are named in the console (then "and N more")."""
+
+
+def render_ties(run: EvalRun) -> list[str]:
+    """ "Ties: N of M queries are decided by ties (...): names" for the measurement pass (see
+    `evalkit.harness.ties`); [] when none is, or the report recorded no ties."""
+    queries = [(s, q) for s in run.result.measurement.scenarios for q in s.queries if q.ties is not None]
+    tied = [(s, q) for s, q in queries if q.ties is not None and q.ties.decided]
+    if not tied:
+        return []
+    names = ", ".join(
+        f"{s.name} query {q.index + 1}" + (" (at the cut)" if q.ties and q.ties.at_cut else "")
+        for s, q in tied[:TIES_SHOWN]
+    )
+    more = f" and {len(tied) - TIES_SHOWN} more" if len(tied) > TIES_SHOWN else ""
+    return [
+        f"Ties: {len(tied)} of {counted(len(queries), 'query', 'queries')} decided by ties (equal scores "
+        f"across the top_k cut or around a relevant id; `--repeat N` shows whether they hold): {names}{more}"
+    ]
+
+
+def render_stability(run: EvalRun) -> list[str]:
+    """What repeated runs showed (`--repeat N`): one line, then each unstable query of the
+    measurement pass (the first `TIES_SHOWN`) with its distinct rankings and the runs that gave
+    them; [] for a run that was not repeated."""
+    stability = run.result.stability
+    if stability is None:
+        return []
+    lines = [f"Repeated runs ({stability.runs}): {stability.summary()}"]
+    measured = [u for u in stability.unstable if u.pass_name == stability.unstable[0].pass_name]
+    for u in measured[:TIES_SHOWN]:
+        seen = "; ".join(
+            f"run{'s' if len(runs) > 1 else ''} {','.join(map(str, runs))}: [{', '.join(r)}]"
+            for r, runs in zip(u.rankings, u.runs, strict=True)
+        )
+        lines.append(f"  - {u.label} {u.text!r}: {seen}")
     return lines
 
 

@@ -44,7 +44,7 @@ QUERY_COLUMNS: tuple[str, ...] = (
     "pass", "scenario", "category", "outcome", "measure_only", "counted", "query_index", "query_id",
     "query_category", "query", "project", "top_k", "relevant", "retrieved", "n_relevant", "n_retrieved",
     *HARNESS_METRICS, "passed", "check_errors", "candidates", "dropped_rows", "relevant_dropped",
-    "lost_from_top_k", "relevant_lost",
+    "lost_from_top_k", "relevant_lost", "tied", "tied_at_cut", "tied_relevant",
 )  # fmt: skip
 """One row per pass × scenario × query. `counted`: the query feeds category/overall means.
 `passed`: no assertion error. `relevant`/`retrieved`/`check_errors` hold lists.
@@ -52,7 +52,11 @@ The gate's cost, two ways: `dropped_rows`/`relevant_dropped` count rows the gate
 over-fetched candidate pool (most of which the ungated top-k never returned), while
 `lost_from_top_k` (ids, ungated rank order) and `relevant_lost` (their number) name the relevant
 ids the ungated pass returned that the gated pass no longer returns — what the gate cost the
-user. Ungated rows have an empty `lost_from_top_k`."""
+user. Ungated rows have an empty `lost_from_top_k`.
+Ties (`evalkit.harness.ties`): `tied` — the result is decided by ties (True/False; None when
+not known: a report written before ties were recorded, or a system whose hits carry no score);
+`tied_at_cut` — the row below the top_k cut ties with the last hit (None: the system does not
+say); `tied_relevant` — the relevant ids among tied hits (a list)."""
 
 _HIT_SIGNALS: tuple[HitField, ...] = tuple(f for f in REPORTED_HIT_FIELDS if f.name not in ("id", "rank"))
 """The hit fields after `id`, `rank`, `relevant` and `dropped_by_gate`: the rest of what the
@@ -344,6 +348,9 @@ class EvalRun:
                             "relevant_dropped": sum(d.relevant for d in q.dropped),
                             "lost_from_top_k": lost,
                             "relevant_lost": len(lost),
+                            "tied": None if q.ties is None else q.ties.decided,
+                            "tied_at_cut": None if q.ties is None else q.ties.at_cut,
+                            "tied_relevant": [] if q.ties is None else q.ties.relevant,
                             **{m: q.metrics.get(m) for m in self._extra_metrics},
                         }
                     )

@@ -668,3 +668,16 @@ def test_a_commit_by_another_connection_is_seen(tmp_path: Path) -> None:
         assert reader.search("deploy", min_relevance=0, **AGENT).ids == ["port"]
         writer.add_thoughts(NOTES[1:])
         assert reader.search("deploy", min_relevance=0, **AGENT).ids[:2] == ["notes", "port"]
+
+
+# ---------------------------------------------------------------- ties at the top_k cut
+
+
+def test_cut_tied_says_whether_the_first_row_cut_ties_with_the_last_kept(store: MemoryStore) -> None:
+    # vector mode: relevance = similarity, so b and c tie at 0.8 across a top_k 2 cut
+    store.add_thoughts([thought("a", 0.9), thought("b", 0.8), thought("c", 0.8), thought("d", 0.5)])
+    vector = {"retrieval": "vector", "supersession": "suppress", **UNGATED}
+    assert store.search("", top_k=2, **vector).cut_tied is True
+    assert store.search("", top_k=1, **vector).cut_tied is False
+    assert store.search("", top_k=3, **vector).cut_tied is False
+    assert store.search("", top_k=4, **vector).cut_tied is False  # nothing was cut

@@ -44,7 +44,7 @@ from typing import Any, ClassVar, Protocol
 
 from evalkit.embedders import Embedder, HashingEmbedder, Vectors
 from evalkit.errors import AdapterError, UsageError
-from evalkit.records import Edge, Hit, SearchResponse, Thought
+from evalkit.records import Edge, Hit, SearchResponse, Thought, scores_tie
 
 _FIRST_USED_IN: dict[str, int] = {}
 """Store name → the process that first used a store that is not fork-safe (a forked child
@@ -149,7 +149,8 @@ class VectorStoreMemory:
             Hit(id=id_, rank=rank, similarity=similarity)
             for rank, (id_, similarity) in enumerate(found[:top_k], start=1)
         )
-        return SearchResponse(hits=hits)
+        cut_tied = len(found) > top_k and scores_tie(found[top_k][1], found[top_k - 1][1])
+        return SearchResponse(hits=hits, cut_tied=cut_tied)
 
     def _ranked(self, found: list[tuple[str, float]]) -> list[tuple[str, float]]:
         """`found` with NaN similarities as 0, best first, ties later-seeded first; AdapterError
