@@ -61,6 +61,9 @@ class HarnessMetric:
     must hold it (True for the four metrics of SPEC §3.5's file format). A metric added later is
     not required, so files recorded before it existed still load; an entry without it is not
     compared on it (no regression for that metric) until the next `--update-baseline` records it.
+    `rate`: every per-query value is 0 or 1 (hit rate), so its mean is a proportion: its intervals
+    are Wilson score intervals and paired comparisons use McNemar's exact test
+    (`evalkit.harness.uncertainty`); other metrics are means of scores in [0, 1].
     """
 
     score: SetScorer
@@ -68,6 +71,7 @@ class HarnessMetric:
     column: str = ""
     inline: str = ""
     required: bool = False
+    rate: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,7 +147,7 @@ _DEFINITIONS = (
     MetricDef(
         "hit_rate",
         "1 if any relevant document was returned",
-        harness=HarnessMetric(hit_rate, "hit rate", column="hit", inline="hit", required=True),
+        harness=HarnessMetric(hit_rate, "hit rate", column="hit", inline="hit", required=True, rate=True),
     ),
 )
 

@@ -4,7 +4,9 @@
 returns a `RunComparison` of three frames:
 - `metrics` (COMPARISON_METRIC_COLUMNS): per harness metric, the means of A and B over the
   paired gating queries (outcome pass, not measure-only, in both runs), Δ = B − A and the
-  two-sided p-value of a paired permutation test (`evalkit.harness.uncertainty`);
+  two-sided p-value of a paired test (`evalkit.harness.uncertainty`): McNemar's exact test on the
+  discordant pairs for a rate (hit rate: a query either has a hit or not), the paired permutation
+  test for the other metrics (means of scores in [0, 1]);
 - `scenarios` (COMPARISON_SCENARIO_COLUMNS): per scenario of both runs, status in A and B, whether
   it flipped, and each metric's scenario mean in A, B and Δ;
 - `queries` (COMPARISON_QUERY_COLUMNS): per paired query, each metric in A, B and Δ, whether its
@@ -21,12 +23,20 @@ from dataclasses import dataclass
 import pandas as pd
 
 from evalkit.errors import UsageError
-from evalkit.harness.uncertainty import DEFAULT_RESAMPLES, DEFAULT_SEED, paired_permutation_pvalue
-from evalkit.metrics import HARNESS_METRICS
+from evalkit.harness.uncertainty import (
+    DEFAULT_RESAMPLES,
+    DEFAULT_SEED,
+    mcnemar_exact_pvalue,
+    paired_permutation_pvalue,
+)
+from evalkit.metrics import HARNESS, HARNESS_METRICS
 from evalkit.views.frames import EvalRun
 
-COMPARISON_METRIC_COLUMNS: tuple[str, ...] = ("metric", "queries", "mean_a", "mean_b", "delta", "p_value")
-"""One row per harness metric over the paired gating queries; `delta` = mean_b − mean_a."""
+COMPARISON_METRIC_COLUMNS: tuple[str, ...] = (
+    "metric", "queries", "mean_a", "mean_b", "delta", "p_value", "test",
+)  # fmt: skip
+"""One row per harness metric over the paired gating queries; `delta` = mean_b − mean_a;
+`test` names the paired test behind `p_value`: "mcnemar-exact" (a rate) or "permutation"."""
 
 COMPARISON_SCENARIO_COLUMNS: tuple[str, ...] = (
     "scenario", "category", "status_a", "status_b", "flipped",
@@ -87,9 +97,10 @@ def compare_runs(
                 "mean_a": counted[f"{m}_a"].mean(),
                 "mean_b": counted[f"{m}_b"].mean(),
                 "delta": counted[f"{m}_b"].mean() - counted[f"{m}_a"].mean(),
-                "p_value": paired_permutation_pvalue(
-                    counted[f"{m}_a"].tolist(), counted[f"{m}_b"].tolist(), resamples=resamples, seed=seed
+                "p_value": _paired_pvalue(
+                    m, counted[f"{m}_a"].tolist(), counted[f"{m}_b"].tolist(), resamples, seed
                 ),
+                "test": "mcnemar-exact" if HARNESS[m].rate else "permutation",
             }
             for m in HARNESS_METRICS
         ],
@@ -104,6 +115,13 @@ def compare_runs(
         only_a=len(frames[0]) - len(paired),
         only_b=len(frames[1]) - len(paired),
     )
+
+
+def _paired_pvalue(metric: str, before: list[float], after: list[float], resamples: int, seed: int) -> float:
+    """The p-value of the paired test for `metric` (see COMPARISON_METRIC_COLUMNS' `test`)."""
+    if HARNESS[metric].rate:
+        return mcnemar_exact_pvalue(before, after)
+    return paired_permutation_pvalue(before, after, resamples=resamples, seed=seed)
 
 
 def changed_queries(queries: pd.DataFrame) -> pd.DataFrame:

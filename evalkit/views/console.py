@@ -14,6 +14,7 @@ first appear in the suite.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import pandas as pd
 
@@ -141,7 +142,7 @@ def render_run(run: EvalRun) -> str:
     ]
     if result.gated is not None:
         lines += ["", *render_gate_comparison(run)]
-    lines += ["", *render_latency(run), *render_not_applicable(run), *render_ties(run)]
+    lines += ["", *render_latency(run), *render_not_applicable(run), *render_power(run), *render_ties(run)]
     lines += render_stability(run)
     lines.append("")
     off = result.metric_gating_off
@@ -175,6 +176,39 @@ def render_degenerate(run: EvalRun) -> list[str]:
     lines += [f"  - [{d.kind}] {d.message}" for d in found[:DEGENERATE_SHOWN]]
     if len(found) > DEGENERATE_SHOWN:
         lines.append(f"  ... and {len(found) - DEGENERATE_SHOWN} more (the report's `verdict.degenerate`)")
+    return lines
+
+
+def render_power(run: EvalRun) -> list[str]:
+    """The power line of the measurement pass (`EvalRun.power`): the smallest recall drop a
+    two-sided paired test at 95 % could detect, overall and per category, then the categories
+    with too few queries to judge; [] for a run without counted queries."""
+    frame = run.power()
+    frame = frame[frame["pass"] == run.result.measurement.name]
+    if frame.empty:
+        return []
+    level = float(frame["level"].iloc[0])
+
+    def drop(row: Any) -> str:
+        if row.detectable_drop != row.detectable_drop:  # NaN
+            return f"none detectable ({row.can_drop} of {row.queries} can get worse)"
+        return f"{row.detectable_drop:.3f}"
+
+    overall, categories = frame.iloc[0], frame.iloc[1:]
+    judged = [r for r in categories.itertuples() if not r.too_few]
+    few = [r for r in categories.itertuples() if r.too_few]
+    line = (
+        f"Power ({level:.0%}): the smallest recall drop a paired test could detect is {drop(overall)} "
+        f"overall ({counted(int(overall.queries), 'query', 'queries')}; {int(overall.needed)} must get worse)"
+    )
+    if judged:
+        line += "; per category: " + ", ".join(f"{r.name} {drop(r)} ({r.queries})" for r in judged)
+    lines = [line]
+    if few:
+        lines.append(
+            f"Too few queries to judge (fewer than {int(overall.needed)}: no drop could be significant): "
+            + ", ".join(f"{r.name} ({r.queries})" for r in few)
+        )
     return lines
 
 
@@ -330,7 +364,8 @@ def render_comparison(comparison: RunComparison) -> str:
     deltas = [f"{m}_delta" for m in HARNESS_METRICS]
     changed = changed_queries(queries)
     lines = [
-        f"Comparing two runs ({comparison.pass_name} pass; Δ = B − A; p = paired permutation test)",
+        f"Comparing two runs ({comparison.pass_name} pass; Δ = B − A; p = paired permutation test, "
+        "hit rate: McNemar's exact test)",
         comparison.identity,
         f"paired queries: {len(queries)} ({int(queries['counted'].sum())} gating); only in A: "
         f"{comparison.only_a}; only in B: {comparison.only_b}",

@@ -34,7 +34,7 @@ from evalkit.harness.sweep import lost_from_top_k
 from evalkit.harness.uncertainty import DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED, SMALL_SAMPLE
 from evalkit.metrics import HARNESS_METRICS
 from evalkit.records import REPORTED_HIT_FIELDS, HitField
-from evalkit.views.intervals import interval_frame
+from evalkit.views.intervals import interval_frame, power_frame
 from evalkit.views.sweep import DEFAULT_SWEEP_VALUES, gate_sweep
 
 COMPARED_METRICS: tuple[str, ...] = ("recall", "precision", "mrr")
@@ -281,12 +281,20 @@ class EvalRun:
         seed: int = DEFAULT_SEED,
         small_sample: int = SMALL_SAMPLE,
     ) -> pd.DataFrame:
-        """Seeded bootstrap intervals of the overall and per-category means of every harness
-        metric, per pass (`evalkit.views.intervals.INTERVAL_COLUMNS`); `small_sample` flags scopes
-        with fewer queries than that."""
+        """Confidence intervals of the overall and per-category means of every harness metric,
+        per pass (`evalkit.views.intervals.INTERVAL_COLUMNS`): Wilson score intervals for hit
+        rate, for the other metrics the seeded percentile bootstrap from `small_sample` queries
+        up (when they do not all agree), else the bounded Wilson interval; `too_few` marks scopes
+        with too few queries to judge (fewer than 6 at 95 %)."""
         return interval_frame(
             self._queries, resamples=resamples, level=level, seed=seed, small_sample=small_sample
         )
+
+    def power(self, *, level: float = DEFAULT_LEVEL) -> pd.DataFrame:
+        """Per pass, overall and per category: the smallest drop of mean recall a two-sided paired
+        test at `level` could detect with the scope's queries (`evalkit.views.intervals.
+        POWER_COLUMNS`; NaN: no drop is detectable)."""
+        return power_frame(self._queries, level=level)
 
     def mutations(self) -> pd.DataFrame:
         """The detection power measured with this run (see `mutation_frame`); empty when mutation

@@ -1,6 +1,9 @@
-"""Confidence intervals of a saved run's means: one seeded bootstrap interval per pass × scope
-(overall, each category) × metric, from the per-query scores of gating queries (the queries the
-means are taken over: outcome pass, not measure-only)."""
+"""Uncertainty of a saved run's means: one confidence interval per pass × scope (overall, each
+category) × metric, and the power of each scope (the smallest recall drop it could detect), from
+the per-query scores of counted queries (the queries the means are taken over: outcome pass, not
+measure-only). The methods are `evalkit.harness.uncertainty`'s: Wilson score intervals for rates
+(hit rate), the percentile bootstrap or the bounded Wilson interval for means, "too few queries
+to judge" below `queries_to_judge` queries."""
 
 from __future__ import annotations
 
@@ -11,17 +14,47 @@ from evalkit.harness.uncertainty import (
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
     SMALL_SAMPLE,
-    bootstrap_ci,
+    mean_interval,
+    min_detectable_drop,
+    queries_to_judge,
 )
-from evalkit.metrics import HARNESS_METRICS
+from evalkit.metrics import HARNESS, HARNESS_METRICS
 
 INTERVAL_COLUMNS: tuple[str, ...] = (
     "pass", "scope", "name", "metric", "queries", "mean", "ci_low", "ci_high", "level", "small_sample",
+    "method", "too_few",
 )  # fmt: skip
 """One row per pass × scope × metric. `scope` is "overall" (name "overall") or "category";
-`mean` is the scope's mean (what the report shows), `ci_low`/`ci_high` its percentile bootstrap
-interval at `level` (NaN for fewer than two queries); `small_sample`: fewer queries than the
-threshold asked for (default `evalkit.harness.uncertainty.SMALL_SAMPLE`)."""
+`mean` is the scope's mean (what the report shows), `ci_low`/`ci_high` its interval at `level`
+(NaN only for a scope without queries), computed by `method`: "wilson" (a rate: hit rate),
+"bootstrap" (a mean over at least `small_sample` queries that do not all agree) or
+"wilson-bounded" (any other mean; see `evalkit.harness.uncertainty`). `small_sample`: fewer
+queries than the threshold asked for (default `evalkit.harness.uncertainty.SMALL_SAMPLE`);
+`too_few`: too few queries to judge — fewer than `queries_to_judge(level)` (6 at 95 %), so no
+paired test at that level could tell any drop from chance."""
+
+POWER_COLUMNS: tuple[str, ...] = (
+    "pass", "scope", "name", "queries", "can_drop", "needed", "detectable_drop", "too_few", "level",
+)  # fmt: skip
+"""One row per pass × scope (overall first, then categories in suite order): `queries` counted,
+`can_drop` — how many of them have recall to lose, `needed` — how many must get worse (with none
+getting better) for a two-sided paired test at `level` to reject (`queries_to_judge`), and
+`detectable_drop` — the smallest drop of the scope's mean recall that could then be significant
+(`evalkit.harness.uncertainty.min_detectable_drop`; NaN when fewer than `needed` queries can get
+worse: no drop is detectable). `too_few`: fewer queries than `needed`."""
+
+
+def _scopes(queries: pd.DataFrame) -> list[tuple[str, str, str, pd.DataFrame]]:
+    """(pass, scope, name, rows) of the counted queries: per pass (in frame order), overall then
+    each category in the order it first appears."""
+    counted = queries[queries["counted"].astype(bool)]
+    scopes = []
+    for pass_name, in_pass in counted.groupby("pass", sort=False):
+        scopes.append((str(pass_name), "overall", "overall", in_pass))
+        scopes += [
+            (str(pass_name), "category", str(c), g) for c, g in in_pass.groupby("category", sort=False)
+        ]
+    return scopes
 
 
 def interval_frame(
@@ -34,27 +67,59 @@ def interval_frame(
 ) -> pd.DataFrame:
     """INTERVAL_COLUMNS rows from an EvalRun's `queries` frame: overall first, then categories in
     the order they first appear, per pass (ungated first); metrics in HARNESS_METRICS order."""
-    counted = queries[queries["counted"].astype(bool)]
+    needed = queries_to_judge(level)
     rows = []
-    for pass_name, in_pass in counted.groupby("pass", sort=False):
-        scopes = [("overall", "overall", in_pass)]
-        scopes += [("category", str(c), group) for c, group in in_pass.groupby("category", sort=False)]
-        for scope, name, group in scopes:
-            for metric in HARNESS_METRICS:
-                values = group[metric].astype(float).tolist()
-                low, high = bootstrap_ci(values, resamples=resamples, level=level, seed=seed)
-                rows.append(
-                    {
-                        "pass": pass_name,
-                        "scope": scope,
-                        "name": name,
-                        "metric": metric,
-                        "queries": len(values),
-                        "mean": sum(values) / len(values),
-                        "ci_low": low,
-                        "ci_high": high,
-                        "level": level,
-                        "small_sample": len(values) < small_sample,
-                    }
-                )
+    for pass_name, scope, name, group in _scopes(queries):
+        for metric in HARNESS_METRICS:
+            values = group[metric].astype(float).tolist()
+            low, high, method = mean_interval(
+                values,
+                rate=HARNESS[metric].rate,
+                resamples=resamples,
+                level=level,
+                seed=seed,
+                small_sample=small_sample,
+            )
+            rows.append(
+                {
+                    "pass": pass_name,
+                    "scope": scope,
+                    "name": name,
+                    "metric": metric,
+                    "queries": len(values),
+                    "mean": sum(values) / len(values),
+                    "ci_low": low,
+                    "ci_high": high,
+                    "level": level,
+                    "small_sample": len(values) < small_sample,
+                    "method": method,
+                    "too_few": len(values) < needed,
+                }
+            )
     return pd.DataFrame(rows, columns=list(INTERVAL_COLUMNS))
+
+
+def power_frame(queries: pd.DataFrame, *, level: float = DEFAULT_LEVEL) -> pd.DataFrame:
+    """POWER_COLUMNS rows from an EvalRun's `queries` frame (same scopes and order as
+    `interval_frame`). A query can lose recall when it has relevant ids and recall above 0; the
+    least it can lose is one relevant id, 1/|relevant|."""
+    needed = queries_to_judge(level)
+    rows = []
+    for pass_name, scope, name, group in _scopes(queries):
+        steps = [
+            1.0 / n for n, r in zip(group["n_relevant"], group["recall"], strict=True) if n > 0 and r > 0
+        ]
+        rows.append(
+            {
+                "pass": pass_name,
+                "scope": scope,
+                "name": name,
+                "queries": len(group),
+                "can_drop": len(steps),
+                "needed": needed,
+                "detectable_drop": min_detectable_drop(steps, len(group), level=level),
+                "too_few": len(group) < needed,
+                "level": level,
+            }
+        )
+    return pd.DataFrame(rows, columns=list(POWER_COLUMNS))

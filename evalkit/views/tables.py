@@ -24,7 +24,13 @@ from pandas.io.formats.style import Styler
 from evalkit.harness.provenance import system_declaration
 from evalkit.harness.regressions import assert_no_regressions
 from evalkit.harness.sweep import unavailable
-from evalkit.harness.uncertainty import DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED, SMALL_SAMPLE
+from evalkit.harness.uncertainty import (
+    DEFAULT_LEVEL,
+    DEFAULT_RESAMPLES,
+    DEFAULT_SEED,
+    SMALL_SAMPLE,
+    queries_to_judge,
+)
 from evalkit.metrics import HARNESS_METRICS
 from evalkit.views.compare import RunComparison, changed_queries
 from evalkit.views.frames import (
@@ -218,8 +224,10 @@ def interval_table(
     small_sample: int = SMALL_SAMPLE,
 ) -> Styler:
     """Overall and per category (ungated pass, gating queries): queries, a small-sample flag,
-    then each metric's mean and its seeded bootstrap interval as "[low, high]" (EvalRun.
-    confidence_intervals). Small samples are amber: one query more or less moves their means a lot."""
+    "too few queries to judge" where no paired test could tell a drop from chance, then each
+    metric's mean and its interval as "[low, high]" (EvalRun.confidence_intervals: Wilson for hit
+    rate, bootstrap or bounded Wilson for the means). Small samples are amber: one query more or
+    less moves their means a lot."""
     frame = run.confidence_intervals(resamples=resamples, level=level, seed=seed, small_sample=small_sample)
     frame = frame[frame["pass"] == "ungated"]
     names = list(dict.fromkeys(frame["name"]))
@@ -227,6 +235,7 @@ def interval_table(
     columns: dict[tuple[str, str], list[object]] = {
         ("", "queries"): [int(first.loc[n, "queries"]) for n in names],
         ("", "small sample"): ["yes" if first.loc[n, "small_sample"] else "" for n in names],
+        ("", "judge"): ["too few queries to judge" if first.loc[n, "too_few"] else "" for n in names],
     }
     for metric in HARNESS_METRICS:
         rows = frame[frame["metric"] == metric].set_index("name")
@@ -236,17 +245,20 @@ def interval_table(
         ]
     table = pd.DataFrame(columns, index=pd.Index(names))
     caption = (
-        f"Uncertainty: {level:.0%} percentile bootstrap intervals ({resamples} resamples, seed {seed}); "
-        f"small sample = fewer than {small_sample} queries"
+        f"Uncertainty: {level:.0%} intervals — hit rate: Wilson score; recall, precision, MRR: percentile "
+        f"bootstrap ({resamples} resamples, seed {seed}) from {small_sample} queries up, else the bounded "
+        f"Wilson interval; small sample = fewer than {small_sample} queries; too few queries to judge = "
+        f"fewer than {queries_to_judge(level)}: no drop could be significant at {level:.0%}"
     )
     styler = styled(table, caption).format(precision=3, subset=[c for c in table.columns if c[1] == "mean"])
-    return styler.map(lambda v: WARN_CSS if v == "yes" else "", subset=[("", "small sample")])
+    warned: list[Hashable] = [("", "small sample"), ("", "judge")]
+    return styler.map(lambda v: WARN_CSS if v in ("yes", "too few queries to judge") else "", subset=warned)
 
 
 def _interval(low: object, high: object) -> str:
     low_value, high_value = float(low), float(high)  # type: ignore[arg-type]
-    if low_value != low_value:  # NaN: fewer than two queries
-        return "n/a (1 query)"
+    if low_value != low_value:  # NaN: no query
+        return "n/a (no query)"
     return f"[{low_value:.3f}, {high_value:.3f}]"
 
 

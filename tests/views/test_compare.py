@@ -123,3 +123,11 @@ def test_report_renders_the_comparison_notebook(
     assert "Run B vs run A, ungated pass" in html
     assert "Per scenario: 1 status flip(s)" in html
     assert "Queries that changed: 3 of 4" in html
+
+
+def test_hit_rate_is_compared_by_mcnemars_exact_test() -> None:
+    metrics = compare_runs(A, B).metrics.set_index("metric")
+    # hit rate per query A [1, 1, 0, 1], B [1, 1, 1, 0]: one pair lost its hit, one gained one
+    assert metrics.loc["hit_rate", "test"] == "mcnemar-exact"
+    assert metrics.loc["hit_rate", "p_value"] == pytest.approx(1.0)
+    assert set(metrics.drop(index="hit_rate")["test"]) == {"permutation"}
