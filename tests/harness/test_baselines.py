@@ -4,11 +4,12 @@ records, reachable without the CLI, and the one floor rule of the thresholds fil
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
 
-from evalkit import EvalRun, assert_thresholds, record_baseline
+from evalkit import EvalRun, assert_thresholds, record_baseline, run_eval
 from evalkit.errors import RegressionError, UsageError
 from evalkit.harness.baselines import MARGIN, check_recordable, gated_baseline_entry, gated_tolerances
 from evalkit.harness.regressions import assert_no_regressions
@@ -21,6 +22,7 @@ from evalkit.harness.thresholds_file import (
     read_thresholds,
 )
 from evalkit.packaged import THRESHOLDS_NAME
+from evalkit.scenarios import load_suite
 from evalkit.views import tables
 from tests.factories import a_pass, a_run, query, scenario
 from tests.shared import DATASETS
@@ -121,4 +123,25 @@ def test_assert_thresholds_lives_in_the_harness_and_the_tables_name_is_a_depreca
         tables.assert_thresholds(EvalRun(failing))
     assert assert_thresholds(EvalRun(failing), fail=False).endswith(
         "(not raised: fail_on_regression is False)"
+    )
+
+
+def test_the_builtin_baselines_belong_to_the_reference_store_and_its_suite(tmp_path: Path) -> None:
+    document = read_thresholds(DATASETS / THRESHOLDS_NAME)
+    assert document is not None
+    suite = load_suite(DATASETS)
+    for entry in document.modes.values():  # deterministic@5 and real@5, values as first recorded
+        assert entry.system is not None and entry.system.name == "reference"
+        assert entry.suite is not None and entry.suite.digest == suite.digest
+        assert entry.suite.files == dict(suite.file_digests)
+    assert run_eval(datasets=DATASETS, gated=False).result.outcome.value == "PASS"
+    changed = tmp_path / "datasets"
+    shutil.copytree(DATASETS, changed)
+    facts = changed / "scenarios" / "explicit-fact.yaml"
+    facts.write_text(facts.read_text(encoding="utf-8") + "\n# an edit\n", encoding="utf-8")
+    run = run_eval(datasets=changed, gated=False)
+    assert run.result.outcome.value == "NOT GATED"
+    assert (
+        "the suite changed since the baseline was recorded (1 file: scenarios/explicit-fact.yaml changed)"
+        in (run.result.metrics_not_compared or "")
     )
