@@ -60,8 +60,8 @@ def register(commands: argparse._SubParsersAction) -> None:
     )  # fmt: skip
     run.add_argument(
         "--require-baseline", action="store_true",
-        help="exit 1 when metric gating is off (no baseline of this system for this mode, top_k and suite) "
-        "instead of noting it",
+        help="exit 1 when the baseline check is off (no baseline of this system for this mode, "
+        "top_k and suite) instead of noting it",
     )  # fmt: skip
     run.add_argument(
         "--update-gated-baseline", action="store_true",

@@ -1,5 +1,5 @@
 """`evalkit score --run FILE`: score rankings produced elsewhere (a TREC or JSONL run file)
-against the built-in suite or a benchmark, with the same report, gating and console summary.
+against the built-in suite or a benchmark, with the same report, baseline check and console summary.
 
 The run is replayed through the one evaluation path (`evalkit.score_run`). Query ids are stable
 query ids: a benchmark query's own id, `<scenario>/<query index>` for the built-in suite. Exit

@@ -17,7 +17,7 @@ Keys, all optional (`evalkit.toml` holds them at the top level, pyproject.toml u
 | `top_k` | results per query | 5 |
 | `gated` | also run the report-only pass under the relevance gate | true |
 | `min_relevance` | the gate of that pass | the service default |
-| `require_baseline` | metric gating OFF is a regression (exit 1) | false |
+| `require_baseline` | baseline check OFF is a regression (exit 1) | false |
 | `reports` | the folder of JSON and HTML reports | `reports` (in the working directory) |
 
 Precedence, value by value: the command line, then the file, then the default. Relative paths in
