@@ -52,7 +52,7 @@ from evalkit.views.frames import EvalRun, load_run
 from evalkit.views.traces import TraceReplay, load_trace_queries
 
 BENCHMARK_DEFAULTS = RunConfig(gated=False, store=StoreOptions(retrieval="bm25"), thresholds=None)
-"""How a benchmark runs unless told otherwise: BM25, ungated, nothing to gate on."""
+"""How a benchmark runs unless told otherwise: BM25, ungated, no baselines to compare with."""
 
 
 def make_config(config: RunConfig | None = None, **overrides: Any) -> RunConfig:

@@ -373,7 +373,7 @@ def test_report_writes_self_contained_html_with_scenario_table_and_charts(
     assert main(["report", "--out-dir", str(tmp_path), "--no-progress"]) == 0
     assert f"report: {tmp_path / 'eval_report.html'}" in capsys.readouterr().out
     html = (tmp_path / "eval_report.html").read_text(encoding="utf-8")
-    assert "Per scenario: ungated (measured, gates CI) vs gated" in html
+    assert "Per scenario: ungated (measured, checked in CI) vs gated" in html
     assert all(f">{name}</th>" in html for name in SCENARIOS)
     assert html.count("data:image/png;base64,") >= 3
     assert "tables.scenario_table(run)" not in html  # no code input

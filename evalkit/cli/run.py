@@ -85,7 +85,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     add_dataset_args(run)
     run.add_argument(
         "--scenario", action="append", metavar="NAME",
-        help="run only this scenario (repeatable); assertions gate, metrics are not compared",
+        help="run only this scenario (repeatable); assertions count, metrics are not compared",
     )  # fmt: skip
     run.add_argument(
         "--min-relevance", type=unit_float, metavar="X",
@@ -168,7 +168,8 @@ def check_gated_flags(args: argparse.Namespace) -> None:
     if deprecated and not args.update_baseline:
         raise UsageError(
             "--gated records the gated pass as a gated baseline: use it with --update-baseline (a run is "
-            "gated on a gated baseline by itself whenever one is recorded for its mode, top_k and gate)"
+            "checked against a gated baseline by itself whenever one is recorded for its mode, top_k "
+            "and gate)"
         )
     if deprecated:
         args.update_baseline, args.update_gated_baseline = False, True

@@ -51,7 +51,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     against.add_argument(
         "--suite", choices=("builtin",),
         help="the scenario suite in --datasets (default: the project's, else the built-in suite), "
-        "gated on its thresholds as `evalkit run` is",
+        "checked against its thresholds as `evalkit run` is",
     )  # fmt: skip
     against.add_argument("--beir", type=Path, metavar="DIR", help="a BEIR directory")
     against.add_argument("--locomo", type=Path, metavar="FILE", help="a LoCoMo file")

@@ -23,8 +23,9 @@ provenance. Decisions where the SPEC is silent:
   mean and their categories' means over a different population than the baseline's, so those
   are not metric-gated (see `metric_regressions`); categories whose scenarios all ran still are.
 - A system without a relevance gate gets no gated pass, with a note.
-- The gated pass is gated only when the thresholds file holds a gated baseline for this mode,
-  top_k and the gate the pass ran at (`ThresholdsDocument.gated_entry`), and the suite is whole:
+- The gated pass is checked against a baseline only when the thresholds file holds a gated
+  baseline for this mode, top_k and the gate the pass ran at (`ThresholdsDocument.gated_entry`),
+  and the suite is whole:
   its role is then own-baseline; otherwise it stays report-only, and nothing about it is added
   to the notes (a file without gated baselines gives exactly the report of a version without them).
 """
@@ -148,7 +149,7 @@ def _applicability_notes(not_applicable: dict[str, list[str]], gate_skipped: boo
 def _gated_entry(
     suite: Suite, config: RunConfig, gated: PassResult | None, document: ThresholdsDocument | None
 ) -> GatedEntry | None:
-    """The gated baseline the gated pass is gated on, or None (report-only)."""
+    """The gated baseline the gated pass is checked against, or None (report-only)."""
     if gated is None or document is None or suite.subset:
         return None
     return document.gated_entry(config.mode, config.top_k, gated.relevance_gate.min_relevance)

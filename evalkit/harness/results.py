@@ -230,7 +230,7 @@ class Regression(_Model):
 
 
 class GatedBaselineRef(_Model):
-    """The gated baseline a run's gated pass was gated on: its key and when it was recorded."""
+    """The gated baseline a run's gated pass was checked against: its key and when it was recorded."""
 
     mode: str
     top_k: int
@@ -307,7 +307,7 @@ class RunResult(_Model):
     `passes`, in plan order (`evalkit.harness.runner.pass_plan`): the measurement pass (named
     MEASUREMENT, role measurement) first; then, unless it was skipped, the relevance-gated pass
     (named GATED, role report-only — or own-baseline when `gated_baseline` names the gated baseline
-    it was gated on, its regressions being of kinds `gated-metric`/`gated-present`); then any
+    it was checked against, its regressions being of kinds `gated-metric`/`gated-present`); then any
     re-gated passes (role re-gated, each with its own name) added with `with_pass`. Look a pass
     up with `measurement`, `gated` or `pass_named`; `scenarios`, `overall` and `categories` are
     the measurement's.
@@ -461,10 +461,10 @@ class RunResult(_Model):
 
     @property
     def gated_pass_role(self) -> str:
-        """ "report-only", or "gated on its baseline recorded <when>" (see `gated_baseline`)."""
+        """ "report-only", or "checked against its baseline recorded <when>" (see `gated_baseline`)."""
         if self.gated_baseline is None:
             return "report-only"
-        return f"gated on its baseline recorded {self.gated_baseline.recorded_at}"
+        return f"checked against its baseline recorded {self.gated_baseline.recorded_at}"
 
     @property
     def baseline_check_off(self) -> str | None:

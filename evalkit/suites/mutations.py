@@ -349,7 +349,7 @@ def run_mutants(
     executor: Executor | None = None,
 ) -> DetectionPower:
     """Run `suite` once per mutation (all, or those `names` selects) on the deterministic
-    embedder, gated on `config.thresholds` exactly as `evalkit run` gates, through `evaluate`.
+    embedder, checked against `config.thresholds` exactly as `evalkit run` checks, through `evaluate`.
 
     The unit of work is a mutation: `executor` runs them (default: `workers` local processes,
     serially when `workers` is None or 1); outcomes come back in catalogue (or `names`) order,

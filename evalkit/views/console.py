@@ -82,8 +82,8 @@ def _values(metrics: dict[str, float] | None) -> list[str]:
 
 def gate_headline(gated: PassResult, role: str = "report-only") -> str:
     """ "Gated pass (ROLE): min_relevance X — dropped N of M candidate rows across Q/T queries",
-    ROLE being "report-only" or, when a gated baseline gated it, "gated on its baseline recorded
-    WHEN" (`RunResult.gated_pass_role`)."""
+    ROLE being "report-only" or, when a gated baseline was recorded for it, "checked against its
+    baseline recorded WHEN" (`RunResult.gated_pass_role`)."""
     gate = gated.relevance_gate
     return f"Gated pass ({role}): min_relevance {gate.min_relevance:g} — {gate_drops(gate)}"
 

@@ -98,7 +98,7 @@ REGRESSION_COLUMNS: tuple[str, ...] = (
     "threshold",
     "message",
 )
-"""One row per regression (kind: assertion, metric, present). Empty frame = the run gates green."""
+"""One row per regression (kind: assertion, metric, present). Empty frame = the run has no regression."""
 
 GATE_COMPARISON_COLUMNS: tuple[str, ...] = (
     "scenario", "category", "status", "gated_status",

@@ -272,7 +272,7 @@ def assertion_failures(run: EvalRun) -> Styler:
 
 def regressions_table(run: EvalRun) -> Styler:
     """The run's regressions (what fails CI): kind, scenario, category, metric, actual,
-    threshold and message. The caption says "none" when the run gates green."""
+    threshold and message. The caption says "none" when the run has no regression."""
     frame = run.regressions
     caption = (
         f"Regressions: {len(frame)} — this run fails the thresholds"
@@ -399,8 +399,8 @@ def caption(run: EvalRun, title: str) -> str:
     if run.result.gated is None:
         return f"{title}: ungated pass (gated pass skipped)"
     return (
-        f"{title}: ungated (measured, gates CI) vs gated ({gate_label(run)}, {run.result.gated_pass_role}); "
-        "Δ = gated − ungated"
+        f"{title}: ungated (measured, checked in CI) vs gated ({gate_label(run)}, "
+        f"{run.result.gated_pass_role}); Δ = gated − ungated"
     )
 
 

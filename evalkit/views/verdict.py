@@ -17,7 +17,7 @@ Rules (the verdict is the run's own, `RunResult.outcome`; see `evalkit.harness.v
 - Degenerate retrieval (a query with relevant ids that retrieved none, a scenario whose queries
   all got one ranking, recall 0 everywhere) is listed below the regressions, whatever the value.
 - The identity line names the system, the embedder mode, top_k and the gate of the gated pass
-  with its role: "report-only", or "gated on its baseline recorded ..." when a gated baseline
+  with its role: "report-only", or "checked against its baseline recorded ..." when a gated baseline
   gated it (its regressions are then listed as `[gated-metric]`/`[gated-present]`); "gated pass
   skipped" without one.
 """
