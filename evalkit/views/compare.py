@@ -3,7 +3,7 @@
 `compare_runs(a, b)` pairs the queries of one pass of each run by (scenario, query index) and
 returns a `RunComparison` of three frames:
 - `metrics` (COMPARISON_METRIC_COLUMNS): per harness metric, the means of A and B over the
-  paired gating queries (outcome pass, not measure-only, in both runs), Δ = B − A and the
+  paired counted queries (outcome pass, not measure-only, in both runs), Δ = B − A and the
   two-sided p-value of a paired test (`evalkit.harness.uncertainty`): McNemar's exact test on the
   discordant pairs for a rate (hit rate: a query either has a hit or not), the paired permutation
   test for the other metrics (means of scores in [0, 1]);
@@ -35,7 +35,7 @@ from evalkit.views.frames import EvalRun
 COMPARISON_METRIC_COLUMNS: tuple[str, ...] = (
     "metric", "queries", "mean_a", "mean_b", "delta", "p_value", "test",
 )  # fmt: skip
-"""One row per harness metric over the paired gating queries; `delta` = mean_b − mean_a;
+"""One row per harness metric over the paired counted queries; `delta` = mean_b − mean_a;
 `test` names the paired test behind `p_value`: "mcnemar-exact" (a rate) or "permutation"."""
 
 COMPARISON_SCENARIO_COLUMNS: tuple[str, ...] = (
