@@ -108,3 +108,21 @@ def test_run_eval_rejects_bad_arguments():
         evalkit.run_eval(datasets=DATASETS, top_k=0)
     with pytest.raises(evalkit.UsageError, match="unknown embedder mode"):
         evalkit.run_eval(datasets=DATASETS, mode="fancy")
+
+
+def test_ties_are_recorded_per_query_and_read_as_unknown_from_older_reports(run, tmp_path):
+    import json
+
+    queries = run.queries[run.queries["pass"] == "ungated"].set_index(["scenario", "query_index"])
+    assert queries["tied"].sum() == 2 and not queries["tied_at_cut"].any()
+    assert queries.loc[("multi-hop", 2), "tied"] and queries.loc[("multi-hop", 2), "tied_relevant"]
+    report = json.loads(run.save(tmp_path / "report.json").read_text())
+    for part in (report, report["gated"]):
+        for s in part["scenarios"]:
+            for q in s["queries"]:
+                q.pop("ties")  # a report written before ties were recorded
+    older = tmp_path / "older.json"
+    older.write_text(json.dumps(report))
+    frame = evalkit.load_run(older).queries
+    assert frame["tied"].isna().all() and frame["tied_at_cut"].isna().all()
+    assert (frame["tied_relevant"].map(len) == 0).all()
