@@ -16,7 +16,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "mcp", help="look at an MCP memory server: its tools, and a draft mapping for --system mcp:FILE",
         description="Commands for MCP memory servers.",
     )  # fmt: skip
-    sub = mcp.add_subparsers(dest="mcp_command", required=True, metavar="SUBCOMMAND")
+    sub = mcp.add_subparsers(dest="mcp_command", required=True, metavar="SUBCOMMAND", help="inspect")
     inspect = sub.add_parser(
         "inspect",
         help="list a server's tools with their input schemas and print a draft mapping",

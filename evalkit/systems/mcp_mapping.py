@@ -55,8 +55,9 @@ in reset and drop, `{namespace}`, `{scenario}` and `{workdir}` everywhere, `{pyt
 `{npm:PKG}`, `{workdir}` and `{scenario}` in [server]. Without `{top_k}` in the search
 arguments the adapter keeps the first top_k hits (the server has no limit).
 
-A preset is a mapping shipped in `evalkit/systems/mcp_presets/`, named by its file's stem:
-`--system mcp:server-memory`.
+A preset is a mapping shipped in `evalkit/systems/mcp_presets/`, named by its file's stem
+(`--system mcp:server-memory`), or `mcp:reference` (the built-in suite's
+`datasets/mcp/reference.toml`, shipped in the wheel too).
 """
 
 from __future__ import annotations
@@ -74,6 +75,7 @@ from typing import Any, Literal
 from pydantic import Field, ValidationError, model_validator
 
 from evalkit.errors import AdapterError
+from evalkit.packaged import BUILTIN_DATASETS
 from evalkit.records import HIT_FIELDS as DECLARED_HIT_FIELDS
 from evalkit.records import SENT_THOUGHT_FIELDS
 from evalkit.systems.capabilities import Capability
@@ -416,16 +418,28 @@ def _write(spec: _WriteV1) -> WriteSpec:
 # --- loading -----------------------------------------------------------------------------------------
 
 
+def presets() -> dict[str, Path]:
+    """The shipped presets by name (`mcp:NAME`): each file of `PRESETS`, and `reference` (the
+    built-in suite's `datasets/mcp/reference.toml`, the reference store over `evalkit serve --mcp`)."""
+    found = {p.stem: p for p in PRESETS.glob("*.toml")}
+    reference = BUILTIN_DATASETS / "mcp" / "reference.toml"
+    if reference.is_file():
+        found["reference"] = reference
+    return dict(sorted(found.items()))
+
+
 def preset_names() -> list[str]:
     """The shipped presets' names (`mcp:NAME`)."""
-    return sorted(p.stem for p in PRESETS.glob("*.toml"))
+    return list(presets())
 
 
 def mapping_source(spec: str) -> Path:
-    """The file `mcp:SPEC` names: a preset when SPEC is one's name, else the path SPEC."""
-    if "/" not in spec and not spec.endswith(".toml") and (PRESETS / f"{spec}.toml").is_file():
-        return PRESETS / f"{spec}.toml"
-    if "/" not in spec and not spec.endswith(".toml") and not Path(spec).exists():
+    """The file `mcp:SPEC` names: a preset when SPEC is one's name (and no file of that name
+    exists), else the path SPEC."""
+    bare = "/" not in spec and not spec.endswith(".toml") and not Path(spec).exists()
+    if bare and spec in presets():
+        return presets()[spec]
+    if bare:
         raise AdapterError(
             f"no MCP preset {spec!r} and no mapping file of that name; presets: "
             f"{', '.join(preset_names())} (or give a mapping file: mcp:PATH.toml)"
