@@ -5,17 +5,18 @@ one realistic bug a developer could ship (a flag ignored, a sign flipped, a leg 
 variant changes a parameter of a default step or wraps it (`functools.partial`, a small wrapper
 around the default) — no step body is copied. The suite runs on `ReferenceSystem(embedder,
 pipeline=...)` through the one evaluation path (`evaluate`), exactly as `evalkit run` runs it;
-nothing is patched. A mutation is *caught* when its run has at least one gating regression (an
+nothing is patched. A mutation is *caught* when its run has at least one regression (an
 assertion error or a metric below its threshold). The control is an independent rewrite that
 must not change any result: it is caught only if the gate raises false alarms.
 
 Decisions where the issue is silent:
-- Mutation testing needs metric gating, but not a recorded baseline: when the thresholds file
-  holds no deterministic baseline of the reference store on this suite at the config's top_k,
-  the mutants are gated on the suite's unmutated run (recorded as `--update-baseline` would
+- The baseline check does not need a recorded baseline: when the thresholds file holds no
+  deterministic baseline of the reference store on this suite at the config's top_k, the
+  mutants are checked against the suite's unmutated run (recorded as `--update-baseline` would
   record it, into a temporary file: the user's file is never written), so a new suite — an
-  `evalkit init` project — is measured at once; `DetectionPower.gated_on` says what was used.
-  (Before, `run_mutants` refused without a recorded baseline.)
+  `evalkit init` project — is measured at once; `DetectionPower.checked_against` says what was
+  used. (Before, `run_mutants` refused without a recorded baseline: a run without the baseline
+  check would quietly test assertions only.)
 - Each mutation carries a `hint`: what a suite needs to catch it, shown for an escaped mutation
   in the verdict (`evalkit run --mutants`) and saved in the report.
 - Mutants always run in deterministic mode (identical on every machine, no model) and skip the
@@ -24,7 +25,7 @@ Decisions where the issue is silent:
   processes (`workers`) or on Ray, in catalogue order either way.
 - Both directions of the include_global flag are catalogued (`include-global-ignored`: globals
   leak into a search that did not ask; `include-global-dropped`: they never join one that did),
-  and the gate is tested through queries that pin `min_relevance`, which the gating pass honours.
+  and the gate is tested through queries that pin `min_relevance`, which every pass honours.
 """
 
 from __future__ import annotations
@@ -377,7 +378,7 @@ def select_mutations(names: Sequence[str] | None = None) -> tuple[Mutation, ...]
 def mutant_config(config: RunConfig) -> RunConfig:
     """The configuration a mutant runs with: `config` in deterministic mode, ungated (the gated
     pass is report-only and cannot catch anything), a missing baseline never a regression (the
-    mutants are gated on the suite's own unmutated run instead, see `run_mutants`)."""
+    mutants are checked against the suite's own unmutated run instead, see `run_mutants`)."""
     return config.model_copy(
         update={
             "mode": MODE,
@@ -389,14 +390,15 @@ def mutant_config(config: RunConfig) -> RunConfig:
     )
 
 
-def gated_settings(suite: Suite, settings: RunConfig, scratch: Path) -> tuple[RunConfig, str]:
-    """(the settings the mutants are gated with, what they are gated on). The suite runs once on
-    the unmutated reference store under `settings`: when its metrics were compared with a
-    baseline of `settings.thresholds`, the mutants are gated on that file. Otherwise (no file, no
-    entry at this top_k, one of another system or suite) that unmutated run is recorded as the
-    baseline of a thresholds file in `scratch` (exactly what `--update-baseline` would record;
-    the user's file is never written) and the mutants are gated on it — except on a subset of
-    the suite (`--scenario`), whose metrics are never compared: only assertions gate there."""
+def checked_settings(suite: Suite, settings: RunConfig, scratch: Path) -> tuple[RunConfig, str]:
+    """(the settings the mutants run with, what they are checked against). The suite runs once
+    on the unmutated reference store under `settings`: when its metrics were compared with a
+    baseline of `settings.thresholds`, the mutants are checked against that file. Otherwise (no
+    file, no entry at this top_k, one of another system or suite) that unmutated run is recorded
+    as the baseline of a thresholds file in `scratch` (exactly what `--update-baseline` would
+    record; the user's file is never written) and the mutants are checked against it — except on
+    a subset of the suite (`--scenario`), whose metrics are never compared: only assertions count
+    there."""
     embedder = HashingEmbedder(DETERMINISTIC_DIM)
     system = ReferenceSystem(embedder, options=settings.store)
     clean = evaluate(suite, system, settings, embedder=embedder_provenance(embedder), progress=False)
@@ -442,10 +444,10 @@ def run_mutants(
     executor: Executor | None = None,
 ) -> DetectionPower:
     """Run `suite` once per mutation (all, or those `names` selects) on the deterministic
-    embedder through `evaluate`, gated as `gated_settings` says: on the deterministic baseline
-    of `config.thresholds` when the unmutated suite compares with it, else on the unmutated run
-    itself (so a new suite without baselines, `evalkit init`'s, is measured too). The result's
-    `gated_on` says which.
+    embedder through `evaluate`, checked as `checked_settings` says: against the deterministic
+    baseline of `config.thresholds` when the unmutated suite compares with it, else against the
+    unmutated run itself (so a new suite without baselines, `evalkit init`'s, is measured too).
+    The result's `checked_against` says which.
 
     The unit of work is a mutation: `executor` runs them (default: `workers` local processes,
     serially when `workers` is None or 1); outcomes come back in catalogue (or `names`) order,
@@ -456,7 +458,7 @@ def run_mutants(
     runner = executor or make_executor("processes", workers)
     embedder = HashingEmbedder(DETERMINISTIC_DIM)
     with tempfile.TemporaryDirectory(prefix="evalkit-mutants-") as scratch:
-        settings, gated_on = gated_settings(suite, mutant_config(config), Path(scratch))
+        settings, checked_against = checked_settings(suite, mutant_config(config), Path(scratch))
         job = MutantRunner(suite, settings, embedder, embedder_provenance(embedder))
         outcomes = list(runner.map(job, selected))
-    return DetectionPower(outcomes=outcomes, gated_on=gated_on)
+    return DetectionPower(outcomes=outcomes, checked_against=checked_against)

@@ -82,8 +82,8 @@ def _values(metrics: dict[str, float] | None) -> list[str]:
 
 def gate_headline(gated: PassResult, role: str = "report-only") -> str:
     """ "Gated pass (ROLE): min_relevance X — dropped N of M candidate rows across Q/T queries",
-    ROLE being "report-only" or, when a gated baseline gated it, "gated on its baseline recorded
-    WHEN" (`RunResult.gated_pass_role`)."""
+    ROLE being "report-only" or, when a gated baseline was recorded for it, "checked against its
+    baseline recorded WHEN" (`RunResult.gated_pass_role`)."""
     gate = gated.relevance_gate
     return f"Gated pass ({role}): min_relevance {gate.min_relevance:g} — {gate_drops(gate)}"
 
@@ -129,7 +129,7 @@ DEGENERATE_SHOWN = 10
 def render_run(run: EvalRun) -> str:
     """The whole console summary: header, pass table, gated comparison, regressions or the
     verdict line, the degenerate retrieval found, the verdict (PASS / FAIL / NOT GATED), notes.
-    When metric gating was off, its note stands where "No gating regressions." would (or, with
+    When the baseline check was off, its note stands where "No gating regressions." would (or, with
     regressions, follows them) rather than being one note among others."""
     result = run.result
     queries = sum(len(s.queries) for s in result.scenarios)
@@ -143,7 +143,7 @@ def render_run(run: EvalRun) -> str:
         lines += ["", *render_gate_comparison(run)]
     lines += ["", *render_latency(run), *render_not_applicable(run)]
     lines.append("")
-    off = result.metric_gating_off
+    off = result.baseline_check_off
     if result.regressions:
         lines.append(f"Regressions ({len(result.regressions)}):")
         lines += [f"  - [{r.kind}] {r.message}" for r in result.regressions]
@@ -179,15 +179,20 @@ def render_degenerate(run: EvalRun) -> list[str]:
 
 
 def render_strength(run: EvalRun) -> list[str]:
-    """ "Suite strength: caught N of M injected bugs (gated on ...)" and, for each escaped
+    """ "Suite strength: caught N of M injected bugs (mutants checked against ...)" and, for each escaped
     mutation (then a false alarm of the control), what the suite needs to catch it; [] when the
     mutation suite did not run with the run."""
     strength, detection = run.result.outcome.strength, run.result.detection
     if strength is None or detection is None:
         return []
-    gated_on = f" (mutants gated on {detection.gated_on})" if detection.gated_on else ""
+    checked_against = (
+        f" (mutants checked against {detection.checked_against})" if detection.checked_against else ""
+    )
     head = strength.line[0].upper() + strength.line[1:]
-    return [f"{head}{gated_on}" + (":" if strength.escaped else ""), *(f"  - {h}" for h in strength.hints())]
+    return [
+        f"{head}{checked_against}" + (":" if strength.escaped else ""),
+        *(f"  - {h}" for h in strength.hints()),
+    ]
 
 
 def render_verdict_line(run: EvalRun) -> str:
@@ -218,7 +223,7 @@ def render_not_applicable(run: EvalRun) -> list[str]:
         return []
     categories = {s.name: s.category for s in run.result.scenarios}
     return [
-        f"Not applicable ({counted(len(missing), 'scenario')}, excluded from means and gating):",
+        f"Not applicable ({counted(len(missing), 'scenario')}, excluded from means and the baseline check):",
         *(f"  - {name} ({categories[name]}): needs {', '.join(needs)}" for name, needs in missing.items()),
     ]
 
@@ -259,7 +264,7 @@ def _table(frame: pd.DataFrame) -> str:
 def render_detection(detection: DetectionPower) -> str:
     """The mutation table: one line per mutation (caught yes/no, regression count, verdict), then
     the first regression messages that caught it, indented; a closing verdict line, and what the
-    mutants were gated on (`DetectionPower.gated_on`, when the result says)."""
+    mutants were checked against (`DetectionPower.checked_against`, when the result says)."""
     names = [f"{o.mutation} (control)" if o.control else o.mutation for o in detection.outcomes]
     width = max(len("mutation"), *(len(name) for name in names))
     lines = [f"{'mutation':<{width}}  caught  regressions  verdict", "-" * (width + 32)]
@@ -275,8 +280,8 @@ def render_detection(detection: DetectionPower) -> str:
         if not escaped
         else f"Not as expected: {', '.join(escaped)}"
     )
-    if detection.gated_on:
-        lines.append(f"Mutants gated on {detection.gated_on}")
+    if detection.checked_against:
+        lines.append(f"Mutants checked against {detection.checked_against}")
     return "\n".join(lines)
 
 
@@ -307,7 +312,7 @@ def render_comparison(comparison: RunComparison) -> str:
     lines = [
         f"Comparing two runs ({comparison.pass_name} pass; Δ = B − A; p = paired permutation test)",
         comparison.identity,
-        f"paired queries: {len(queries)} ({int(queries['counted'].sum())} gating); only in A: "
+        f"paired queries: {len(queries)} ({int(queries['counted'].sum())} counted); only in A: "
         f"{comparison.only_a}; only in B: {comparison.only_b}",
         "",
         _table(comparison.metrics),

@@ -2,7 +2,7 @@
 request comments or chat: `evalkit summary REPORT` prints it.
 
 Sections, in order:
-- the verdict (`run_verdict`: PASS or FAIL with the regression count, metric gating OFF and why)
+- the verdict (`run_verdict`: PASS or FAIL with the regression count, baseline check OFF and why)
   and the identity line (system, mode, top_k, gate), then, when the mutation suite ran with the
   run, "Suite strength: caught N of M injected bugs." and what catches each escaped mutation;
 - the regressions, one bullet each ("No gating regressions." or its gating-off variant when none);

@@ -112,10 +112,12 @@ def test_the_built_in_suite_catches_every_mutation_and_an_old_report_still_reads
         capsys, "run", "--datasets", str(DATASETS), "--out", str(out), "--no-history", "--fail-on-escaped"
     )
     assert code == 0, stdout
-    assert "Suite strength: caught 15 of 15 injected bugs (mutants gated on the deterministic " in stdout
+    assert (
+        "Suite strength: caught 15 of 15 injected bugs (mutants checked against the deterministic " in stdout
+    )
     assert "evalkit: warning: 5 lint findings" in err  # the explained ones (README, "Linting a suite")
     data = json.loads(out.read_text())
-    del data["verdict"]["strength"], data["detection"]["gated_on"]
+    del data["verdict"]["strength"], data["detection"]["checked_against"]
     for outcome in data["detection"]["outcomes"]:
         del outcome["hint"]
     old = RunResult.model_validate(data)  # a report written before suite strength was saved

@@ -1,5 +1,5 @@
 """Mutation testing (evalkit.suites.mutations, `evalkit mutants`): every catalogued search bug turns the
-built-in suite into a gating regression, and the no-op control raises none."""
+built-in suite into a regression, and the no-op control raises none."""
 
 from __future__ import annotations
 
@@ -132,12 +132,12 @@ def test_unknown_mutation_name_is_a_usage_error_listing_the_valid_ones():
     assert all(name in str(info.value) for name in MUTATIONS)
 
 
-def test_without_a_recorded_baseline_mutants_are_gated_on_the_unmutated_run(tmp_path):
+def test_without_a_recorded_baseline_mutants_are_checked_against_the_unmutated_run(tmp_path):
     suite = load_suite(DATASETS)
     missing = tmp_path / "missing.json"
     names = ["rrf-constant-1", "vector-leg-off", CONTROL]
     detection = run_mutants(suite, RunConfig(thresholds=missing), names)
-    assert detection.gated_on == (
+    assert detection.checked_against == (
         f"this suite's unmutated run (no comparable deterministic baseline at top_k 5 in {missing})"
     )
     assert [(o.mutation, o.caught) for o in detection.outcomes] == [
@@ -145,14 +145,16 @@ def test_without_a_recorded_baseline_mutants_are_gated_on_the_unmutated_run(tmp_
     ]  # fmt: skip
     assert not missing.exists()  # the user's thresholds file is never written
     recorded = run_mutants(suite, RunConfig(thresholds=THRESHOLDS), ["vector-leg-off"])
-    assert recorded.gated_on == f"the deterministic baseline at top_k 5 in {THRESHOLDS}"
+    assert recorded.checked_against == f"the deterministic baseline at top_k 5 in {THRESHOLDS}"
     other_top_k = run_mutants(suite, RunConfig(thresholds=THRESHOLDS, top_k=10), [CONTROL])
-    assert other_top_k.gated_on is not None and other_top_k.gated_on.startswith("this suite's unmutated run")
+    assert other_top_k.checked_against is not None and other_top_k.checked_against.startswith(
+        "this suite's unmutated run"
+    )
     assert other_top_k.ok
     unthresholded = run_mutants(suite, RunConfig(thresholds=None), ["vector-leg-off"])
-    assert unthresholded.gated_on == "this suite's unmutated run (no thresholds file)"
+    assert unthresholded.checked_against == "this suite's unmutated run (no thresholds file)"
     subset = run_mutants(load_suite(DATASETS, ["multi-hop"]), RunConfig(thresholds=THRESHOLDS), [CONTROL])
-    assert subset.gated_on is not None and subset.gated_on.startswith(
+    assert subset.checked_against is not None and subset.checked_against.startswith(
         "assertions only (scenarios were selected"
     )
     with pytest.raises(UsageError, match="workers must be a positive integer"):
@@ -367,6 +369,8 @@ def test_cli_without_a_baseline_gates_on_the_unmutated_run_and_says_so(tmp_path,
     none = tmp_path / "none.json"
     assert mutants("--mutation", "vector-leg-off", "--mutation", CONTROL, thresholds=none) == 0
     out = capsys.readouterr().out
-    gated_on = f"this suite's unmutated run (no comparable deterministic baseline at top_k 5 in {none})"
-    assert f"Mutants gated on {gated_on}" in out
+    checked_against = (
+        f"this suite's unmutated run (no comparable deterministic baseline at top_k 5 in {none})"
+    )
+    assert f"Mutants checked against {checked_against}" in out
     assert not none.exists()
