@@ -75,7 +75,7 @@ def warn_on_load(datasets: Path, top_k: int) -> None:
         return
     if findings:
         print(
-            f"evalkit: warning: {summary(findings)}: queries that cannot fail prove nothing; "
+            f"evalkit: warning: {summary(findings)} in the suite: queries a broken search can still pass; "
             f"`evalkit lint {datasets}` lists each with its fix",
             file=sys.stderr,
         )

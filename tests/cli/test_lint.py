@@ -59,7 +59,8 @@ def test_run_warns_about_lint_findings_in_one_line(tmp_path, capsys):
     )
     assert code == 0
     assert err == (
-        "evalkit: warning: 1 lint finding (1 forbid-out-of-reach): queries that cannot fail prove nothing; "
+        "evalkit: warning: 1 lint finding (1 forbid-out-of-reach) in the suite: queries a broken search can "
+        "still pass; "
         f"`evalkit lint {suite}` lists each with its fix\n"
     )
 
