@@ -34,6 +34,7 @@ def build_parser() -> argparse.ArgumentParser:
         imports,
         init,
         lint,
+        mcp,
         mutants,
         notebooks,
         report,
@@ -66,7 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
         history,
         config,
     )
-    for module in (*modules, init, notebooks, imports, scenario):
+    for module in (*modules, init, notebooks, imports, scenario, mcp):
         module.register(commands)
     return parser
 
