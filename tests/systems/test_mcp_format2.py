@@ -319,11 +319,9 @@ def test_inspect_of_a_server_that_cannot_start_is_one_line(capsys):
 
 
 def test_inspect_reads_a_streamable_http_server_by_its_url(tmp_path, capsys):
-    from evalkit import ReferenceSystem
+    from evalkit import ReferenceSystem, run_eval
     from evalkit.systems.mcp_server import create_server
     from tests.servers import serving
-
-    from evalkit import run_eval
 
     with serving(create_server(ReferenceSystem()).streamable_http_app()) as url:
         code, out, err = cli(capsys, "mcp", "inspect", f"{url}/mcp", "--out", str(tmp_path / "draft.toml"))
