@@ -2,7 +2,8 @@
 the runner's thread, with the bounds the `evalkit.systems.mcp_adapter` docstring lists.
 
 `Session(label, server)` starts the server (stdio) or connects (url), runs the handshake and lists
-the tools (`tools`: names; `schemas`: each tool's inputSchema; `descriptions`); `call(tool,
+the tools (`tools`: names; `schemas`: each tool's inputSchema; `descriptions`,
+`output_schemas`); `call(tool,
 arguments)` returns the structured output and text blocks; `close()` ends it and stops the
 process. The SDK's check of each result against the tool's outputSchema is turned off: the
 adapter reads and checks every result itself, and that check was most of its time.
@@ -57,6 +58,9 @@ class Session:
             listed = self._ready.result(timeout=self.timeout)
             self.schemas: dict[str, dict[str, Any]] = {t.name: dict(t.input_schema or {}) for t in listed}
             self.descriptions: dict[str, str] = {t.name: t.description or "" for t in listed}
+            self.output_schemas: dict[str, dict[str, Any]] = {
+                t.name: dict(t.output_schema or {}) for t in listed
+            }
             self.tools = list(self.schemas)
         except BaseException as exc:
             self.close()
