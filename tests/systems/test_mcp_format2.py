@@ -337,3 +337,16 @@ def test_inspect_reads_a_streamable_http_server_by_its_url(tmp_path, capsys):
     assert f'url = "{url}/mcp"' in out
     assert 'strategy = "namespace"\nargument = "namespace"' in out
     assert 'tool = "store_thoughts"\nbatch = "thoughts"' in out
+
+
+def test_a_captured_stderr_is_quoted_when_the_server_fails(tmp_path):
+    path = _leaky(tmp_path, 'strategy = "none"')
+    crash = "import sys; sys.stderr.write('boom: no config file'); sys.exit(3)"
+    path.write_text(
+        path.read_text().replace(
+            f"args = [{json.dumps(str(LEAKY))}]", f'args = ["-c", {json.dumps(crash)}]\nstderr = "capture"'
+        )
+    )
+    with pytest.raises(AdapterError, match=r"cannot start or reach the MCP server .*its stderr ended with: "
+                       r"'boom: no config file'"):  # fmt: skip
+        McpSystem.from_mapping(path)
