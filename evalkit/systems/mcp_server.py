@@ -76,6 +76,7 @@ def plain_search_out(response: SearchResponse) -> dict[str, Any]:
         "gate_candidates": [
             {"id": c.id, "bm25": c.bm25, "similarity": c.similarity} for c in response.gate_candidates
         ],
+        "cut_tied": response.cut_tied,
     }
 
 
