@@ -58,6 +58,7 @@ from evalkit.scenarios.seeding import own_ids, seed_edges, seed_thoughts
 from evalkit.systems import MemorySystem
 from evalkit.systems.capabilities import declared_capabilities
 from evalkit.systems.checked import TimedResponse, open_checked
+from evalkit.systems.protocol import SearchRequest
 from evalkit.validation import shown_value
 
 
@@ -168,7 +169,8 @@ class ShardRunner:
     """Runs one shard (a picklable callable, so executors can ship it to worker processes):
     seeds a fresh memory of `system` in its own temporary directory — removed when the shard
     ends, also on an error or Ctrl-C — and asks each of the shard's queries once per pass of
-    `plan`, in plan order."""
+    `plan`, in plan order (query by query; the same order in the batches of a memory that
+    offers `search_batch`, see `CheckedMemory.search_many`)."""
 
     system: MemorySystem
     config: RunConfig
@@ -186,11 +188,12 @@ class ShardRunner:
             memory.add_thoughts(seed_thoughts(scenario, self.distractors, self.clock))
             memory.add_edges(seed_edges(scenario))
             own = own_ids(scenario)
+            requests: list[SearchRequest] = []
+            asked: list[str] = []
             for index in range(shard.start, shard.stop):
                 query = scenario.queries[index]
-                k = query.top_k or self.config.top_k
                 options: dict[str, Any] = dict(
-                    top_k=k,
+                    top_k=query.top_k or self.config.top_k,
                     project=query.project,
                     include_global=query.include_global,
                     recency_weight=query.recency_weight or 0.0,
@@ -198,13 +201,20 @@ class ShardRunner:
                     now=self.clock,
                     query_id=stable_query_id(scenario.name, index, query.id),
                 )
-                asked = f"scenario {scenario.name!r}, query {index + 1} ({shown_value(query.query)})"
+                where = f"scenario {scenario.name!r}, query {index + 1} ({shown_value(query.query)})"
                 pinned = query.min_relevance
-                for spec, queries, resolved in zip(self.plan, results, gate_values, strict=True):
+                for spec in self.plan:
                     gate = spec.min_relevance if pinned is None else pinned
-                    timed = memory.search(query.query, asked=asked, min_relevance=gate, **options)
+                    requests.append(SearchRequest(query.query, min_relevance=gate, **options))
+                    asked.append(where)
+            answers = memory.search_many(requests, asked)
+            for index in range(shard.start, shard.stop):
+                query = scenario.queries[index]
+                k = query.top_k or self.config.top_k
+                for spec, queries, resolved in zip(self.plan, results, gate_values, strict=True):
+                    timed = next(answers)
                     latencies.append(timed.latency_ms)
-                    free = spec.relevance_gated and pinned is None
+                    free = spec.relevance_gated and query.min_relevance is None
                     if free:
                         resolved.add(timed.response.min_relevance)
                     record = free and bool(timed.response.gate_candidates)

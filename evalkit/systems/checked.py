@@ -13,7 +13,11 @@ fix, instead of a raw AttributeError deep in the runner. Checks on each search r
 Output violations raise SystemOutputError (an AdapterError) naming the scenario and query.
 `query_id` is passed only to a search that names it or takes `**options` (it matters to systems
 that replay recorded rankings; text search does not need it).
-Each search call is timed (wall clock, milliseconds, the system's call only).
+Each search call is timed (wall clock, milliseconds, the system's call only). A memory that
+offers `search_batch` (see `evalkit.systems.protocol`) is asked through it by `search_many`, in
+chunks of at most `SEARCH_BATCH`; each search of a chunk is credited an equal share of the
+chunk's wall time, and a batch answering another number of responses than it was asked is an
+error.
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ from typing import Any
 
 from evalkit.errors import AdapterError, AdapterWarning, SystemOutputError
 from evalkit.records import HIT_FIELDS, MATCH_SOURCES, STANDINGS, Edge, Hit, SearchResponse, Thought
-from evalkit.systems.protocol import MemorySystem, ScenarioMemory
+from evalkit.systems.protocol import SEARCH_BATCH, MemorySystem, ScenarioMemory, SearchRequest
 from evalkit.validation import shown_value
 
 _FLOAT_SIGNALS = tuple(f.name for f in HIT_FIELDS if f.annotation == float | None)
@@ -63,6 +67,8 @@ class CheckedMemory:
         self._memory: ScenarioMemory = memory
         self._seeded: set[str] = set()
         self._takes_query_id = _accepts_keyword(memory.search, "query_id")
+        batch = getattr(memory, "search_batch", None)
+        self._batch = batch if callable(batch) else None
 
     def add_thoughts(self, thoughts: Sequence[Thought]) -> None:
         self._memory.add_thoughts(thoughts)
@@ -83,6 +89,33 @@ class CheckedMemory:
         return TimedResponse(
             checked_response(self._name, response, options["top_k"], self._seeded, asked), latency_ms
         )
+
+    def search_many(self, requests: Sequence[SearchRequest], asked: Sequence[str]) -> Iterator[TimedResponse]:
+        """The checked, timed responses of `requests`, in order (`asked[i]` says where request
+        `i` comes from, as for `search`): through the memory's `search_batch` when it has one,
+        `SEARCH_BATCH` requests per call, else one `search` per request. Lazy: a request is
+        sent only when the responses before it have been taken."""
+        if self._batch is None:
+            for request, where in zip(requests, asked, strict=True):
+                yield self.search(request.query, asked=where, **request.options())
+            return
+        for start in range(0, len(requests), SEARCH_BATCH):
+            chunk = requests[start : start + SEARCH_BATCH]
+            began = time.perf_counter()
+            responses = self._batch(chunk)
+            share_ms = (time.perf_counter() - began) * 1000.0 / len(chunk)
+            if not isinstance(responses, Sequence) or len(responses) != len(chunk):
+                count = len(responses) if isinstance(responses, Sequence) else type(responses).__name__
+                raise SystemOutputError(
+                    f"system {self._name!r}: search_batch() answered {count} responses for {len(chunk)} "
+                    "searches; return one SearchResponse per request, in order"
+                )
+            for request, where, response in zip(
+                chunk, asked[start : start + SEARCH_BATCH], responses, strict=True
+            ):
+                yield TimedResponse(
+                    checked_response(self._name, response, request.top_k, self._seeded, where), share_ms
+                )
 
 
 def _accepts_keyword(function: Any, name: str) -> bool:
