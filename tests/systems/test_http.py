@@ -404,3 +404,19 @@ def test_the_system_is_named_by_info_and_errors_give_its_url():
             AdapterError, match=rf"^system 'fake' at {url}: GET /nothing: HTTP 404: Not Found"
         ):
             system.call("GET", "/nothing", None)
+
+
+def test_a_servers_repeated_field_errors_are_shown_once_with_a_count(reference_url):
+    from pydantic import BaseModel
+
+    class Loose(BaseModel):
+        thoughts: list[dict]
+
+    system = HttpSystem(reference_url)
+    namespace = system.call("POST", "/namespaces", NamespaceOut).namespace
+    body = Loose(thoughts=[{"id": f"t{i}", "content": "x", "importance": 3.0} for i in range(3)])
+    with pytest.raises(AdapterError) as caught:
+        system.call("POST", f"/namespaces/{namespace}/thoughts", None, body)
+    message = str(caught.value)
+    assert "body.thoughts.0.importance: Input should be less than or equal to 1" in message
+    assert "; 2 more like it (body.thoughts.*.importance)" in message and "thoughts.1" not in message
