@@ -58,7 +58,6 @@ from evalkit.scenarios.seeding import own_ids, seed_edges, seed_thoughts
 from evalkit.systems import MemorySystem
 from evalkit.systems.capabilities import declared_capabilities
 from evalkit.systems.checked import TimedResponse, open_checked
-from evalkit.systems.protocol import SearchRequest
 from evalkit.validation import shown_value
 
 
@@ -169,8 +168,7 @@ class ShardRunner:
     """Runs one shard (a picklable callable, so executors can ship it to worker processes):
     seeds a fresh memory of `system` in its own temporary directory — removed when the shard
     ends, also on an error or Ctrl-C — and asks each of the shard's queries once per pass of
-    `plan`, in plan order (query by query; the same order in the batches of a memory that
-    offers `search_batch`, see `CheckedMemory.search_many`)."""
+    `plan`, in plan order."""
 
     system: MemorySystem
     config: RunConfig
@@ -184,16 +182,17 @@ class ShardRunner:
         results: tuple[list[QueryResult], ...] = tuple([] for _ in self.plan)
         gate_values: tuple[set[float], ...] = tuple(set() for _ in self.plan)
         latencies: list[float] = []
-        with scratch_directory() as workdir, open_checked(self.system, workdir) as memory:
+        with scratch_directory() as workdir, open_checked(self.system, workdir, scenario.name) as memory:
             memory.add_thoughts(seed_thoughts(scenario, self.distractors, self.clock))
             memory.add_edges(seed_edges(scenario))
             own = own_ids(scenario)
-            requests: list[SearchRequest] = []
-            asked: list[str] = []
+            asks: list[tuple[int, QuerySpec, int, list[QueryResult], set[float], bool]] = []
+            searches: list[tuple[str, str, dict[str, Any]]] = []
             for index in range(shard.start, shard.stop):
                 query = scenario.queries[index]
+                k = query.top_k or self.config.top_k
                 options: dict[str, Any] = dict(
-                    top_k=query.top_k or self.config.top_k,
+                    top_k=k,
                     project=query.project,
                     include_global=query.include_global,
                     recency_weight=query.recency_weight or 0.0,
@@ -201,25 +200,22 @@ class ShardRunner:
                     now=self.clock,
                     query_id=stable_query_id(scenario.name, index, query.id),
                 )
-                where = f"scenario {scenario.name!r}, query {index + 1} ({shown_value(query.query)})"
+                asked = f"scenario {scenario.name!r}, query {index + 1} ({shown_value(query.query)})"
                 pinned = query.min_relevance
-                for spec in self.plan:
-                    gate = spec.min_relevance if pinned is None else pinned
-                    requests.append(SearchRequest(query.query, min_relevance=gate, **options))
-                    asked.append(where)
-            answers = memory.search_many(requests, asked)
-            for index in range(shard.start, shard.stop):
-                query = scenario.queries[index]
-                k = query.top_k or self.config.top_k
                 for spec, queries, resolved in zip(self.plan, results, gate_values, strict=True):
-                    timed = next(answers)
-                    latencies.append(timed.latency_ms)
-                    free = spec.relevance_gated and query.min_relevance is None
-                    if free:
-                        resolved.add(timed.response.min_relevance)
-                    record = free and bool(timed.response.gate_candidates)
-                    scored = _query_result(index, query, timed, k, own, extra_metrics, gate_candidates=record)
-                    queries.append(scored)
+                    gate = spec.min_relevance if pinned is None else pinned
+                    searches.append((query.query, asked, {"min_relevance": gate, **options}))
+                    asks.append((index, query, k, queries, resolved, spec.relevance_gated and pinned is None))
+            # every search of the shard in one go (one call for a memory with search_many), then scored
+            for timed, (index, query, k, queries, resolved, free) in zip(
+                memory.search_all(searches), asks, strict=True
+            ):
+                latencies.append(timed.latency_ms)
+                if free:
+                    resolved.add(timed.response.min_relevance)
+                record = free and bool(timed.response.gate_candidates)
+                scored = _query_result(index, query, timed, k, own, extra_metrics, gate_candidates=record)
+                queries.append(scored)
         return ShardResult(results, tuple(frozenset(v) for v in gate_values), latencies)
 
 

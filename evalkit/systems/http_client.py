@@ -15,7 +15,7 @@ newer server's field, a service's own extras) is dropped, and named in one Adapt
 first time it is seen (`hits[*].score`, with a did-you-mean for a misspelt known key), not an
 error; a missing or mistyped field still is. The system is named by `/info`'s `name` (the URL,
 credentials redacted, is in `describe()` and in every error message). When `/info` advertises
-`search_batch` (the server's batch endpoint), the memory offers `search_batch` and the harness
+`search_batch` (the server's batch endpoint), the memory offers `search_many` and the harness
 sends all searches of a scenario in requests of at most that many (`batch=False` turns it off).
 
 Bounds, so that no server can hang or exhaust a run:
@@ -457,7 +457,7 @@ class HttpMemory:
         return search_response(self._system.call("POST", f"{self._path}/search", SearchOut, body))
 
     def _search_in(self, request: SearchRequest) -> SearchIn:
-        return SearchIn(query=request.query, **request.options())
+        return SearchIn(query=request.query, **request.options)
 
     @contextmanager
     def _request(self, endpoint: str) -> Iterator[None]:
@@ -474,10 +474,10 @@ class HttpMemory:
 
 
 class HttpBatchMemory(HttpMemory):
-    """A namespace on a server with the batch endpoint: also `search_batch` (see
+    """A namespace on a server with the batch endpoint: also `search_many` (see
     `evalkit.systems.protocol`), in requests of at most the server's `search_batch`."""
 
-    def search_batch(self, requests: Sequence[SearchRequest]) -> list[SearchResponse]:
+    def search_many(self, requests: Sequence[SearchRequest]) -> list[SearchResponse]:
         """POST .../search/batch with `requests`, in order; one SearchResponse per request."""
         size = self._system.info.search_batch
         endpoint = f"{self._path}/search/batch"

@@ -11,52 +11,33 @@ A system may also declare `capabilities` (a set of names from
 not_applicable. A system that declares nothing is taken to have them all. What the harness
 checks in every response is listed in `evalkit.systems.checked`.
 
-A memory may also offer `search_batch(requests)`: a sequence of `SearchRequest` in, one
-`SearchResponse` per request out, in the same order, each what `search` would have answered had
-the requests been asked one after the other in that order. The harness then sends every search
-of a scenario (each query once per pass, in the order it would ask them one by one) through it,
-at most `SEARCH_BATCH` at a time; an adapter over a network uses it to save a round trip per
-search (the HTTP client does when the server's `/info` advertises its batch endpoint). A memory
-without it is searched one query at a time.
+Two optional extras: `open(workdir, scenario=NAME)` — a system whose `open` takes the keyword
+`scenario` is told the scenario's name (the MCP adapter names it in errors and templates); and a
+memory may offer `search_many(requests)`, a batch search: a `SearchRequest` per search, answered
+by one `SearchResponse` each, in order, exactly as `search` would answer them one by one. The
+runner then asks all of a shard's searches in one call (each search's latency is the call's
+wall time divided by their number).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol
 
 from evalkit.records import Edge, SearchResponse, Thought
 
-SEARCH_BATCH = 256
-"""The most searches the harness hands one `search_batch` call (a shard with more is sent in
-chunks, so a benchmark of thousands of queries never holds all its responses at once)."""
 
-
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class SearchRequest:
-    """One search of a batch: `query` and the keyword options of `ScenarioMemory.search`
-    (same names, same meanings)."""
+    """One search of a batch (`search_many`): the query and the keyword arguments that
+    `ScenarioMemory.search` would get (top_k, project, min_relevance, …, query_id)."""
 
     query: str
-    top_k: int
-    project: str | None
-    min_relevance: float | None
-    recency_weight: float
-    recency_half_life_days: float
-    now: datetime
-    include_global: bool = False
-    query_id: str | None = None
-
-    def options(self) -> dict[str, Any]:
-        """The keyword options of `search` (every field but `query`)."""
-        return {name: getattr(self, name) for name in _OPTIONS}
-
-
-_OPTIONS = tuple(f.name for f in fields(SearchRequest) if f.name != "query")
+    options: Mapping[str, Any]
 
 
 class ScenarioMemory(Protocol):

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from evalkit import Hit, ReferenceSystem, SearchResponse, run_eval
+from evalkit import Hit, SearchResponse, run_eval
 from evalkit.errors import AdapterError, AdapterWarning
 from evalkit.records import GateCandidate
 from evalkit.systems.checked import checked_response
@@ -135,82 +135,77 @@ def test_gate_candidates_are_checked_like_hit_signals():
 
 
 class _Batching:
-    """The reference store's memory with `search_batch` (answering `answer(responses)`), recording
-    the size of each batch it was asked."""
+    """The reference store with a `search_many` (one call for a shard's searches), optionally
+    dropping its last response; `open` takes the scenario's name."""
 
-    def __init__(self, memory, sizes, answer):
-        self._memory, self._sizes, self._answer = memory, sizes, answer
-
-    def add_thoughts(self, thoughts):
-        self._memory.add_thoughts(thoughts)
-
-    def add_edges(self, edges):
-        self._memory.add_edges(edges)
-
-    def search(self, query, **options):
-        raise AssertionError("a memory with search_batch is searched through it")
-
-    def search_batch(self, requests):
-        self._sizes.append(len(requests))
-        return self._answer([self._memory.search(r.query, **r.options()) for r in requests])
-
-
-class _BatchingSystem:
     name = "batching"
 
-    def __init__(self, answer=lambda responses: responses):
-        self.sizes: list[int] = []
-        self._answer = answer
+    def __init__(self, drop_last: bool = False) -> None:
+        from evalkit import ReferenceSystem
+
+        self._reference, self._drop_last = ReferenceSystem(), drop_last
+        self.batches: list[int] = []
+        self.scenarios: list[str | None] = []
 
     def describe(self):
-        return {}
+        return {"system": self.name}
 
-    def open(self, workdir: Path):
+    def open(self, workdir: Path, scenario: str | None = None):
         from contextlib import contextmanager
+
+        self.scenarios.append(scenario)
 
         @contextmanager
         def opened():
-            with ReferenceSystem().open(workdir) as memory:
-                yield _Batching(memory, self.sizes, self._answer)
+            with self._reference.open(workdir) as memory:
+                outer = self
+
+                class Memory:
+                    add_thoughts, add_edges, search = memory.add_thoughts, memory.add_edges, memory.search
+
+                    def search_many(self, requests):
+                        outer.batches.append(len(requests))
+                        answers = [memory.search(r.query, **r.options) for r in requests]
+                        return answers[:-1] if outer._drop_last else answers
+
+                yield Memory()
 
         return opened()
 
 
-def test_a_memory_with_search_batch_gets_each_scenarios_searches_in_one_call():
-    system = _BatchingSystem()
-    batched = run_eval(datasets=DATASETS, system=system, thresholds=None)
-    local = run_eval(datasets=DATASETS, thresholds=None)
-    assert batched.result.scenarios == local.result.scenarios
-    assert batched.result.gated is not None and batched.result.gated.scenarios == local.result.gated.scenarios
-    applicable = [s for s in local.result.scenarios if s.status != "not_applicable"]
-    assert system.sizes == [2 * len(s.queries) for s in applicable]  # both passes, one call per scenario
-    assert batched.result.latency.overall.calls == sum(system.sizes)
+def test_search_many_answers_a_shard_in_one_call_with_the_one_by_one_numbers():
+    system = _Batching()
+    batched, plain = _run(system).result, _run(None).result
+    assert system.batches == [10]  # 5 queries × 2 passes of explicit-fact, in one call
+    assert system.scenarios == ["explicit-fact"]
+    assert batched.scenarios == plain.scenarios
 
 
-def test_a_batch_answering_another_number_of_responses_is_an_error():
-    with pytest.raises(
-        AdapterError, match=r"system 'batching': search_batch\(\) answered 9 responses for 10 searches"
-    ):
-        _run(_BatchingSystem(lambda responses: responses[:-1]))
+def test_search_many_returning_too_few_responses_is_named():
+    with pytest.raises(AdapterError, match=r"search_many\(\) returned 9 responses for 10 searches; it must "):
+        _run(_Batching(drop_last=True))
 
 
-def test_a_batch_is_checked_like_single_searches():
-    def unseeded(responses):
-        return [with_first_hit(responses[0], id="ghost"), *responses[1:]]
+def test_the_responses_of_search_many_are_checked_like_single_searches():
+    class Ghostly(_Batching):
+        def open(self, workdir: Path, scenario: str | None = None):
+            from contextlib import contextmanager
+
+            opened = super().open(workdir, scenario)
+
+            @contextmanager
+            def ghostly():
+                with opened as memory:
+                    many = memory.search_many
+
+                    def haunted(requests):
+                        first, *rest = many(requests)
+                        return [with_first_hit(first, id="ghost"), *rest]
+
+                    memory.search_many = haunted
+                    yield memory
+
+            return ghostly()
 
     with pytest.raises(AdapterError, match=r"scenario 'explicit-fact', query 1 .*id 'ghost' was never added"):
-        _run(_BatchingSystem(unseeded))
-
-
-def test_a_search_request_gives_the_options_of_search():
-    from datetime import UTC, datetime
-
-    from evalkit.systems.protocol import SearchRequest
-
-    now = datetime(2026, 1, 1, tzinfo=UTC)
-    options = dict(min_relevance=None, recency_weight=0.5, recency_half_life_days=7.0, now=now)
-    request = SearchRequest("q", top_k=3, project="p", include_global=True, query_id="s/1", **options)
-    assert request.options() == {
-        "top_k": 3, "project": "p", "min_relevance": None, "recency_weight": 0.5,
-        "recency_half_life_days": 7.0, "now": now, "include_global": True, "query_id": "s/1",
-    }  # fmt: skip
+        _run(Ghostly())
