@@ -21,7 +21,8 @@ query (1-based, as every message counts queries) and the fix. The rules, each a 
   hashing-embedder token nor a BM25 term: in deterministic mode (the default, CI's and the
   mutation suite's) both legs match words only, so those thoughts are found by chance.
 - `duplicate-content`: thoughts seeded together (a scenario's own with its distractors, or the
-  distractors file itself) whose content is the same (case and spacing aside).
+  distractors file itself) whose content is the same (case and spacing aside; blank contents,
+  which an import writes without `--with-content`, are not compared).
 - `id-collision`: a thought id that several scenarios use (a system that keeps one memory for
   the whole run, or anything keyed by id across scenarios, mixes them up).
 
@@ -231,10 +232,12 @@ def _duplicates(
 ) -> list[Finding]:
     """One finding per group of `thoughts` with the same content (case and spacing aside) that
     holds at least one thought not in `shared` (the distractors, whose own copies are reported
-    once, for their file)."""
+    once, for their file). Blank contents are not compared: `evalkit import traces` writes them
+    for records whose content it was not asked to keep (`--with-content`)."""
     groups: dict[str, list[str]] = {}
     for t in thoughts:
-        groups.setdefault(" ".join(t.content.casefold().split()), []).append(t.id)
+        if t.content.strip():  # blank: a record whose content was left out (an import's privacy)
+            groups.setdefault(" ".join(t.content.casefold().split()), []).append(t.id)
     return [
         Finding(
             "duplicate-content",

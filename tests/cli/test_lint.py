@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from evalkit.harness.results import RunResult, read_result
-from evalkit.views.frames import load_run
+from evalkit.views.frames import EvalRun, load_run
 from evalkit.views.verdict import run_verdict
 from tests.scenarios.test_lint import OLD_INIT_EXAMPLE
 from tests.shared import DATASETS, cli
@@ -122,7 +122,9 @@ def test_the_built_in_suite_catches_every_mutation_and_an_old_report_still_reads
     for outcome in data["detection"]["outcomes"]:
         del outcome["hint"]
     old = RunResult.model_validate(data)  # a report written before suite strength was saved
-    assert old.outcome.strength is None
+    assert old.outcome.strength is None  # its stored verdict is kept as written, but
+    assert old.strength is not None and old.strength.line == "suite strength: caught 15 of 15 injected bugs"
+    assert run_verdict(EvalRun(old)).strength == old.strength.line  # the verdict block still shows it
     judged = old.judged().strength
     assert judged is not None and (judged.caught, judged.escaped) == (15, [])
 
@@ -138,3 +140,19 @@ def test_mutants_are_refused_for_a_system_that_does_not_declare_mutation_testing
         "tests.systems_fixtures:limited_system",
     )
     assert code == 2 and "mutation testing applies to a system whose declaration says mutation_testing" in err
+
+
+def test_a_scenario_from_a_trace_and_an_import_without_content_pass_the_lint(tmp_path, capsys):
+    """Issue 26's from-trace scenario passes the loader and the lint; an import without
+    --with-content (blank contents) is not flagged for duplicates, only its shared record id."""
+    from tests.shared import FIXTURES
+
+    traces = str(FIXTURES / "traces" / "genai_memory.jsonl")
+    trace = "5b8efff798038103d269b633813fc60e"
+    argv = ("scenario", "from-trace", "--with-content", "--traces", traces, "--out", str(tmp_path / "ft"))
+    assert cli(capsys, *argv, trace)[0] == 0
+    assert cli(capsys, "lint", str(tmp_path / "ft"), "--strict")[0] == 0
+    assert cli(capsys, "import", "traces", traces, "--out", str(tmp_path / "imp"))[0] == 0
+    code, out, _ = cli(capsys, "lint", str(tmp_path / "imp"))
+    assert code == 0 and "[duplicate-content]" not in out
+    assert out.splitlines()[-1].startswith("1 lint finding (1 id-collision)")
