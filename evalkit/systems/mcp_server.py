@@ -23,15 +23,11 @@ it quietly instead of with the SDK's traceback.
 
 from __future__ import annotations
 
-import asyncio
-import fcntl
 import logging
 import os
-import stat
 import sys
 import threading
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager, suppress
+from collections.abc import Awaitable, Callable
 from datetime import datetime
 from functools import wraps
 from typing import Any, TypeVar
@@ -220,7 +216,7 @@ async def _run_stdio(server: MCPServer) -> None:
 
     logging.getLogger("mcp").setLevel(logging.WARNING)
     lowlevel = server._lowlevel_server  # what run_stdio_async runs; it has no public handle
-    async with _pipes() as pipes, stdio_server(*pipes) as (read, write):
+    async with stdio_server() as (read, write):
         forward, received = anyio.create_memory_object_stream[Any](0)
 
         async def answer_unreadable() -> None:
@@ -240,75 +236,6 @@ async def _run_stdio(server: MCPServer) -> None:
             group.start_soon(answer_unreadable)
             await lowlevel.run(received, write, lowlevel.create_initialization_options())
             group.cancel_scope.cancel()
-
-
-@asynccontextmanager
-async def _pipes() -> AsyncIterator[tuple[Any, Any]]:
-    """(stdin, stdout) for the SDK's `stdio_server`: when both are pipes or sockets, line streams
-    on the event loop itself, so a message costs no thread hop (the SDK reads and writes through
-    worker threads: three hops a call, most of a small call's time on a busy machine); else
-    (None, None), the SDK's own. Like the SDK, while serving fd 0 reads the null device and fd 1
-    writes to stderr, so a stray print or child process misses the wire; both are restored on exit."""
-    if not all(stat.S_ISFIFO(os.fstat(fd).st_mode) or stat.S_ISSOCK(os.fstat(fd).st_mode) for fd in (0, 1)):
-        yield None, None
-        return
-    loop = asyncio.get_running_loop()
-    sys.stdout.flush()
-    wire_in, wire_out = (fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 3) for fd in (0, 1))
-    null = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(null, 0)
-    os.close(null)
-    os.dup2(2, 1)
-    reader = asyncio.StreamReader(limit=MAX_LINE, loop=loop)
-    read_transport, _ = await loop.connect_read_pipe(
-        lambda: asyncio.StreamReaderProtocol(reader, loop=loop), os.fdopen(wire_in, "rb", buffering=0)
-    )
-    write_transport, protocol = await loop.connect_write_pipe(
-        lambda: asyncio.streams.FlowControlMixin(loop=loop), os.fdopen(wire_out, "wb", buffering=0)
-    )
-    writer = asyncio.StreamWriter(write_transport, protocol, None, loop)
-    try:
-        yield _LineReader(reader), _LineWriter(writer)
-    finally:
-        with suppress(OSError):  # the wire back on fd 0 and 1, then its duplicates closed
-            os.dup2(wire_in, 0)
-            os.dup2(wire_out, 1)
-        read_transport.close()
-        write_transport.close()
-
-
-MAX_LINE = 1 << 30
-"""The longest message line `_pipes` reads (the SDK's own transport has no limit)."""
-
-
-class _LineReader:
-    """The lines of a pipe, as `async for` over an anyio text file gives them (UTF-8, with
-    replacement characters for bad bytes, newline kept)."""
-
-    def __init__(self, reader: asyncio.StreamReader) -> None:
-        self._reader = reader
-
-    def __aiter__(self) -> _LineReader:
-        return self
-
-    async def __anext__(self) -> str:
-        line = await self._reader.readline()
-        if not line:
-            raise StopAsyncIteration
-        return line.decode("utf-8", errors="replace")
-
-
-class _LineWriter:
-    """`write` and `flush` of an anyio text file, on a pipe's stream writer."""
-
-    def __init__(self, writer: asyncio.StreamWriter) -> None:
-        self._writer = writer
-
-    async def write(self, text: str) -> None:
-        self._writer.write(text.encode("utf-8"))
-
-    async def flush(self) -> None:
-        await self._writer.drain()
 
 
 def _client_gone(exc: BaseException) -> bool:
