@@ -240,16 +240,20 @@ def sweep_chart(run: EvalRun, values: Iterable[float] = DEFAULT_SWEEP_VALUES) ->
     return fig
 
 
+TREND_TICKS = 6
+"""At most this many labelled runs per trend panel (date and commit; the others are points only)."""
+
+
 def trend_chart(history: pd.DataFrame) -> ReportFigure:
     """The run history (`evalkit.load_history`): one panel per harness metric, the overall
-    ungated mean of each run, one line per series — system, mode, top_k and suite fingerprint
+    ungated mean of each run (2 × 2 panels), one line per series — system, mode, top_k and suite fingerprint
     (the first 8 characters of the dataset digest), so runs of different systems or suites are
     never joined into one line — at the run's position in append order; each x tick names the
     run's date (UTC, from `generated_at`) and its commit (7 characters, "?" outside git). A run
     with regressions is drawn as a red cross. The legend sits below the panels. An empty history
     gives a figure that says so."""
     overall = history[(history["pass"] == "ungated") & (history["scope"] == "overall")]
-    fig = ReportFigure(figsize=(13, 4.6), layout="constrained")
+    fig = ReportFigure(figsize=(13, 7.5), layout="constrained")
     if overall.empty:
         ax = fig.subplots()
         ax.text(0.5, 0.5, "no run history yet: `evalkit run` appends each run", ha="center", va="center")
@@ -257,8 +261,11 @@ def trend_chart(history: pd.DataFrame) -> ReportFigure:
         return fig
     runs = overall.drop_duplicates("run_id")
     order = {run: i for i, run in enumerate(runs["run_id"], start=1)}
-    ticks = [_run_tick(row.generated_at, row.git_commit) for row in runs.itertuples(index=False)]
-    step = max(1, len(ticks) // 8)  # at most about 8 labelled ticks per panel
+    ticks = [
+        _run_tick(str(when), commit)
+        for when, commit in zip(runs["generated_at"], runs["git_commit"], strict=True)
+    ]
+    step = -(-len(ticks) // TREND_TICKS)  # at most TREND_TICKS labelled ticks per panel
     series_of = overall.assign(
         run=lambda f: f["run_id"].map(order),
         series=lambda f: [
@@ -266,7 +273,7 @@ def trend_chart(history: pd.DataFrame) -> ReportFigure:
             for s, m, k, d in zip(f["system"], f["mode"], f["top_k"], f["dataset_digest"], strict=True)
         ],
     )
-    axes = fig.subplots(1, len(HARNESS_METRICS), sharey=True)
+    axes = fig.subplots(2, -(-len(HARNESS_METRICS) // 2), sharey=True).flatten()  # room for the ticks
     for ax, metric in zip(axes, HARNESS_METRICS, strict=True):
         rows = series_of[series_of["metric"] == metric]
         for i, (name, series) in enumerate(rows.groupby("series", sort=False)):
@@ -282,7 +289,8 @@ def trend_chart(history: pd.DataFrame) -> ReportFigure:
         shown = list(range(1, len(ticks) + 1, step))
         ax.set_xticks(shown, [ticks[i - 1] for i in shown], fontsize="small")
         ax.set_xlim(0.5, len(ticks) + 0.5)
-    axes[0].set_ylabel("overall mean")
+    for ax in axes[:: len(axes) // 2]:
+        ax.set_ylabel("overall mean")
     fig.suptitle(
         f"Trend over {counted(len(order), 'run')} (overall, ungated pass; red cross = run with regressions)"
     )

@@ -323,9 +323,9 @@ def render_ranking_diff(diff: pd.DataFrame, *, limit: int = 20) -> str:
     lines = [
         f"Ranking changes: {counted(len(diff), 'query', 'queries')}, largest first (+ relevant, ! forbidden)"
     ]
-    for row in diff.head(limit).itertuples(index=False):
-        lines.append(f"  {row.query_id} (change {row.change}): {row.query}")
-        for label, ids in (("entered", row.entered), ("left", row.left), ("moved", row.moved)):
+    for row in diff.head(limit).to_dict("records"):
+        lines.append(f"  {row['query_id']} (change {row['change']}): {row['query']}")
+        for label, ids in (("entered", row["entered"]), ("left", row["left"]), ("moved", row["moved"])):
             if ids:
                 lines.append(f"    {label}: {', '.join(ids)}")
     if len(diff) > limit:

@@ -47,12 +47,12 @@ def ranking_diff(a: EvalRun, b: EvalRun, *, pass_name: str = "ungated") -> pd.Da
     sides = [_rows(run, pass_name, label) for run, label in ((a, "A"), (b, "B"))]
     paired = sides[0].merge(sides[1], on=["scenario", "query_number"], suffixes=("_a", "_b"))
     rows = []
-    for order, row in enumerate(paired.itertuples(index=False)):
-        before, after = list(row.retrieved_a), list(row.retrieved_b)
+    for order, row in enumerate(paired.to_dict("records")):
+        before, after = list(row["retrieved_a"]), list(row["retrieved_b"])
         if before == after:
             continue
-        relevant = set(row.relevant_a) | set(row.relevant_b)
-        forbidden = _forbidden(row.check_errors_a) | _forbidden(row.check_errors_b)
+        relevant: set[str] = set(row["relevant_a"]) | set(row["relevant_b"])
+        forbidden = _forbidden(row["check_errors_a"]) | _forbidden(row["check_errors_b"])
 
         def mark(i: str, relevant: set[str] = relevant, forbidden: set[str] = forbidden) -> str:
             return i + (RELEVANT_MARK if i in relevant else "") + (FORBIDDEN_MARK if i in forbidden else "")
@@ -66,10 +66,10 @@ def ranking_diff(a: EvalRun, b: EvalRun, *, pass_name: str = "ungated") -> pd.Da
         moved = [(i, x, y) for i, x, y in moves if x != y]
         rows.append(
             {
-                "scenario": row.scenario,
-                "query_number": row.query_number,
-                "query_id": row.query_id_a,
-                "query": row.query_a,
+                "scenario": row["scenario"],
+                "query_number": row["query_number"],
+                "query_id": row["query_id_a"],
+                "query": row["query_a"],
                 "change": len(entered) + len(left) + sum(abs(x - y) for _, x, y in moved),
                 "entered": [mark(i) for i in entered],
                 "left": [mark(i) for i in left],

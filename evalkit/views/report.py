@@ -162,10 +162,8 @@ def failure_table(run: EvalRun) -> Styler:
         else "Every query held its assertions and retrieved every relevant id"
     )
     styler = styled(frame, caption).hide(axis="index").format(precision=3, subset=["recall", "hit rate"])
-    styler = styler.format(
-        lambda name: f'<a href="#{scenario_anchor(name)}">{html.escape(name)}</a>', subset=["scenario"]
-    )
-    styler = styler.format(html.escape, subset=["query", "problem", "query_id"])
+    styler = styler.format(_scenario_link, subset=["scenario"])
+    styler = styler.format(_escaped, subset=["query", "problem", "query_id"])
     return styler.map(status_css, subset=["status"]).set_table_styles(
         {
             column: [{"selector": "td", "props": "white-space: normal; min-width: 14em"}]
@@ -173,6 +171,14 @@ def failure_table(run: EvalRun) -> Styler:
         },
         overwrite=False,
     )
+
+
+def _scenario_link(name: object) -> str:
+    return f'<a href="#{scenario_anchor(str(name))}">{html.escape(str(name))}</a>'
+
+
+def _escaped(text: object) -> str:
+    return html.escape(str(text))
 
 
 def contents(run: EvalRun, **options: Any) -> Section:

@@ -543,7 +543,7 @@ def multi_comparison_table(comparison: MultiComparison) -> Styler:
     table = comparison.table
     rows: dict[tuple[str, str], dict[tuple[str, str], object]] = {}
     for r in table.itertuples(index=False):
-        row = rows.setdefault((str(r.scope), str(r.run)), {("", "queries"): int(r.queries)})
+        row = rows.setdefault((str(r.scope), str(r.run)), {("", "queries"): int(str(r.queries))})
         label = METRIC_LABELS[str(r.metric)]
         row[(label, "mean")] = r.mean
         row[(label, "Δ")] = (

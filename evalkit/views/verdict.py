@@ -39,8 +39,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from evalkit.harness.config import DEFAULT_SYSTEM, DEFAULT_THRESHOLDS
-from evalkit.harness.provenance import BUILTIN_SUITE, ComparedBaseline
-from evalkit.harness.results import GATING_OFF, DetectionPower, RunResult
+from evalkit.harness.provenance import BUILTIN_SUITE, ComparedBaseline, ComparedScope
+from evalkit.harness.results import GATING_OFF, Aggregate, DetectionPower, RunResult
 from evalkit.harness.verdict import VerdictValue
 from evalkit.views.frames import EvalRun, missing_gated_pass
 from evalkit.wording import counted
@@ -254,7 +254,9 @@ def margins(result: RunResult) -> tuple[Margin, ...]:
     if compared is None:
         return ()
     measured = result.measurement
-    scopes = [("overall", compared.overall, measured.overall)] if compared.overall is not None else []
+    scopes: list[tuple[str, ComparedScope | None, Aggregate | None]] = (
+        [("overall", compared.overall, measured.overall)] if compared.overall is not None else []
+    )
     scopes += [(c, s, measured.categories.get(c)) for c, s in compared.categories.items()]
     return tuple(
         Margin(name, metric, aggregate.metrics[metric], scope.baseline.get(metric), threshold)
