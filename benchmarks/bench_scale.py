@@ -18,7 +18,7 @@ each size, in one sitting and in this order, three commands run as subprocesses 
 - `workers`: this working tree with `--workers N` (process executor).
 
 Each command is `evalkit run --datasets DIR --thresholds <missing file> --out FILE` (both
-passes, no metric gating); the flags exist in both versions. Every command runs `--repeats`
+passes, no baseline check); the flags exist in both versions. Every command runs `--repeats`
 times (default 3) and the fastest run counts. A version's *fixed cost* is its run of a
 one-scenario suite (the first scenario file and the distractors: interpreter start, imports,
 loading, report writing), measured just before; the *per-scenario cost* at N scenarios is

@@ -53,7 +53,7 @@ from evalkit.views.frames import EvalRun, load_run
 from evalkit.views.traces import TraceReplay, load_trace_queries
 
 BENCHMARK_DEFAULTS = RunConfig(gated=False, store=StoreOptions(retrieval="bm25"), thresholds=None)
-"""How a benchmark runs unless told otherwise: BM25, ungated, nothing to gate on."""
+"""How a benchmark runs unless told otherwise: BM25, ungated, no baselines to compare with."""
 
 
 def make_config(config: RunConfig | None = None, **overrides: Any) -> RunConfig:
@@ -284,7 +284,7 @@ def score_run(
     """Score rankings produced elsewhere: the run file `run_file` (TREC or JSONL, see
     `evalkit.suites.runfiles`; `format` None = from the suffix) replayed by a `ReplaySystem`
     through the one evaluation path. Against the scenario suite in `datasets` (with its
-    thresholds: the same gating as `run_eval`, `<datasets>/thresholds.json` unless `config` or a
+    thresholds: the same baseline check as `run_eval`, `<datasets>/thresholds.json` unless `config` or a
     `thresholds=` override names one) when `bench` is None, else against the imported
     benchmark (`beir_set`, `locomo_set`, `longmemeval_set`) at its own top_k and metrics. The
     replay has no relevance gate, so only the ungated pass runs. DatasetError for a bad run file
@@ -378,7 +378,7 @@ def record_baseline(
 
 def assert_thresholds(run: EvalRun, fail: bool = True) -> str:
     """The run's verdict line when it has no regressions; otherwise RegressionError listing every
-    regression (followed by the metric-gating-OFF note, if any), or with `fail` False that message
+    regression (followed by the baseline-check-OFF note, if any), or with `fail` False that message
     and "(not raised: ...)" returned instead (`harness.regressions.assert_no_regressions`). The
     report notebook's final cell."""
     return assert_no_regressions(run.result, fail)

@@ -16,7 +16,7 @@ read-only and hard to find).
 Contract of `init_project` and `copy_notebooks`: an existing file is never
 overwritten unless `force` is true: without it, UsageError lists every file that exists (and
 nothing is written). Other files in the folder are left alone. `evalkit run` inside the new
-folder works at once (metric gating is OFF until a baseline is recorded, and says so).
+folder works at once (the baseline check is OFF until a baseline is recorded, and says so).
 """
 
 from __future__ import annotations

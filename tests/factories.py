@@ -1,4 +1,4 @@
-"""Small hand-built results for tests of aggregation, gating and frames."""
+"""Small hand-built results for tests of aggregation, baselines and frames."""
 
 from __future__ import annotations
 

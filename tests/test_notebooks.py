@@ -390,7 +390,7 @@ def test_report_writes_self_contained_html_with_scenario_table_and_charts(
     assert main(["report", "--out-dir", str(tmp_path), "--no-progress"]) == 0
     assert f"report: {tmp_path / 'eval_report.html'}" in capsys.readouterr().out
     html = (tmp_path / "eval_report.html").read_text(encoding="utf-8")
-    assert "Per scenario: ungated (measured, gates CI) vs gated" in html
+    assert "Per scenario: ungated (measured, checked in CI) vs gated" in html
     assert all(f">{name}</th>" in html for name in SCENARIOS)
     assert html.count("data:image/png;base64,") >= 3
     assert "tables.scenario_table(run)" not in html  # no code input
@@ -421,16 +421,16 @@ def visible_text(html: str) -> str:
 
 
 @pytest.mark.usefixtures("at_root")
-def test_report_at_a_top_k_without_a_baseline_says_metric_gating_is_off_in_its_final_cell(
+def test_report_at_a_top_k_without_a_baseline_says_the_baseline_check_is_off_in_its_final_cell(
     tmp_path: Path,
 ) -> None:
     args = ["report", "--out-dir", str(tmp_path), "--no-progress", "-p", "top_k", "10", "-p", "mutants", "no"]
     assert main(args) == 0
     executed = nbformat.read(tmp_path / "eval_report.ipynb", as_version=4)
     final = "".join(o.get("text", "") for o in executed.cells[-1].get("outputs", []))
-    assert final.startswith("metric gating OFF: no baseline for deterministic at top_k 10")
+    assert final.startswith("baseline check OFF: no baseline for deterministic at top_k 10")
     html = (tmp_path / "eval_report.html").read_text(encoding="utf-8")
-    assert "metric gating OFF: no baseline for deterministic at top_k 10" in html
+    assert "baseline check OFF: no baseline for deterministic at top_k 10" in html
     assert "No gating regressions." not in html
 
 

@@ -40,7 +40,7 @@ def test_init_writes_the_project_and_run_works_inside_it_at_once(tmp_path, monke
     assert main(["run"]) == 0
     out = capsys.readouterr().out
     assert "deploy-facts" in out and "facts" in out
-    assert "metric gating OFF: no baseline for deterministic at top_k 5" in out
+    assert "baseline check OFF: no baseline for deterministic at top_k 5" in out
     assert (project / "reports" / "report.json").is_file()
     assert main(["run", "--require-baseline"]) == 1  # what the generated workflow runs
     assert main(["run", "--update-baseline"]) == 0
@@ -99,7 +99,7 @@ def test_the_workflows_report_step_renders_the_saved_run_of_a_new_project(tmp_pa
     assert main(["run", "--no-gated-pass"]) == 0
     assert main(["report", "--no-progress", "-p", "report_json", "reports/report.json"]) == 0
     html = (tmp_path / "reports" / "eval_report.html").read_text(encoding="utf-8")
-    assert "metric gating OFF: no baseline for deterministic at top_k 5" in html
+    assert "baseline check OFF: no baseline for deterministic at top_k 5" in html
     assert "No gating regressions." not in html
 
 

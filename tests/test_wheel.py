@@ -124,7 +124,7 @@ def test_the_installed_wheel_runs_every_command_from_an_unrelated_folder(
     assert update.returncode == 2 and "evalkit init DIR" in update.stderr, update.stderr
     _run([evalkit, "init", "x"], tmp_path, env)
     inside = _run([evalkit, "run"], tmp_path / "x", env)
-    assert "metric gating OFF: no baseline for deterministic at top_k 5" in inside.stdout
+    assert "baseline check OFF: no baseline for deterministic at top_k 5" in inside.stdout
     assert (tmp_path / "x" / "reports" / "report.json").is_file()
     assert (tmp_path / "x" / "notebooks" / "eval_report.ipynb").is_file()
     _run([evalkit, "notebooks", "nb"], tmp_path, env)

@@ -19,7 +19,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "mutants",
         help="prove the gate catches real search bugs: run the suite once per injected fault",
         description="Run the deterministic scenario suite once per catalogued mutation of the reference "
-        "store (a realistic search bug) and once for a no-op control, gated on the recorded baseline. "
+        "store (a realistic search bug) and once for a no-op control, checked against the recorded baseline. "
         "Exit 0 = every mutation was caught and the control was not, 1 = a mutation escaped or the "
         "control raised a false alarm, 2 = bad input or usage (e.g. an unknown mutation name). "
         f"Mutations: {', '.join(MUTATIONS)}.",

@@ -60,8 +60,8 @@ def register(commands: argparse._SubParsersAction) -> None:
     )  # fmt: skip
     run.add_argument(
         "--require-baseline", action="store_true",
-        help="exit 1 when metric gating is off (no baseline of this system for this mode, top_k and suite) "
-        "instead of noting it",
+        help="exit 1 when the baseline check is off (no baseline of this system for this mode, "
+        "top_k and suite) instead of noting it",
     )  # fmt: skip
     run.add_argument(
         "--update-gated-baseline", action="store_true",
@@ -85,7 +85,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     add_dataset_args(run)
     run.add_argument(
         "--scenario", action="append", metavar="NAME",
-        help="run only this scenario (repeatable); assertions gate, metrics are not compared",
+        help="run only this scenario (repeatable); assertions count, metrics are not compared",
     )  # fmt: skip
     run.add_argument(
         "--min-relevance", type=unit_float, metavar="X",
@@ -168,7 +168,8 @@ def check_gated_flags(args: argparse.Namespace) -> None:
     if deprecated and not args.update_baseline:
         raise UsageError(
             "--gated records the gated pass as a gated baseline: use it with --update-baseline (a run is "
-            "gated on a gated baseline by itself whenever one is recorded for its mode, top_k and gate)"
+            "checked against a gated baseline by itself whenever one is recorded for its mode, top_k "
+            "and gate)"
         )
     if deprecated:
         args.update_baseline, args.update_gated_baseline = False, True

@@ -1,5 +1,5 @@
 """`evalkit score --run FILE`: score rankings produced elsewhere (a TREC or JSONL run file)
-against the built-in suite or a benchmark, with the same report, gating and console summary.
+against the built-in suite or a benchmark, with the same report, baseline check and console summary.
 
 The run is replayed through the one evaluation path (`evalkit.score_run`). Query ids are stable
 query ids: a benchmark query's own id, `<scenario>/<query index>` for the built-in suite. Exit
@@ -51,7 +51,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     against.add_argument(
         "--suite", choices=("builtin",),
         help="the scenario suite in --datasets (default: the project's, else the built-in suite), "
-        "gated on its thresholds as `evalkit run` is",
+        "checked against its thresholds as `evalkit run` is",
     )  # fmt: skip
     against.add_argument("--beir", type=Path, metavar="DIR", help="a BEIR directory")
     against.add_argument("--locomo", type=Path, metavar="FILE", help="a LoCoMo file")

@@ -28,7 +28,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     summary.add_argument("report", type=Path, metavar="REPORT", help="the JSON report of a run")
     summary.add_argument(
         "--thresholds", type=Path, metavar="PATH",
-        help="baselines file to compare with (default: the one the run was gated on)",
+        help="baselines file to compare with (default: the one the run was checked against)",
     )  # fmt: skip
     summary.add_argument(
         "--drops", type=int, default=5, metavar="N", help="how many of the biggest drops to list (default 5)"

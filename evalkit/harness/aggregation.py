@@ -74,9 +74,9 @@ def gate_summary(scenarios: Sequence[ScenarioResult], min_relevance: float) -> G
 def pass_result(
     name: str, role: PassRole, scenarios: Sequence[ScenarioResult], min_relevance: float
 ) -> PassResult:
-    """Assemble the pass `name` with `role`: overall and per-category means over gating scenarios'
+    """Assemble the pass `name` with `role`: overall and per-category means over counted scenarios'
     queries, and its relevance gate's totals at `min_relevance` (`gate_summary`). Categories are
-    in the order in which they first appear among the gating scenarios (SPEC §5), so the console,
+    in the order in which they first appear among the counted scenarios (SPEC §5), so the console,
     the report JSON and the frames list them as the suite does."""
     counted = [s for s in scenarios if counts_toward_aggregates(s)]
     by_category: dict[str, list[QueryResult]] = {}

@@ -58,10 +58,10 @@ class RunConfig(CheckedModel):
       (None = the system's default, 0.4 for the reference store).
     - `metrics`: IR metrics computed per query beside the harness metrics, as `name@k` labels
       (benchmarks: `ndcg@10`, ...).
-    - `thresholds`: the baselines file that metric gating reads, None = no baselines (benchmarks,
+    - `thresholds`: the baselines file that the baseline check reads, None = no baselines (benchmarks,
       `--thresholds none`): metrics are not compared and the verdict is NOT GATED at best; a
-      missing file turns metric gating off with a note.
-    - `require_baseline`: metric gating turned off (no file, no entry for this mode and top_k,
+      missing file turns the baseline check off with a note.
+    - `require_baseline`: the baseline check turned off (no file, no entry for this mode and top_k,
       scenarios selected by name) is a regression instead of a note, so CI cannot pass ungated.
     """
 

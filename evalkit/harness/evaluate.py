@@ -4,27 +4,28 @@
 passes of the plan (`evalkit.harness.runner.pass_plan`), gate on the recorded thresholds, record
 provenance. Decisions where the SPEC is silent:
 - The thresholds file is read before anything runs, so an invalid file fails fast (exit 2).
-- Metric gating is off when the file is missing or has no entry for the run's (mode, top_k)
+- The baseline check is off when the file is missing or has no entry for the run's (mode, top_k)
   (metrics at another cut-off are not comparable, so another top_k's entry never stands in),
   and when that entry was recorded for another system or on another suite
   (`regressions.baseline_mismatch`: baselines belong to a system and a suite; an entry without
   a system is the reference store's, one without a suite fingerprint predates fingerprints).
-  The report then carries a note beginning "metric gating OFF" (`RunResult.metric_gating_off`),
+  The report then carries a note beginning "baseline check OFF" (`RunResult.baseline_check_off`),
   which the console, the JSON and the report notebook's verdict show instead of "No gating
-  regressions.". Assertion regressions always gate. `config.thresholds` None turns metric
-  gating off without a note (benchmarks: nothing to gate on, by design).
-- A suite restricted to some scenarios (`Suite.subset`) is not metric-gated either (the same
+  regressions.". Assertion regressions always count. `config.thresholds` None turns the
+  baseline check off without a note (benchmarks: nothing to compare with, by design).
+- A suite restricted to some scenarios (`Suite.subset`) is not checked against baselines either (the same
   kind of note): baselines average whole categories of the whole suite, so a subset's means differ.
 - A run whose recall is 0 on every query with relevant ids has a `degenerate` regression
   (`harness.verdict.degenerate_findings`): it is never PASS, whatever baseline it meets.
-- `config.require_baseline`: metric gating OFF for any of these reasons is itself a regression
+- `config.require_baseline`: baseline check OFF for any of these reasons is itself a regression
   (kind `baseline`), so CI cannot pass without comparing metrics.
 - Scenarios that are not applicable to the system are listed in a note. They leave the overall
   mean and their categories' means over a different population than the baseline's, so those
   are not metric-gated (see `metric_regressions`); categories whose scenarios all ran still are.
 - A system without a relevance gate gets no gated pass, with a note.
-- The gated pass is gated only when the thresholds file holds a gated baseline for this mode,
-  top_k and the gate the pass ran at (`ThresholdsDocument.gated_entry`), and the suite is whole:
+- The gated pass is checked against a baseline only when the thresholds file holds a gated
+  baseline for this mode, top_k and the gate the pass ran at (`ThresholdsDocument.gated_entry`),
+  and the suite is whole:
   its role is then own-baseline; otherwise it stays report-only, and nothing about it is added
   to the notes (a file without gated baselines gives exactly the report of a version without them).
 """
@@ -46,7 +47,7 @@ from evalkit.harness.regressions import (
     metric_regressions,
     no_baseline_reason,
 )
-from evalkit.harness.results import GATING_OFF, PassResult, Regression, RunResult
+from evalkit.harness.results import BASELINE_CHECK_OFF, PassResult, Regression, RunResult
 from evalkit.harness.runner import run_suite
 from evalkit.harness.thresholds_file import (
     BaselineSystem,
@@ -95,7 +96,7 @@ def evaluate(
         suite.file_digests,
         declaration=declaration_of(system),
     )
-    metric_notes, metric_found, compared = _metric_gating(
+    metric_notes, metric_found, compared = _baseline_check(
         suite, config, measurement, entries, measured_on(system.name, provenance)
     )
     if compared is not None:
@@ -139,7 +140,8 @@ def _degenerate(measurement: PassResult) -> list[Regression]:
 def _applicability_notes(not_applicable: dict[str, list[str]], gate_skipped: bool) -> list[str]:
     """Notes naming the scenarios that were not applicable and a skipped gated pass."""
     notes = [
-        f"not applicable: {name} (the system lacks {', '.join(missing)}); excluded from means and gating"
+        f"not applicable: {name} (the system lacks {', '.join(missing)}); "
+        "excluded from means and the baseline check"
         for name, missing in not_applicable.items()
     ]
     if gate_skipped:
@@ -150,22 +152,23 @@ def _applicability_notes(not_applicable: dict[str, list[str]], gate_skipped: boo
 def _gated_entry(
     suite: Suite, config: RunConfig, gated: PassResult | None, document: ThresholdsDocument | None
 ) -> GatedEntry | None:
-    """The gated baseline the gated pass is gated on, or None (report-only)."""
+    """The gated baseline the gated pass is checked against, or None (report-only)."""
     if gated is None or document is None or suite.subset:
         return None
     return document.gated_entry(config.mode, config.top_k, gated.relevance_gate.min_relevance)
 
 
-def _metric_gating(
+def _baseline_check(
     suite: Suite,
     config: RunConfig,
     measurement: PassResult,
     entries: dict[str, ModeEntry] | None,
     identity: tuple[BaselineSystem, SuiteFingerprint],
 ) -> tuple[list[str], list[Regression], ComparedBaseline | None]:
-    """(notes, regressions, compared): why metric gating is off (and, under `require_baseline`,
-    that as a regression), or the metric regressions it found and the baseline it compared the
-    run with (`ComparedBaseline`, None when nothing was compared). `identity` is what the run measured (its
+    """(notes, regressions, compared): why the baseline check is off (and, under
+    `require_baseline`, that as a regression), or the metric regressions it found and the baseline
+    it compared the run with (`ComparedBaseline`, None when nothing was compared). `identity` is
+    what the run measured (its
     system and suite fingerprint): an entry recorded for another system or suite is not compared
     (`baseline_mismatch`)."""
     thresholds = config.thresholds
@@ -175,9 +178,9 @@ def _metric_gating(
     entry = find_baseline(entries or {}, config.mode, config.top_k)
     mismatch = None if entry is None else baseline_mismatch(entry, config.mode, thresholds, *identity)
     if suite.subset and entries is not None:
-        reason = "scenarios were selected by name: metric gating is off, baselines cover the whole suite"
+        reason = "scenarios were selected by name: the baseline check is off, baselines cover the whole suite"
     elif entries is None:
-        reason = f"no thresholds file at {thresholds}: metric gating is off until a baseline is recorded"
+        reason = f"no thresholds file at {thresholds}: the baseline check is off until a baseline is recorded"
     elif entry is None:
         reason = no_baseline_reason(config.mode, config.top_k, thresholds, entries)
     elif mismatch is not None:
@@ -189,7 +192,7 @@ def _metric_gating(
         )
     else:
         return [], metric_regressions(measurement, entry), _compared(entry, measurement, thresholds)
-    note = f"{GATING_OFF}: {reason} (assertions still gate)"
+    note = f"{BASELINE_CHECK_OFF}: {reason} (assertions still count)"
     required = Regression(kind="baseline", message=f"a baseline is required (--require-baseline): {note}")
     return [note], [required] if config.require_baseline else [], None
 

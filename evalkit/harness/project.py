@@ -4,7 +4,7 @@ with the command line into the run configuration.
 Where the file is found: the first directory, from `start` (the working directory) upwards, that
 holds `evalkit.toml` or a `pyproject.toml` with a `[tool.evalkit]` table. When one directory has
 both, `evalkit.toml` wins and the pyproject table is ignored (`Project.notes` says so). No file
-found: every value is its default (the built-in suite, gated on its own baselines).
+found: every value is its default (the built-in suite, checked against its own baselines).
 
 Keys, all optional (`evalkit.toml` holds them at the top level, pyproject.toml under
 `[tool.evalkit]`):
@@ -17,7 +17,7 @@ Keys, all optional (`evalkit.toml` holds them at the top level, pyproject.toml u
 | `top_k` | results per query | 5 |
 | `gated` | also run the report-only pass under the relevance gate | true |
 | `min_relevance` | the gate of that pass | the service default |
-| `require_baseline` | metric gating OFF is a regression (exit 1) | false |
+| `require_baseline` | baseline check OFF is a regression (exit 1) | false |
 | `reports` | the folder of JSON and HTML reports | `reports` (in the working directory) |
 
 Precedence, value by value: the command line, then the file, then the default. Relative paths in

@@ -37,7 +37,7 @@ TOLERANCE = 1e-6
 
 
 def no_baseline_reason(mode: str, top_k: int, path: Path, entries: Mapping[str, ModeEntry]) -> str:
-    """Why metric gating is off for a run without an entry, and how to record exactly that entry:
+    """Why the baseline check is off for a run without an entry, and how to record exactly that entry:
     the same command plus --update-baseline (the same suite, mode, top_k and thresholds file; it
     adds the entry and keeps every other one). Spelling out a command instead could name another
     suite or file than the run used, and so replace a baseline the user did not mean."""
@@ -141,7 +141,7 @@ def metric_regressions(result: PassResult, entry: ModeEntry) -> list[Regression]
                 Regression(
                     kind="present",
                     category=category,
-                    message=f"category {category!r} has a baseline but no gating scenario ran in it",
+                    message=f"category {category!r} has a baseline but no counted scenario ran in it",
                 )
             )
         else:
@@ -200,7 +200,7 @@ def gated_regressions(gated: PassResult, entry: GatedEntry) -> list[Regression]:
                 Regression(
                     kind="gated-present",
                     category=category,
-                    message=f"{label}: {where} has a gated baseline but no gating scenario ran in it",
+                    message=f"{label}: {where} has a gated baseline but no counted scenario ran in it",
                 )
             )
             continue
@@ -225,14 +225,14 @@ def assert_no_regressions(result: RunResult, fail: bool = True) -> str:
     """Raise RegressionError listing every regression when `fail` and the run has any.
 
     Returns the verdict line otherwise (`RunResult.verdict`: "No gating regressions." only when
-    the metrics were compared with a baseline, else the "metric gating OFF: ..." note) or, with
-    `fail` False, how many regressions were found but not raised. A metric-gating-OFF note
+    the metrics were compared with a baseline, else the "baseline check OFF: ..." note) or, with
+    `fail` False, how many regressions were found but not raised. A baseline-check-OFF note
     follows the regressions in either case.
     """
     regressions = result.regressions
     if not regressions:
         return result.verdict_line()
-    off = result.metric_gating_off
+    off = result.baseline_check_off
     lines = [f"  - [{r.kind}] {r.message}" for r in regressions] + ([off] if off is not None else [])
     message = f"{len(regressions)} regression(s) against the thresholds:\n" + "\n".join(lines)
     if fail:

@@ -215,7 +215,7 @@ class PassResult(_Model):
 
 class Regression(_Model):
     """One reason a run fails CI. kind: assertion (an assertion or floor of a failing scenario) |
-    metric | present (the ungated pass against its mode's baseline) | baseline (metric gating was
+    metric | present (the ungated pass against its mode's baseline) | baseline (the baseline check was
     off under `require_baseline`) | degenerate (recall 0 on every query with relevant ids) |
     gated-metric | gated-present (the gated pass against its gated baseline, only when one was
     recorded for the run's mode, top_k and gate)."""
@@ -230,7 +230,7 @@ class Regression(_Model):
 
 
 class GatedBaselineRef(_Model):
-    """The gated baseline a run's gated pass was gated on: its key and when it was recorded."""
+    """The gated baseline a run's gated pass was checked against: its key and when it was recorded."""
 
     mode: str
     top_k: int
@@ -239,7 +239,7 @@ class GatedBaselineRef(_Model):
 
 
 class MutationOutcome(_Model):
-    """One catalogued mutation's suite run: the gating regressions it caused, most specific first
+    """One catalogued mutation's suite run: the regressions it caused, most specific first
     (none = the mutation escaped). `control` marks the no-op that must NOT be caught."""
 
     mutation: str
@@ -268,8 +268,24 @@ class DetectionPower(_Model):
         return all(o.expected for o in self.outcomes)
 
 
-GATING_OFF = "metric gating OFF"
-"""How every note that turns metric gating off begins (console, JSON notes, the report's verdict)."""
+BASELINE_CHECK_OFF = "baseline check OFF"
+"""How every note that turns the baseline check off begins (console, JSON notes, the report's verdict)."""
+
+_OLD_BASELINE_CHECK_OFF = "metric gating OFF"
+"""The same prefix as reports written before the rename carry it: still recognised when read."""
+
+_ASSERTIONS_STILL_COUNT = (" (assertions still count)", " (assertions still gate)")
+"""The note's closing words, new and old (stripped by `baseline_check_reason`)."""
+
+
+def baseline_check_reason(note: str) -> str:
+    """Why the baseline check was off, from its note (new or old wording): the note without its
+    prefix and its closing "(assertions still count)"; a note without them comes back stripped."""
+    reason = note.removeprefix(BASELINE_CHECK_OFF).removeprefix(_OLD_BASELINE_CHECK_OFF)
+    reason = reason.removeprefix(":").strip()
+    for closing in _ASSERTIONS_STILL_COUNT:
+        reason = reason.removesuffix(closing)
+    return reason
 
 
 _RELEVANCE_GATED: tuple[PassRole, ...] = ("report-only", "own-baseline")
@@ -291,7 +307,7 @@ class RunResult(_Model):
     `passes`, in plan order (`evalkit.harness.runner.pass_plan`): the measurement pass (named
     MEASUREMENT, role measurement) first; then, unless it was skipped, the relevance-gated pass
     (named GATED, role report-only — or own-baseline when `gated_baseline` names the gated baseline
-    it was gated on, its regressions being of kinds `gated-metric`/`gated-present`); then any
+    it was checked against, its regressions being of kinds `gated-metric`/`gated-present`); then any
     re-gated passes (role re-gated, each with its own name) added with `with_pass`. Look a pass
     up with `measurement`, `gated` or `pass_named`; `scenarios`, `overall` and `categories` are
     the measurement's.
@@ -445,44 +461,41 @@ class RunResult(_Model):
 
     @property
     def gated_pass_role(self) -> str:
-        """ "report-only", or "gated on its baseline recorded <when>" (see `gated_baseline`)."""
+        """ "report-only", or "checked against its baseline recorded <when>" (see `gated_baseline`)."""
         if self.gated_baseline is None:
             return "report-only"
-        return f"gated on its baseline recorded {self.gated_baseline.recorded_at}"
+        return f"checked against its baseline recorded {self.gated_baseline.recorded_at}"
 
     @property
-    def metric_gating_off(self) -> str | None:
+    def baseline_check_off(self) -> str | None:
         """The note saying why metrics were not compared with a baseline (it starts with
-        GATING_OFF), or None when they were — or when the run had no thresholds file to gate on by
-        design (`RunConfig.thresholds` None: benchmarks)."""
-        return next((note for note in self.notes if note.startswith(GATING_OFF)), None)
+        BASELINE_CHECK_OFF, or in reports written before the rename "metric gating OFF"), or None
+        when they were — or when the run had no thresholds file to compare with by design
+        (`RunConfig.thresholds` None: benchmarks)."""
+        prefixes = (BASELINE_CHECK_OFF, _OLD_BASELINE_CHECK_OFF)
+        return next((note for note in self.notes if note.startswith(prefixes)), None)
 
     @property
     def metrics_not_compared(self) -> str | None:
-        """Why the metrics were not compared with a baseline (the metric-gating-OFF note without
+        """Why the metrics were not compared with a baseline (the baseline-check-OFF note without
         its prefix, or that the run was configured without a thresholds file), None when they
         were. A run for which this is not None is never PASS."""
-        off = self.metric_gating_off
+        off = self.baseline_check_off
         if off is not None:
-            return (
-                off.removeprefix(GATING_OFF)
-                .removeprefix(":")
-                .strip()
-                .removesuffix(" (assertions still gate)")
-            )
+            return baseline_check_reason(off)
         if self.provenance.config.thresholds is None:
             return "the run was configured without a thresholds file (no baselines)"
         return None
 
     def verdict_line(self) -> str:
         """The one-line summary of a run without regressions: "No gating regressions." only when
-        the metrics were compared with a baseline; otherwise the metric-gating-OFF note (or, for
+        the metrics were compared with a baseline; otherwise the baseline-check-OFF note (or, for
         a run configured without a thresholds file, that no baseline was asked for)."""
-        off = self.metric_gating_off
+        off = self.baseline_check_off
         if off is not None:
             return f"{off} — no assertion regressions"
         if self.provenance.config.thresholds is None:
-            return f"{GATING_OFF}: no baselines (no thresholds file) — no assertion regressions"
+            return f"{BASELINE_CHECK_OFF}: no baselines (no thresholds file) — no assertion regressions"
         return "No gating regressions."
 
 

@@ -182,10 +182,12 @@ class ShardRunner:
         results: tuple[list[QueryResult], ...] = tuple([] for _ in self.plan)
         gate_values: tuple[set[float], ...] = tuple(set() for _ in self.plan)
         latencies: list[float] = []
-        with scratch_directory() as workdir, open_checked(self.system, workdir) as memory:
+        with scratch_directory() as workdir, open_checked(self.system, workdir, scenario.name) as memory:
             memory.add_thoughts(seed_thoughts(scenario, self.distractors, self.clock))
             memory.add_edges(seed_edges(scenario))
             own = own_ids(scenario)
+            asks: list[tuple[int, QuerySpec, int, list[QueryResult], set[float], bool]] = []
+            searches: list[tuple[str, str, dict[str, Any]]] = []
             for index in range(shard.start, shard.stop):
                 query = scenario.queries[index]
                 k = query.top_k or self.config.top_k
@@ -202,14 +204,18 @@ class ShardRunner:
                 pinned = query.min_relevance
                 for spec, queries, resolved in zip(self.plan, results, gate_values, strict=True):
                     gate = spec.min_relevance if pinned is None else pinned
-                    timed = memory.search(query.query, asked=asked, min_relevance=gate, **options)
-                    latencies.append(timed.latency_ms)
-                    free = spec.relevance_gated and pinned is None
-                    if free:
-                        resolved.add(timed.response.min_relevance)
-                    record = free and bool(timed.response.gate_candidates)
-                    scored = _query_result(index, query, timed, k, own, extra_metrics, gate_candidates=record)
-                    queries.append(scored)
+                    searches.append((query.query, asked, {"min_relevance": gate, **options}))
+                    asks.append((index, query, k, queries, resolved, spec.relevance_gated and pinned is None))
+            # every search of the shard in one go (one call for a memory with search_many), then scored
+            for timed, (index, query, k, queries, resolved, free) in zip(
+                memory.search_all(searches), asks, strict=True
+            ):
+                latencies.append(timed.latency_ms)
+                if free:
+                    resolved.add(timed.response.min_relevance)
+                record = free and bool(timed.response.gate_candidates)
+                scored = _query_result(index, query, timed, k, own, extra_metrics, gate_candidates=record)
+                queries.append(scored)
         return ShardResult(results, tuple(frozenset(v) for v in gate_values), latencies)
 
 

@@ -73,7 +73,7 @@ def regate_query(
 def regate_pass(result: RunResult, min_relevance: float) -> PassResult:
     """The gated pass of `result` re-gated at `min_relevance`, as a pass of role re-gated named
     `regated_name(min_relevance)` (add it to the run with `RunResult.with_pass`): per-query
-    results, scenario means, category and overall means over gating scenarios, and the gate's
+    results, scenario means, category and overall means over counted scenarios, and the gate's
     totals. UsageError saying why (`unavailable`) when the run has no gated pass, its system did
     not declare `regate`, or it recorded no candidates (a report written before they were
     recorded: re-run it)."""

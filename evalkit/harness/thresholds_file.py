@@ -265,7 +265,7 @@ class GatedEntry(_Model):
         return floor_below(levels.recall, self.tolerances.of(category))
 
     def ref(self) -> GatedBaselineRef:
-        """What a run gated on this entry records about it."""
+        """What a run checked against this entry records about it."""
         return GatedBaselineRef(
             mode=self.mode, top_k=self.top_k, min_relevance=self.min_relevance, recorded_at=self.recorded_at
         )

@@ -36,7 +36,7 @@ unknown thought id 'x' ...`). Nothing runs on an invalid dataset. Decisions wher
   search an empty corpus).
 - A query of a `measure_only` scenario may leave `relevant` empty (without `no_relevant`): it is
   unjudged, e.g. an imported production search nobody labelled (`evalkit import traces`); it is
-  measured and its assertions gate, and measure-only scenarios are in no mean. Elsewhere a query
+  measured and its assertions count, and measure-only scenarios are in no mean. Elsewhere a query
   without relevant ids needs `no_relevant: true`.
 - A missing distractors file is a problem only when some scenario asks for distractors.
 - `distractors_created_at` must be a readable date, and is a problem on a scenario with

@@ -77,8 +77,8 @@ class QuerySpec(_Frozen):
     default 1 for every relevant id) for graded metrics such as nDCG. `id` and `category` are
     optional labels (benchmarks set them: BEIR query ids, LoCoMo question categories).
     `include_global` (with `project`) also searches global thoughts of other projects.
-    `min_relevance` pins the relevance gate this query is asked with in every pass, the gating
-    pass included, so a scenario can assert what the gate must keep; None = the pass's own gate
+    `min_relevance` pins the relevance gate this query is asked with in every pass, the measured
+    (ungated) pass included, so a scenario can assert what the gate must keep; None = the pass's own gate
     (0 in the ungated pass).
     `min_recall` / `min_hit_rate` are absolute floors of this query's recall and hit (the
     metrics at its top_k): below one, the query has an assertion error, with or without a

@@ -5,12 +5,12 @@ one realistic bug a developer could ship (a flag ignored, a sign flipped, a leg 
 variant changes a parameter of a default step or wraps it (`functools.partial`, a small wrapper
 around the default) — no step body is copied. The suite runs on `ReferenceSystem(embedder,
 pipeline=...)` through the one evaluation path (`evaluate`), exactly as `evalkit run` runs it;
-nothing is patched. A mutation is *caught* when its run has at least one gating regression (an
+nothing is patched. A mutation is *caught* when its run has at least one regression (an
 assertion error or a metric below its threshold). The control is an independent rewrite that
 must not change any result: it is caught only if the gate raises false alarms.
 
 Decisions where the issue is silent:
-- Mutation testing needs metric gating: `run_mutants` refuses (UsageError) when the thresholds
+- Mutation testing needs the baseline check: `run_mutants` refuses (UsageError) when the thresholds
   file has no `deterministic` entry recorded at the config's top_k, because a run without it
   would quietly test assertions only.
 - Mutants always run in deterministic mode (identical on every machine, no model) and skip the
@@ -19,7 +19,7 @@ Decisions where the issue is silent:
   processes (`workers`) or on Ray, in catalogue order either way.
 - Both directions of the include_global flag are catalogued (`include-global-ignored`: globals
   leak into a search that did not ask; `include-global-dropped`: they never join one that did),
-  and the gate is tested through queries that pin `min_relevance`, which the gating pass honours.
+  and the gate is tested through queries that pin `min_relevance`, which every pass honours.
 """
 
 from __future__ import annotations
@@ -349,7 +349,7 @@ def run_mutants(
     executor: Executor | None = None,
 ) -> DetectionPower:
     """Run `suite` once per mutation (all, or those `names` selects) on the deterministic
-    embedder, gated on `config.thresholds` exactly as `evalkit run` gates, through `evaluate`.
+    embedder, checked against `config.thresholds` exactly as `evalkit run` checks, through `evaluate`.
 
     The unit of work is a mutation: `executor` runs them (default: `workers` local processes,
     serially when `workers` is None or 1); outcomes come back in catalogue (or `names`) order,

@@ -1,6 +1,6 @@
 """A memory system that replays rankings recorded elsewhere (a run file), so results produced by
 a system evalkit cannot run — another language, a batch job — go through the one evaluation path
-(`evaluate(suite, ReplaySystem(...), config)`) with the same report, gating and notebooks.
+(`evaluate(suite, ReplaySystem(...), config)`) with the same report, baseline check and notebooks.
 
 Seeding is accepted and ignored (the recorded system had its own memory); a search returns the
 recorded hits of the query's stable id (`query_id`, see `evalkit.scenarios.stable_query_id`), cut

@@ -157,7 +157,7 @@ def category_chart(run: EvalRun) -> ReportFigure:
     ax.set_ylabel("mean over the category's queries")
     ax.grid(axis="y", alpha=0.3)
     fig.legend(loc="outside right upper", frameon=False)
-    ax.set_title("Per-category metrics (ungated pass, gating scenarios only)")
+    ax.set_title("Per-category metrics (ungated pass, counted scenarios only)")
     return fig
 
 

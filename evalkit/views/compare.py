@@ -3,7 +3,7 @@
 `compare_runs(a, b)` pairs the queries of one pass of each run by (scenario, query index) and
 returns a `RunComparison` of three frames:
 - `metrics` (COMPARISON_METRIC_COLUMNS): per harness metric, the means of A and B over the
-  paired gating queries (outcome pass, not measure-only, in both runs), Δ = B − A and the
+  paired counted queries (outcome pass, not measure-only, in both runs), Δ = B − A and the
   two-sided p-value of a paired permutation test (`evalkit.harness.uncertainty`);
 - `scenarios` (COMPARISON_SCENARIO_COLUMNS): per scenario of both runs, status in A and B, whether
   it flipped, and each metric's scenario mean in A, B and Δ;
@@ -26,7 +26,7 @@ from evalkit.metrics import HARNESS_METRICS
 from evalkit.views.frames import EvalRun
 
 COMPARISON_METRIC_COLUMNS: tuple[str, ...] = ("metric", "queries", "mean_a", "mean_b", "delta", "p_value")
-"""One row per harness metric over the paired gating queries; `delta` = mean_b − mean_a."""
+"""One row per harness metric over the paired counted queries; `delta` = mean_b − mean_a."""
 
 COMPARISON_SCENARIO_COLUMNS: tuple[str, ...] = (
     "scenario", "category", "status_a", "status_b", "flipped",

@@ -83,8 +83,8 @@ def _values(metrics: dict[str, float] | None) -> list[str]:
 
 def gate_headline(gated: PassResult, role: str = "report-only") -> str:
     """ "Gated pass (ROLE): min_relevance X — dropped N of M candidate rows across Q/T queries",
-    ROLE being "report-only" or, when a gated baseline gated it, "gated on its baseline recorded
-    WHEN" (`RunResult.gated_pass_role`)."""
+    ROLE being "report-only" or, when a gated baseline was recorded for it, "checked against its
+    baseline recorded WHEN" (`RunResult.gated_pass_role`)."""
     gate = gated.relevance_gate
     return f"Gated pass ({role}): min_relevance {gate.min_relevance:g} — {gate_drops(gate)}"
 
@@ -130,7 +130,7 @@ DEGENERATE_SHOWN = 10
 def render_run(run: EvalRun) -> str:
     """The whole console summary: header, pass table, gated comparison, regressions or the
     verdict line, the degenerate retrieval found, the verdict (PASS / FAIL / NOT GATED), notes.
-    When metric gating was off, its note stands where "No gating regressions." would (or, with
+    When the baseline check was off, its note stands where "No gating regressions." would (or, with
     regressions, follows them) rather than being one note among others."""
     result = run.result
     queries = sum(len(s.queries) for s in result.scenarios)
@@ -144,7 +144,7 @@ def render_run(run: EvalRun) -> str:
         lines += ["", *render_gate_comparison(run)]
     lines += ["", *render_latency(run), *render_not_applicable(run)]
     lines.append("")
-    off = result.metric_gating_off
+    off = result.baseline_check_off
     if result.regressions:
         lines.append(f"Regressions ({len(result.regressions)}):")
         lines += [f"  - [{r.kind}] {r.message}" for r in result.regressions]
@@ -206,7 +206,7 @@ def render_not_applicable(run: EvalRun) -> list[str]:
         return []
     categories = {s.name: s.category for s in run.result.scenarios}
     return [
-        f"Not applicable ({counted(len(missing), 'scenario')}, excluded from means and gating):",
+        f"Not applicable ({counted(len(missing), 'scenario')}, excluded from means and the baseline check):",
         *(f"  - {name} ({categories[name]}): needs {', '.join(needs)}" for name, needs in missing.items()),
     ]
 
@@ -292,7 +292,7 @@ def render_comparison(comparison: RunComparison) -> str:
     lines = [
         f"Comparing two runs ({comparison.pass_name} pass; Δ = B − A; p = paired permutation test)",
         comparison.identity,
-        f"paired queries: {len(queries)} ({int(queries['counted'].sum())} gating); only in A: "
+        f"paired queries: {len(queries)} ({int(queries['counted'].sum())} counted); only in A: "
         f"{comparison.only_a}; only in B: {comparison.only_b}",
         "",
         _table(comparison.metrics),

@@ -83,12 +83,12 @@ for a scenario not applicable to the system). `counted`: the scenario feeds cate
 means (outcome pass, not measure-only, applicable)."""
 
 CATEGORY_COLUMNS: tuple[str, ...] = ("pass", "category", "queries", *HARNESS_METRICS)
-"""One row per pass × category (gating scenarios only: outcome pass, not measure-only)."""
+"""One row per pass × category (counted scenarios only: outcome pass, not measure-only)."""
 
 OVERALL_COLUMNS: tuple[str, ...] = (
     "pass", "queries", *HARNESS_METRICS, "min_relevance", "candidates", "dropped_rows", "queries_with_drops",
 )  # fmt: skip
-"""One row per pass: the means over every gating query and the relevance gate's totals (ungated
+"""One row per pass: the means over every counted query and the relevance gate's totals (ungated
 row: the totals of the queries that pin their own gate, `RunResult.pinned_gates`)."""
 
 REGRESSION_COLUMNS: tuple[str, ...] = (
@@ -100,7 +100,7 @@ REGRESSION_COLUMNS: tuple[str, ...] = (
     "threshold",
     "message",
 )
-"""One row per regression (kind: assertion, metric, present). Empty frame = the run gates green."""
+"""One row per regression (kind: assertion, metric, present). Empty frame = the run has no regression."""
 
 GATE_COMPARISON_COLUMNS: tuple[str, ...] = (
     "scenario", "category", "status", "gated_status",
@@ -119,7 +119,7 @@ MUTATION_COLUMNS: tuple[str, ...] = (
     "regressions",
 )
 """One row per mutation run, in catalogue order. `control`: a no-op that must NOT be caught.
-`caught`: the run had at least one gating regression. `caught_by`: the first few regression
+`caught`: the run had at least one regression. `caught_by`: the first few regression
 messages ("; "-joined, "(+N more)" when there are more). `regressions`: how many there were."""
 
 LATENCY_COLUMNS: tuple[str, ...] = ("scope", "calls", "p50_ms", "p95_ms")

@@ -1,5 +1,5 @@
 """Confidence intervals of a saved run's means: one seeded bootstrap interval per pass × scope
-(overall, each category) × metric, from the per-query scores of gating queries (the queries the
+(overall, each category) × metric, from the per-query scores of counted queries (the queries the
 means are taken over: outcome pass, not measure-only)."""
 
 from __future__ import annotations

@@ -403,7 +403,7 @@ SECTIONS: tuple[_Spec, ...] = (
         2,
         _p(
             "Scenarios that need a capability the system under test does not declare: not run, never a "
-            "failure, excluded from category and overall means and from the CI check."
+            "failure, excluded from category and overall means and from the baseline check."
         ),
         lambda run, o: (tables.not_applicable_table(run),),
         _no_not_applicable,

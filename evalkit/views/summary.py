@@ -2,7 +2,7 @@
 request comments or chat: `evalkit summary REPORT` prints it.
 
 Sections, in order:
-- the verdict (`run_verdict`: PASS or FAIL with the regression count, metric gating OFF and why)
+- the verdict (`run_verdict`: PASS or FAIL with the regression count, baseline check OFF and why)
   and the identity line (system, mode, top_k, gate);
 - the regressions, one bullet each ("No gating regressions." or its gating-off variant when none);
 - the biggest drops against the baseline: the `drops` (default 5) largest falls of an overall or

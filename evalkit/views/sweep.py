@@ -29,7 +29,7 @@ SWEEP_COLUMNS: tuple[str, ...] = (
     "rows_kept", "rows_dropped", "relevant_lost",
 )  # fmt: skip
 """One row per gate value × scope. `scope` is "overall" (name "overall"), "category" or
-"scenario"; overall and category rows average the queries of gating scenarios (outcome pass, not
+"scenario"; overall and category rows average the queries of counted scenarios (outcome pass, not
 measure-only), scenario rows all of the scenario's queries. `recall_loss` = the scope's ungated
 recall − its recall at this gate; `precision_gain` = its precision at this gate − its ungated
 precision. `rows_kept`/`rows_dropped`: candidate rows the gate kept and

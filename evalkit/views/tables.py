@@ -201,7 +201,7 @@ def scenario_table(run: EvalRun, scenario: str | None = None) -> Styler:
 
 
 def category_table(run: EvalRun) -> Styler:
-    """One row per category plus an `overall` row (means over gating queries only): queries, then
+    """One row per category plus an `overall` row (means over counted queries only): queries, then
     recall, precision, MRR and hit rate ungated | gated | Δ."""
     ungated, gated = by_pass(run.categories, "category", None)
     overall_u, overall_g = by_pass(run.overall.assign(category="overall"), "category", None)
@@ -209,7 +209,7 @@ def category_table(run: EvalRun) -> Styler:
     gated = None if gated is None or overall_g is None else pd.concat([gated, overall_g])
     table = pd.DataFrame({("", "queries"): ungated["queries"], **metric_columns(ungated, gated)})
     table.index.name = None
-    styler = style_side_by_side(table, caption(run, "Per category and overall (gating scenarios only)"))
+    styler = style_side_by_side(table, caption(run, "Per category and overall (counted scenarios only)"))
     return styler.set_properties(subset=pd.IndexSlice[["overall"], :], **{"font-weight": "bold"})
 
 
@@ -221,7 +221,7 @@ def interval_table(
     seed: int = DEFAULT_SEED,
     small_sample: int = SMALL_SAMPLE,
 ) -> Styler:
-    """Overall and per category (ungated pass, gating queries): queries, a small-sample flag,
+    """Overall and per category (ungated pass, counted queries): queries, a small-sample flag,
     then each metric's mean and its seeded bootstrap interval as "[low, high]" (EvalRun.
     confidence_intervals). Small samples are amber: one query more or less moves their means a lot."""
     frame = run.confidence_intervals(resamples=resamples, level=level, seed=seed, small_sample=small_sample)
@@ -276,12 +276,12 @@ def assertion_failures(run: EvalRun) -> Styler:
 
 def regressions_table(run: EvalRun) -> Styler:
     """The run's regressions (what fails CI): kind, scenario, category, metric, actual,
-    threshold and message. The caption says "none" when the run gates green."""
+    threshold and message. The caption says "none" when the run has no regression."""
     frame = run.regressions
     caption = (
         f"Regressions: {len(frame)} — this run fails the thresholds"
         if len(frame)
-        else "Regressions: none — no gating regressions"
+        else "Regressions: none — no regressions"
     )
     styler = styled(frame, caption).hide(axis="index")
     return styler.format(precision=4, na_rep="").map(nonempty_fail_css, subset=["kind"])
@@ -301,7 +301,7 @@ def latency_table(run: EvalRun) -> Styler:
 
 def not_applicable_table(run: EvalRun) -> Styler:
     """The scenarios the system could not be judged on and the capabilities each needs that the
-    system lacks (excluded from means and gating); the caption says "none" when all applied."""
+    system lacks (excluded from means and the baseline check); the caption says "none" when all applied."""
     frame = run.not_applicable.assign(missing=lambda f: f["missing"].map(", ".join))
     caption = (
         f"Not applicable: {counted(len(frame), 'scenario')} need{'s' if len(frame) == 1 else ''} "
@@ -404,8 +404,8 @@ def caption(run: EvalRun, title: str) -> str:
     if run.result.gated is None:
         return f"{title}: ungated pass ({missing_gated_pass(run.result)})"
     return (
-        f"{title}: ungated (measured, gates CI) vs gated ({gate_label(run)}, {run.result.gated_pass_role}); "
-        "Δ = gated − ungated"
+        f"{title}: ungated (measured, checked in CI) vs gated ({gate_label(run)}, "
+        f"{run.result.gated_pass_role}); Δ = gated − ungated"
     )
 
 
@@ -421,7 +421,7 @@ def metric_columns(ungated: pd.DataFrame, gated: pd.DataFrame | None) -> dict[tu
 
 
 def comparison_metrics(comparison: RunComparison) -> Styler:
-    """Per harness metric: paired gating queries, mean of A and of B, Δ = B − A and the paired
+    """Per harness metric: paired counted queries, mean of A and of B, Δ = B − A and the paired
     permutation p-value; Δ coloured like the gate's Δ, p-values below 0.05 in bold."""
     table = comparison.metrics.rename(columns={"mean_a": "A", "mean_b": "B", "delta": "Δ", "p_value": "p"})
     caption = f"Run B vs run A, {comparison.pass_name} pass (p: two-sided paired permutation test)"

@@ -10,14 +10,14 @@ Rules (the verdict is the run's own, `RunResult.outcome`; see `evalkit.harness.v
   report written before that was a regression, when recall is 0 on every labelled query.
 - NOT GATED when nothing failed but the metrics were not compared with a baseline of this system
   on this suite: the run carries a note from the evaluation saying why
-  (`RunResult.metric_gating_off`), or it was configured without a thresholds file (benchmarks,
-  `--thresholds none`). The headline then says "NOT GATED · metric gating OFF (<why>)" — never
+  (`RunResult.baseline_check_off`), or it was configured without a thresholds file (benchmarks,
+  `--thresholds none`). The headline then says "NOT GATED · baseline check OFF (<why>)" — never
   PASS, and never "No gating regressions.".
 - PASS only when the metrics were compared and nothing regressed.
 - Degenerate retrieval (a query with relevant ids that retrieved none, a scenario whose queries
   all got one ranking, recall 0 everywhere) is listed below the regressions, whatever the value.
 - The identity line names the system, the embedder mode, top_k and the gate of the gated pass
-  with its role: "report-only", or "gated on its baseline recorded ..." when a gated baseline
+  with its role: "report-only", or "checked against its baseline recorded ..." when a gated baseline
   gated it (its regressions are then listed as `[gated-metric]`/`[gated-present]`); "gated pass
   skipped" without one.
 - The baseline: which entry the metrics were compared with (file, system, date) and, per
@@ -40,7 +40,7 @@ from pathlib import Path
 
 from evalkit.harness.config import DEFAULT_SYSTEM, DEFAULT_THRESHOLDS
 from evalkit.harness.provenance import BUILTIN_SUITE, ComparedBaseline, ComparedScope
-from evalkit.harness.results import GATING_OFF, Aggregate, DetectionPower, RunResult
+from evalkit.harness.results import Aggregate, DetectionPower, RunResult, baseline_check_reason
 from evalkit.harness.verdict import VerdictValue
 from evalkit.views.frames import EvalRun, missing_gated_pass
 from evalkit.wording import counted
@@ -82,13 +82,13 @@ class Margin:
 
 @dataclass(frozen=True, slots=True)
 class Verdict:
-    """`value`: PASS, FAIL or NOT GATED. `passed`: no regressions. `gating_off`: why the metrics
+    """`value`: PASS, FAIL or NOT GATED. `passed`: no regressions. `baseline_check_off`: why the metrics
     were not compared with a baseline (None = they were). `identity`: "system S · mode M · top_k
     K · gate G". `regressions`: "[kind] message" lines. `degenerate`: "[kind] message" lines of
     the degenerate retrieval found. `reasons`: the verdict's reasons (see `RunVerdict`)."""
 
     passed: bool
-    gating_off: str | None
+    baseline_check_off: str | None
     identity: str
     regressions: tuple[str, ...]
     value: VerdictValue = "PASS"
@@ -110,20 +110,21 @@ class Verdict:
 
     @property
     def headline(self) -> str:
-        """ "PASS", "FAIL — N regressions" (1 regression) or "NOT GATED", with "· metric gating OFF (why)"
+        """ "PASS", "FAIL — N regressions" (1 regression) or "NOT GATED", with "· baseline check OFF (why)"
         appended when the metrics were not compared."""
         if self.value == "FAIL":
             status = f"FAIL — {counted(len(self.regressions), 'regression')}" if self.regressions else "FAIL"
         else:
             status = self.value
-        return status if self.gating_off is None else f"{status} · metric gating OFF ({self.gating_off})"
+        off = self.baseline_check_off
+        return status if off is None else f"{status} · baseline check OFF ({off})"
 
     @property
     def clean(self) -> str:
         """What a run without regressions says below the headline."""
         if self.value == "FAIL":
             return "; ".join(self.reasons)
-        if self.gating_off is None:
+        if self.baseline_check_off is None:
             return "No gating regressions."
         return "No assertion regressions; metrics were not compared with a baseline."
 
@@ -230,7 +231,7 @@ def run_verdict(run: EvalRun) -> Verdict:
     outcome = result.outcome
     return Verdict(
         passed=not result.regressions,
-        gating_off=_gating_off(run),
+        baseline_check_off=_baseline_check_off(run),
         identity=identity,
         regressions=tuple(f"[{r.kind}] {r.message}" for r in result.regressions),
         value=outcome.value,
@@ -348,10 +349,10 @@ def _signed(value: float | None, places: int = 4) -> str:
     return "0" if abs(value) < 0.5 * 10**-places else f"{value:+.{places}f}"
 
 
-def _gating_off(run: EvalRun) -> str | None:
-    note = run.result.metric_gating_off
+def _baseline_check_off(run: EvalRun) -> str | None:
+    note = run.result.baseline_check_off
     if note is not None:
-        return note.removeprefix(GATING_OFF).removeprefix(":").strip()
+        return baseline_check_reason(note)
     if run.result.provenance.config.thresholds is None:
         return "the run was configured without a thresholds file"
     return None

@@ -31,7 +31,7 @@ def test_report_for_another_system_names_it_and_omits_reference_only_sections(
     assert "Not applicable: 7 scenarios need capabilities limited lacks" in html
     assert "Search latency of limited (wall ms, reported only, never gated)" in html
     # its first run meets the reference store's baseline, which is not its own: NOT GATED
-    assert "Verdict: NOT GATED · metric gating OFF (the baseline for deterministic at top_k 5" in html
+    assert "Verdict: NOT GATED · baseline check OFF (the baseline for deterministic at top_k 5" in html
     assert "was recorded for system reference; this run evaluated limited" in html
     assert "No gating regressions." not in html
 

@@ -1,4 +1,4 @@
-"""`evalkit run` end to end: exit codes, gating, baselines, reports (SPEC §3.5, §3.6)."""
+"""`evalkit run` end to end: exit codes, baseline checks, reports (SPEC §3.5, §3.6)."""
 
 from __future__ import annotations
 
@@ -79,7 +79,7 @@ def test_a_baseline_category_missing_from_the_run_is_a_present_regression(worksp
     write_thresholds(workspace, data)
     assert run(workspace) == 1
     assert (
-        "[present] category 'retired-category' has a baseline but no gating scenario ran in it"
+        "[present] category 'retired-category' has a baseline but no counted scenario ran in it"
         in capsys.readouterr().out
     )
 
@@ -106,7 +106,7 @@ def test_corrupt_thresholds_exit_2_naming_the_file(workspace, capsys, content):
 def test_missing_thresholds_warns_and_still_gates_assertions(workspace, capsys):
     (workspace / "datasets" / "thresholds.json").unlink()
     assert run(workspace) == 0
-    assert "metric gating is off" in capsys.readouterr().out
+    assert "the baseline check is off" in capsys.readouterr().out
 
 
 def test_update_baseline_touches_only_its_mode_and_exits_0(workspace, capsys):
@@ -134,8 +134,8 @@ def test_a_top_k_10_baseline_keeps_the_top_k_5_entry(workspace, capsys):
     assert run(workspace, "--require-baseline") == 0  # the top_k 5 entry still gates
 
 
-def test_a_top_k_without_a_baseline_says_gating_is_off_and_require_baseline_exits_1(workspace, capsys):
-    message = "metric gating OFF: no baseline for deterministic at top_k 10"
+def test_a_top_k_without_a_baseline_says_the_check_is_off_and_require_baseline_exits_1(workspace, capsys):
+    message = "baseline check OFF: no baseline for deterministic at top_k 10"
     assert run(workspace, "--top-k", "10") == 0
     out = capsys.readouterr().out
     assert message in out and "No gating regressions." not in out
@@ -152,7 +152,7 @@ def test_a_top_k_without_a_baseline_says_gating_is_off_and_require_baseline_exit
 def test_require_baseline_without_a_thresholds_file_exits_1(workspace, capsys):
     (workspace / "datasets" / "thresholds.json").unlink()
     assert run(workspace, "--require-baseline") == 1
-    assert "metric gating OFF: no thresholds file at" in capsys.readouterr().out
+    assert "baseline check OFF: no thresholds file at" in capsys.readouterr().out
 
 
 def test_update_baseline_refuses_a_partial_suite(workspace, capsys):
@@ -178,7 +178,7 @@ def test_scenario_selection_runs_only_those_and_is_not_metric_gated(workspace, c
     assert run(workspace, "--scenario", "temporal", "--scenario", "supersession") == 0
     report = json.loads((workspace / "report.json").read_text())
     assert [s["name"] for s in report["scenarios"]] == ["supersession", "temporal"]
-    assert "scenarios were selected by name: metric gating is off" in capsys.readouterr().out
+    assert "scenarios were selected by name: the baseline check is off" in capsys.readouterr().out
 
 
 def test_unknown_scenario_is_exit_2_listing_names(workspace, capsys):

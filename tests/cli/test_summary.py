@@ -1,5 +1,5 @@
 """`evalkit summary REPORT`: the Markdown of a saved run on stdout, compared with the baseline the
-run was gated on (or --thresholds); exit 0 whatever the verdict, 2 for a report it cannot read."""
+run was checked against (or --thresholds); exit 0 whatever the verdict, 2 for a report it cannot read."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """SPEC §3.3 aggregation: scenario = mean of its queries; category/overall = mean over the
-queries of gating scenarios (outcome pass, not measure-only)."""
+queries of counted scenarios (outcome pass, not measure-only)."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ def test_measure_only_and_xfail_scenarios_are_excluded_from_aggregates():
     assert set(result.categories) == {"cat"}
 
 
-def test_categories_are_in_order_of_first_appearance_among_gating_scenarios():
+def test_categories_are_in_order_of_first_appearance_among_counted_scenarios():
     result = a_pass(
         scenario("probe", "beta", [query(0)], measure_only=True),
         scenario("a", "zeta", [query(0)]),

@@ -1,6 +1,6 @@
 """The opt-in gated baseline (issue 13, item 4): `evalkit run --update-baseline --gated` records the
 gated pass keyed by (mode, top_k, min_relevance) with recall tolerances; a run whose gate has an
-entry is gated on it too (`gated-metric`/`gated-present` regressions), otherwise the gated pass
+entry is checked against it too (`gated-metric`/`gated-present` regressions), otherwise the gated pass
 stays report-only. Mode entries and gated entries never touch each other."""
 
 from __future__ import annotations
@@ -197,11 +197,11 @@ def test_a_degraded_gate_regresses_the_gated_pass_against_its_gated_baseline(rec
     assert saved["gated_baseline"]["min_relevance"] == 0.4
     assert sum(r["kind"] == "gated-metric" for r in saved["regressions"]) == len(gated)
     console = render_run(degraded)
-    assert "Gated pass (gated on its baseline recorded " in console
+    assert "Gated pass (checked against its baseline recorded " in console
     assert "  - [gated-metric] gated pass (min_relevance 0.4): overall: recall " in console
     verdict = run_verdict(degraded)
     assert verdict.headline.startswith("FAIL")
-    assert "gate min_relevance 0.4 (gated on its baseline recorded" in verdict.identity
+    assert "gate min_relevance 0.4 (checked against its baseline recorded" in verdict.identity
     assert sum(
         line.startswith("[gated-metric] gated pass (min_relevance 0.4): ") for line in verdict.regressions
     ) == len(gated)

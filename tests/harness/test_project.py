@@ -140,10 +140,10 @@ def test_the_api_gates_a_suite_on_its_own_thresholds_file_too(tmp_path) -> None:
     suite = shutil.copytree(DATASETS, tmp_path / "suite")
     (suite / "thresholds.json").unlink()
     run = run_eval(datasets=suite, gated=False)
-    assert run.result.metric_gating_off is not None
-    assert f"no thresholds file at {suite / 'thresholds.json'}" in run.result.metric_gating_off
+    assert run.result.baseline_check_off is not None
+    assert f"no thresholds file at {suite / 'thresholds.json'}" in run.result.baseline_check_off
     with_builtin = run_eval(datasets=suite, gated=False, thresholds=DATASETS / "thresholds.json")
-    assert with_builtin.result.metric_gating_off is None and with_builtin.result.regressions == []
+    assert with_builtin.result.baseline_check_off is None and with_builtin.result.regressions == []
 
 
 def test_an_mcp_mapping_in_the_project_file_is_relative_to_the_file(tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""Real mode end to end: the built-in suite on the packaged all-MiniLM-L6-v2, gated on the
+"""Real mode end to end: the built-in suite on the packaged all-MiniLM-L6-v2, checked against the
 recorded `real` baseline, serially and on two worker processes sharing one embedding cache.
 Loads the model (needs the `real` extra); runs in CI."""
 

@@ -217,7 +217,7 @@ def test_temp_stores_are_removed_on_error_and_ctrl_c(error, litter):
     assert Path(tempfile.gettempdir()) == system.workdirs[0].parent
 
 
-def test_builtin_suite_every_gating_scenario_passes_contradiction_is_xfail_and_gate_drops_rows():
+def test_builtin_suite_every_counted_scenario_passes_contradiction_is_xfail_and_gate_drops_rows():
     result = run(load_suite(DATASETS), ReferenceSystem(), clock=CLOCK)
     statuses = {s.name: s.status for s in result.ungated.scenarios}
     assert statuses.pop("contradiction") == "xfail"

@@ -120,7 +120,7 @@ def test_degenerate_retrieval_is_named_per_query_per_scenario_and_for_the_whole_
 
 
 def test_an_old_report_without_a_verdict_gets_one_when_read(tmp_path: Path) -> None:
-    run = a_run(a_pass(scenario("a", "c", [query(0)])), notes=["metric gating OFF: no baseline here"])
+    run = a_run(a_pass(scenario("a", "c", [query(0)])), notes=["baseline check OFF: no baseline here"])
     data = json.loads(write_result(run, tmp_path / "new.json").read_text(encoding="utf-8"))
     assert data["verdict"]["value"] == "NOT GATED"
     del data["verdict"]
@@ -223,7 +223,7 @@ def test_an_entry_without_a_system_is_the_reference_stores(tmp_path: Path) -> No
     entry = load_thresholds(DATASETS / "thresholds.json")["deterministic@5"]  # type: ignore[index]
     assert entry.system is None and entry.system_name == "reference" and entry.suite is None
     run = run_eval(datasets=DATASETS, thresholds=DATASETS / "thresholds.json", gated=False)
-    assert run.result.outcome.value == "PASS" and run.result.metric_gating_off is None
+    assert run.result.outcome.value == "PASS" and run.result.baseline_check_off is None
 
 
 def test_thresholds_none_is_an_explicit_no_baselines(

@@ -61,7 +61,7 @@ CHECK = textwrap.dedent(
 
     # The shipped baselines know nothing of found_all: they load, and it is not compared.
     run = run_eval(datasets=datasets, progress=False)
-    assert run.ok and run.result.metric_gating_off is None, run.result.regressions
+    assert run.ok and run.result.baseline_check_off is None, run.result.regressions
     assert 0.0 < run.result.overall.metrics["found_all"] <= 1.0
     console = render_run(run)
     header = next(line for line in console.splitlines() if line.startswith("scenario "))

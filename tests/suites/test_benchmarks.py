@@ -244,7 +244,7 @@ def test_bench_report_renders_with_the_report_notebook_functions(tmp_path: Path)
     # a benchmark has no baselines: its verdict is NOT GATED, never "No gating regressions."
     assert (
         assert_thresholds(run)
-        == "metric gating OFF: no baselines (no thresholds file) — no assertion regressions"
+        == "baseline check OFF: no baselines (no thresholds file) — no assertion regressions"
     )
     assert run.result.outcome.value == "NOT GATED"
 

@@ -1,5 +1,5 @@
 """Mutation testing (evalkit.suites.mutations, `evalkit mutants`): every catalogued search bug turns the
-built-in suite into a gating regression, and the no-op control raises none."""
+built-in suite into a regression, and the no-op control raises none."""
 
 from __future__ import annotations
 

@@ -293,7 +293,7 @@ def test_cli_score_reads_the_project_suite_and_gates_on_its_own_thresholds(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """`evalkit score --suite builtin` resolves its suite like `evalkit run`: the project file's
-    `datasets`, gated on `<datasets>/thresholds.json`; --thresholds overrides it."""
+    `datasets`, checked against `<datasets>/thresholds.json`; --thresholds overrides it."""
     shutil.copytree(DATASETS, tmp_path / "suite")
     thresholds = tmp_path / "suite" / "thresholds.json"
     data = json.loads(thresholds.read_text(encoding="utf-8"))

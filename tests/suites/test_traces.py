@@ -358,10 +358,10 @@ def test_import_writes_a_run_and_a_suite_that_score_reads(tmp_path: Path) -> Non
 def test_an_imported_replay_is_metric_gated_on_a_recorded_baseline(tmp_path: Path) -> None:
     out = tmp_path / "imported"
     import_traces([MEMORY, RETRIEVAL], out, labels=LABELS)
-    assert any("metric gating is off" in n for n in score_run(out / RUN_FILE, datasets=out).result.notes)
+    assert any("the baseline check is off" in n for n in score_run(out / RUN_FILE, datasets=out).result.notes)
     record_baseline(score_run(out / RUN_FILE, datasets=out), out / "thresholds.json")
     again = score_run(out / RUN_FILE, datasets=out)
-    assert not any("metric gating is off" in n for n in again.result.notes)  # compared with its baseline
+    assert not any("the baseline check is off" in n for n in again.result.notes)  # compared with its baseline
     assert [r.kind for r in again.result.regressions] == ["assertion"]  # the forbid; metrics meet it
 
 

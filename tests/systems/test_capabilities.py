@@ -1,5 +1,5 @@
 """Capabilities: what a scenario needs, what a system declares, and a scenario needing what the
-system lacks reported not_applicable — listed, excluded from means and gating, never red."""
+system lacks reported not_applicable — listed, excluded from means and the baseline check, never red."""
 
 from __future__ import annotations
 
@@ -95,7 +95,7 @@ def test_limited_system_on_the_cli_exits_0_and_lists_not_applicable(tmp_path, ca
     )  # fmt: skip
     out = capsys.readouterr().out
     assert code == 0, out
-    assert "Not applicable (7 scenarios, excluded from means and gating):" in out
+    assert "Not applicable (7 scenarios, excluded from means and the baseline check):" in out
     assert "  - recency-gentle (temporal): needs recency" in out
     assert re.search(r"^project-scope +project-scope +0 +n/a +n/a +n/a +n/a +not_applicable$", out, re.M), out
     saved = json.loads((tmp_path / "r.json").read_text())

@@ -106,7 +106,7 @@ def test_compare_command_prints_tests_flips_and_changes(
     a, b = A.save(tmp_path / "a.json"), B.save(tmp_path / "b.json")
     assert main(["compare", str(a), str(b)]) == 0
     out = capsys.readouterr().out
-    assert "paired queries: 4 (4 gating); only in A: 0; only in B: 0" in out
+    assert "paired queries: 4 (4 counted); only in A: 0; only in B: 0" in out
     assert "Scenario status flips: 1\n  s2: pass → fail" in out
     assert "Queries that changed: 3" in out
     assert main(["compare", str(a), str(tmp_path / "missing.json")]) == 2

@@ -59,14 +59,14 @@ def test_category_lines_follow_the_suite_and_share_one_width() -> None:
 def test_the_header_counts_in_the_right_number_and_not_applicable_scenarios_are_listed_once() -> None:
     from evalkit.views.console import render_run
 
-    note = "not applicable: far (the system lacks projects); excluded from means and gating"
+    note = "not applicable: far (the system lacks projects); excluded from means and the baseline check"
     far = scenario("far", "cat", []).model_copy(update={"status": "not_applicable"})
     ungated = a_pass(scenario("short", "cat", [query(0)]), far)
     text = render_run(
         EvalRun(a_run(ungated, notes=[note, "another note"], not_applicable={"far": ["projects"]}))
     )
     assert text.splitlines()[0].endswith("· 2 scenarios · 1 query")
-    assert "Not applicable (1 scenario, excluded from means and gating):" in text
+    assert "Not applicable (1 scenario, excluded from means and the baseline check):" in text
     assert "  - far (cat): needs projects" in text and text.count("far (") == 1
     assert "note: not applicable" not in text and "note: another note" in text
     alone = render_run(EvalRun(a_run(a_pass(scenario("short", "cat", [query(0)])))))

@@ -271,7 +271,7 @@ def test_scenario_table_selects_one_scenario_and_rejects_unknown_names(built: Ev
         scenario_table(built, "nope")
 
 
-def test_category_table_counts_only_gating_scenarios_and_ends_with_overall(built: EvalRun) -> None:
+def test_category_table_counts_only_counted_scenarios_and_ends_with_overall(built: EvalRun) -> None:
     table = category_table(built).data
     assert list(table.index) == ["explicit-fact", "multi-hop", "overall"]
     overall = table.loc["overall"]

@@ -31,7 +31,7 @@ def _run(
 
 def test_a_run_without_regressions_passes_and_names_what_ran() -> None:
     verdict = run_verdict(_run([]))
-    assert (verdict.passed, verdict.gating_off, verdict.headline) == (True, None, "PASS")
+    assert (verdict.passed, verdict.baseline_check_off, verdict.headline) == (True, None, "PASS")
     assert str(verdict) == (
         "Verdict: PASS\n"
         "system reference · mode deterministic · top_k 7 · gate min_relevance 0.35 (report-only)\n"
@@ -52,19 +52,26 @@ def test_a_run_with_regressions_fails_and_lists_every_one_in_order() -> None:
     assert "overflow" not in page and "max-height" not in page  # no scroll box
 
 
-def test_metric_gating_off_says_why_whether_the_run_passed_or_not() -> None:
+def test_baseline_check_off_says_why_whether_the_run_passed_or_not() -> None:
     why = "no baseline for deterministic at top_k 10 in t.json (it holds deterministic at top_k 5)"
-    note = f"metric gating OFF: {why}"
+    note = f"baseline check OFF: {why}"
     passed = run_verdict(_run([], notes=["loaded 3 queries", note]))
     assert passed.value == "NOT GATED"  # never PASS when the metrics were not compared
-    assert passed.headline == f"NOT GATED · metric gating OFF ({why})"
+    assert passed.headline == f"NOT GATED · baseline check OFF ({why})"
     assert "No gating regressions." not in str(passed) + passed._repr_html_()
     assert "metrics were not compared with a baseline" in str(passed)
     failed = run_verdict(_run(TWO[:1], notes=[note]))
-    assert failed.headline == f"FAIL — 1 regression · metric gating OFF ({why})"
+    assert failed.headline == f"FAIL — 1 regression · baseline check OFF ({why})"
     unconfigured = run_verdict(_run([], thresholds=None))
-    assert unconfigured.gating_off == "the run was configured without a thresholds file"
+    assert unconfigured.baseline_check_off == "the run was configured without a thresholds file"
     assert unconfigured.value == "NOT GATED" and "PASS" not in unconfigured._repr_html_()
+
+
+def test_a_report_written_before_the_rename_still_reads_as_not_compared() -> None:
+    why = "no thresholds file at t.json: the metrics are not compared until a baseline is recorded"
+    old = run_verdict(_run([], notes=[f"metric gating OFF: {why} (assertions still gate)"]))
+    assert old.value == "NOT GATED" and old.baseline_check_off == why
+    assert old.headline == f"NOT GATED · baseline check OFF ({why})"
 
 
 def test_identity_says_when_the_gated_pass_was_skipped() -> None:
