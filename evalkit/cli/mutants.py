@@ -8,6 +8,7 @@ import time
 from evalkit.api import detect_mutations
 from evalkit.cli.args import add_dataset_args, add_execution_args, executor_from, project_settings
 from evalkit.cli.exit_codes import EXIT_OK, EXIT_REGRESSIONS
+from evalkit.cli.lint import warn_on_load
 from evalkit.scenarios import load_suite
 from evalkit.suites.mutations import MUTATIONS
 from evalkit.views.console import render_detection
@@ -36,6 +37,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 def mutants_command(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     project = project_settings(args)
+    warn_on_load(project.datasets, project.config.top_k)
     detection = detect_mutations(
         load_suite(project.datasets), project.config, args.mutation, executor=executor_from(args)
     )

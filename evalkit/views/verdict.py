@@ -16,6 +16,10 @@ Rules (the verdict is the run's own, `RunResult.outcome`; see `evalkit.harness.v
 - PASS only when the metrics were compared and nothing regressed.
 - Degenerate retrieval (a query with relevant ids that retrieved none, a scenario whose queries
   all got one ranking, recall 0 everywhere) is listed below the regressions, whatever the value.
+- The suite strength, when the mutation suite ran with the run (`evalkit run --mutants`): "suite
+  strength: caught N of M injected bugs" below the identity line, and after the listing, for
+  each escaped mutation, what the suite needs to catch it (`RunResult.strength`: the verdict's,
+  or computed from the saved detection for a report whose stored verdict predates it).
 - The identity line names the system, the embedder mode, top_k and the gate of the gated pass
   with its role: "report-only", or "checked against its baseline recorded ..." when a gated baseline
   gated it (its regressions are then listed as `[gated-metric]`/`[gated-present]`); "gated pass
@@ -25,8 +29,6 @@ Rules (the verdict is the run's own, `RunResult.outcome`; see `evalkit.harness.v
   recorded baseline value, Δ = run − baseline and the margin = run − threshold (negative = a
   regression). Read from the report (`Provenance.baseline`); a report written before evalkit
   recorded it says so instead of reading a thresholds file that may have moved on.
-- Suite strength, when the run saved a mutation result: "caught N of M injected bugs" and each
-  escaped mutation with its description; a control that was caught is named too.
 - The command that reproduces the run (`reproduce_command`).
 - `page_title`: the verdict and the system, what the HTML report's <title> says.
 """
@@ -40,7 +42,7 @@ from pathlib import Path
 
 from evalkit.harness.config import DEFAULT_SYSTEM, DEFAULT_THRESHOLDS
 from evalkit.harness.provenance import BUILTIN_SUITE, ComparedBaseline, ComparedScope
-from evalkit.harness.results import Aggregate, DetectionPower, RunResult, baseline_check_reason
+from evalkit.harness.results import Aggregate, RunResult, baseline_check_reason
 from evalkit.harness.verdict import VerdictValue
 from evalkit.views.frames import EvalRun, missing_gated_pass
 from evalkit.wording import counted
@@ -85,7 +87,9 @@ class Verdict:
     """`value`: PASS, FAIL or NOT GATED. `passed`: no regressions. `baseline_check_off`: why the metrics
     were not compared with a baseline (None = they were). `identity`: "system S · mode M · top_k
     K · gate G". `regressions`: "[kind] message" lines. `degenerate`: "[kind] message" lines of
-    the degenerate retrieval found. `reasons`: the verdict's reasons (see `RunVerdict`)."""
+    the degenerate retrieval found. `reasons`: the verdict's reasons (see `RunVerdict`).
+    `strength`: "suite strength: caught N of M injected bugs" (None: no mutation suite ran with
+    the run); `escaped`: "<mutation> escaped: <what catches it>" lines."""
 
     passed: bool
     baseline_check_off: str | None
@@ -94,10 +98,10 @@ class Verdict:
     value: VerdictValue = "PASS"
     degenerate: tuple[str, ...] = ()
     reasons: tuple[str, ...] = ()
-    baseline: str | None = None
-    margins: tuple[Margin, ...] = ()
     strength: str | None = None
     escaped: tuple[str, ...] = ()
+    baseline: str | None = None
+    margins: tuple[Margin, ...] = ()
     command: str | None = None
     system: str = ""
 
@@ -130,9 +134,13 @@ class Verdict:
 
     def __str__(self) -> str:
         lines = [f"Verdict: {self.headline}", self.identity]
+        lines += [self.strength] if self.strength is not None else []
         lines += [f"  - {line}" for line in self.regressions] or [self.clean]
         if self.degenerate:
             lines += ["Degenerate retrieval:", *(f"  - {line}" for line in self.degenerate)]
+        if self.escaped:
+            lines += ["Escaped mutations (what the suite needs to catch each):"]
+            lines += [f"  - {line}" for line in self.escaped]
         if self.baseline is not None:
             lines.append(self.baseline)
             lines += [
@@ -140,9 +148,6 @@ class Verdict:
                 f"Δ {_signed(m.delta)}; threshold {m.threshold:.4f}, margin {_signed(m.margin)})"
                 for m in self.margins
             ]
-        if self.strength is not None:
-            lines.append(self.strength)
-            lines += [f"  - escaped: {line}" for line in self.escaped]
         if self.command is not None:
             lines.append(f"Reproduce: {self.command}")
         return "\n".join(lines)
@@ -157,7 +162,14 @@ class Verdict:
         if self.degenerate:
             found = "".join(f"<li>{html.escape(line)}</li>" for line in self.degenerate)
             listing += f"<p><b>Degenerate retrieval</b></p><ul>{found}</ul>"
-        listing += self._baseline_html() + self._strength_html()
+        if self.escaped:
+            found = "".join(f"<li>{html.escape(line)}</li>" for line in self.escaped)
+            listing += f"<p><b>Escaped mutations</b> (what the suite needs to catch each)</p><ul>{found}</ul>"
+        strength = ""
+        if self.strength is not None:
+            tone = NOT_GATED_COLOR if self.escaped else PASS_COLOR
+            strength = f'<p class="evalkit-strength" style="color: {tone}">{html.escape(self.strength)}</p>'
+        listing += self._baseline_html()
         if self.command is not None:
             listing += (
                 "<p><b>Reproduce this run</b></p>"
@@ -167,7 +179,7 @@ class Verdict:
         return (
             f'<div class="evalkit-verdict"><p style="font-size: 1.6em; font-weight: bold; color: {color}; '
             f'margin: 0.2em 0">Verdict: {html.escape(self.headline)}</p>'
-            f"<p>{html.escape(self.identity)}</p>{listing}</div>"
+            f"<p>{html.escape(self.identity)}</p>{strength}{listing}</div>"
         )
 
     def _repr_mimebundle_(
@@ -212,12 +224,6 @@ class Verdict:
         )
         return f'<p><b>{html.escape(self.baseline)}</b></p><div style="overflow-x: auto">{table}</div>{note}'
 
-    def _strength_html(self) -> str:
-        if self.strength is None:
-            return ""
-        escaped = "".join(f"<li>escaped: {html.escape(line)}</li>" for line in self.escaped)
-        return f"<p><b>{html.escape(self.strength)}</b></p>" + (f"<ul>{escaped}</ul>" if escaped else "")
-
 
 def run_verdict(run: EvalRun) -> Verdict:
     """The verdict of `run` (see the module docstring for the rules)."""
@@ -237,10 +243,10 @@ def run_verdict(run: EvalRun) -> Verdict:
         value=outcome.value,
         degenerate=tuple(f"[{d.kind}] {d.message}" for d in outcome.degenerate),
         reasons=tuple(outcome.reasons),
+        strength=None if result.strength is None else result.strength.line,
+        escaped=() if result.strength is None else tuple(result.strength.hints()),
         baseline=_baseline_line(result.provenance.baseline, result),
         margins=margins(result),
-        strength=_strength(result.detection),
-        escaped=_escaped(result.detection),
         command=reproduce_command(result),
         system=result.system,
     )
@@ -317,24 +323,6 @@ def _baseline_line(compared: ComparedBaseline | None, result: RunResult) -> str 
     return (
         f"Baseline: {compared.file}, recorded {compared.recorded_at} for system {compared.system} "
         f"(mode {result.mode}, top_k {result.top_k})"
-    )
-
-
-def _strength(detection: DetectionPower | None) -> str | None:
-    if detection is None:
-        return None
-    real = [o for o in detection.outcomes if not o.control]
-    caught = sum(o.caught for o in real)
-    return f"Suite strength: caught {caught} of {counted(len(real), 'injected bug')}"
-
-
-def _escaped(detection: DetectionPower | None) -> tuple[str, ...]:
-    if detection is None:
-        return ()
-    return tuple(
-        f"{o.mutation} — {o.description}" if not o.control else f"{o.mutation} (the control was caught)"
-        for o in detection.outcomes
-        if not o.expected
     )
 
 

@@ -124,12 +124,12 @@ def test_the_verdict_block_shows_the_baseline_deltas_margins_and_strength(refere
     real = [o for o in reference.result.detection.outcomes if not o.control]
     assert (
         verdict.strength
-        == f"Suite strength: caught {sum(o.caught for o in real)} of {len(real)} injected bugs"
+        == f"suite strength: caught {sum(o.caught for o in real)} of {len(real)} injected bugs"
     )
     text = str(verdict)
     assert "overall recall: " in text and "margin +0.0200" in text and "Reproduce: evalkit run" in text
     html = verdict._repr_html_()
-    assert "Δ base" in html and "Suite strength" in html and "-0.0000" not in html
+    assert "Δ base" in html and "suite strength" in html and "-0.0000" not in html
     data, metadata = verdict._repr_mimebundle_()
     assert metadata["text/html"][PAGE_TITLE_KEY] == "PASS · system reference" == verdict.page_title
     assert data["text/plain"] == text
