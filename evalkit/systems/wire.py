@@ -234,7 +234,8 @@ class SearchIn(WireModel):
         default=None,
         description=(
             "the query's stable id (`<scenario>#<n>` with n from 1, or the id the scenario gives it): "
-            "a system that searches by text ignores it, one that replays recorded rankings looks them up by it"
+            "a system that searches by text ignores it, one that replays recorded rankings looks them "
+            "up by it"
         ),
     )
 
