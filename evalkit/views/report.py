@@ -22,7 +22,8 @@ When a section applies (decisions where the issue is silent):
 - "Queries to look at" lists every query of the measurement pass that failed an assertion or
   missed a relevant id, failing scenarios first, each linked to its scenario's drill-down
   section (`#scenario-<name>`, `scenario_anchor`), which "Drill-down per scenario" holds for
-  each listed scenario (its per-query metrics, hits and missed relevant ids).
+  each listed scenario (its per-query metrics, missed relevant ids and the hits of its listed
+  queries); the table shows the FAILURE_ROWS worst, and says how many there are in all.
 
 Figures are embedded as PNG no narrower than READABLE_SCALE of their natural width (a narrow
 screen scrolls them sideways instead of shrinking their text below legibility); tables scroll
@@ -52,6 +53,9 @@ from evalkit.wording import counted
 READABLE_SCALE = 0.6
 """The smallest share of its natural width a chart is shown at: at 100 dpi a 10 pt label is about
 14 px, so 0.6 keeps it above 8 px on a phone-sized screen."""
+
+FAILURE_ROWS = 50
+"""How many queries the failure table shows (the worst first); a benchmark can miss hundreds."""
 
 FAILURE_COLUMNS: tuple[str, ...] = (
     "scenario", "status", "query #", "query_id", "query", "recall", "hit rate", "problem",
@@ -153,12 +157,15 @@ def failures_frame(run: EvalRun) -> pd.DataFrame:
 
 
 def failure_table(run: EvalRun) -> Styler:
-    """`failures_frame` as a table whose scenario cells link to their drill-down sections."""
-    frame = failures_frame(run)
+    """`failures_frame` as a table whose scenario cells link to their drill-down sections: its
+    first FAILURE_ROWS rows (the caption says how many there are in all)."""
+    every = failures_frame(run)
+    frame = every.head(FAILURE_ROWS)
+    shown = f" ({len(frame)} shown, the worst first)" if len(every) > len(frame) else ""
     caption = (
-        f"{counted(len(frame), 'query', 'queries')} to look at (measurement pass): failed assertions first; "
-        "the scenario links to its drill-down"
-        if len(frame)
+        f"{counted(len(every), 'query', 'queries')} to look at (measurement pass){shown}: failed assertions "
+        "first; the scenario links to its drill-down"
+        if len(every)
         else "Every query held its assertions and retrieved every relevant id"
     )
     styler = styled(frame, caption).hide(axis="index").format(precision=3, subset=["recall", "hit rate"])
@@ -221,7 +228,10 @@ def section(run: EvalRun, key: str, **options: Any) -> Section:
 
 def drilldown(run: EvalRun, scenario: str) -> Section:
     """The drill-down of one scenario (level 3, anchor `scenario_anchor`): its metrics and
-    assertions per query, the relevant ids it never retrieved and its hits in rank order."""
+    assertions per query, the relevant ids it never retrieved and the hits, in rank order, of its
+    queries in the failure table (a benchmark conversation asks hundreds of queries)."""
+    listed = failures_frame(run).head(FAILURE_ROWS)
+    numbers = listed.loc[listed["scenario"] == scenario, "query #"].tolist()
     return Section(
         scenario_anchor(scenario),
         f"Scenario {scenario}",
@@ -229,7 +239,7 @@ def drilldown(run: EvalRun, scenario: str) -> Section:
         parts=(
             tables.assertion_results(run, scenario),
             tables.missed_relevant(run, scenario),
-            tables.hits_table(run, scenario),
+            tables.hits_table(run, scenario, numbers),
         ),
     )
 
@@ -299,8 +309,8 @@ def _no_drilldown(run: EvalRun, options: dict[str, Any]) -> str | None:
 
 
 def _drilled(run: EvalRun) -> list[str]:
-    """The scenarios of the failure table, in the order they first appear there."""
-    return list(dict.fromkeys(failures_frame(run)["scenario"]))
+    """The scenarios of the failure table's shown rows, in the order they first appear there."""
+    return list(dict.fromkeys(failures_frame(run).head(FAILURE_ROWS)["scenario"]))
 
 
 _READING = _p(

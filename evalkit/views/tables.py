@@ -312,14 +312,17 @@ def not_applicable_table(run: EvalRun) -> Styler:
     return styled(frame, caption).hide(axis="index")
 
 
-def hits_table(run: EvalRun, scenario: str) -> Styler:
-    """Every hit the ungated pass retrieved for `scenario`'s queries, grouped by query (number,
-    text) and in rank order: id, relevant, similarity, relevance, match source, low confidence,
-    standing and whether the gated pass's gate dropped it. Relevant rows are green, rows the
-    gate dropped red, non-current standing amber."""
+def hits_table(run: EvalRun, scenario: str, queries: Iterable[int] | None = None) -> Styler:
+    """Every hit the ungated pass retrieved for `scenario`'s queries (only the query numbers in
+    `queries` when given), grouped by query (number, text) and in rank order: id, relevant,
+    similarity, relevance, match source, low confidence, standing and whether the gated pass's
+    gate dropped it. Relevant rows are green, rows the gate dropped red, non-current standing
+    amber."""
     check_scenario(run, scenario)
     hits = run.hits
     rows = hits[(hits["pass"] == "ungated") & (hits["scenario"] == scenario)]
+    if queries is not None:
+        rows = rows[rows["query_number"].isin(list(queries))]
     frame = pd.DataFrame(
         {
             "query #": rows["query_number"],

@@ -204,3 +204,22 @@ def test_the_verdict_section_passes_the_page_title_on(reference: EvalRun) -> Non
     assert metadata == {"text/html": {PAGE_TITLE_KEY: "PASS · system reference"}}
     assert data["text/html"].startswith('<h2 id="verdict">Verdict</h2>')
     assert report.section(reference, "summary")._repr_mimebundle_()[1] == {}
+
+
+def test_the_failure_table_and_drilldowns_are_capped_to_the_worst_queries(
+    reference: EvalRun, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(report, "FAILURE_ROWS", 2)
+    every = report.failures_frame(reference)
+    assert len(every) > 2
+    table = report.failure_table(reference)
+    assert len(table.data) == 2
+    assert table.caption.startswith(
+        f"{len(every)} queries to look at (measurement pass) (2 shown, the worst first)"
+    )
+    shown = list(dict.fromkeys(every.head(2)["scenario"]))
+    drill = report.section(reference, "drilldown")
+    assert [part.key for part in drill.parts] == [report.scenario_anchor(name) for name in shown]
+    hits = drill.parts[0].parts[2].data
+    first = every.iloc[0]
+    assert set(hits.index.get_level_values("query #")) == {first["query #"]}
