@@ -139,6 +139,67 @@ def dropped_chart(run: EvalRun) -> ReportFigure:
     return fig
 
 
+CANDIDATE_LABELS = 12
+"""At most this many dropped relevant rows are labelled with their id in the candidates chart."""
+
+
+def candidates_chart(run: EvalRun) -> ReportFigure:
+    """Every row that reached the gated pass's relevance gate, suite-wide (`QueryResult.
+    gate_candidates`): similarity on x, and two bands on y — BM25 matched or vector only — with
+    the rows of each band spread a little apart in suite order so that equal similarities stay
+    visible (labels are stepped too); relevant rows green, others grey; rows the gate dropped
+    (the run's own `dropped` record, not recomputed) drawn as crosses, the relevant ones in red
+    and labelled with their id (the first CANDIDATE_LABELS). The gate's value is drawn as a
+    dashed line. A row without a similarity sits at 0. Without candidates (no gated pass, a
+    system that reports none) the figure says so."""
+    gated = run.result.gated
+    rows = []
+    if gated is not None:
+        for s in gated.scenarios:
+            for q in s.queries:
+                dropped = {d.id for d in q.dropped}
+                for c in q.gate_candidates or []:
+                    rows.append((c.similarity or 0.0, c.bm25, c.id in q.relevant, c.id in dropped, c.id))
+    fig = ReportFigure(figsize=(13, 4.8), layout="constrained")
+    ax = fig.subplots()
+    if gated is None or not rows:
+        ax.text(0.5, 0.5, "no gate candidates recorded in this run", ha="center", va="center")
+        ax.set_axis_off()
+        return fig
+    frame = pd.DataFrame(rows, columns=["similarity", "bm25", "relevant", "dropped", "id"])
+    frame["y"] = frame["bm25"].astype(float) + [((i % 9) - 4) * 0.035 for i in range(len(frame))]
+    groups = (
+        ("relevant, kept", frame["relevant"] & ~frame["dropped"], RELEVANT_COLOR, "o"),
+        ("not relevant, kept", ~frame["relevant"] & ~frame["dropped"], "#adb5bd", "o"),
+        ("not relevant, dropped", ~frame["relevant"] & frame["dropped"], DROPPED_IRRELEVANT_COLOR, "x"),
+        ("relevant, dropped", frame["relevant"] & frame["dropped"], DROPPED_RELEVANT_COLOR, "X"),
+    )
+    for label, mask, color, marker in groups:
+        part = frame[mask]
+        ax.scatter(
+            part["similarity"], part["y"], color=color, marker=marker, s=28, label=f"{label} ({len(part)})"
+        )
+    lost = frame[frame["relevant"] & frame["dropped"]].head(CANDIDATE_LABELS).to_dict("records")
+    for i, row in enumerate(lost):  # labels stepped up and down so that rows at one spot stay legible
+        ax.annotate(
+            str(row["id"]),
+            (float(row["similarity"]), float(row["y"])),
+            xytext=(6, 12 * ((i % 5) - 2)),
+            textcoords="offset points",
+            color=DROPPED_RELEVANT_COLOR,
+            fontsize="small",
+        )
+    gate = gated.relevance_gate.min_relevance
+    ax.axvline(gate, linestyle="--", color="#495057", linewidth=1.2, label=f"gate {gate:g}")
+    ax.set_yticks([0, 1], ["vector only", "BM25 matched"])
+    ax.set_ylim(-0.5, 1.5)
+    ax.set_xlabel("similarity (0 when the row has none)")
+    ax.grid(axis="x", alpha=0.3)
+    ax.set_title(f"Rows that reached the relevance gate ({len(frame)} candidates, gated pass, every query)")
+    fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncols=5, frameon=False)
+    return fig
+
+
 def category_chart(run: EvalRun) -> ReportFigure:
     """Grouped vertical bars: every harness metric (recall, precision, MRR, hit rate) per category
     and overall (ungated pass: what the thresholds gate)."""

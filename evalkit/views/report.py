@@ -369,6 +369,18 @@ SECTIONS: tuple[_Spec, ...] = (
         parent="charts",
     ),
     _Spec(
+        "candidates",
+        "Gate candidates: similarity and BM25 match",
+        3,
+        _p(
+            "Every row that reached the relevance gate, over the whole suite: which the gate kept and which "
+            "it dropped, the relevant ones it dropped in red with their id, and the gate as a dashed line."
+        ),
+        lambda run, o: (charts.candidates_chart(run),),
+        _no_sweep,
+        parent="charts",
+    ),
+    _Spec(
         "sweep",
         "Gate sweep: recall and precision against the gate",
         3,

@@ -91,6 +91,7 @@ CHARTS = {
     "gate_chart": lambda run: charts.gate_chart(run),
     "dropped_chart": lambda run: charts.dropped_chart(run),
     "sweep_chart": lambda run: charts.sweep_chart(run),
+    "candidates_chart": lambda run: charts.candidates_chart(run),
     "category_chart": lambda run: charts.category_chart(run),
     "rank_chart": lambda run: charts.rank_chart(run, "multi-hop"),
     "trend_chart": lambda run: charts.trend_chart(_history()),
@@ -126,3 +127,17 @@ def test_the_trend_keeps_systems_and_suites_apart_with_dates_and_commits() -> No
     ticks = [t.get_text() for t in recall.get_xticklabels()]
     assert ticks[0] == "2026-11-10\n0abcdef"
     assert fig.legends and fig.get_suptitle().startswith("Trend over 9 runs")
+
+
+def test_the_candidates_chart_marks_what_the_gate_dropped_from_the_run_record(run: EvalRun) -> None:
+    fig = charts.candidates_chart(run)
+    (ax,) = fig.axes
+    gated = run.result.gated
+    assert gated is not None
+    candidates = [c for s in gated.scenarios for q in s.queries for c in q.gate_candidates or []]
+    relevant_dropped = sum(d.relevant for s in gated.scenarios for q in s.queries for d in q.dropped)
+    labels = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert f"relevant, dropped ({relevant_dropped})" in labels
+    assert f"gate {gated.relevance_gate.min_relevance:g}" in labels
+    assert sum(len(c.get_offsets()) for c in ax.collections) == len(candidates)
+    assert len(ax.texts) == min(relevant_dropped, charts.CANDIDATE_LABELS)  # each dropped relevant row named
