@@ -8,8 +8,9 @@ Every system is the reference store, reached another way; each is a `Contender` 
 (add one there: a name, a function that starts what it needs and returns the system, and its
 target). The servers start once, before timing, each in a subprocess on a free loopback port
 (or stdio). Each round runs every contender back to back (both passes, 88 searches, seeding
-included) in this process through `evalkit.run_eval`; the figures are medians over `--repeats`
-rounds of
+included) in this process through `evalkit.run_eval`, each round starting with the next
+contender (so that a burst of load on a shared machine does not always hit the same one); the
+figures are medians over `--repeats` rounds of
 - the whole run's wall time (seeding + searches + scoring) and its ratio to in-process, checked
   against the contender's target (`--` when it has none);
 - the search latency p50 and p95 recorded in the run (the adapter's round trip included; a
@@ -260,10 +261,11 @@ def main() -> int:
         systems = {c.name: c.start(stack) for c in CONTENDERS}
         for system in systems.values():
             timed(system)  # warm-up: imports, first store, connections
-        for _ in range(args.repeats):
+        for round_ in range(args.repeats):
             overall = {}
-            for name, system in systems.items():
-                wall, run = timed(system)
+            order = names[round_ % len(names) :] + names[: round_ % len(names)]  # no contender always first
+            for name in order:
+                wall, run = timed(systems[name])
                 latency = run.result.latency
                 assert latency is not None and latency.overall is not None
                 seconds[name].append(wall)
