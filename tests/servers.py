@@ -17,8 +17,8 @@ from fastapi import FastAPI, Request
 def serving(app: Any, **config: Any) -> Iterator[str]:
     """Serve `app` on 127.0.0.1 at a free port; yields its base URL; stops the server on exit.
     `config`: more uvicorn.Config settings (e.g. `http=header_timeout_protocol(0.3)`)."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)  # TCP_NODELAY, see
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # http_server.listening_socket
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on", **config))
@@ -96,14 +96,15 @@ def raw_server(answer: Any) -> Iterator[str]:
             thread.join(5)
 
 
-def contract_app(search: Any, namespace: str = "n1") -> Any:
+def contract_app(search: Any, namespace: str = "n1", info: dict[str, Any] | None = None) -> Any:
     """A FastAPI app speaking the contract except for its search reply (`search()` gives it,
-    any Starlette response), with `namespace` as the one namespace it hands out."""
+    any Starlette response), with `namespace` as the one namespace it hands out; `info` adds
+    to (or replaces keys of) its `/info` reply `{"name": "fake", "capabilities": ["projects"]}`."""
     app = FastAPI()
 
     @app.get("/info")
-    async def info() -> dict[str, Any]:
-        return {"name": "fake", "capabilities": ["projects"]}
+    async def info_() -> dict[str, Any]:
+        return {"name": "fake", "capabilities": ["projects"], **(info or {})}
 
     @app.post("/namespaces", status_code=201)
     async def create() -> dict[str, str]:

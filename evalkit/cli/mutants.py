@@ -42,5 +42,6 @@ def mutants_command(args: argparse.Namespace) -> int:
         load_suite(project.datasets), project.config, args.mutation, executor=executor_from(args)
     )
     print(render_detection(detection))
-    print(f"{len(detection.outcomes)} suite run(s) in {time.perf_counter() - started:.1f} s")
+    elapsed = time.perf_counter() - started
+    print(f"{len(detection.outcomes)} mutant suite run(s) and 1 unmutated one in {elapsed:.1f} s")
     return EXIT_OK if detection.ok else EXIT_REGRESSIONS

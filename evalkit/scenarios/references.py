@@ -54,7 +54,7 @@ def scenario_problems(
     if scenario.distractors:
         projects |= {t.project for t in distractors or ()}
     for qi, query in enumerate(scenario.queries):
-        problems.extend(_query_problems(f"queries[{qi}]", query, resolver, projects, scenario))
+        problems.extend(_query_problems(f"query {qi + 1}", query, resolver, projects, scenario))
     return problems
 
 
