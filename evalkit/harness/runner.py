@@ -5,6 +5,9 @@ Each scenario gets a fresh memory in its own temporary directory, removed when t
 one big scenario's queries); an `Executor` runs the shards here, on worker processes or on Ray,
 and the results are assembled in scenario and query order, identical on every executor.
 
+A scenario's steps (`StepSpec`: delete, update, add) are applied between its queries, in order:
+each query is asked, in every pass, of the memory as the steps before it left it.
+
 Every pass of the run's plan (`pass_plan`: a tuple of `PassSpec`, so another pass is data) queries
 the same seeded memory, each query once per pass in plan order: the measurement pass ("ungated")
 with min_relevance=0 (what baselines gate on) and, unless disabled, the gated pass with the
@@ -52,12 +55,12 @@ from evalkit.metrics import MetricSpec, judgements, parse_metrics, score_query
 from evalkit.progress import progress_enabled
 from evalkit.records import DEFAULT_HALF_LIFE_DAYS, reported_values
 from evalkit.scenarios import QuerySpec, Scenario, Suite, stable_query_id
-from evalkit.scenarios.model import ThoughtSpec
+from evalkit.scenarios.model import StepSpec, ThoughtSpec
 from evalkit.scenarios.requirements import required_capabilities
-from evalkit.scenarios.seeding import own_ids, seed_edges, seed_thoughts
+from evalkit.scenarios.seeding import edges_of, own_ids, seed_edges, seed_thoughts, thoughts_of
 from evalkit.systems import MemorySystem
 from evalkit.systems.capabilities import declared_capabilities
-from evalkit.systems.checked import TimedResponse, open_checked
+from evalkit.systems.checked import CheckedMemory, TimedResponse, open_checked
 from evalkit.validation import shown_value
 
 
@@ -149,8 +152,9 @@ def plan_shards(scenarios: Sequence[Scenario], workers: int) -> list[list[Shard]
     One shard per scenario; when there are fewer scenarios than `workers` (a benchmark such as
     BEIR is one big scenario), each scenario's queries are cut into `workers` contiguous shards
     of near-equal size, so every worker has work. Every shard seeds the scenario's whole memory
-    once; a query's result does not depend on which other queries share its memory, because
-    searching the reference store writes nothing, so the cut never changes a result. (A system
+    once (and applies the scenario's steps up to its last query, asking only its own queries); a
+    query's result does not depend on which other queries share its memory, because searching the
+    reference store writes nothing, so the cut never changes a result. (A system
     whose searches change its state, e.g. access counts that feed ranking, must run serially.)
     With `workers` 1 every scenario is one shard."""
     pieces = workers if len(scenarios) < workers else 1
@@ -186,7 +190,12 @@ class ShardRunner:
             memory.add_thoughts(seed_thoughts(scenario, self.distractors, self.clock))
             memory.add_edges(seed_edges(scenario))
             own = own_ids(scenario)
-            for index in range(shard.start, shard.stop):
+            # a shard that starts later replays the steps before its first query (not its queries)
+            for index in range(0 if scenario.steps else shard.start, shard.stop):
+                for step in scenario.steps_before(index):
+                    apply_step(memory, step, self.clock)
+                if index < shard.start:
+                    continue
                 query = scenario.queries[index]
                 k = query.top_k or self.config.top_k
                 options: dict[str, Any] = dict(
@@ -211,6 +220,20 @@ class ShardRunner:
                     scored = _query_result(index, query, timed, k, own, extra_metrics, gate_candidates=record)
                     queries.append(scored)
         return ShardResult(results, tuple(frozenset(v) for v in gate_values), latencies)
+
+
+def apply_step(memory: CheckedMemory, step: StepSpec, clock: datetime) -> None:
+    """Apply one operation step to `memory`: delete its ids, update its thought, or add its
+    thoughts (dated against `clock`) then its edges."""
+    if step.delete is not None:
+        memory.delete_thoughts(step.delete)
+    elif step.update is not None:
+        memory.update_thought(step.update.id, content=step.update.content, status=step.update.status)
+    elif step.add is not None:
+        if step.add.thoughts:
+            memory.add_thoughts(thoughts_of(step.add.thoughts, clock))
+        if step.add.edges:
+            memory.add_edges(edges_of(step.add.edges))
 
 
 @contextmanager
