@@ -12,12 +12,14 @@ from evalkit.cli.args import (
     add_deprecated_flag,
     add_embedder_args,
     add_execution_args,
+    add_pack_arg,
     add_system_arg,
     add_top_k_arg,
     embedder_options,
     executor_from,
     project_settings,
     unit_float,
+    use_pack,
 )
 from evalkit.cli.exit_codes import EXIT_OK, EXIT_REGRESSIONS
 from evalkit.errors import UsageError
@@ -83,6 +85,7 @@ def register(commands: argparse._SubParsersAction) -> None:
         help="with --update-gated-baseline: the recall tolerance of one category (repeatable)",
     )  # fmt: skip
     add_dataset_args(run)
+    add_pack_arg(run)
     run.add_argument(
         "--scenario", action="append", metavar="NAME",
         help="run only this scenario (repeatable); assertions count, metrics are not compared",
@@ -112,6 +115,8 @@ def category_tolerance(text: str) -> tuple[str, float]:
 
 def run_command(args: argparse.Namespace) -> int:
     check_gated_flags(args)
+    if not use_pack(args):
+        return EXIT_OK
     if (args.update_baseline or args.update_gated_baseline) and args.scenario:
         flag = "--update-gated-baseline" if args.update_gated_baseline else "--update-baseline"
         raise UsageError(f"{flag} records the whole suite; drop --scenario")

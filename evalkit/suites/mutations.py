@@ -65,12 +65,15 @@ MODE = "deterministic"
 class Mutation:
     """One catalogued fault. `description` states the realistic bug it models; `changes` are the
     `SearchPipeline` fields it replaces (a parameter, or a step wrapped around the default);
-    `control` marks a change that must leave every result unchanged."""
+    `control` marks a change that must leave every result unchanged; `pack` names the scenario
+    pack (`evalkit.suites.packs`) written to catch it, None for the mutations the built-in suite
+    catches."""
 
     name: str
     description: str
     changes: Mapping[str, object]
     control: bool = False
+    pack: str | None = None
 
     def build(self) -> SearchPipeline:
         """The variant pipeline: the SPEC's with `changes` applied."""
@@ -265,10 +268,37 @@ _CATALOGUE: tuple[Mutation, ...] = (
         {"fuse": _fuse_rrf_fsum},
         control=True,
     ),
+    Mutation(
+        "deletion-keeps-text",
+        "a delete removes the thought's vector and edges but not its row, so its FTS5 row stays and BM25 "
+        "keeps returning the deleted thought (found by the deletion-ghosts pack)",
+        {"purge_on_delete": False},
+        pack="deletion-ghosts",
+    ),
+    Mutation(
+        "update-keeps-old-vector",
+        "an update re-indexes the new text for BM25 but keeps the old vector, so the vector leg still "
+        "ranks the thought by its old meaning (found by the update-propagation pack)",
+        {"reembed_on_update": False},
+        pack="update-propagation",
+    ),
+    Mutation(
+        "project-filter-after-cut",
+        "each leg keeps its best K rows of every project before the project filter, so a search of a "
+        "small project returns too little (found by the filter-selectivity pack)",
+        {"filter_before_cut": False},
+        pack="filter-selectivity",
+    ),
 )
 
-MUTATIONS: Mapping[str, Mutation] = MappingProxyType({m.name: m for m in _CATALOGUE})
-"""Every catalogued mutation by name, in catalogue order (the control last)."""
+MUTATIONS: Mapping[str, Mutation] = MappingProxyType({m.name: m for m in _CATALOGUE if m.pack is None})
+"""The mutations the built-in suite must catch, by name, in catalogue order (the control last):
+what `evalkit mutants` runs by default."""
+
+PACK_MUTATIONS: Mapping[str, Mutation] = MappingProxyType({m.name: m for m in _CATALOGUE if m.pack})
+"""The mutations of behaviours only the scenario packs exercise (deletion, update, a filter on a
+large corpus), by name: each is caught by its `pack` and escapes the built-in suite by design
+(it has no delete or update step and no project of 95% of the thoughts)."""
 
 
 # ----------------------------------------------------------------------------- running
@@ -288,17 +318,20 @@ def _specificity(regression: Regression) -> int:
     return 2 if regression.kind == "present" else 3
 
 
-def select_mutations(names: Sequence[str] | None = None) -> tuple[Mutation, ...]:
-    """The named mutations in the order given (duplicates dropped), or the whole catalogue for
-    None. An unknown name raises UsageError listing the valid ones."""
+def select_mutations(names: Sequence[str] | None = None, packs: Sequence[str] = ()) -> tuple[Mutation, ...]:
+    """The named mutations in the order given (duplicates dropped; any catalogued name, pack
+    mutations included). For None: the mutations of `packs` and the control when packs are given
+    (the suite is those packs), else the built-in suite's catalogue (`MUTATIONS`). An unknown
+    name raises UsageError listing the valid ones."""
+    known = {**MUTATIONS, **PACK_MUTATIONS}
     if names is None:
-        return _CATALOGUE
-    unknown = [n for n in names if n not in MUTATIONS]
+        if packs:
+            return tuple(m for m in _CATALOGUE if m.control or m.pack in packs)
+        return tuple(MUTATIONS.values())
+    unknown = [n for n in names if n not in known]
     if unknown:
-        raise UsageError(
-            f"unknown mutation(s): {', '.join(unknown)}; valid mutations: {', '.join(MUTATIONS)}"
-        )
-    return tuple(MUTATIONS[n] for n in dict.fromkeys(names))
+        raise UsageError(f"unknown mutation(s): {', '.join(unknown)}; valid mutations: {', '.join(known)}")
+    return tuple(known[n] for n in dict.fromkeys(names))
 
 
 def mutant_config(config: RunConfig) -> RunConfig:
@@ -347,17 +380,19 @@ def run_mutants(
     workers: int | None = None,
     *,
     executor: Executor | None = None,
+    packs: Sequence[str] = (),
 ) -> DetectionPower:
     """Run `suite` once per mutation (all, or those `names` selects) on the deterministic
     embedder, checked against `config.thresholds` exactly as `evalkit run` checks, through `evaluate`.
 
     The unit of work is a mutation: `executor` runs them (default: `workers` local processes,
     serially when `workers` is None or 1); outcomes come back in catalogue (or `names`) order,
-    identical on every executor. Raises UsageError for an unknown mutation name, bad workers, or
-    a thresholds file without a deterministic baseline at `config.top_k`; ThresholdsError on an
-    invalid file.
+    identical on every executor. `packs` names the scenario packs `suite` is made of: without `names`,
+    their mutations (and the control) are run instead of the built-in catalogue. Raises UsageError for an
+    unknown mutation name, bad workers, or a thresholds file without a deterministic baseline at
+    `config.top_k`; ThresholdsError on an invalid file.
     """
-    selected = select_mutations(names)
+    selected = select_mutations(names, packs)
     runner = executor or make_executor("processes", workers)
     settings = mutant_config(config)
     embedder = HashingEmbedder(DETERMINISTIC_DIM)
