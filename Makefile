@@ -17,7 +17,15 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e ".[dev,real,ray]"
 	touch $(STAMP)
 
-setup: $(STAMP)
+# The npm MCP servers of the presets (package.json: @modelcontextprotocol/server-memory for
+# `--system mcp:server-memory`), installed into node_modules/ from package-lock.json.
+NPM_STAMP := node_modules/.evalkit-installed-stamp
+$(NPM_STAMP): package.json package-lock.json
+	@command -v npm >/dev/null || { echo "make setup needs npm (Node.js >= 20) for the mcp:server-memory preset: install Node.js, e.g. apt-get install nodejs npm"; exit 1; }
+	npm ci --no-audit --no-fund --loglevel=error
+	touch $(NPM_STAMP)
+
+setup: $(STAMP) $(NPM_STAMP)
 
 ## The main job: run the suite and render reports/eval_report.html
 report: $(STAMP)
@@ -31,7 +39,7 @@ real: $(STAMP)
 	$(BIN)/evalkit run --real
 
 ## The whole test suite: unit, property, notebooks (nbval) and the papermill report
-test: $(STAMP)
+test: $(STAMP) $(NPM_STAMP)
 	$(BIN)/python -m pytest -n 2 --nbval-lax --dist loadfile tests notebooks
 
 lint: $(STAMP)

@@ -186,14 +186,36 @@ class ShardRunner:
         results: tuple[list[QueryResult], ...] = tuple([] for _ in self.plan)
         gate_values: tuple[set[float], ...] = tuple(set() for _ in self.plan)
         latencies: list[float] = []
-        with scratch_directory() as workdir, open_checked(self.system, workdir) as memory:
+        with scratch_directory() as workdir, open_checked(self.system, workdir, scenario.name) as memory:
             memory.add_thoughts(seed_thoughts(scenario, self.distractors, self.clock))
             memory.add_edges(seed_edges(scenario))
             own = own_ids(scenario)
+            asks: list[tuple[int, QuerySpec, int, list[QueryResult], set[float], bool]] = []
+            searches: list[tuple[str, str, dict[str, Any]]] = []
+
+            def flush() -> None:
+                """Ask the searches gathered so far (one call for a memory with search_many), then
+                score them."""
+                for timed, (index, query, k, queries, resolved, free) in zip(
+                    memory.search_all(searches), asks, strict=True
+                ):
+                    latencies.append(timed.latency_ms)
+                    if free:
+                        resolved.add(timed.response.min_relevance)
+                    record = free and bool(timed.response.gate_candidates)
+                    queries.append(
+                        _query_result(index, query, timed, k, own, extra_metrics, gate_candidates=record)
+                    )
+                asks.clear()
+                searches.clear()
+
             # a shard that starts later replays the steps before its first query (not its queries)
             for index in range(0 if scenario.steps else shard.start, shard.stop):
-                for step in scenario.steps_before(index):
-                    apply_step(memory, step, self.clock)
+                steps = scenario.steps_before(index)
+                if steps:  # the searches before a step see the memory before it
+                    flush()
+                    for step in steps:
+                        apply_step(memory, step, self.clock)
                 if index < shard.start:
                     continue
                 query = scenario.queries[index]
@@ -211,14 +233,10 @@ class ShardRunner:
                 pinned = query.min_relevance
                 for spec, queries, resolved in zip(self.plan, results, gate_values, strict=True):
                     gate = spec.min_relevance if pinned is None else pinned
-                    timed = memory.search(query.query, asked=asked, min_relevance=gate, **options)
-                    latencies.append(timed.latency_ms)
-                    free = spec.relevance_gated and pinned is None
-                    if free:
-                        resolved.add(timed.response.min_relevance)
-                    record = free and bool(timed.response.gate_candidates)
-                    scored = _query_result(index, query, timed, k, own, extra_metrics, gate_candidates=record)
-                    queries.append(scored)
+                    searches.append((query.query, asked, {"min_relevance": gate, **options}))
+                    asks.append((index, query, k, queries, resolved, spec.relevance_gated and pinned is None))
+            # every search between two steps in one go (the whole shard without steps)
+            flush()
         return ShardResult(results, tuple(frozenset(v) for v in gate_values), latencies)
 
 

@@ -12,8 +12,11 @@ fix, instead of a raw AttributeError deep in the runner. Checks on each search r
 - `gate_candidates` (optional) have seeded ids and finite similarities (or None).
 Output violations raise SystemOutputError (an AdapterError) naming the scenario and query.
 `query_id` is passed only to a search that names it or takes `**options` (it matters to systems
-that replay recorded rankings; text search does not need it).
-Each search call is timed (wall clock, milliseconds, the system's call only).
+that replay recorded rankings; text search does not need it); `scenario` only to an `open` that
+names it or takes `**kwargs`.
+Each search call is timed (wall clock, milliseconds, the system's call only); the searches of one
+`search_many` call each get the call's time divided by their number. A `search_many` that
+returns another number of responses than it was asked is an AdapterError.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ from typing import Any
 
 from evalkit.errors import AdapterError, AdapterWarning, SystemOutputError
 from evalkit.records import HIT_FIELDS, MATCH_SOURCES, STANDINGS, Edge, Hit, SearchResponse, Thought
-from evalkit.systems.protocol import MemorySystem, ScenarioMemory
+from evalkit.systems.protocol import MemorySystem, ScenarioMemory, SearchRequest
 from evalkit.validation import shown_value
 
 _FLOAT_SIGNALS = tuple(f.name for f in HIT_FIELDS if f.annotation == float | None)
@@ -92,6 +95,31 @@ class CheckedMemory:
             )
         return found
 
+    def search_all(self, searches: Sequence[tuple[str, str, dict[str, Any]]]) -> list[TimedResponse]:
+        """Each of `searches` ((query, asked, options), see `search`), checked and timed, in order:
+        in one `search_many` call when the memory offers one, else one search each."""
+        batch = getattr(self._memory, "search_many", None)
+        if not callable(batch) or len(searches) < 2:
+            return [self.search(query, asked=asked, **options) for query, asked, options in searches]
+        requests = []
+        for query, _, options in searches:
+            sent = dict(options)
+            if not self._takes_query_id:
+                sent.pop("query_id", None)
+            requests.append(SearchRequest(query, sent))
+        start = time.perf_counter()
+        responses = list(batch(requests))
+        latency_ms = (time.perf_counter() - start) * 1000.0 / len(requests)
+        if len(responses) != len(requests):
+            raise AdapterError(
+                f"system {self._name!r}: search_many() returned {len(responses)} responses for "
+                f"{len(requests)} searches; it must return one per search, in order"
+            )
+        return [
+            TimedResponse(checked_response(self._name, r, options["top_k"], self._seeded, asked), latency_ms)
+            for r, (_, asked, options) in zip(responses, searches, strict=True)
+        ]
+
     def search(self, query: str, *, asked: str = "", **options: Any) -> TimedResponse:
         """The system's search with `options` (see `ScenarioMemory.search`), checked and timed;
         `asked` says where the query comes from (e.g. "scenario 'x', query 2 ('...')") for
@@ -127,16 +155,17 @@ def _takes_keyword(function: Any, name: str) -> bool:
 
 
 @contextmanager
-def open_checked(system: MemorySystem, workdir: Path) -> Iterator[CheckedMemory]:
-    """`system.open(workdir)` as a context manager yielding a CheckedMemory; AdapterError when
-    open() is missing or does not return a context manager."""
+def open_checked(system: MemorySystem, workdir: Path, scenario: str | None = None) -> Iterator[CheckedMemory]:
+    """`system.open(workdir)` as a context manager yielding a CheckedMemory (`scenario=` passed
+    when open takes it); AdapterError when open() is missing or does not return a context manager."""
     name = getattr(system, "name", type(system).__name__)
     opener = getattr(system, "open", None)
     if not callable(opener):
         raise AdapterError(
             f"system {name!r} has no open(workdir) method; it must implement evalkit.MemorySystem"
         )
-    manager = opener(workdir)
+    told = scenario is not None and _accepts_keyword(opener, "scenario")
+    manager = opener(workdir, scenario=scenario) if told else opener(workdir)
     if not (hasattr(manager, "__enter__") and hasattr(manager, "__exit__")):
         raise AdapterError(
             f"system {name!r}: open(workdir) returned {type(manager).__name__}, not a context manager; "

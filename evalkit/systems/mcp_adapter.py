@@ -1,7 +1,10 @@
-"""A memory system that speaks the Model Context Protocol (`--system mcp:MAPPING.toml`).
+"""A memory system that speaks the Model Context Protocol (`--system mcp:MAPPING.toml`, or
+`--system mcp:PRESET` for a mapping shipped in `evalkit/systems/mcp_presets/`).
 
 The mapping file (TOML) says how to reach the server and how evalkit's calls map onto its tools.
-Names on the left are always evalkit's, values the server's:
+Format 2 (`version = 2`: argument templates, isolation strategies, batch search) is described in
+`evalkit.systems.mcp_mapping` and the README. Format 1, below, keeps working (it is upgraded to
+format 2 on load); its names on the left are always evalkit's, values the server's:
 
     name = "my-memory"                      # the system's name in the report
     capabilities = ["projects"]             # what the server supports ([] for none); required
@@ -48,9 +51,16 @@ recency_weight, recency_half_life_days, now (ISO-8601). Hit fields: those of `ev
 Paths are dot-separated keys (digits index lists). A scenario-wide `namespace.argument` is added
 to every store, edges, search, reset and drop call.
 
-The adapter keeps one MCP session for the whole run on a background event loop, checks at start
-that every mapped tool exists, and raises AdapterError naming the system, the tool and what was
+The adapter keeps one MCP session for the whole run on a background event loop (with isolation
+strategy "process": one server, and session, per scenario, after a probe at start), checks at
+start that every mapped tool exists and that every mapped argument fits the tool's inputSchema
+(`evalkit.systems.mcp_schema`), and raises AdapterError naming the system, the tool and what was
 wrong: a tool error (`isError`), a result without JSON, a missing path, a hit without an id.
+
+Isolation is verified, whatever the strategy: a hit that is a thought another scenario seeded
+(and this one did not), or the same thought returned twice in one search (copies of a shared
+distractor left by other scenarios), is an AdapterError saying the system is not isolated,
+naming both scenarios and the isolation setting.
 
 Bounds (see `evalkit.systems.client_limits`): each call, and starting the server, has a
 wall-clock deadline ($EVALKIT_SYSTEM_TIMEOUT, default 120 s); over stdio each message line is at
@@ -64,354 +74,52 @@ the original error is what the run reports.
 
 from __future__ import annotations
 
-import asyncio
-import atexit
 import json
-import os
+import re
+import shutil
 import sys
+import tempfile
 import threading
-import tomllib
 import uuid
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
-from concurrent.futures import Future
-from contextlib import asynccontextmanager, contextmanager, suppress
+from collections import Counter
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager, suppress
 from dataclasses import asdict
-from datetime import datetime
 from pathlib import Path
-from typing import Any, Literal
-
-from pydantic import Field, ValidationError, model_validator
+from typing import Any
 
 from evalkit.errors import AdapterError
-from evalkit.records import HIT_FIELDS as DECLARED_HIT_FIELDS
-from evalkit.records import SENT_THOUGHT_FIELDS, Edge, GateCandidate, SearchResponse, Thought, hit_from_values
-from evalkit.systems import client_limits
-from evalkit.systems.capabilities import Capability
-from evalkit.validation import FrozenModel, field_problems
-
-CALL_TIMEOUT = client_limits.MCP_TIMEOUT
-"""Seconds one tool call may take by default ($EVALKIT_SYSTEM_TIMEOUT)."""
+from evalkit.records import Edge, GateCandidate, SearchResponse, Thought, hit_from_values
+from evalkit.systems.mcp_mapping import (
+    EDGE_FIELDS,
+    HIT_FIELDS,
+    RESPONSE_FIELDS,
+    SEARCH_OPTIONS,
+    THOUGHT_FIELDS,
+    McpMapping,
+    ServerSpec,
+    check_requirements,
+    load_mapping,
+    mapping_source,
+    server_values,
+)
+from evalkit.systems.mcp_schema import check_arguments
+from evalkit.systems.mcp_session import CALL_TIMEOUT, STOP_TIMEOUT, Session
+from evalkit.systems.mcp_templates import placeholders, render
+from evalkit.systems.protocol import SearchRequest
 
 CLEANUP_TIMEOUT = 1.0
 """Seconds the drop tool gets after a scenario that failed or was interrupted."""
 
-STOP_TIMEOUT = 1.0
-"""Seconds a stdio server gets to exit after its stdin closes and after SIGTERM, each."""
-
-THOUGHT_FIELDS = SENT_THOUGHT_FIELDS
-EDGE_FIELDS = ("source", "target", "type")
-SEARCH_OPTIONS = (
-    "query", "top_k", "project", "include_global", "min_relevance", "recency_weight",
-    "recency_half_life_days", "now",
-)  # fmt: skip
-HIT_FIELDS = tuple(f.name for f in DECLARED_HIT_FIELDS)
-RESPONSE_FIELDS = ("candidates", "filtered_out", "min_relevance", "dropped_ids", "gate_candidates")
-
-
-class ServerSpec(FrozenModel):
-    command: str | None = None
-    args: list[str] = Field(default_factory=list)
-    env: dict[str, str] = Field(default_factory=dict)
-    inherit_env: list[str] = Field(default_factory=list)
-    cwd: str | None = None
-    url: str | None = None
-
-    @model_validator(mode="after")
-    def _one_transport(self) -> ServerSpec:
-        if (self.command is None) == (self.url is None):
-            raise ValueError("give exactly one of command (stdio) or url (streamable HTTP)")
-        return self
-
-
-class NamespaceSpec(FrozenModel):
-    argument: str | None = None
-    reset: str | None = None
-    drop: str | None = None
-
-
-class WriteSpec(FrozenModel):
-    tool: str
-    batch: str | None = None
-    arguments: dict[str, str]
-    result_id: str | None = None
-
-
-class SearchSpec(FrozenModel):
-    tool: str
-    arguments: dict[str, str]
-    hits: str = ""
-    hit: dict[str, str] = Field(default_factory=lambda: {"id": "id"})
-    response: dict[str, str] = Field(default_factory=dict)
-    result: Literal["auto", "structured", "text"] = "auto"
-
-
-class McpMapping(FrozenModel):
-    """The mapping file's schema (see the module docstring)."""
-
-    name: str
-    capabilities: list[Capability]
-    server: ServerSpec
-    namespace: NamespaceSpec = NamespaceSpec()
-    store: WriteSpec
-    edges: WriteSpec | None = None
-    search: SearchSpec
-
-    @model_validator(mode="after")
-    def _known_fields(self) -> McpMapping:
-        checks = [
-            ("store.arguments", self.store.arguments, THOUGHT_FIELDS),
-            ("search.arguments", self.search.arguments, SEARCH_OPTIONS),
-            ("search.hit", self.search.hit, HIT_FIELDS),
-            ("search.response", self.search.response, RESPONSE_FIELDS),
-        ]
-        if self.edges is not None:
-            checks.append(("edges.arguments", self.edges.arguments, EDGE_FIELDS))
-        problems = []  # every problem at once, not one per attempt
-        for where, mapping, known in checks:
-            unknown = sorted(set(mapping) - set(known))
-            if unknown:
-                problems.append(
-                    f"{where}: unknown evalkit name(s) {', '.join(unknown)}; known: {', '.join(known)}"
-                )
-        if "id" not in self.search.hit:
-            problems.append("search.hit must map id (where each hit's id is)")
-        if "query" not in self.search.arguments:
-            problems.append("search.arguments must map query")
-        if "id" not in self.store.arguments and self.store.result_id is None:
-            problems.append(
-                "store needs arguments.id (the server takes evalkit's ids) or result_id (it assigns its own)"
-            )
-        if problems:
-            raise ValueError("; ".join(problems))
-        return self
-
-    def tools(self) -> list[str]:
-        named = [self.store.tool, self.search.tool, self.namespace.reset, self.namespace.drop]
-        return [t for t in [*named, self.edges.tool if self.edges else None] if t is not None]
-
-
-def load_mapping(path: str | Path) -> McpMapping:
-    """The mapping in `path`; AdapterError naming the file and each bad field."""
-    source = Path(path)
-    try:
-        data = tomllib.loads(source.read_text(encoding="utf-8"))
-    except FileNotFoundError as exc:
-        raise AdapterError(
-            f"MCP mapping file {source} does not exist; see the README's MCP mapping example"
-        ) from exc
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise AdapterError(
-            f"MCP mapping file {source} cannot be read as TOML: {exc}; fix the file (the README's "
-            "MCP mapping example shows the format)"
-        ) from exc
-    try:
-        return McpMapping.model_validate(data)
-    except ValidationError as exc:
-        raise AdapterError(
-            f"MCP mapping file {source}: {'; '.join(field_problems(exc, McpMapping))}"
-        ) from exc
-
-
-class _Session:
-    """One MCP client session on a background event loop, callable from the runner's thread."""
-
-    def __init__(self, label: str, server: ServerSpec) -> None:
-        from mcp import Client
-
-        self._label = label
-        self.timeout = client_limits.timeout(None, CALL_TIMEOUT)
-        self._failure: list[str] = []  # what the stdio transport saw go wrong, if anything
-        target: Any = server.url
-        if server.command is not None:
-            target = _StdioTransport(server, client_limits.max_reply_bytes(None), self._failure)
-        # the SDK's own per-read timeout is a backstop: the wall-clock deadline below comes first
-        self._client = Client(target, read_timeout_seconds=2 * self.timeout + 1)
-        self._loop = asyncio.new_event_loop()
-        self._stop = asyncio.Event()
-        self._task: asyncio.Task[None] | None = None
-        self._ready: Future[list[str]] = Future()
-        self._thread = threading.Thread(
-            target=self._loop.run_until_complete, args=(self._main(),), daemon=True
-        )
-        self._thread.start()
-        try:
-            self.tools = self._ready.result(timeout=self.timeout)
-        except BaseException as exc:
-            self.close()
-            if isinstance(exc, Exception):
-                reason = self._failure[0] if self._failure else (
-                    f"no answer within {self.timeout:g} s" if isinstance(exc, TimeoutError) else repr(exc)
-                )  # fmt: skip
-                raise AdapterError(
-                    f"{label}: cannot start or reach the MCP server ({reason}); check [server]"
-                ) from exc
-            raise
-        atexit.register(self.close)
-
-    async def _main(self) -> None:
-        self._task = asyncio.current_task()
-        try:
-            async with self._client as client:
-                listed = await client.list_tools()
-                self._ready.set_result([t.name for t in listed.tools])
-                await self._stop.wait()
-        except BaseException as exc:  # reported by the runner's thread, never on this one
-            if not self._ready.done():
-                self._ready.set_exception(exc)
-            elif not isinstance(exc, asyncio.CancelledError) and not self._failure:
-                self._failure.append(f"the session ended ({exc!r})")
-
-    def call(self, tool: str, arguments: dict[str, Any], timeout: float | None = None) -> Any:
-        """The tool's result: its structured output and its text blocks; AdapterError on isError,
-        past the deadline (`timeout`, default the session's) or when the server breaks."""
-        from mcp.types import TextContent
-
-        if self._failure:
-            raise AdapterError(f"{self._label}: tool {tool!r} not called: {self._failure[0]}")
-        seconds = self.timeout if timeout is None else timeout
-        future = asyncio.run_coroutine_threadsafe(self._client.call_tool(tool, arguments), self._loop)
-        try:
-            result = future.result(timeout=seconds)
-        except TimeoutError as exc:
-            future.cancel()
-            raise AdapterError(
-                f"{self._label}: tool {tool!r}: no answer within {seconds:g} s; is the server stuck? "
-                f"(raise the deadline with ${client_limits.TIMEOUT_ENV})"
-            ) from exc
-        except BaseException as exc:
-            future.cancel()
-            if not isinstance(exc, Exception):
-                raise
-            reason = self._failure[0] if self._failure else repr(exc)
-            raise AdapterError(f"{self._label}: tool {tool!r} failed: {reason}") from exc
-        texts = [block.text for block in result.content if isinstance(block, TextContent)]
-        if result.is_error:
-            raise AdapterError(f"{self._label}: tool {tool!r} reported an error: {' '.join(texts)[:500]}")
-        return result.structured_content, texts
-
-    def close(self) -> None:
-        """End the session and stop the server: a clean close when the handshake succeeded, then
-        (or at once, when it did not) the session's task is cancelled, and the transport
-        terminates, then kills, the process. Safe to call twice."""
-        if not self._thread.is_alive():
-            return
-        if self._ready.done() and self._ready.exception() is None:  # a session to close cleanly
-            self._loop.call_soon_threadsafe(self._stop.set)
-            self._thread.join(timeout=2 * STOP_TIMEOUT + 1)
-        if self._thread.is_alive() and self._task is not None:
-            self._loop.call_soon_threadsafe(self._task.cancel)
-            self._thread.join(timeout=2 * STOP_TIMEOUT + 1)
-
-
-class _StdioTransport:
-    """The MCP stdio transport (an async context manager yielding the session's read and write
-    streams), with the bounds of the module docstring: lines at most `limit` bytes, a non-JSON-RPC
-    line an error, the process always stopped. A failure is appended to `failure` (the session
-    reports it) and ends the read stream, so the waiting call fails at once."""
-
-    def __init__(self, server: ServerSpec, limit: int, failure: list[str]) -> None:
-        self._server, self._limit, self._failure = server, limit, failure
-        self._exit: Any = None
-
-    async def __aenter__(self) -> Any:
-        self._exit = self._run()
-        return await self._exit.__aenter__()
-
-    async def __aexit__(self, *exc: Any) -> Any:
-        return await self._exit.__aexit__(*exc)
-
-    @asynccontextmanager
-    async def _run(self) -> AsyncIterator[Any]:
-        import anyio
-        import mcp.types
-        from mcp.client.stdio import get_default_environment
-        from mcp.shared.message import SessionMessage
-
-        spec = self._server
-        inherited = {k: os.environ[k] for k in spec.inherit_env if k in os.environ}
-        command = [str(spec.command).replace("{python}", sys.executable), *spec.args]
-        process = await anyio.open_process(
-            command, env={**get_default_environment(), **inherited, **spec.env}, cwd=spec.cwd,
-            stderr=None, start_new_session=True,
-        )  # fmt: skip
-        to_session, from_server = anyio.create_memory_object_stream[Any](0)
-        to_server, from_session = anyio.create_memory_object_stream[Any](0)
-
-        def fail(reason: str) -> None:
-            if not self._failure:
-                self._failure.append(reason)
-
-        async def read() -> None:
-            assert process.stdout is not None
-            buffer = bytearray()
-            async with to_session:
-                async for chunk in process.stdout:
-                    scan = len(buffer)
-                    buffer += chunk
-                    start = 0
-                    while (end := buffer.find(b"\n", scan)) >= 0:
-                        line = bytes(buffer[start:end]).strip()
-                        start = scan = end + 1
-                        if not line:
-                            continue
-                        try:
-                            message = mcp.types.jsonrpc_message_adapter.validate_json(line, by_name=False)
-                        except ValueError as exc:
-                            first = str(exc).splitlines()[1:2] or [""]
-                            fail(
-                                f"the server wrote a line that is not a JSON-RPC message on stdout "
-                                f"({line[:100]!r}: {first[0].strip()[:200]}); an MCP stdio server must "
-                                "write only protocol messages there: send banners and logs to stderr"
-                            )
-                            return
-                        await to_session.send(SessionMessage(message))
-                    del buffer[:start]
-                    if len(buffer) > self._limit:
-                        fail(
-                            f"a message from the server is over {self._limit} bytes (the client's limit; "
-                            f"raise it with ${client_limits.MAX_REPLY_ENV})"
-                        )
-                        return
-
-        async def write() -> None:
-            assert process.stdin is not None
-            async with from_session:
-                async for item in from_session:
-                    data = item.message.model_dump_json(by_alias=True, exclude_unset=True) + "\n"
-                    try:
-                        await process.stdin.send(data.encode())
-                    except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
-                        fail("the server closed its stdin (did it exit? see its stderr)")
-                        return
-
-        async with anyio.create_task_group() as group:
-            group.start_soon(read)
-            group.start_soon(write)
-            try:
-                yield from_server, to_server
-            finally:
-                with anyio.CancelScope(shield=True):
-                    await _stop(process)
-                group.cancel_scope.cancel()
-
-
-async def _stop(process: Any) -> None:
-    """Close the server's stdin, then SIGTERM, then SIGKILL, `STOP_TIMEOUT` seconds apart."""
-    import anyio
-
-    with suppress(Exception):
-        await process.stdin.aclose()
-    for step in (None, process.terminate, process.kill):
-        if step is not None:
-            with suppress(ProcessLookupError):
-                step()
-        with anyio.move_on_after(STOP_TIMEOUT):
-            await process.wait()
-            return
+__all__ = [
+    "CALL_TIMEOUT", "CLEANUP_TIMEOUT", "EDGE_FIELDS", "HIT_FIELDS", "RESPONSE_FIELDS", "SEARCH_OPTIONS",
+    "STOP_TIMEOUT", "THOUGHT_FIELDS", "McpMapping", "McpMemory", "McpSystem", "ServerSpec", "load_mapping",
+]  # fmt: skip
 
 
 class McpSystem:
-    """The MCP server a mapping describes. The session starts when the object is built."""
+    """The MCP server a mapping describes. The session (or, with one process per scenario, a
+    probe session) starts when the object is built, and the mapping is checked against it."""
 
     def __init__(self, mapping: McpMapping, source: str = "<mapping>") -> None:
         self.mapping = mapping
@@ -419,123 +127,282 @@ class McpSystem:
         self.capabilities = frozenset(mapping.capabilities)
         self.source = source
         self._label = f"system {mapping.name!r} (MCP, {source})"
-        self._session = _Session(self._label, mapping.server)
-        missing = [t for t in mapping.tools() if t not in self._session.tools]
-        if missing:
-            self._session.close()
-            raise AdapterError(
-                f"{self._label}: the server has no tool {', '.join(map(repr, missing))}; "
-                f"its tools: {', '.join(self._session.tools) or 'none'}"
-            )
+        self._found = check_requirements(mapping, self._label)
+        self._per_scenario = mapping.isolation.strategy == "process"
+        self._seeded_by: dict[str, list[str]] = {}  # thought id → the scenarios that seeded it
+        self._lock = threading.Lock()
+        self._session: Session | None = None
+        if self._per_scenario:
+            probe = Path(tempfile.mkdtemp(prefix="evalkit-mcp-probe-"))
+            try:
+                self._checked(self._start(probe, "probe")).close()
+            finally:
+                shutil.rmtree(probe, ignore_errors=True)
+        else:
+            self._session = self._checked(self._start(None, None))
 
     @classmethod
     def from_mapping(cls, path: str | Path) -> McpSystem:
-        return cls(load_mapping(path), str(path))
+        """The system of the mapping file `path`, or of the preset of that name."""
+        source = mapping_source(str(path))
+        return cls(load_mapping(source), str(path))
+
+    def _start(self, workdir: Path | None, scenario: str | None) -> Session:
+        spec = self.mapping.server
+        values = server_values(self._found, workdir, scenario)
+        rendered = ServerSpec(
+            command=render(spec.command, values) if spec.command is not None else None,
+            args=[str(render(a, values)) for a in spec.args],
+            env={k: str(render(v, values)) for k, v in spec.env.items()},
+            inherit_env=spec.inherit_env,
+            cwd=render(spec.cwd, values) if spec.cwd is not None else None,
+            url=render(spec.url, values) if spec.url is not None else None,
+        )
+        return Session(self._label, rendered)
+
+    def _checked(self, session: Session) -> Session:
+        """`session`, after the tool names and arguments are checked against it (closed on failure)."""
+        try:
+            missing = [t for t in self.mapping.tools() if t not in session.tools]
+            if missing:
+                raise AdapterError(
+                    f"{self._label}: the server has no tool {', '.join(map(repr, missing))}; "
+                    f"its tools: {', '.join(session.tools) or 'none'}"
+                )
+            check_arguments(self.mapping, session.schemas, self._label)
+        except BaseException:
+            session.close()
+            raise
+        return session
 
     def describe(self) -> dict[str, Any]:
         return {"system": "mcp", "mapping": self.source, **self.mapping.model_dump(exclude={"server"})}
 
     def close(self) -> None:
-        self._session.close()
+        if self._session is not None:
+            self._session.close()
 
     @contextmanager
-    def open(self, workdir: Path) -> Iterator[McpMemory]:
-        """A fresh memory: a new namespace value, the reset tool before and the drop tool after."""
-        spec = self.mapping.namespace
-        scope = {spec.argument: f"evalkit-{uuid.uuid4().hex}"} if spec.argument else {}
-        if spec.reset:
-            self._session.call(spec.reset, dict(scope))
+    def open(self, workdir: Path, scenario: str | None = None) -> Iterator[McpMemory]:
+        """A fresh memory for `scenario` (default: the workdir's name): a new namespace value, or
+        a new server process in `workdir`; the drop tool after it."""
+        session = self._start(workdir, scenario or workdir.name) if self._per_scenario else self._session
+        assert session is not None
+        scope = {"namespace": f"evalkit-{uuid.uuid4().hex}", "scenario": scenario or workdir.name,
+                 "workdir": str(workdir)}  # fmt: skip
+        memory = McpMemory(self, session, scope)
         try:
-            yield McpMemory(self, scope)
-        except BaseException:
-            if spec.drop:
+            try:
+                yield memory
+            except BaseException:
                 with suppress(BaseException):  # the scenario's failure (or the Ctrl-C) is what counts
-                    self._session.call(spec.drop, dict(scope), timeout=CLEANUP_TIMEOUT)
-            raise
-        if spec.drop:
-            self._session.call(spec.drop, dict(scope))
+                    memory.cleanup(CLEANUP_TIMEOUT)
+                raise
+            memory.cleanup(None)
+        finally:
+            if self._per_scenario:
+                session.close()
 
     def call(self, tool: str, arguments: dict[str, Any]) -> Any:
+        """Call `tool` on the run's session (not with one process per scenario)."""
+        if self._session is None:
+            raise AdapterError(f"{self._label}: no run-wide session (one server process per scenario)")
         return self._session.call(tool, arguments)
 
     @property
     def label(self) -> str:
         return self._label
 
+    def seeded(self, scenario: str, ids: Sequence[str]) -> None:
+        """Remember that `scenario` seeded `ids` (for the isolation check)."""
+        with self._lock:
+            for thought_id in ids:
+                owners = self._seeded_by.setdefault(thought_id, [])
+                if scenario not in owners:
+                    owners.append(scenario)
+
+    def seeders(self, thought_id: str) -> list[str]:
+        with self._lock:
+            return list(self._seeded_by.get(thought_id, ()))
+
 
 class McpMemory:
     """One scenario's memory on the server (a ScenarioMemory)."""
 
-    def __init__(self, system: McpSystem, scope: dict[str, str]) -> None:
-        self._system, self._scope = system, scope
+    def __init__(self, system: McpSystem, session: Session, scope: dict[str, str]) -> None:
+        self._system, self._session, self._scope = system, session, scope
+        self._mapping = system.mapping
         self._to_evalkit: dict[str, str] = {}
+        self._stored: list[str] = []  # evalkit ids, in order
+        self._server_ids: list[Any] = []  # what {seeded_ids} holds: the server's ids when it assigns them
+        self._reset_done = False
+
+    # --- calls -------------------------------------------------------------------------------
+
+    def _call(self, tool: str, template: Mapping[str, Any], values: Mapping[str, Any], *,
+              timeout: float | None = None, extra: Mapping[str, Any] | None = None) -> Any:  # fmt: skip
+        """Call `tool` with `template` rendered from `values` and the scope (plus `extra`, already
+        rendered, and the namespace argument under its name)."""
+        arguments = render(dict(template), {**self._scope, **values}, send_null=self._mapping.null == "send")
+        arguments.update(extra or {})
+        isolation = self._mapping.isolation
+        if isolation.strategy == "namespace" and isolation.argument:
+            arguments.setdefault(isolation.argument, self._scope["namespace"])
+        return self._session.call(tool, arguments, timeout=timeout)
+
+    def _item(self, template: Mapping[str, Any], values: Mapping[str, Any]) -> Any:
+        return render(dict(template), {**self._scope, **values}, send_null=self._mapping.null == "send")
+
+    def cleanup(self, timeout: float | None) -> None:
+        """The drop call, with the scenario's stored ids (`{seeded_ids}`)."""
+        drop = self._mapping.isolation.drop
+        if drop is not None:
+            self._call(drop.tool, drop.arguments, {"seeded_ids": list(self._server_ids)}, timeout=timeout)
+
+    # --- seeding -------------------------------------------------------------------------------
 
     def add_thoughts(self, thoughts: Sequence[Thought]) -> None:
-        spec = self._system.mapping.store
-        rows = [
-            _arguments(spec.arguments, _plain({name: getattr(t, name) for name in THOUGHT_FIELDS}))
-            for t in thoughts
-        ]
+        spec = self._mapping.store
+        reset = self._mapping.isolation.reset
+        if reset is not None and not self._reset_done:
+            self._call(reset.tool, reset.arguments, {"seeded_ids": [t.id for t in thoughts]})
+        self._reset_done = True
+        rows = [{name: getattr(t, name) for name in THOUGHT_FIELDS} for t in thoughts]
         if spec.batch is not None:
-            self._system.call(spec.tool, {**self._scope, spec.batch: rows})
-            return
-        for thought, row in zip(thoughts, rows, strict=True):
-            result = self._system.call(spec.tool, {**self._scope, **row})
-            if spec.result_id is not None:
-                server_id = _at(
-                    self._system.label,
-                    spec.tool,
-                    _json(self._system.label, spec.tool, result, "auto"),
-                    spec.result_id,
-                )
-                self._to_evalkit[str(server_id)] = thought.id
+            items = [self._item(spec.item or {}, row) for row in rows]
+            self._call(spec.tool, spec.arguments, {}, extra={spec.batch: items})
+            self._server_ids += [t.id for t in thoughts]
+        else:
+            for thought, row in zip(thoughts, rows, strict=True):
+                result = self._call(spec.tool, spec.arguments, row)
+                server_id: Any = thought.id
+                if spec.result_id is not None:
+                    label = self._system.label
+                    server_id = _at(label, spec.tool, _json(label, spec.tool, result, "auto"), spec.result_id)
+                    self._to_evalkit[str(server_id)] = thought.id
+                self._server_ids.append(server_id)
+        self._stored += [t.id for t in thoughts]
+        self._system.seeded(self._scope["scenario"], [t.id for t in thoughts])
 
     def add_edges(self, edges: Sequence[Edge]) -> None:
-        spec = self._system.mapping.edges
+        spec = self._mapping.edges
         if spec is None or not edges:
             return
-        rows = [_arguments(spec.arguments, asdict(e)) for e in edges]
+        rows = [asdict(e) for e in edges]
         if spec.batch is not None:
-            self._system.call(spec.tool, {**self._scope, spec.batch: rows})
+            items = [self._item(spec.item or {}, row) for row in rows]
+            self._call(spec.tool, spec.arguments, {}, extra={spec.batch: items})
         else:
             for row in rows:
-                self._system.call(spec.tool, {**self._scope, **row})
+                self._call(spec.tool, spec.arguments, row)
+
+    # --- searching ------------------------------------------------------------------------------
 
     def search(self, query: str, **options: Any) -> SearchResponse:
-        spec = self._system.mapping.search
-        sent = _arguments(spec.arguments, _plain({"query": query, **options}))
-        label = self._system.label
-        result = _json(label, spec.tool, self._system.call(spec.tool, {**self._scope, **sent}), spec.result)
-        listed = _at(label, spec.tool, result, spec.hits) if spec.hits else result
+        spec = self._mapping.search
+        result = self._call(spec.tool, spec.arguments, {"query": query, **options})
+        return self._response(result, options.get("top_k"))
+
+    def search_many(self, requests: Sequence[SearchRequest]) -> list[SearchResponse]:
+        """The responses to `requests`, in order: one call of the batch search tool when the
+        mapping names one, else one search call each."""
+        batch = self._mapping.search.batch
+        if batch is None:
+            return [self.search(r.query, **r.options) for r in requests]
+        label, spec = self._system.label, self._mapping.search
+        items = [self._item(spec.arguments, {"query": r.query, **r.options}) for r in requests]
+        answer = self._call(batch.tool, batch.arguments, {}, extra={batch.list: items})
+        result = _json(label, batch.tool, answer, spec.result)
+        listed = _at(label, batch.tool, result, batch.results) if batch.results else result
+        if not isinstance(listed, list) or len(listed) != len(requests):
+            raise AdapterError(
+                f"{label}: tool {batch.tool!r}: search.batch.results {batch.results!r} must be a list of "
+                f"{len(requests)} results (one per search, in order), got {str(listed)[:200]}"
+            )
+        return [
+            self._response(
+                (one, []) if spec.pattern is None else (None, [str(one)]), r.options.get("top_k"), batch.tool
+            )
+            for one, r in zip(listed, requests, strict=True)
+        ]
+
+    def _response(
+        self, result: tuple[Any, list[str]], top_k: int | None, tool: str | None = None
+    ) -> SearchResponse:
+        spec = self._mapping.search
+        label, tool = self._system.label, tool or spec.tool
+        structured, texts = result
+        text = "\n".join(texts) if texts else str((structured or {}).get("result", ""))
+        if spec.error is not None and re.search(spec.error, text, re.MULTILINE):
+            raise AdapterError(
+                f"{label}: tool {tool!r} reported an error in its result (search.error {spec.error!r}): "
+                f"{text[:500]}"
+            )
+        if spec.pattern is not None:
+            listed: Any = [m.groupdict() for m in re.finditer(spec.pattern, text, re.MULTILINE)]
+            result_json: Any = {}
+        else:
+            result_json = _json(label, tool, result, spec.result)
+            listed = _at(label, tool, result_json, spec.hits) if spec.hits else result_json
         if not isinstance(listed, list):
             raise AdapterError(
-                f"{label}: tool {spec.tool!r}: search.hits {spec.hits!r} is {type(listed).__name__}, "
+                f"{label}: tool {tool!r}: search.hits {spec.hits!r} is {type(listed).__name__}, "
                 "not a list of hits"
             )
+        if top_k is not None and "top_k" not in placeholders(spec.arguments):
+            listed = listed[:top_k]  # the server takes no limit: its first top_k hits are the answer
         hits = []
         for position, raw in enumerate(listed, start=1):
             fields = {
-                name: _at(label, spec.tool, raw, key, optional=name != "id") for name, key in spec.hit.items()
+                name: _at(label, tool, raw, key, optional=name != "id") for name, key in spec.hit.items()
             }
             fields = {k: v for k, v in fields.items() if v is not None}
             if "id" not in fields:
                 raise AdapterError(
-                    f"{label}: tool {spec.tool!r}: hit {position} has a null id ({spec.hit['id']!r}); "
+                    f"{label}: tool {tool!r}: hit {position} has a null id ({spec.hit['id']!r}); "
                     "every hit needs its thought's id"
                 )
             fields["id"] = self._evalkit_id(fields["id"])
             try:
                 hits.append(hit_from_values(fields))
             except TypeError as exc:
-                raise AdapterError(f"{label}: tool {spec.tool!r}: hit {position}: {exc}") from exc
+                raise AdapterError(f"{label}: tool {tool!r}: hit {position}: {exc}") from exc
+        self._check_isolation([h.id for h in hits])
         gate = {
-            name: _at(label, spec.tool, result, key, optional=True) for name, key in spec.response.items()
+            name: _at(label, tool, result_json, key, optional=True) for name, key in spec.response.items()
         }
         if gate.get("dropped_ids") is not None:
             gate["dropped_ids"] = tuple(self._evalkit_id(i) for i in gate["dropped_ids"])
         if gate.get("gate_candidates") is not None:
-            gate["gate_candidates"] = self._candidates(spec.tool, gate["gate_candidates"])
+            gate["gate_candidates"] = self._candidates(tool, gate["gate_candidates"])
         return SearchResponse(hits=tuple(hits), **{k: v for k, v in gate.items() if v is not None})
+
+    def _check_isolation(self, ids: Sequence[str]) -> None:
+        """AdapterError when a hit is another scenario's thought or a thought appears twice."""
+        here = self._scope["scenario"]
+        own = set(self._stored)
+        setting = self._mapping.isolation.described()
+        fix = (
+            "the server shares one memory between scenarios: check that it honours the isolation "
+            "setting, or declare another isolation strategy (e.g. 'process', one server per scenario)"
+        )
+        for thought_id in ids:
+            if thought_id in own:
+                continue
+            others = [s for s in self._system.seeders(thought_id) if s != here]
+            if others:
+                raise AdapterError(
+                    f"{self._system.label} is not isolated: thought {thought_id!r}, seeded in scenario "
+                    f"{others[0]!r}, was returned in scenario {here!r} (isolation: {setting}); {fix}"
+                )
+        twice = [i for i, n in Counter(ids).items() if n > 1]
+        if twice:
+            others = [s for s in self._system.seeders(twice[0]) if s != here]
+            source = f"seeded also in scenario {others[0]!r}" if others else "seeded once"
+            raise AdapterError(
+                f"{self._system.label} is not isolated: thought {twice[0]!r} was returned "
+                f"{Counter(ids)[twice[0]]} times in scenario {here!r} ({source}; isolation: {setting}); {fix}"
+            )
 
     def _evalkit_id(self, server_id: Any) -> str:
         """The evalkit id of an id in a search result: the thought the server stored under it
@@ -558,16 +425,6 @@ class McpMemory:
             )
             for row in rows
         )
-
-
-def _plain(values: Mapping[str, Any]) -> dict[str, Any]:
-    """Datetimes as ISO-8601 strings (JSON arguments)."""
-    return {k: v.isoformat() if isinstance(v, datetime) else v for k, v in values.items()}
-
-
-def _arguments(mapping: Mapping[str, str], values: Mapping[str, Any]) -> dict[str, Any]:
-    """The mapped values under the server's argument names (unmapped ones are not sent)."""
-    return {argument: values[name] for name, argument in mapping.items() if name in values}
 
 
 def _json(label: str, tool: str, result: tuple[Any, list[str]], where: str) -> Any:

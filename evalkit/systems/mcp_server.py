@@ -7,6 +7,8 @@ structured output, and the same JSON as text):
 - `add_edges(namespace, edges)` → AddedOut
 - `search(namespace, query, top_k, now, project?, include_global?, min_relevance?,
   recency_weight?, recency_half_life_days?)` → SearchOut
+- `search_batch(namespace, searches)` → SearchesOut: each search (the arguments of `search`
+  but the namespace) answered in order, in one call (the adapter's batch search)
 - `drop_namespace(namespace)` → AddedOut (added = 0): the namespace and its files are gone
 `datasets/mcp/reference.toml` is the mapping file that lets the MCP adapter evaluate it.
 Calls on memories run on the namespaces' store thread (`Namespaces.run`), within the request
@@ -33,7 +35,7 @@ from typing import Any, TypeVar
 import anyio
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from evalkit.errors import EvalkitError
 from evalkit.records import DEFAULT_HALF_LIFE_DAYS
@@ -55,6 +57,12 @@ from evalkit.systems.wire import (
 )
 
 _Result = TypeVar("_Result")
+
+
+class SearchesOut(BaseModel):
+    """The results of `search_batch`, in the order of its searches."""
+
+    results: list[SearchOut]
 
 
 def _reasoned(tool: Callable[..., Awaitable[_Result]]) -> Callable[..., Awaitable[_Result]]:
@@ -125,6 +133,23 @@ def create_server(system: MemorySystem, namespaces: Namespaces | None = None) ->
         ).model_dump()
         query = options.pop("query")
         return search_out(await namespaces.run(lambda: namespaces.ensure(namespace).search(query, **options)))
+
+    @server.tool(
+        description="Several searches of a namespace in one call (each with the arguments of search), "
+        "answered in order."
+    )
+    @_reasoned
+    async def search_batch(namespace: str, searches: list[SearchIn]) -> SearchesOut:
+        def answer() -> SearchesOut:
+            memory = namespaces.ensure(namespace)
+            results = []
+            for one in searches:
+                options = one.model_dump()
+                query = options.pop("query")
+                results.append(search_out(memory.search(query, **options)))
+            return SearchesOut(results=results)
+
+        return await namespaces.run(answer)
 
     @server.tool(description="Delete a namespace and its files.")
     @_reasoned

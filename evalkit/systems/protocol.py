@@ -14,17 +14,34 @@ A system may also declare `capabilities` (a set of names from
 `evalkit.systems.capabilities.CAPABILITIES`); scenarios needing one it lacks are reported
 not_applicable. A system that declares nothing is taken to have them all. What the harness
 checks in every response is listed in `evalkit.systems.checked`.
+
+Two optional extras: `open(workdir, scenario=NAME)` — a system whose `open` takes the keyword
+`scenario` is told the scenario's name (the MCP adapter names it in errors and templates); and a
+memory may offer `search_many(requests)`, a batch search: a `SearchRequest` per search, answered
+by one `SearchResponse` each, in order, exactly as `search` would answer them one by one. The
+runner then asks all of a shard's searches in one call (each search's latency is the call's
+wall time divided by their number).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol
 
 from evalkit.records import Edge, SearchResponse, Thought
+
+
+@dataclass(frozen=True)
+class SearchRequest:
+    """One search of a batch (`search_many`): the query and the keyword arguments that
+    `ScenarioMemory.search` would get (top_k, project, min_relevance, …, query_id)."""
+
+    query: str
+    options: Mapping[str, Any]
 
 
 class ScenarioMemory(Protocol):

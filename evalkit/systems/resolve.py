@@ -6,7 +6,8 @@ Specs, tried in this order:
 - `http://HOST:PORT[/PREFIX]` or `https://…` — a service speaking evalkit's HTTP contract
   (`evalkit.systems.http_client.HttpSystem`; a bearer token is read from $EVALKIT_SYSTEM_TOKEN);
 - `mcp:PATH` — an MCP server described by the mapping file PATH (TOML; see
-  `evalkit.systems.mcp_adapter`);
+  `evalkit.systems.mcp_adapter`), or `mcp:NAME`, a preset shipped with evalkit
+  (`evalkit.systems.mcp_mapping.presets`: server-memory, mcp-kb-sqlite, reference);
 - `chroma`, `qdrant`, `lancedb`, `pgvector[:postgresql://…]` — a built-in vector-store
   system (`evalkit.systems.stores`), embedding with the caller's `embedder` factory (the run's
   embedder); these names win over a Python module of the same name;
@@ -40,8 +41,8 @@ ENTRY_POINT_GROUP = "evalkit.systems"
 """The entry-point group a plugin registers its memory system in."""
 
 SPEC_FORMS = (
-    f"'reference', 'http://HOST:PORT[/PREFIX]', 'mcp:MAPPING.toml', {STORE_SPECS}, 'MODULE:FACTORY' or "
-    f"the name of an installed plugin (entry-point group {ENTRY_POINT_GROUP!r})"
+    f"'reference', 'http://HOST:PORT[/PREFIX]', 'mcp:MAPPING.toml', 'mcp:PRESET', {STORE_SPECS}, "
+    f"'MODULE:FACTORY' or the name of an installed plugin (entry-point group {ENTRY_POINT_GROUP!r})"
 )
 
 

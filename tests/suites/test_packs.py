@@ -65,7 +65,8 @@ def test_parse_packs_rejects_unknown_names_with_the_closest_one():
         "deletion-ghosts",
         "filter-selectivity",
     ]
-    with pytest.raises(UsageError, match=r"unknown pack 'deletion-ghost' \(did you mean 'deletion-ghosts'\?\)"):
+    closest = r"unknown pack 'deletion-ghost' \(did you mean 'deletion-ghosts'\?\)"
+    with pytest.raises(UsageError, match=closest):
         parse_packs("deletion-ghost")
     with pytest.raises(UsageError, match="give pack names"):
         parse_packs("a,,b")

@@ -132,3 +132,55 @@ def test_gate_candidates_are_checked_like_hit_signals():
         checked_response("sys", candidates((sorted(SEEDED)[0], False, math.nan)), 5, SEEDED)
     with pytest.raises(AdapterError, match=r"`similarity` must be a number or None, got 'high'"):
         checked_response("sys", candidates((sorted(SEEDED)[0], False, "high")), 5, SEEDED)
+
+
+class _Batching:
+    """The reference store with a `search_many` (one call for a shard's searches), optionally
+    dropping its last response; `open` takes the scenario's name."""
+
+    name = "batching"
+
+    def __init__(self, drop_last: bool = False) -> None:
+        from evalkit import ReferenceSystem
+
+        self._reference, self._drop_last = ReferenceSystem(), drop_last
+        self.batches: list[int] = []
+        self.scenarios: list[str | None] = []
+
+    def describe(self):
+        return {"system": self.name}
+
+    def open(self, workdir: Path, scenario: str | None = None):
+        from contextlib import contextmanager
+
+        self.scenarios.append(scenario)
+
+        @contextmanager
+        def opened():
+            with self._reference.open(workdir) as memory:
+                outer = self
+
+                class Memory:
+                    add_thoughts, add_edges, search = memory.add_thoughts, memory.add_edges, memory.search
+
+                    def search_many(self, requests):
+                        outer.batches.append(len(requests))
+                        answers = [memory.search(r.query, **r.options) for r in requests]
+                        return answers[:-1] if outer._drop_last else answers
+
+                yield Memory()
+
+        return opened()
+
+
+def test_search_many_answers_a_shard_in_one_call_with_the_one_by_one_numbers():
+    system = _Batching()
+    batched, plain = _run(system).result, _run(None).result
+    assert system.batches == [10]  # 5 queries × 2 passes of explicit-fact, in one call
+    assert system.scenarios == ["explicit-fact"]
+    assert batched.scenarios == plain.scenarios
+
+
+def test_search_many_returning_too_few_responses_is_named():
+    with pytest.raises(AdapterError, match=r"search_many\(\) returned 9 responses for 10 searches; it must "):
+        _run(_Batching(drop_last=True))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import tomllib
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 
@@ -14,11 +15,12 @@ from evalkit.systems.mcp_adapter import McpMapping, McpSystem, load_mapping
 from tests.shared import DATASETS, comparable_file
 
 MAPPING = DATASETS / "mcp" / "reference.toml"
+FORMAT1 = Path(__file__).with_name("mcp") / "reference-format1.toml"
 
 
 def _mapping(tmp_path, **changes):
-    """The reference mapping with top-level tables or keys replaced, written to a file."""
-    data = tomllib.loads(MAPPING.read_text())
+    """The reference mapping in format 1 with top-level tables or keys replaced, written to a file."""
+    data = tomllib.loads(FORMAT1.read_text())
     for dotted, value in changes.items():
         table, _, key = dotted.rpartition("__")
         (data[table] if table else data)[key] = value
@@ -55,9 +57,19 @@ def test_builtin_suite_over_mcp_stdio_equals_the_in_process_run(tmp_path):
     assert remote["provenance"]["system"]["system"] == "mcp"
 
 
-def test_the_reference_mapping_is_valid():
-    mapping = load_mapping(MAPPING)
-    assert mapping.tools() == ["store_thoughts", "search", "drop_namespace", "add_edges"]
+def test_the_reference_mappings_are_valid():
+    assert load_mapping(FORMAT1).tools() == ["store_thoughts", "search", "drop_namespace", "add_edges"]
+    assert load_mapping(MAPPING).tools() == [
+        "store_thoughts", "search", "drop_namespace", "add_edges", "search_batch",
+    ]  # fmt: skip
+
+
+def test_a_format_1_file_gives_the_in_process_numbers(tmp_path):
+    # the same mapping as datasets/mcp/reference.toml, in format 1 (no templates, no batch)
+    common = ["--datasets", str(DATASETS), "--thresholds", "none"]
+    assert main(["run", *common, "--out", str(tmp_path / "local.json")]) == 0
+    assert main(["run", *common, "--out", str(tmp_path / "v1.json"), "--system", f"mcp:{FORMAT1}"]) == 0
+    assert comparable_file(tmp_path / "v1.json") == comparable_file(tmp_path / "local.json")
 
 
 @pytest.mark.parametrize(

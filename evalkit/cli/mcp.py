@@ -1,0 +1,66 @@
+"""`evalkit mcp inspect -- COMMAND ARGS…` (or `evalkit mcp inspect URL`): an MCP server's tools
+with their input schemas, then a draft mapping (`evalkit.systems.mcp_inspect`) to review."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from evalkit.cli.exit_codes import EXIT_OK
+from evalkit.errors import UsageError
+
+
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add `evalkit mcp inspect`."""
+    mcp = commands.add_parser(
+        "mcp", help="look at an MCP memory server: its tools, and a draft mapping for --system mcp:FILE",
+        description="Commands for MCP memory servers.",
+    )  # fmt: skip
+    sub = mcp.add_subparsers(dest="mcp_command", required=True, metavar="SUBCOMMAND", help="inspect")
+    inspect = sub.add_parser(
+        "inspect",
+        help="list a server's tools with their input schemas and print a draft mapping",
+        description="Start the stdio server COMMAND ARGS… (after --), or connect to the streamable-HTTP "
+        "URL, list its tools with their inputSchema, stop it, and print a draft mapping (format 2) "
+        "guessed from the tools' names and schemas: review every TODO before using it with "
+        "`evalkit run --system mcp:FILE`. Exit 2 when the server cannot be started or reached.",
+    )
+    inspect.add_argument("target", nargs="*", metavar="COMMAND|URL", help="-- COMMAND ARGS…, or a URL")
+    inspect.add_argument(
+        "--env",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a variable for the server (repeatable)",
+    )
+    inspect.add_argument(
+        "--name", default="my-memory", help="the system's name in the draft (default my-memory)"
+    )
+    inspect.add_argument("--out", type=Path, metavar="FILE", help="also write the draft mapping to FILE")
+    inspect.set_defaults(handler=inspect_command)
+
+
+def inspect_command(args: argparse.Namespace) -> int:
+    from evalkit.systems.mcp_inspect import draft_mapping, inspect_server, shown_tools
+    from evalkit.systems.mcp_mapping import ServerSpec
+
+    if not args.target:
+        raise UsageError(
+            "evalkit mcp inspect needs a server: -- COMMAND ARGS… or a URL (http://HOST:PORT/mcp)"
+        )
+    env = dict(item.partition("=")[::2] for item in args.env)
+    if bad := [item for item in args.env if "=" not in item]:
+        raise UsageError(f"--env {bad[0]!r}: give KEY=VALUE")
+    first = args.target[0]
+    if first.startswith(("http://", "https://")) and len(args.target) == 1:
+        server = ServerSpec(url=first)
+    else:
+        server = ServerSpec(command=first, args=list(args.target[1:]), env=env)
+    tools = inspect_server(server, f"MCP server {' '.join(args.target)!r}")
+    print(shown_tools(tools))
+    draft = draft_mapping(tools, server, args.name)
+    print("\n# --- draft mapping " + "-" * 70)
+    print(draft, end="")
+    if args.out is not None:
+        args.out.write_text(draft, encoding="utf-8")
+    return EXIT_OK

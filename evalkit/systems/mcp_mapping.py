@@ -1,0 +1,546 @@
+"""The MCP mapping file: how to reach a server and how evalkit's calls map onto its tools.
+
+Two formats, both TOML. Format 1 (no `version` key; the module docstring of
+`evalkit.systems.mcp_adapter` has it) is read as it always was and upgraded to format 2 on load,
+so every file keeps working. Format 2 (`version = 2`) is what the README documents in full:
+
+    version = 2
+    name = "my-memory"                      # the system's name in the report
+    capabilities = []                       # what the server supports; required
+    null = "omit"                           # a None placeholder leaves its argument out ("send": null)
+
+    [requires]                              # optional: checked before the server starts
+    npm = ["@scope/server"]                 # npm packages found in a node_modules folder
+    python = ["my_server"]                  # Python modules importable by evalkit's interpreter
+    install = "npm install @scope/server"   # the fix the error names
+
+    [server]                                # stdio (command) or streamable HTTP (url)
+    command = "node"                        # "{python}" = evalkit's interpreter
+    args = ["{npm:@scope/server}"]          # {npm:PKG} = the package's bin script
+    env = {DATA = "{workdir}/memory.db"}    # {workdir}/{scenario}: only with strategy "process"
+    inherit_env = ["PYTHONPATH"]            # variables copied from evalkit's environment
+    cwd = "{workdir}"
+
+    [isolation]                             # how each scenario gets a fresh memory; required
+    strategy = "namespace"                  # "namespace", "tools", "process" or "none"
+    argument = "namespace"                  # namespace: sent to every tool as "evalkit-<hex>"
+    reset = {tool = "delete", arguments = {names = "{seeded_ids}"}}   # before the first store
+    drop = {tool = "delete", arguments = {names = "{seeded_ids}"}}    # after the scenario
+
+    [store]
+    tool = "create"
+    batch = "items"                         # optional: one call, this argument a list of items
+    item = {name = "{id}", text = ["{content}"]}   # per thought (with batch)
+    arguments = {kind = "note"}             # the call's other arguments (or, without batch, the
+                                            # per-thought template)
+    # result_id = "memory.id"               # the server's own id in each store result
+
+    [edges]                                 # optional, like [store] (fields source, target, type)
+
+    [search]
+    tool = "search"
+    arguments = {query = "{query}", limit = "{top_k}"}
+    hits = "results"                        # path of the hit list ("" = the result)
+    hit = {id = "id", relevance = "score"}  # hit field → key (or regex group) in each hit
+    # pattern = '^id=(?P<id>\\d+)'          # hits are this regex's matches in the text result
+    # error = '^Search failed'              # a text result matching it is the tool's error
+    # response = {min_relevance = "gate"}   # the gate's report, as in format 1
+    # result = "auto"                       # "structured", "text" or "auto"
+    # [search.batch]                        # a tool answering many searches in one call
+    # tool = "search_many"; list = "searches"; results = "results"
+
+Placeholders (`evalkit.systems.mcp_templates`): thought fields in [store], edge fields in
+[edges], search options and `query_id` in [search], `{seeded_ids}` (the scenario's stored ids)
+in reset and drop, `{namespace}`, `{scenario}` and `{workdir}` everywhere, `{python}`,
+`{npm:PKG}`, `{workdir}` and `{scenario}` in [server]. Without `{top_k}` in the search
+arguments the adapter keeps the first top_k hits (the server has no limit).
+
+A preset is a mapping shipped in `evalkit/systems/mcp_presets/`, named by its file's stem
+(`--system mcp:server-memory`), or `mcp:reference` (the built-in suite's
+`datasets/mcp/reference.toml`, shipped in the wheel too).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import re
+import sys
+import tomllib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field, ValidationError, model_validator
+
+from evalkit.errors import AdapterError
+from evalkit.packaged import BUILTIN_DATASETS
+from evalkit.records import HIT_FIELDS as DECLARED_HIT_FIELDS
+from evalkit.records import SENT_THOUGHT_FIELDS
+from evalkit.systems.capabilities import Capability
+from evalkit.systems.mcp_templates import PLACEHOLDER, SCOPE_FIELDS, placeholders, unknown_placeholders
+from evalkit.validation import FrozenModel, field_problems
+
+PRESETS = Path(__file__).with_name("mcp_presets")
+"""The folder of the shipped presets (`mcp:NAME` = `PRESETS/NAME.toml`)."""
+
+NODE_MODULES_ENV = "EVALKIT_NODE_MODULES"
+"""A `node_modules` folder searched first for a mapping's npm packages."""
+
+THOUGHT_FIELDS = SENT_THOUGHT_FIELDS
+EDGE_FIELDS = ("source", "target", "type")
+SEARCH_OPTIONS = (
+    "query", "top_k", "project", "include_global", "min_relevance", "recency_weight",
+    "recency_half_life_days", "now",
+)  # fmt: skip
+HIT_FIELDS = tuple(f.name for f in DECLARED_HIT_FIELDS)
+RESPONSE_FIELDS = ("candidates", "filtered_out", "min_relevance", "dropped_ids", "gate_candidates")
+STORE_PLACEHOLDERS = (*THOUGHT_FIELDS, *SCOPE_FIELDS)
+EDGE_PLACEHOLDERS = (*EDGE_FIELDS, *SCOPE_FIELDS)
+SEARCH_PLACEHOLDERS = (*SEARCH_OPTIONS, "query_id", *SCOPE_FIELDS)
+CLEANUP_PLACEHOLDERS = ("seeded_ids", *SCOPE_FIELDS)
+SERVER_PLACEHOLDERS = ("python", "workdir", "scenario")
+"""Plus `{npm:PKG}`. `{workdir}` and `{scenario}` make sense only with one process per scenario."""
+
+
+class ServerSpec(FrozenModel):
+    command: str | None = None
+    args: list[str] = Field(default_factory=list)
+    env: dict[str, str] = Field(default_factory=dict)
+    inherit_env: list[str] = Field(default_factory=list)
+    cwd: str | None = None
+    url: str | None = None
+
+    @model_validator(mode="after")
+    def _one_transport(self) -> ServerSpec:
+        if (self.command is None) == (self.url is None):
+            raise ValueError("give exactly one of command (stdio) or url (streamable HTTP)")
+        return self
+
+    def templates(self) -> list[Any]:
+        return [self.command, self.args, self.env, self.cwd, self.url]
+
+
+class ToolCall(FrozenModel):
+    """A tool and its argument template (a reset or drop call)."""
+
+    tool: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+
+
+class IsolationSpec(FrozenModel):
+    strategy: Literal["namespace", "tools", "process", "none"]
+    argument: str | None = None
+    reset: ToolCall | None = None
+    drop: ToolCall | None = None
+
+    def described(self) -> str:
+        """The setting in words, for the not-isolated error."""
+        tools = [c.tool for c in (self.reset, self.drop) if c is not None]
+        cleanup = f" with reset/drop tool {', '.join(map(repr, dict.fromkeys(tools)))}" if tools else ""
+        return {
+            "namespace": f"namespace argument {self.argument!r}{cleanup}",
+            "tools": f"reset/drop tool {', '.join(map(repr, dict.fromkeys(tools)))}",
+            "process": f"one server process per scenario{cleanup}",
+            "none": f"none declared{cleanup}",
+        }[self.strategy]
+
+
+class WriteSpec(FrozenModel):
+    tool: str
+    batch: str | None = None
+    item: dict[str, Any] | None = None
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    result_id: str | None = None
+
+    def per_item(self) -> dict[str, Any]:
+        """The template of one thought or edge (the item with batch, else the arguments)."""
+        return (self.item or {}) if self.batch is not None else self.arguments
+
+
+class BatchSearchSpec(FrozenModel):
+    """A tool that answers several searches in one call: `list` is the argument holding the
+    searches (each rendered with [search] arguments), `results` the path of the list of their
+    results, in order; each result is read like one [search] result."""
+
+    tool: str
+    list: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    results: str = ""
+
+
+class SearchSpec(FrozenModel):
+    tool: str
+    arguments: dict[str, Any]
+    hits: str = ""
+    hit: dict[str, str] = Field(default_factory=lambda: {"id": "id"})
+    response: dict[str, str] = Field(default_factory=dict)
+    result: Literal["auto", "structured", "text"] = "auto"
+    pattern: str | None = None
+    error: str | None = None
+    batch: BatchSearchSpec | None = None
+
+
+class Requires(FrozenModel):
+    npm: list[str] = Field(default_factory=list)
+    python: list[str] = Field(default_factory=list)
+    install: str = ""
+
+
+class McpMapping(FrozenModel):
+    """A mapping in format 2 (see the module docstring); format 1 files are upgraded to it."""
+
+    version: Literal[2] = 2
+    name: str
+    capabilities: list[Capability]
+    null: Literal["omit", "send"] = "omit"
+    requires: Requires = Requires()
+    server: ServerSpec
+    isolation: IsolationSpec
+    store: WriteSpec
+    edges: WriteSpec | None = None
+    search: SearchSpec
+
+    @model_validator(mode="after")
+    def _known_names(self) -> McpMapping:
+        problems = []
+        places: list[tuple[str, Any, tuple[str, ...]]] = [
+            ("store", self.store.per_item(), STORE_PLACEHOLDERS),
+            ("store.arguments", self.store.arguments, SCOPE_FIELDS if self.store.batch else ()),
+            ("search.arguments", self.search.arguments, SEARCH_PLACEHOLDERS),
+        ]
+        if self.edges is not None:
+            places += [
+                ("edges", self.edges.per_item(), EDGE_PLACEHOLDERS),
+                ("edges.arguments", self.edges.arguments, SCOPE_FIELDS if self.edges.batch else ()),
+            ]
+        if self.search.batch is not None:
+            places.append(("search.batch.arguments", self.search.batch.arguments, SCOPE_FIELDS))
+        for name in ("reset", "drop"):
+            call = getattr(self.isolation, name)
+            if call is not None:
+                places.append((f"isolation.{name}.arguments", call.arguments, CLEANUP_PLACEHOLDERS))
+        for where, template, known in places:
+            if where.endswith(".arguments") and where.startswith(("store", "edges")) and not known:
+                continue  # the per-item template, checked above
+            if unknown := unknown_placeholders(template, known):
+                problems.append(
+                    f"{where}: unknown placeholder(s) {', '.join('{' + u + '}' for u in unknown)}; "
+                    f"known: {', '.join('{' + k + '}' for k in known)}"
+                )
+        problems += self._server_problems()
+        for where, names, known in [
+            ("search.hit", self.search.hit, HIT_FIELDS),
+            ("search.response", self.search.response, RESPONSE_FIELDS),
+        ]:
+            if unknown := sorted(set(names) - set(known)):
+                problems.append(
+                    f"{where}: unknown evalkit name(s) {', '.join(unknown)}; known: {', '.join(known)}"
+                )
+        if "id" not in self.search.hit:
+            problems.append("search.hit must map id (where each hit's id is)")
+        if "query" not in placeholders(self.search.arguments):
+            problems.append("search.arguments must send {query}")
+        if "id" not in placeholders(self.store.per_item()) and self.store.result_id is None:
+            problems.append(
+                "store needs {id} in its arguments (the server takes evalkit's ids) or result_id (it "
+                "assigns its own)"
+            )
+        if self.store.batch is not None and self.store.item is None:
+            problems.append("store.batch needs store.item (the template of one thought)")
+        problems += self._isolation_problems()
+        if self.search.error is not None:
+            try:
+                re.compile(self.search.error)
+            except re.error as exc:
+                problems.append(f"search.error is not a regular expression ({exc})")
+        if self.search.pattern is not None:
+            try:
+                groups = set(re.compile(self.search.pattern).groupindex)
+            except re.error as exc:
+                problems.append(f"search.pattern is not a regular expression ({exc})")
+            else:
+                if missing := sorted(set(self.search.hit.values()) - groups):
+                    problems.append(
+                        f"search.pattern has no group(s) {', '.join(missing)} that search.hit names; "
+                        "name them with (?P<name>...)"
+                    )
+        if problems:
+            raise ValueError("; ".join(problems))
+        return self
+
+    def _server_problems(self) -> list[str]:
+        problems = []
+        for template in self.server.templates():
+            for name in sorted(_names(template)):
+                if name.startswith("npm:"):
+                    continue
+                if name not in SERVER_PLACEHOLDERS:
+                    problems.append(
+                        f"server: unknown placeholder {{{name}}}; known: {{python}}, {{npm:PACKAGE}}, "
+                        "{workdir}, {scenario}"
+                    )
+                elif name in ("workdir", "scenario") and self.isolation.strategy != "process":
+                    problems.append(
+                        f"server: {{{name}}} needs isolation.strategy = 'process' (one server per "
+                        "scenario); with one server for the run there is no scenario to fill it"
+                    )
+        return problems
+
+    def _isolation_problems(self) -> list[str]:
+        spec = self.isolation
+        if spec.strategy == "namespace" and not spec.argument:
+            return ["isolation.strategy 'namespace' needs isolation.argument (the argument's name)"]
+        if spec.strategy != "namespace" and spec.argument:
+            return [f"isolation.argument is used only with strategy 'namespace', not {spec.strategy!r}"]
+        if spec.strategy == "tools" and spec.reset is None and spec.drop is None:
+            return ["isolation.strategy 'tools' needs isolation.reset or isolation.drop"]
+        if spec.strategy == "process" and self.server.command is None:
+            return ["isolation.strategy 'process' needs server.command (a stdio server evalkit starts)"]
+        return []
+
+    def tools(self) -> list[str]:
+        """Every tool the mapping calls, each once, in the order store, search, reset, drop,
+        edges, batch search."""
+        named = [
+            self.store.tool, self.search.tool,
+            self.isolation.reset.tool if self.isolation.reset else None,
+            self.isolation.drop.tool if self.isolation.drop else None,
+            self.edges.tool if self.edges else None,
+            self.search.batch.tool if self.search.batch else None,
+        ]  # fmt: skip
+        return list(dict.fromkeys(t for t in named if t is not None))
+
+
+def _names(template: Any) -> set[str]:
+    """Placeholder names in a [server] value (which also takes `{npm:PKG}`)."""
+    return set() if template is None else placeholders(template)
+
+
+# --- format 1 -------------------------------------------------------------------------------------
+
+
+class _NamespaceV1(FrozenModel):
+    argument: str | None = None
+    reset: str | None = None
+    drop: str | None = None
+
+
+class _WriteV1(FrozenModel):
+    tool: str
+    batch: str | None = None
+    arguments: dict[str, str]
+    result_id: str | None = None
+
+
+class _SearchV1(FrozenModel):
+    tool: str
+    arguments: dict[str, str]
+    hits: str = ""
+    hit: dict[str, str] = Field(default_factory=lambda: {"id": "id"})
+    response: dict[str, str] = Field(default_factory=dict)
+    result: Literal["auto", "structured", "text"] = "auto"
+
+
+class McpMappingV1(FrozenModel):
+    """Format 1 (the `evalkit.systems.mcp_adapter` docstring): names on the left are evalkit's,
+    values the server's argument names."""
+
+    name: str
+    capabilities: list[Capability]
+    server: ServerSpec
+    namespace: _NamespaceV1 = _NamespaceV1()
+    store: _WriteV1
+    edges: _WriteV1 | None = None
+    search: _SearchV1
+
+    @model_validator(mode="after")
+    def _known_fields(self) -> McpMappingV1:
+        checks = [
+            ("store.arguments", self.store.arguments, THOUGHT_FIELDS),
+            ("search.arguments", self.search.arguments, SEARCH_OPTIONS),
+            ("search.hit", self.search.hit, HIT_FIELDS),
+            ("search.response", self.search.response, RESPONSE_FIELDS),
+        ]
+        if self.edges is not None:
+            checks.append(("edges.arguments", self.edges.arguments, EDGE_FIELDS))
+        problems = []  # every problem at once, not one per attempt
+        for where, mapping, known in checks:
+            unknown = sorted(set(mapping) - set(known))
+            if unknown:
+                problems.append(
+                    f"{where}: unknown evalkit name(s) {', '.join(unknown)}; known: {', '.join(known)}"
+                )
+        if "id" not in self.search.hit:
+            problems.append("search.hit must map id (where each hit's id is)")
+        if "query" not in self.search.arguments:
+            problems.append("search.arguments must map query")
+        if "id" not in self.store.arguments and self.store.result_id is None:
+            problems.append(
+                "store needs arguments.id (the server takes evalkit's ids) or result_id (it assigns its own)"
+            )
+        if problems:
+            raise ValueError("; ".join(problems))
+        return self
+
+    def upgraded(self) -> McpMapping:
+        """The same mapping in format 2: every mapped field becomes `{field}`, nulls are sent (as
+        format 1 did), the namespace table becomes the isolation strategy."""
+        ns = self.namespace
+        reset = ToolCall(tool=ns.reset) if ns.reset else None
+        drop = ToolCall(tool=ns.drop) if ns.drop else None
+        strategy: Literal["namespace", "tools", "none"] = (
+            "namespace" if ns.argument else "tools" if reset or drop else "none"
+        )
+        return McpMapping(
+            name=self.name, capabilities=self.capabilities, null="send", server=self.server,
+            isolation=IsolationSpec(strategy=strategy, argument=ns.argument, reset=reset, drop=drop),
+            store=_write(self.store), edges=_write(self.edges) if self.edges else None,
+            search=SearchSpec(
+                tool=self.search.tool, arguments=_fields(self.search.arguments), hits=self.search.hits,
+                hit=self.search.hit, response=self.search.response, result=self.search.result,
+            ),
+        )  # fmt: skip
+
+
+def _fields(names: dict[str, str]) -> dict[str, str]:
+    """Format 1's {evalkit name: argument} as a format 2 template {argument: "{name}"}."""
+    return {argument: "{" + name + "}" for name, argument in names.items()}
+
+
+def _write(spec: _WriteV1) -> WriteSpec:
+    if spec.batch is None:
+        return WriteSpec(tool=spec.tool, arguments=_fields(spec.arguments), result_id=spec.result_id)
+    return WriteSpec(tool=spec.tool, batch=spec.batch, item=_fields(spec.arguments), result_id=spec.result_id)
+
+
+# --- loading -----------------------------------------------------------------------------------------
+
+
+def presets() -> dict[str, Path]:
+    """The shipped presets by name (`mcp:NAME`): each file of `PRESETS`, and `reference` (the
+    built-in suite's `datasets/mcp/reference.toml`, the reference store over `evalkit serve --mcp`)."""
+    found = {p.stem: p for p in PRESETS.glob("*.toml")}
+    reference = BUILTIN_DATASETS / "mcp" / "reference.toml"
+    if reference.is_file():
+        found["reference"] = reference
+    return dict(sorted(found.items()))
+
+
+def preset_names() -> list[str]:
+    """The shipped presets' names (`mcp:NAME`)."""
+    return list(presets())
+
+
+def mapping_source(spec: str) -> Path:
+    """The file `mcp:SPEC` names: a preset when SPEC is one's name (and no file of that name
+    exists), else the path SPEC."""
+    bare = "/" not in spec and not spec.endswith(".toml") and not Path(spec).exists()
+    if bare and spec in presets():
+        return presets()[spec]
+    if bare:
+        raise AdapterError(
+            f"no MCP preset {spec!r} and no mapping file of that name; presets: "
+            f"{', '.join(preset_names())} (or give a mapping file: mcp:PATH.toml)"
+        )
+    return Path(spec)
+
+
+def load_mapping(path: str | Path) -> McpMapping:
+    """The mapping in `path` (either format; format 1 upgraded); AdapterError naming the file and
+    each bad field."""
+    source = Path(path)
+    try:
+        data = tomllib.loads(source.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise AdapterError(
+            f"MCP mapping file {source} does not exist; see the README's MCP mapping example"
+        ) from exc
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise AdapterError(
+            f"MCP mapping file {source} cannot be read as TOML: {exc}; fix the file (the README's "
+            "MCP mapping example shows the format)"
+        ) from exc
+    version = data.get("version", 1)
+    model: type[McpMapping] | type[McpMappingV1] = McpMapping if version == 2 else McpMappingV1
+    if version not in (1, 2):
+        raise AdapterError(f"MCP mapping file {source}: version {version!r} is not 1 or 2")
+    try:
+        loaded = model.model_validate({k: v for k, v in data.items() if k != "version" or version == 2})
+    except ValidationError as exc:
+        raise AdapterError(f"MCP mapping file {source}: {'; '.join(field_problems(exc, model))}") from exc
+    return loaded.upgraded() if isinstance(loaded, McpMappingV1) else loaded
+
+
+# --- what a mapping needs installed ----------------------------------------------------------------
+
+
+def node_modules_folders() -> Iterator[Path]:
+    """Where npm packages are looked for, in order: $EVALKIT_NODE_MODULES, `node_modules` in the
+    current folder and each parent, in the checkout evalkit runs from (an editable install) and
+    in the environment's prefix (`.venv/node_modules`)."""
+    if os.environ.get(NODE_MODULES_ENV):
+        yield Path(os.environ[NODE_MODULES_ENV])
+    for folder in [Path.cwd(), *Path.cwd().parents]:
+        yield folder / "node_modules"
+    yield Path(__file__).resolve().parents[2] / "node_modules"
+    yield Path(sys.prefix) / "node_modules"
+
+
+def npm_script(package: str) -> Path | None:
+    """The bin script of the installed npm `package` (its package.json's `bin`), or None."""
+    for folder in node_modules_folders():
+        manifest = folder / package / "package.json"
+        if not manifest.is_file():
+            continue
+        try:
+            declared = json.loads(manifest.read_text(encoding="utf-8")).get("bin")
+        except (OSError, ValueError):
+            continue
+        script = next(iter(declared.values()), None) if isinstance(declared, dict) else declared
+        if isinstance(script, str) and (folder / package / script).is_file():
+            return (folder / package / script).resolve()
+    return None
+
+
+def check_requirements(mapping: McpMapping, label: str) -> dict[str, str]:
+    """The `{npm:PKG}` values of the mapping's server; AdapterError naming what is missing and
+    the fix (`requires.install`) when a required npm package or Python module is not installed."""
+    hint = f"; install it with: {mapping.requires.install}" if mapping.requires.install else ""
+    npm = set(mapping.requires.npm) | {
+        name.removeprefix("npm:")
+        for template in mapping.server.templates()
+        for name in _names(template)
+        if name.startswith("npm:")
+    }
+    found: dict[str, str] = {}
+    for package in sorted(npm):
+        script = npm_script(package)
+        if script is None:
+            searched = ", ".join(dict.fromkeys(str(f) for f in node_modules_folders()))
+            raise AdapterError(
+                f"{label} needs the npm package {package}, which is not installed (looked in {searched})"
+                f"{hint or f'; install it with: npm install {package}'}"
+            )
+        found[f"npm:{package}"] = str(script)
+    for module in mapping.requires.python:
+        if importlib.util.find_spec(module) is None:
+            raise AdapterError(
+                f"{label} needs the Python module {module!r}, which {sys.executable} cannot import"
+                f"{hint or f'; install it with: pip install {module}'}"
+            )
+    return found
+
+
+def server_values(found: dict[str, str], workdir: Path | None, scenario: str | None) -> dict[str, str]:
+    """The values of [server]'s placeholders."""
+    values = {"python": sys.executable, **found}
+    if workdir is not None:
+        values["workdir"] = str(workdir)
+    if scenario is not None:
+        values["scenario"] = scenario
+    return values
+
+
+__all__ = ["PLACEHOLDER", "McpMapping", "ServerSpec", "load_mapping", "mapping_source", "preset_names"]

@@ -1,0 +1,242 @@
+"""One MCP client session (stdio or streamable HTTP) on a background event loop, callable from
+the runner's thread, with the bounds the `evalkit.systems.mcp_adapter` docstring lists.
+
+`Session(label, server)` starts the server (stdio) or connects (url), runs the handshake and lists
+the tools (`tools`: names; `schemas`: each tool's inputSchema; `descriptions`); `call(tool,
+arguments)` returns the structured output and text blocks; `close()` ends it and stops the
+process. The SDK's check of each result against the tool's outputSchema is turned off: the
+adapter reads and checks every result itself, and that check was most of its time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import os
+import sys
+import threading
+from collections.abc import AsyncIterator
+from concurrent.futures import Future
+from contextlib import asynccontextmanager, suppress
+from typing import Any
+
+from evalkit.errors import AdapterError
+from evalkit.systems import client_limits
+from evalkit.systems.mcp_mapping import ServerSpec
+
+CALL_TIMEOUT = client_limits.MCP_TIMEOUT
+"""Seconds one tool call may take by default ($EVALKIT_SYSTEM_TIMEOUT)."""
+
+STOP_TIMEOUT = 1.0
+"""Seconds a stdio server gets to exit after its stdin closes and after SIGTERM, each."""
+
+
+class Session:
+    """One MCP client session on a background event loop, callable from the runner's thread."""
+
+    def __init__(self, label: str, server: ServerSpec) -> None:
+        from mcp import Client
+
+        self._label = label
+        self.timeout = client_limits.timeout(None, CALL_TIMEOUT)
+        self._failure: list[str] = []  # what the stdio transport saw go wrong, if anything
+        target: Any = server.url
+        if server.command is not None:
+            target = _StdioTransport(server, client_limits.max_reply_bytes(None), self._failure)
+        # the SDK's own per-read timeout is a backstop: the wall-clock deadline below comes first
+        self._client = Client(target, read_timeout_seconds=2 * self.timeout + 1)
+        self._loop = asyncio.new_event_loop()
+        self._stop = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self._ready: Future[list[Any]] = Future()  # the listed tools
+        self._thread = threading.Thread(
+            target=self._loop.run_until_complete, args=(self._main(),), daemon=True
+        )
+        self._thread.start()
+        try:
+            listed = self._ready.result(timeout=self.timeout)
+            self.schemas: dict[str, dict[str, Any]] = {t.name: dict(t.input_schema or {}) for t in listed}
+            self.descriptions: dict[str, str] = {t.name: t.description or "" for t in listed}
+            self.tools = list(self.schemas)
+        except BaseException as exc:
+            self.close()
+            if isinstance(exc, Exception):
+                reason = self._failure[0] if self._failure else (
+                    f"no answer within {self.timeout:g} s" if isinstance(exc, TimeoutError) else repr(exc)
+                )  # fmt: skip
+                raise AdapterError(
+                    f"{label}: cannot start or reach the MCP server ({reason}); check [server]"
+                ) from exc
+            raise
+        atexit.register(self.close)
+
+    async def _main(self) -> None:
+        self._task = asyncio.current_task()
+        try:
+            async with self._client as client:
+                # evalkit checks every result itself (the adapter's paths, `checked` on each
+                # response); the SDK's own jsonschema check of structured output against the tool's
+                # outputSchema on every call took about two thirds of the adapter's time on the
+                # built-in suite, and refused a tool whose result lacks structured output
+                client.session.validate_tool_result = _trust_results  # type: ignore[method-assign]
+                listed = await client.list_tools()
+                self._ready.set_result(list(listed.tools))
+                await self._stop.wait()
+        except BaseException as exc:  # reported by the runner's thread, never on this one
+            if not self._ready.done():
+                self._ready.set_exception(exc)
+            elif not isinstance(exc, asyncio.CancelledError) and not self._failure:
+                self._failure.append(f"the session ended ({exc!r})")
+
+    def call(self, tool: str, arguments: dict[str, Any], timeout: float | None = None) -> Any:
+        """The tool's result: its structured output and its text blocks; AdapterError on isError,
+        past the deadline (`timeout`, default the session's) or when the server breaks."""
+        from mcp.types import TextContent
+
+        if self._failure:
+            raise AdapterError(f"{self._label}: tool {tool!r} not called: {self._failure[0]}")
+        seconds = self.timeout if timeout is None else timeout
+        future = asyncio.run_coroutine_threadsafe(self._client.call_tool(tool, arguments), self._loop)
+        try:
+            result = future.result(timeout=seconds)
+        except TimeoutError as exc:
+            future.cancel()
+            raise AdapterError(
+                f"{self._label}: tool {tool!r}: no answer within {seconds:g} s; is the server stuck? "
+                f"(raise the deadline with ${client_limits.TIMEOUT_ENV})"
+            ) from exc
+        except BaseException as exc:
+            future.cancel()
+            if not isinstance(exc, Exception):
+                raise
+            reason = self._failure[0] if self._failure else repr(exc)
+            raise AdapterError(f"{self._label}: tool {tool!r} failed: {reason}") from exc
+        texts = [block.text for block in result.content if isinstance(block, TextContent)]
+        if result.is_error:
+            raise AdapterError(f"{self._label}: tool {tool!r} reported an error: {' '.join(texts)[:500]}")
+        return result.structured_content, texts
+
+    def close(self) -> None:
+        """End the session and stop the server: a clean close when the handshake succeeded, then
+        (or at once, when it did not) the session's task is cancelled, and the transport
+        terminates, then kills, the process. Safe to call twice."""
+        if not self._thread.is_alive():
+            return
+        if self._ready.done() and self._ready.exception() is None:  # a session to close cleanly
+            self._loop.call_soon_threadsafe(self._stop.set)
+            self._thread.join(timeout=2 * STOP_TIMEOUT + 1)
+        if self._thread.is_alive() and self._task is not None:
+            self._loop.call_soon_threadsafe(self._task.cancel)
+            self._thread.join(timeout=2 * STOP_TIMEOUT + 1)
+
+
+async def _trust_results(name: str, result: Any) -> None:
+    """The SDK session's output-schema check, replaced (see `Session._main`): results are read
+    and checked by the adapter."""
+
+
+class _StdioTransport:
+    """The MCP stdio transport (an async context manager yielding the session's read and write
+    streams), with the bounds of the module docstring: lines at most `limit` bytes, a non-JSON-RPC
+    line an error, the process always stopped. A failure is appended to `failure` (the session
+    reports it) and ends the read stream, so the waiting call fails at once."""
+
+    def __init__(self, server: ServerSpec, limit: int, failure: list[str]) -> None:
+        self._server, self._limit, self._failure = server, limit, failure
+        self._exit: Any = None
+
+    async def __aenter__(self) -> Any:
+        self._exit = self._run()
+        return await self._exit.__aenter__()
+
+    async def __aexit__(self, *exc: Any) -> Any:
+        return await self._exit.__aexit__(*exc)
+
+    @asynccontextmanager
+    async def _run(self) -> AsyncIterator[Any]:
+        import anyio
+        import mcp.types
+        from mcp.client.stdio import get_default_environment
+        from mcp.shared.message import SessionMessage
+
+        spec = self._server
+        inherited = {k: os.environ[k] for k in spec.inherit_env if k in os.environ}
+        command = [str(spec.command).replace("{python}", sys.executable), *spec.args]
+        process = await anyio.open_process(
+            command, env={**get_default_environment(), **inherited, **spec.env}, cwd=spec.cwd,
+            stderr=None, start_new_session=True,
+        )  # fmt: skip
+        to_session, from_server = anyio.create_memory_object_stream[Any](0)
+        to_server, from_session = anyio.create_memory_object_stream[Any](0)
+
+        def fail(reason: str) -> None:
+            if not self._failure:
+                self._failure.append(reason)
+
+        async def read() -> None:
+            assert process.stdout is not None
+            buffer = bytearray()
+            async with to_session:
+                async for chunk in process.stdout:
+                    scan = len(buffer)
+                    buffer += chunk
+                    start = 0
+                    while (end := buffer.find(b"\n", scan)) >= 0:
+                        line = bytes(buffer[start:end]).strip()
+                        start = scan = end + 1
+                        if not line:
+                            continue
+                        try:
+                            message = mcp.types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+                        except ValueError as exc:
+                            first = str(exc).splitlines()[1:2] or [""]
+                            fail(
+                                f"the server wrote a line that is not a JSON-RPC message on stdout "
+                                f"({line[:100]!r}: {first[0].strip()[:200]}); an MCP stdio server must "
+                                "write only protocol messages there: send banners and logs to stderr"
+                            )
+                            return
+                        await to_session.send(SessionMessage(message))
+                    del buffer[:start]
+                    if len(buffer) > self._limit:
+                        fail(
+                            f"a message from the server is over {self._limit} bytes (the client's limit; "
+                            f"raise it with ${client_limits.MAX_REPLY_ENV})"
+                        )
+                        return
+
+        async def write() -> None:
+            assert process.stdin is not None
+            async with from_session:
+                async for item in from_session:
+                    data = item.message.model_dump_json(by_alias=True, exclude_unset=True) + "\n"
+                    try:
+                        await process.stdin.send(data.encode())
+                    except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+                        fail("the server closed its stdin (did it exit? see its stderr)")
+                        return
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(read)
+            group.start_soon(write)
+            try:
+                yield from_server, to_server
+            finally:
+                with anyio.CancelScope(shield=True):
+                    await _stop(process)
+                group.cancel_scope.cancel()
+
+
+async def _stop(process: Any) -> None:
+    """Close the server's stdin, then SIGTERM, then SIGKILL, `STOP_TIMEOUT` seconds apart."""
+    import anyio
+
+    with suppress(Exception):
+        await process.stdin.aclose()
+    for step in (None, process.terminate, process.kill):
+        if step is not None:
+            with suppress(ProcessLookupError):
+                step()
+        with anyio.move_on_after(STOP_TIMEOUT):
+            await process.wait()
+            return
