@@ -31,6 +31,7 @@ from evalkit.harness.thresholds_file import (
     recorded,
 )
 from evalkit.metrics import HARNESS_METRICS
+from evalkit.metrics.registry import BEHAVIOUR
 
 TOLERANCE = 1e-6
 """A metric regresses when actual + TOLERANCE < threshold (absorbs float noise)."""
@@ -146,6 +147,34 @@ def metric_regressions(result: PassResult, entry: ModeEntry) -> list[Regression]
             )
         else:
             found.extend(_below(category, floor, actual.metrics))
+            found.extend(_behaviour_beyond(category, floor, actual.behaviour))
+    return found
+
+
+def _behaviour_beyond(
+    category: str | None, levels: MetricLevels, actual: Mapping[str, float]
+) -> list[Regression]:
+    """The behaviour metrics the entry records (`MetricLevels.behaviour`) past their thresholds in
+    `actual`: above the ceiling of a lower-is-better one, below the floor of the others. A metric
+    the run did not measure is not compared."""
+    where = "overall" if category is None else f"category {category!r}"
+    found = []
+    for m, threshold in levels.behaviour.items():
+        if m not in actual:
+            continue
+        lower = BEHAVIOUR[m].lower_is_better
+        if (actual[m] > threshold + TOLERANCE) if lower else (actual[m] + TOLERANCE < threshold):
+            side = "above" if lower else "below"
+            found.append(
+                Regression(
+                    kind="metric",
+                    category=category,
+                    metric=m,
+                    actual=actual[m],
+                    threshold=threshold,
+                    message=f"{where}: {m} {actual[m]:.4f} is {side} its threshold {threshold:.4f}",
+                )
+            )
     return found
 
 

@@ -38,6 +38,7 @@ from typing import Any
 from tqdm import tqdm
 
 from evalkit.harness.aggregation import latency_report, mean_metrics, pass_result
+from evalkit.harness.behaviour import MemoryState, query_evidence, with_query_sensitivity
 from evalkit.harness.checks import check_query, scenario_status
 from evalkit.harness.config import RunConfig
 from evalkit.harness.executors import Executor, SerialExecutor
@@ -52,6 +53,7 @@ from evalkit.harness.results import (
     ScenarioResult,
 )
 from evalkit.metrics import MetricSpec, judgements, parse_metrics, score_query
+from evalkit.metrics.registry import QueryEvidence, score_behaviour
 from evalkit.progress import progress_enabled
 from evalkit.records import DEFAULT_HALF_LIFE_DAYS, reported_values
 from evalkit.scenarios import QuerySpec, Scenario, Suite, stable_query_id
@@ -179,6 +181,7 @@ class ShardRunner:
     distractors: tuple[ThoughtSpec, ...]
     clock: datetime
     plan: tuple[PassSpec, ...]
+    behaviour: bool = False
 
     def __call__(self, shard: Shard) -> ShardResult:
         scenario = shard.scenario
@@ -187,8 +190,10 @@ class ShardRunner:
         gate_values: tuple[set[float], ...] = tuple(set() for _ in self.plan)
         latencies: list[float] = []
         with scratch_directory() as workdir, open_checked(self.system, workdir, scenario.name) as memory:
-            memory.add_thoughts(seed_thoughts(scenario, self.distractors, self.clock))
-            memory.add_edges(seed_edges(scenario))
+            seeded, edges = seed_thoughts(scenario, self.distractors, self.clock), seed_edges(scenario)
+            memory.add_thoughts(seeded)
+            memory.add_edges(edges)
+            state = MemoryState(seeded, edges) if self.behaviour else None
             own = own_ids(scenario)
             asks: list[tuple[int, QuerySpec, int, list[QueryResult], set[float], bool]] = []
             searches: list[tuple[str, str, dict[str, Any]]] = []
@@ -203,8 +208,18 @@ class ShardRunner:
                     if free:
                         resolved.add(timed.response.min_relevance)
                     record = free and bool(timed.response.gate_candidates)
+                    evidence = None if state is None else query_evidence(state, query, timed.response.hits, k)
                     queries.append(
-                        _query_result(index, query, timed, k, own, extra_metrics, gate_candidates=record)
+                        _query_result(
+                            index,
+                            query,
+                            timed,
+                            k,
+                            own,
+                            extra_metrics,
+                            gate_candidates=record,
+                            evidence=evidence,
+                        )
                     )
                 asks.clear()
                 searches.clear()
@@ -216,6 +231,8 @@ class ShardRunner:
                     flush()
                     for step in steps:
                         apply_step(memory, step, self.clock)
+                        if state is not None:
+                            state.apply(step)
                 if index < shard.start:
                     continue
                 query = scenario.queries[index]
@@ -300,7 +317,7 @@ def run_suite(
     runner = executor or SerialExecutor()
     shards = plan_shards(applicable, runner.workers)
     shard_counts = iter(len(pieces) for pieces in shards)
-    job = ShardRunner(system, config, suite.distractors, now, plan)
+    job = ShardRunner(system, config, suite.distractors, now, plan, suite.behaviour_metrics)
     total = sum(len(s.queries) for s in suite.scenarios)
     bar = tqdm(total=total, desc="queries", unit="q", disable=not progress_enabled(progress))
     scenarios: tuple[list[ScenarioResult], ...] = tuple([] for _ in plan)
@@ -316,7 +333,8 @@ def run_suite(
                 continue
             parts = [next(results) for _ in range(next(shard_counts))]
             for i, done in enumerate(scenarios):
-                done.append(_scenario_result(scenario, [q for part in parts for q in part.queries[i]]))
+                asked = [q for part in parts for q in part.queries[i]]
+                done.append(_scenario_result(scenario, asked, suite.behaviour_metrics))
                 gate_values[i].update(*(part.gate_values[i] for part in parts))
             latencies[scenario.name] = [ms for part in parts for ms in part.latencies_ms]
             bar.update(sum(len(part.queries[0]) for part in parts))
@@ -343,9 +361,11 @@ def _query_result(
     extra_metrics: Sequence[MetricSpec],
     *,
     gate_candidates: bool = False,
+    evidence: QueryEvidence | None = None,
 ) -> QueryResult:
     """The scored result of one search; `gate_candidates` records the rows that reached the
-    gate. Validated as one nested document (pydantic-core builds the hit records)."""
+    gate; `evidence` (suites asking for behaviour metrics) is scored into `behaviour`. Validated
+    as one nested document (pydantic-core builds the hit records)."""
     response = timed.response
     relevant = set(query.relevant)
     retrieved = list(dict.fromkeys(h.id for h in response.hits))
@@ -374,12 +394,18 @@ def _query_result(
             ]
             if gate_candidates
             else None,
+            "behaviour": score_behaviour(evidence) if evidence is not None else {},
         }
     )
 
 
-def _scenario_result(scenario: Scenario, queries: list[QueryResult]) -> ScenarioResult:
-    """A scenario's result: its means, its floors checked on them, its status from every error."""
+def _scenario_result(
+    scenario: Scenario, queries: list[QueryResult], behaviour: bool = False
+) -> ScenarioResult:
+    """A scenario's result: its means, its floors checked on them, its status from every error;
+    with `behaviour`, its queries' query sensitivity scored first."""
+    if behaviour:
+        queries = with_query_sensitivity(queries)
     means = mean_metrics(queries)
     floor_errors = scenario_floor_errors(scenario, means.metrics, means.queries)
     failed = bool(floor_errors) or any(q.check_errors for q in queries)

@@ -47,6 +47,7 @@ from pydantic import (
     SerializerFunctionWrapHandler,
     ValidationError,
     create_model,
+    field_validator,
     model_serializer,
     model_validator,
 )
@@ -56,6 +57,7 @@ from evalkit.files import check_writable, os_reason, read_regular, write_atomic
 from evalkit.harness.config import MODES
 from evalkit.harness.results import GatedBaselineRef
 from evalkit.metrics import HARNESS, HARNESS_METRICS
+from evalkit.metrics.registry import BEHAVIOUR_METRICS
 from evalkit.systems.resolve import REFERENCE_SPEC
 from evalkit.validation import FrozenModel as _Model
 from evalkit.validation import field_problems, shown_value
@@ -92,12 +94,29 @@ def floor_below(baseline: float, allowance: float) -> float:
 class _Levels(_Model):
     """The base of `MetricLevels`: a harness metric the entry does not hold (None: recorded
     before the metric was registered) is left out of the JSON, so such an entry is written back
-    exactly as it was read."""
+    exactly as it was read. `behaviour` holds the behaviour metrics (`evalkit.metrics.BEHAVIOUR`)
+    the entry records — only a run of a suite that asks for them records any, and only those are
+    compared (a baseline's level, or a threshold: a ceiling for the lower-is-better ones, a floor
+    for the others); left out of the JSON when empty, so existing files keep their shape."""
+
+    behaviour: dict[str, Annotated[float, Field(ge=0.0, le=1.0)]] = Field(default_factory=dict)
 
     @model_serializer(mode="wrap")
     def _without_unrecorded(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         data: dict[str, Any] = handler(self)
+        if not self.behaviour:
+            data.pop("behaviour", None)
         return {k: v for k, v in data.items() if v is not None or k not in HARNESS}
+
+    @field_validator("behaviour")
+    @classmethod
+    def _known_behaviour(cls, levels: dict[str, float]) -> dict[str, float]:
+        unknown = sorted(set(levels) - set(BEHAVIOUR_METRICS))
+        if unknown:
+            raise ValueError(
+                f"unknown behaviour metric(s) {', '.join(unknown)}; known: {', '.join(BEHAVIOUR_METRICS)}"
+            )
+        return levels
 
     def value(self, metric: str) -> float | None:
         """The level of harness metric `metric`, or None when the entry does not hold it (only a

@@ -7,6 +7,8 @@ Endpoints (JSON; shapes in `evalkit.systems.wire`; the OpenAPI document is at `/
 - `POST /namespaces/{ns}/thoughts` (ThoughtsIn) → AddedOut
 - `POST /namespaces/{ns}/edges` (EdgesIn) → AddedOut
 - `POST /namespaces/{ns}/search` (SearchIn) → SearchOut
+- `POST /namespaces/{ns}/thoughts/delete` and `.../thoughts/update`: the operations of a
+  scenario's steps (`evalkit.systems.http_operations`)
 Errors, all `ErrorOut` (`{"detail": ...}`, JSON in ASCII, so any input can be echoed): 400 for a
 body that is not JSON (or not UTF-8, or nested too deeply), 401 without the bearer token (when
 one is set), 404 for an unknown namespace, 408 for a body that does not arrive within the request
@@ -46,6 +48,7 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from evalkit.errors import EvalkitError, UsageError
 from evalkit.systems.capabilities import declared_capabilities
+from evalkit.systems.http_operations import add_operation_routes
 from evalkit.systems.namespaces import Limits, NamespaceLimit, Namespaces, RequestTimeout, UnknownNamespace
 from evalkit.systems.protocol import MemorySystem
 from evalkit.systems.wire import (
@@ -216,6 +219,7 @@ def create_app(
         query = options.pop("query")
         return search_out(await namespaces.run(lambda: memory.search(query, **options)))
 
+    add_operation_routes(app, namespaces, declared_capabilities(system), _error)
     return app
 
 
