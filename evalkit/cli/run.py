@@ -34,6 +34,7 @@ from evalkit.harness.history import HISTORY_FILE, HistoryError, append_run
 from evalkit.harness.project import NO_BASELINES
 from evalkit.harness.results import RunResult
 from evalkit.harness.thresholds_file import DEFAULT_GATED_TOLERANCE
+from evalkit.memory.options import TOKENIZERS
 from evalkit.views.console import render_run
 
 REPORT_NAME = "report.json"
@@ -87,6 +88,11 @@ def register(commands: argparse._SubParsersAction) -> None:
     add_dataset_args(run)
     add_pack_arg(run)
     run.add_argument(
+        "--tokenizer", choices=TOKENIZERS, metavar="NAME",
+        help="the reference store's FTS5 tokenizer: unicode61 (default), porter (stemming) or trigram "
+        "(text without spaces, e.g. Chinese and Japanese, becomes searchable)",
+    )  # fmt: skip
+    run.add_argument(
         "--scenario", action="append", metavar="NAME",
         help="run only this scenario (repeatable); assertions count, metrics are not compared",
     )  # fmt: skip
@@ -122,6 +128,10 @@ def run_command(args: argparse.Namespace) -> int:
         raise UsageError(f"{flag} records the whole suite; drop --scenario")
     project = project_settings(args)
     config = make_config(project.config, **embedder_options(args))
+    if args.tokenizer is not None:
+        config = config.model_copy(
+            update={"store": config.store.model_copy(update={"tokenizer": args.tokenizer})}
+        )
     out = args.out or project.reports / REPORT_NAME
     thresholds = project.thresholds
     recording = args.update_baseline or args.update_gated_baseline

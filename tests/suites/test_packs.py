@@ -15,17 +15,22 @@ from evalkit.suites.packs import PACKS, pack_directory, pack_names, pack_summary
 from tests.shared import DATASETS, cli
 
 STARTER_PACKS = ["deletion-ghosts", "filter-selectivity", "update-propagation"]
+ALL_PACKS = [
+    "cjk", "deletion-ghosts", "event-time", "filter-selectivity", "isolation-canaries", "long-notes",
+    "near-duplicates", "near-identical-identifiers", "nonsense-control", "update-propagation",
+]  # fmt: skip
 
 
 def test_the_packs_ship_with_the_datasets_and_each_says_what_it_tests():
     assert PACKS == DATASETS / "packs"
-    assert set(STARTER_PACKS) <= set(pack_names())
+    assert pack_names() == ALL_PACKS
+    assert sum(len(load_suite(PACKS / name).scenarios) for name in ALL_PACKS) >= 40
     for name in pack_names():
         summary = pack_summary(name)
-        assert summary and "#" in summary, name  # names the user reports behind it
+        assert summary and "User report" in summary, name  # names the user reports behind it
 
 
-@pytest.mark.parametrize("name", STARTER_PACKS)
+@pytest.mark.parametrize("name", ALL_PACKS)
 def test_each_pack_runs_on_the_reference_store_with_its_declared_statuses(name):
     run = run_eval(datasets=PACKS / name)
     statuses = {s.name: s.status for s in run.result.scenarios}
@@ -49,6 +54,15 @@ def test_each_operation_mutation_is_caught_by_its_pack_and_escapes_the_builtin_s
     assert on_pack.outcomes[0].caught
     assert any(r.scenario for r in on_pack.outcomes[0].regressions)  # an assertion, not only a metric
     assert not on_builtin.outcomes[0].caught
+
+
+def test_the_trigram_tokenizer_finds_the_cjk_scenarios_the_default_one_cannot():
+    config = RunConfig(store={"tokenizer": "trigram"}, thresholds=PACKS / "cjk" / "thresholds.json")
+    statuses = {s.name: s.status for s in run_eval(config, datasets=PACKS / "cjk").result.scenarios}
+    assert statuses == {
+        "chinese-backup-time": "xpass", "chinese-project-owner": "xpass", "japanese-meeting-room": "xpass",
+        "mixed-script-latin-terms": "pass", "mixed-script-redis": "xpass",
+    }  # fmt: skip
 
 
 def test_a_pack_selects_its_own_mutations_and_the_control():
@@ -84,7 +98,7 @@ def test_several_packs_combine_into_one_suite(tmp_path):
 
 def test_run_pack_list_and_pack_errors(capsys, tmp_path):
     code, out, _ = cli(capsys, "run", "--pack", "list")
-    assert code == 0 and out.startswith("deletion-ghosts: ")
+    assert code == 0 and out.startswith("cjk: ") and "\ndeletion-ghosts: " in out
     code, _, err = cli(capsys, "run", "--pack", "nope", "--out", str(tmp_path / "r.json"))
     assert code == 2 and "unknown pack 'nope'" in err
     code, _, err = cli(capsys, "run", "--pack", "deletion-ghosts", "--datasets", str(DATASETS))
