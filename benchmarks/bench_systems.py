@@ -4,25 +4,42 @@ Usage (from the repo root; needs the `http` and `mcp` extras):
 
     python benchmarks/bench_systems.py --repeats 5
 
-Three systems, all the reference store: in-process (`reference`), over HTTP (`evalkit serve` in a
-subprocess on a free loopback port) and over MCP (`evalkit serve --mcp`, stdio, through
-`datasets/mcp/reference.toml`). The servers start once, before timing. Each round runs the three
-back to back (both passes, 88 searches, seeding included) in this process through
-`evalkit.run_eval`; the figures are medians over `--repeats` rounds of
-- the whole run's wall time (seeding + searches + scoring) and its ratio to in-process;
-- the search latency p50 and p95 recorded in the run (the adapter's round trip included).
-The reports' metrics are checked to be identical. This is a script, not a test.
+Every system is the reference store, reached another way; each is a `Contender` in `CONTENDERS`
+(add one there: a name, a function that starts what it needs and returns the system, and its
+target). The servers start once, before timing, each in a subprocess on a free loopback port
+(or stdio). Each round runs every contender back to back (both passes, 88 searches, seeding
+included) in this process through `evalkit.run_eval`; the figures are medians over `--repeats`
+rounds of
+- the whole run's wall time (seeding + searches + scoring) and its ratio to in-process, checked
+  against the contender's target (`--` when it has none);
+- the search latency p50 and p95 recorded in the run (the adapter's round trip included; a
+  batched search is credited its share of the batch's round trip).
+The reports' metrics are checked to be identical.
+
+Then the bare round trip: a FastAPI app that answers one POST with a search reply of the suite
+(the same JSON evalkit serve sends, held in memory: no store, no validation), served by uvicorn
+with its defaults in a subprocess and called `--calls` times over one httpx connection with the
+JSON of a search request. Its p50 is the floor any HTTP adapter pays per search; the HTTP
+per-search overhead (p50 of `http (one search per request)` minus in-process) is checked to stay
+within `PER_SEARCH_TARGET` times it. This is a script, not a test: it exits 1 when a target is
+missed.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import socket
 import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
+from contextlib import ExitStack
+from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -31,27 +48,90 @@ import evalkit
 ROOT = Path(__file__).resolve().parents[1]
 DATASETS = ROOT / "datasets"
 
+PER_SEARCH_TARGET = 1.5
+"""The most the HTTP adapter's per-search overhead over in-process may be, in bare round trips."""
 
-def start_http_server() -> tuple[subprocess.Popen[bytes], str]:
-    """`evalkit serve` on a free loopback port; returns the process and its URL once it answers."""
+
+@dataclass(frozen=True)
+class Contender:
+    """One way of reaching the reference store: `start(stack)` starts what it needs (servers,
+    clients; their cleanup registered on `stack`) and returns the system to run (None =
+    in-process); `target` is the most its run may take, as a multiple of in-process."""
+
+    name: str
+    start: Callable[[ExitStack], evalkit.MemorySystem | None]
+    target: float | None = None
+
+
+def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    server = subprocess.Popen(  # its stderr is read only when it fails (it logs warnings only)
-        [sys.executable, "-m", "evalkit", "serve", "--port", str(port)], stderr=subprocess.PIPE
-    )
-    url = f"http://127.0.0.1:{port}"
+        return int(probe.getsockname()[1])
+
+
+def start_server(stack: ExitStack, argv: list[str], url: str, what: str) -> None:
+    """Run `argv` (a server) in a subprocess until `stack` closes; return once `url` answers."""
+    server = subprocess.Popen(argv, stderr=subprocess.PIPE)  # stderr read only when it fails
+
+    def stop() -> None:
+        server.terminate()  # evalkit serve says "evalkit: terminated (SIGTERM)" on stderr: not shown
+        server.communicate(timeout=30)
+
     deadline = time.monotonic() + 60
     while True:
         try:
-            httpx.get(f"{url}/info")
-            return server, url
+            httpx.get(url)
+            stack.callback(stop)
+            return
         except httpx.TransportError:
             if time.monotonic() > deadline or server.poll() is not None:
                 server.kill()
                 errors = server.communicate()[1].decode(errors="replace")[-2000:]
-                raise RuntimeError(f"evalkit serve did not start:\n{errors}") from None
+                raise RuntimeError(f"{what} did not start:\n{errors}") from None
             time.sleep(0.2)
+
+
+def evalkit_serve(stack: ExitStack) -> str:
+    """`evalkit serve` on a free loopback port (started once per script run); its URL."""
+    if not hasattr(evalkit_serve, "url"):
+        port = free_port()
+        url = f"http://127.0.0.1:{port}"
+        start_server(
+            stack,
+            [sys.executable, "-m", "evalkit", "serve", "--port", str(port)],
+            f"{url}/info",
+            "evalkit serve",
+        )
+        evalkit_serve.url = url  # type: ignore[attr-defined]
+    return str(evalkit_serve.url)  # type: ignore[attr-defined]
+
+
+def http_system(*, batch: bool) -> Callable[[ExitStack], evalkit.MemorySystem]:
+    def start(stack: ExitStack) -> evalkit.MemorySystem:
+        from evalkit.systems.http_client import HttpSystem
+
+        system = HttpSystem(evalkit_serve(stack), batch=batch)
+        stack.callback(system.close)
+        return system
+
+    return start
+
+
+def mcp_system(stack: ExitStack) -> evalkit.MemorySystem:
+    from evalkit.systems.mcp_adapter import McpSystem
+
+    system = McpSystem.from_mapping(DATASETS / "mcp" / "reference.toml")
+    stack.callback(system.close)
+    return system
+
+
+CONTENDERS: list[Contender] = [
+    Contender("in-process", lambda stack: None),
+    Contender("http", http_system(batch=True), target=1.5),
+    Contender("http (one search per request)", http_system(batch=False)),
+    Contender("mcp", mcp_system, target=2.0),
+]
+"""What the script compares, in this order; the first is the in-process base."""
 
 
 def timed(system: evalkit.MemorySystem | None) -> tuple[float, evalkit.EvalRun]:
@@ -60,27 +140,94 @@ def timed(system: evalkit.MemorySystem | None) -> tuple[float, evalkit.EvalRun]:
     return time.perf_counter() - started, run
 
 
-def main() -> None:
+def sample_search(tmp: Path) -> tuple[bytes, bytes]:
+    """The JSON of a search request of the built-in suite and of the reply the reference store
+    gives it (the largest reply of the suite's first scenario), as evalkit sends them."""
+    from evalkit.scenarios import load_suite
+    from evalkit.scenarios.seeding import seed_edges, seed_thoughts
+    from evalkit.systems.wire import SearchIn, search_json
+
+    suite = load_suite(DATASETS)
+    scenario = suite.scenarios[0]
+    now = datetime.now(UTC).replace(microsecond=0)
+    best: tuple[int, bytes, bytes] = (-1, b"", b"")
+    with evalkit.ReferenceSystem().open(tmp) as memory:
+        memory.add_thoughts(seed_thoughts(scenario, suite.distractors, now))
+        memory.add_edges(seed_edges(scenario))
+        for query in scenario.queries:
+            request = SearchIn(query=query.query, top_k=query.top_k or 5, min_relevance=0.0, now=now)
+            options = request.model_dump()
+            reply = search_json(memory.search(options.pop("query"), **options))
+            if len(reply) > best[0]:
+                best = (len(reply), request.model_dump_json().encode(), reply)
+    return best[1], best[2]
+
+
+def bare_app(reply_file: str) -> Any:
+    """The bare FastAPI app: `POST /search` parses its JSON body and answers the held reply."""
+    from fastapi import FastAPI
+
+    reply = json.loads(Path(reply_file).read_text())
+    app = FastAPI()
+
+    @app.post("/search")
+    async def search(body: dict[str, Any]) -> dict[str, Any]:
+        return reply
+
+    @app.get("/")
+    async def ready() -> dict[str, bool]:
+        return {"ready": True}
+
+    return app
+
+
+def bare_round_trip(calls: int, stack: ExitStack, tmp: Path) -> list[float]:
+    """Milliseconds of each of `calls` round trips to the bare app (after 20 warm-up calls)."""
+    request, reply = sample_search(tmp)
+    reply_file = tmp / "reply.json"
+    reply_file.write_bytes(reply)
+    port = free_port()
+    argv = [sys.executable, __file__, "--bare-server", str(port), str(reply_file)]
+    start_server(stack, argv, f"http://127.0.0.1:{port}/", "the bare FastAPI server")
+    times = []
+    with httpx.Client(base_url=f"http://127.0.0.1:{port}") as client:
+        headers = {"content-type": "application/json"}
+        for i in range(calls + 20):
+            started = time.perf_counter()
+            json.loads(client.post("/search", content=request, headers=headers).content)
+            if i >= 20:
+                times.append((time.perf_counter() - started) * 1000.0)
+    return times
+
+
+def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--calls", type=int, default=500, help="round trips of the bare measurement")
+    parser.add_argument("--bare-server", nargs=2, metavar=("PORT", "REPLY"), help=argparse.SUPPRESS)
     args = parser.parse_args()
-    from evalkit.systems.http_client import HttpSystem
-    from evalkit.systems.mcp_adapter import McpSystem
+    if args.bare_server:
+        import uvicorn
 
-    server, url = start_http_server()
-    mcp = McpSystem.from_mapping(DATASETS / "mcp" / "reference.toml")
-    systems: dict[str, evalkit.MemorySystem | None] = {
-        "in-process": None,
-        "http": HttpSystem(url),
-        "mcp": mcp,
-    }
-    seconds: dict[str, list[float]] = {name: [] for name in systems}
-    p50: dict[str, list[float]] = {name: [] for name in systems}
-    p95: dict[str, list[float]] = {name: [] for name in systems}
-    try:
-        timed(None)  # warm-up: imports, first store
+        uvicorn.run(
+            bare_app(args.bare_server[1]),
+            host="127.0.0.1",
+            port=int(args.bare_server[0]),
+            log_level="warning",
+        )
+        return 0
+    import tempfile
+
+    names = [c.name for c in CONTENDERS]
+    seconds: dict[str, list[float]] = {name: [] for name in names}
+    p50: dict[str, list[float]] = {name: [] for name in names}
+    p95: dict[str, list[float]] = {name: [] for name in names}
+    with ExitStack() as stack, tempfile.TemporaryDirectory() as tmp:
+        systems = {c.name: c.start(stack) for c in CONTENDERS}
+        for system in systems.values():
+            timed(system)  # warm-up: imports, first store, connections
         for _ in range(args.repeats):
             overall = {}
             for name, system in systems.items():
@@ -91,19 +238,39 @@ def main() -> None:
                 p50[name].append(latency.overall.p50_ms)
                 p95[name].append(latency.overall.p95_ms)
                 overall[name] = run.result.overall
-            assert overall["http"] == overall["in-process"] == overall["mcp"], "metrics differ"
-    finally:
-        mcp.close()
-        server.terminate()  # it says "evalkit: terminated (SIGTERM)" on its stderr: not shown
-        server.communicate(timeout=30)
-    base = statistics.median(seconds["in-process"])
-    base_p50 = statistics.median(p50["in-process"])
+            assert all(value == overall[names[0]] for value in overall.values()), "metrics differ"
+        bare = bare_round_trip(args.calls, stack, Path(tmp))
+    base = statistics.median(seconds[names[0]])
+    base_p50 = statistics.median(p50[names[0]])
+    missed = []
     print(f"built-in suite, deterministic, both passes; medians of {args.repeats} rounds")
-    print(f"{'system':<11} {'run s':>7} {'ratio':>6} {'p50 ms':>8} {'p95 ms':>8} {'p50 ratio':>10}")
-    for name in systems:
+    print(f"{'system':<31} {'run s':>7} {'ratio':>6} {'target':>7} {'p50 ms':>8} {'p95 ms':>8}")
+    for contender in CONTENDERS:
+        name = contender.name
         wall, mid, high = (statistics.median(v[name]) for v in (seconds, p50, p95))
-        print(f"{name:<11} {wall:>7.2f} {wall / base:>6.2f} {mid:>8.2f} {high:>8.2f} {mid / base_p50:>10.2f}")
+        target = "--" if contender.target is None else f"<={contender.target:g}"
+        print(f"{name:<31} {wall:>7.2f} {wall / base:>6.2f} {target:>7} {mid:>8.2f} {high:>8.2f}")
+        if contender.target is not None and wall / base > contender.target:
+            missed.append(f"{name}: {wall / base:.2f}x in-process, over its {contender.target:g}x")
+    bare_p50 = statistics.median(bare)
+    unbatched = "http (one search per request)"
+    overhead = statistics.median(p50[unbatched]) - base_p50
+    print(
+        f"bare FastAPI + httpx round trip (uvicorn defaults, {args.calls} calls): "
+        f"p50 {bare_p50:.2f} ms, p95 {statistics.quantiles(bare, n=20)[-1]:.2f} ms"
+    )
+    print(
+        f"HTTP per-search overhead over in-process (p50, one search per request): {overhead:.2f} ms = "
+        f"{overhead / bare_p50:.2f} bare round trips (target <= {PER_SEARCH_TARGET:g})"
+    )
+    if overhead > PER_SEARCH_TARGET * bare_p50:
+        missed.append(
+            f"per-search overhead {overhead / bare_p50:.2f} bare round trips, over {PER_SEARCH_TARGET:g}"
+        )
+    for line in missed:
+        print(f"target missed: {line}")
+    return 1 if missed else 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -52,6 +52,7 @@ if TYPE_CHECKING:
     from evalkit.parameters import check_parameters
     from evalkit.records import Edge, Hit, SearchResponse, Thought
     from evalkit.scenarios import Suite, load_suite
+    from evalkit.scenarios.lint import lint_suite
     from evalkit.systems import MemorySystem, ReferenceSystem, ReplaySystem, ScenarioMemory
     from evalkit.systems.capabilities import CAPABILITIES
     from evalkit.views.compare import (
@@ -100,6 +101,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
     "evalkit.parameters": ("check_parameters",),
     "evalkit.records": ("Edge", "Hit", "SearchResponse", "Thought"),
     "evalkit.scenarios": ("Suite", "load_suite"),
+    "evalkit.scenarios.lint": ("lint_suite",),
     "evalkit.systems": ("MemorySystem", "ReferenceSystem", "ReplaySystem", "ScenarioMemory"),
     "evalkit.systems.capabilities": ("CAPABILITIES",),
     "evalkit.views.frames": (
@@ -209,6 +211,7 @@ __all__ = [
     "evaluate",
     "export_trec",
     "history_table",
+    "lint_suite",
     "load_history",
     "load_run",
     "load_suite",

@@ -47,6 +47,7 @@ from evalkit.suites.runfiles import check_run, read_run, write_trec
 from evalkit.suites.trace_import import RUN_FILE as TRACE_RUN_FILE
 from evalkit.suites.trace_import import import_traces, replay_notes
 from evalkit.systems import MemorySystem, ReferenceSystem, ReplaySystem
+from evalkit.systems.declaration import declaration_of
 from evalkit.systems.resolve import resolve_system
 from evalkit.views.frames import EvalRun, load_run
 from evalkit.views.traces import TraceReplay, load_trace_queries
@@ -127,6 +128,7 @@ def run_eval(
     scenarios: Sequence[str] | None = None,
     system: MemorySystem | str | None = None,
     mutations: bool = False,
+    fail_on_escaped: bool = False,
     progress: bool | None = None,
     executor: Executor | None = None,
     **overrides: Any,
@@ -139,8 +141,11 @@ def run_eval(
     `config.system`) or else the one `config.system` names (`reference`, a URL, `mcp:MAPPING`,
     `module:factory`, a plugin; see `build_system`). The config's store options apply to the
     reference store only, its embedder to the reference store and the built-in vector stores;
-    another system's result records no embedder. `mutations` also runs the mutation suite and
-    saves its detection power with the run (reference store only). `executor` runs the scenarios
+    another system's result records no embedder. `mutations` also runs the mutation suite on the
+    same suite and saves its detection power with the run, its verdict stating the suite
+    strength (only for a system whose declaration says `mutation_testing`, the reference store:
+    UsageError otherwise, before anything runs); `fail_on_escaped` (which implies `mutations`)
+    makes each escaped mutation a regression (`RunResult.with_detection`). `executor` runs the scenarios
     (and mutations) elsewhere, e.g.
     `make_executor("processes", 4)` (default: serially here); results are identical on every
     executor. Raises DatasetError, ThresholdsError, UsageError (AdapterError for a system that
@@ -148,16 +153,22 @@ def run_eval(
     """
     system, overrides = _system_object(system, overrides)
     settings = _suite_config(datasets, config, **overrides)
-    if mutations and (system is not None or settings.system != "reference"):
-        raise UsageError("mutation testing measures the reference store; drop mutations or the system")
+    mutations = mutations or fail_on_escaped
     suite = load_suite(datasets, scenarios)
     chosen, embedder = build_system(settings, system, progress)
     try:
+        if mutations and not declaration_of(chosen).mutation_testing:
+            raise UsageError(
+                f"mutation testing applies to a system whose declaration says mutation_testing (the "
+                f"catalogue mutates the reference store's search); {chosen.name} does not: drop --mutants "
+                "(and --fail-on-escaped), or run them on the reference store"
+            )
         result = evaluate(suite, chosen, settings, embedder=embedder, progress=progress, executor=executor)
     finally:
         _release(chosen, built=system is None)
     if mutations:
-        result = result.model_copy(update={"detection": detect_mutations(suite, settings, executor=executor)})
+        detection = detect_mutations(suite, settings, executor=executor)
+        result = result.with_detection(detection, fail_on_escaped=fail_on_escaped)
     return EvalRun(result)
 
 

@@ -50,10 +50,12 @@ DEFAULT_HALF_LIFE_DAYS = 30.0
 the store, the protocol's wire shapes, the MCP tool and the runner."""
 
 
-def _bounds(**constraints: float | int) -> dict[str, Any]:
-    """A field's value constraints (pydantic's `ge`, `le`, `min_length`), for the shapes that
-    validate it at a boundary (`evalkit.shapes`); the dataclass itself does not check them."""
-    return {"constraints": constraints}
+def _about(description: str, *, enum: tuple[str, ...] = (), **constraints: float | int) -> dict[str, Any]:
+    """A thought field's one-line `description`, the values it takes (`enum`, documented in the
+    wire's OpenAPI document) and its value constraints (pydantic's `ge`, `le`, `min_length`), for
+    the shapes that validate it at a boundary (`evalkit.shapes`); the dataclass itself checks
+    none of them."""
+    return {"description": description, "enum": enum, "constraints": constraints}
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,19 +67,42 @@ class Thought:
     These fields are the one declaration of a thought: the HTTP/MCP wire shape
     (`evalkit.systems.wire.ThoughtIn`, every field but `embedding`), the MCP mapping's thought
     names and the seeding of scenario thoughts derive from them, and a test checks the scenario
-    model's `ThoughtSpec` against them. A field's `_bounds` are checked where thoughts cross a
+    model's `ThoughtSpec` against them. A field's `_about` bounds are checked where thoughts cross a
     boundary (wire, scenario files).
     """
 
-    id: str = field(metadata=_bounds(min_length=1))
-    content: str
-    project: str = "default"
-    status: str = "active"
-    created_at: datetime | None = None
-    is_cluster: bool = False
-    is_global: bool = False
-    importance: float = field(default=1.0, metadata=_bounds(ge=0.0, le=1.0))
-    embedding: tuple[float, ...] | None = None
+    id: str = field(metadata=_about("the thought's id, unique in its memory; hits name it", min_length=1))
+    content: str = field(metadata=_about("the text the system indexes and embeds"))
+    project: str = field(
+        default="default",
+        metadata=_about("its project; a search filtered to a project sees only that project's thoughts"),
+    )
+    status: str = field(
+        default="active",
+        metadata=_about(
+            "its lifecycle status (stored; the harness's searches do not filter on it)", enum=STATUSES
+        ),
+    )
+    created_at: datetime | None = field(
+        default=None,
+        metadata=_about(
+            "when it was written (ISO-8601 with a timezone); null = the system's now; recency ages from it"
+        ),
+    )
+    is_cluster: bool = field(
+        default=False,
+        metadata=_about("a cluster (summary) thought; `cluster` edges go from it to its members"),
+    )
+    is_global: bool = field(
+        default=False,
+        metadata=_about("returned across projects to a search filtered to a project with `include_global`"),
+    )
+    importance: float = field(
+        default=1.0, metadata=_about("0..1 (stored; the reference store does not rank by it)", ge=0.0, le=1.0)
+    )
+    embedding: tuple[float, ...] | None = field(
+        default=None, metadata=_about("its vector (None: the store's embedder embeds `content`; never sent)")
+    )
 
 
 THOUGHT_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(Thought))
@@ -132,13 +157,21 @@ class Hit:
     project: str = field(
         default="default", metadata=_declare("core", "the thought's project", reported=False)
     )
-    rank: int = field(default=0, metadata=_declare("core", "1-based position; 0 = numbered by position"))
+    rank: int = field(
+        default=0,
+        metadata=_declare("core", "1-based position in the ranking; 0 = numbered by list position"),
+    )
     similarity: float | None = field(
         default=None,
         metadata=_declare("signal", "vector-leg similarity, 1 - cosine distance (None: not returned)"),
     )
     relevance: float | None = field(
-        default=None, metadata=_declare("core", "the system's relevance score (None: it has none)")
+        default=None,
+        metadata=_declare(
+            "core",
+            "the system's relevance score, higher = more relevant (None: it has none); the ranking is "
+            "the hits' order, not this score; the reference store's lies in [0, 1], 1 = first in every leg",
+        ),
     )
     low_confidence: bool | None = field(
         default=None,
@@ -148,7 +181,12 @@ class Hit:
         default=(), metadata=_declare("signal", "the legs that matched it, of vector, bm25", joined="+")
     )
     standing: Standing = field(
-        default="current", metadata=_declare("core", "current, contradicted or superseded")
+        default="current",
+        metadata=_declare(
+            "core",
+            "current; contradicted (a `contradicts` edge touches it); "
+            "superseded (a `replaces` edge targets it)",
+        ),
     )
     superseded_by: tuple[str, ...] = field(
         default=(), metadata=_declare("core", "ids of the thoughts that replace it")

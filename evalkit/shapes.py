@@ -67,15 +67,35 @@ def thought_model_fields(
             continue
         default = ... if spec.default is MISSING else spec.default
         annotation = _replaced(hints[spec.name], dict(types or {}))
-        out[spec.name] = _field(annotation, default, strict, **spec.metadata.get("constraints", {}))
+        about = spec.metadata.get("description")
+        enum = spec.metadata.get("enum") or ()
+        extra = {"json_schema_extra": {"enum": list(enum)}} if enum else {}
+        out[spec.name] = _field(
+            annotation, default, strict, description=about, **extra, **spec.metadata.get("constraints", {})
+        )
     return out
 
 
 def _field(annotation: Any, default: Any, strict: bool, **info: Any) -> tuple[Any, Any]:
     shape = _shape(annotation, strict)
+    if not strict and "json_schema_extra" not in info:
+        info.update(_enum_schema(annotation))
     if isinstance(default, tuple):
         return shape, Field(default_factory=list, **info)
     return shape, Field(default, **info)
+
+
+def _enum_schema(annotation: Any) -> dict[str, Any]:
+    """For a Literal read as `str` (lenient shapes), its values as the JSON schema's `enum`
+    (inside `items` for a tuple of them), so documents such as the HTTP contract's OpenAPI list
+    them although validation leaves the check to the harness; {} for other types."""
+    origin = get_origin(annotation)
+    if origin is Literal:
+        return {"json_schema_extra": {"enum": list(get_args(annotation))}}
+    if origin is tuple and get_origin(get_args(annotation)[0]) is Literal:
+        values = list(get_args(get_args(annotation)[0]))
+        return {"json_schema_extra": {"items": {"type": "string", "enum": values}}}
+    return {}
 
 
 def _replaced(annotation: Any, types: dict[Any, Any]) -> Any:

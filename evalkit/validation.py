@@ -9,6 +9,7 @@ options). `CheckedModel` is the base of option models built in code: its constru
 from __future__ import annotations
 
 import difflib
+import re
 import reprlib
 import types
 from collections.abc import Callable, Sequence
@@ -60,29 +61,58 @@ def one_of(name: str, allowed: Sequence[str]) -> Callable[[object], object]:
 
 def field_problems(exc: ValidationError, model: type[BaseModel]) -> list[str]:
     """Each pydantic error of `exc` (raised validating `model`) as `<field path>: <message>`."""
+    return [f"{path}: {msg}" for path, msg in (_problem(err, model) for err in exc.errors())]
+
+
+def grouped_problems(errors: Sequence[Any], model: type[BaseModel]) -> list[str]:
+    """pydantic `errors` (of validating `model`) as `field_problems` words them, but a problem
+    repeated across the items of a list (the same kind at the same field of every hit) once,
+    with a count: `hits[0].rank: Input should be a valid integer (got '1'); 4 more like it
+    (hits[*].rank)`. Groups keep the order of their first error."""
+    groups: dict[tuple[str, str], list[str]] = {}
+    for err in errors:
+        path, msg = _problem(err, model)
+        key = (re.sub(r"\[\d+\]", "[*]", path), str(err.get("type")))
+        groups.setdefault(key, []).append(f"{path}: {msg}")
     out = []
-    for err in exc.errors():
-        loc = tuple(err["loc"])
-        kind = err["type"]
-        given = shown_value(err.get("input"))
-        if kind == "extra_forbidden":
-            key = str(loc[-1])
-            allowed = _fields_at(model, loc[:-1])
-            msg = f"unknown key {key!r}{did_you_mean(key, allowed)}"
-            msg += f"; allowed keys: {', '.join(allowed)}" if allowed else ""
-        elif kind == "missing":
-            msg = f"required key {loc[-1]!r} is missing"
-        elif kind == "value_error":
-            msg = str(err["ctx"]["error"])
-        elif kind == "string_pattern_mismatch" and loc == ("name",):
-            msg = (
-                f"scenario name {given} is not kebab-case; use lower-case letters and digits "
-                "in words joined by single hyphens, e.g. 'explicit-fact'"
-            )
-        else:
-            msg = f"{err['msg']} (got {given})"
-        out.append(f"{_field_path(model, loc)}: {msg}")
+    for (pattern, _), lines in groups.items():
+        more = len(lines) - 1
+        out.append(lines[0] + (f"; {more} more like it ({pattern})" if more else ""))
     return out
+
+
+def collapsed_path(model: type[BaseModel], loc: Sequence[str | int]) -> str:
+    """The field path of `loc` in `model` with list positions as `[*]` (`hits[*].score`)."""
+    return re.sub(r"\[\d+\]", "[*]", _field_path(model, tuple(loc)))
+
+
+def _problem(err: Any, model: type[BaseModel]) -> tuple[str, str]:
+    """One pydantic error as (field path, message)."""
+    loc = tuple(err["loc"])
+    kind = err["type"]
+    given = shown_value(err.get("input"))
+    if kind == "extra_forbidden":
+        key = str(loc[-1])
+        allowed = _fields_at(model, loc[:-1])
+        msg = f"unknown key {key!r}{did_you_mean(key, allowed)}"
+        msg += f"; allowed keys: {', '.join(allowed)}" if allowed else ""
+    elif kind == "missing":
+        msg = f"required key {loc[-1]!r} is missing"
+    elif kind == "value_error":
+        msg = str(err["ctx"]["error"])
+    elif kind == "string_pattern_mismatch" and loc == ("name",):
+        msg = (
+            f"scenario name {given} is not kebab-case; use lower-case letters and digits "
+            "in words joined by single hyphens, e.g. 'explicit-fact'"
+        )
+    else:
+        msg = f"{err['msg']} (got {given})"
+    return _field_path(model, loc), msg
+
+
+def unknown_key_hint(model: type[BaseModel], loc: Sequence[str | int]) -> str:
+    """' (did you mean 'x'?)' for the unknown key at `loc` of `model`, or ''."""
+    return did_you_mean(str(loc[-1]), _fields_at(model, tuple(loc[:-1])))
 
 
 def shown_value(value: object) -> str:

@@ -96,14 +96,15 @@ def raw_server(answer: Any) -> Iterator[str]:
             thread.join(5)
 
 
-def contract_app(search: Any, namespace: str = "n1") -> Any:
+def contract_app(search: Any, namespace: str = "n1", info: dict[str, Any] | None = None) -> Any:
     """A FastAPI app speaking the contract except for its search reply (`search()` gives it,
-    any Starlette response), with `namespace` as the one namespace it hands out."""
+    any Starlette response), with `namespace` as the one namespace it hands out; `info` adds
+    to (or replaces keys of) its `/info` reply `{"name": "fake", "capabilities": ["projects"]}`."""
     app = FastAPI()
 
     @app.get("/info")
-    async def info() -> dict[str, Any]:
-        return {"name": "fake", "capabilities": ["projects"]}
+    async def info_() -> dict[str, Any]:
+        return {"name": "fake", "capabilities": ["projects"], **(info or {})}
 
     @app.post("/namespaces", status_code=201)
     async def create() -> dict[str, str]:

@@ -17,6 +17,7 @@ FILES = [
     ".github/workflows/evalkit-baseline.yml",
     ".github/workflows/evalkit.yml",
     "EVALKIT.md",
+    "distractors.yaml",
     "evalkit.toml",
     "notebooks/compare_runs.ipynb",
     "notebooks/eval_report.ipynb",
@@ -78,7 +79,7 @@ def test_the_generated_workflow_gates_pull_requests_runs_real_weekly_and_uploads
     assert triggers["schedule"] == [{"cron": "0 6 * * 1"}]
     (job,) = doc["jobs"].values()
     runs = "\n".join(step.get("run", "") for step in job["steps"])
-    assert "evalkit run $MODE_FLAG --require-baseline" in runs
+    assert "evalkit run $MODE_FLAG --require-baseline --mutants" in runs
     assert "evalkit report -p report_json reports/report.json" in runs
     assert '"evalkit-memory==1.2.3"' in runs and '"evalkit-memory[real]==1.2.3"' in runs
     assert "${TORCH_INDEX:-https://download.pytorch.org/whl/cpu}" in runs
@@ -134,3 +135,22 @@ def test_the_projects_notebooks_run_its_own_suite_and_write_its_reports(tmp_path
     run_notebook(drilldown, {}, tmp_path / "out", progress=False)  # as JupyterLab would, in notebooks/
     saved = json.loads((tmp_path / "reports" / "scenario_drilldown.json").read_text())
     assert [s["name"] for s in saved["scenarios"]] == ["deploy-facts"]
+
+
+def test_the_init_example_catches_the_mutation_it_illustrates(tmp_path, monkeypatch, capsys) -> None:
+    """`evalkit run --mutants` in a new project: the example's forbid, asked inside project
+    `orders` where fewer than top_k current notes compete, catches supersession-not-suppressed
+    (without a recorded baseline: the mutants are gated on the suite's own unmutated run)."""
+    init_project(tmp_path, None)
+    monkeypatch.chdir(tmp_path)
+    assert main(["run", "--mutants", "--no-history"]) == 0
+    out = capsys.readouterr().out
+    assert "Suite strength: caught " in out and "supersession-not-suppressed escaped" not in out
+    detection = json.loads((tmp_path / "reports" / "report.json").read_text())["detection"]
+    (outcome,) = [o for o in detection["outcomes"] if o["mutation"] == "supersession-not-suppressed"]
+    assert outcome["regressions"][0]["message"] == (
+        "deploy-facts query 2 ('Which PostgreSQL version does the orders database run?'): forbid: "
+        "'db-old' was retrieved at rank 3"
+    )
+    assert detection["checked_against"].startswith("this suite's unmutated run")
+    assert main(["lint"]) == 0

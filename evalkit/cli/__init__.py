@@ -33,6 +33,7 @@ def build_parser() -> argparse.ArgumentParser:
         history,
         imports,
         init,
+        lint,
         mcp,
         mutants,
         notebooks,
@@ -51,7 +52,21 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {evalkit_version()}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    modules = (run, report, summary, bench, mutants, score, export, serve, sweep, compare, history, config)
+    modules = (
+        run,
+        report,
+        summary,
+        lint,
+        bench,
+        mutants,
+        score,
+        export,
+        serve,
+        sweep,
+        compare,
+        history,
+        config,
+    )
     for module in (*modules, init, notebooks, imports, scenario, mcp):
         module.register(commands)
     return parser

@@ -15,6 +15,7 @@ from evalkit.cli.args import (
     use_pack,
 )
 from evalkit.cli.exit_codes import EXIT_OK, EXIT_REGRESSIONS
+from evalkit.cli.lint import warn_on_load
 from evalkit.scenarios import load_suite
 from evalkit.suites.mutations import MUTATIONS, PACK_MUTATIONS
 from evalkit.suites.packs import parse_packs
@@ -48,6 +49,7 @@ def mutants_command(args: argparse.Namespace) -> int:
     if not use_pack(args):
         return EXIT_OK
     project = project_settings(args)
+    warn_on_load(project.datasets, project.config.top_k)
     detection = detect_mutations(
         load_suite(project.datasets),
         project.config,

@@ -22,6 +22,7 @@ from evalkit.cli.args import (
     use_pack,
 )
 from evalkit.cli.exit_codes import EXIT_OK, EXIT_REGRESSIONS
+from evalkit.cli.lint import warn_on_load
 from evalkit.errors import UsageError
 from evalkit.files import check_writable
 from evalkit.harness.baselines import (
@@ -105,6 +106,17 @@ def register(commands: argparse._SubParsersAction) -> None:
         help=f"run history (SQLite) this run is appended to (default: {HISTORY_FILE} next to --out)",
     )  # fmt: skip
     run.add_argument("--no-history", action="store_true", help="do not append this run to the history")
+    run.add_argument(
+        "--mutants", action="store_true",
+        help="also run the mutation suite (the reference store's search with injected bugs) on this suite "
+        "and save it in the report: the verdict states the suite strength (caught N of M injected bugs) "
+        "and how to catch each escaped one",
+    )  # fmt: skip
+    run.add_argument(
+        "--fail-on-escaped", action="store_true",
+        help="with the mutation suite (implies --mutants): an escaped mutation, or a false alarm of its "
+        "no-op control, is a regression (exit 1)",
+    )  # fmt: skip
     add_embedder_args(run)
     add_execution_args(run)
     add_system_arg(run)
@@ -146,8 +158,15 @@ def run_command(args: argparse.Namespace) -> int:
     else:
         check_writable(out)
     executor = executor_from(args)
+    warn_on_load(project.datasets, config.top_k)
     run = run_eval(
-        config, datasets=project.datasets, scenarios=args.scenario, progress=args.progress, executor=executor
+        config,
+        datasets=project.datasets,
+        scenarios=args.scenario,
+        mutations=args.mutants,
+        fail_on_escaped=args.fail_on_escaped,
+        progress=args.progress,
+        executor=executor,
     )
     run.save(out)
     print(render_run(run))

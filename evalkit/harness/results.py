@@ -26,7 +26,7 @@ from pydantic import (
 from evalkit.errors import ReportError
 from evalkit.files import write_atomic
 from evalkit.harness.provenance import Provenance
-from evalkit.harness.verdict import RunVerdict, degenerate_findings, judge
+from evalkit.harness.verdict import RunVerdict, degenerate_findings, judge, suite_strength
 from evalkit.metrics import judgements
 from evalkit.records import REPORTED_HIT_FIELDS, GateCandidate
 from evalkit.shapes import hit_model_fields
@@ -237,9 +237,14 @@ class Regression(_Model):
     metric | present (the ungated pass against its mode's baseline) | baseline (the baseline check was
     off under `require_baseline`) | degenerate (recall 0 on every query with relevant ids) |
     gated-metric | gated-present (the gated pass against its gated baseline, only when one was
-    recorded for the run's mode, top_k and gate)."""
+    recorded for the run's mode, top_k and gate) | mutation (an injected search bug the suite did
+    not catch, or a false alarm of the no-op control: only when the run was asked to fail on
+    escaped mutations, `RunResult.with_detection`)."""
 
-    kind: Literal["assertion", "metric", "present", "baseline", "degenerate", "gated-metric", "gated-present"]
+    kind: Literal[
+        "assertion", "metric", "present", "baseline", "degenerate", "gated-metric", "gated-present",
+        "mutation",
+    ]  # fmt: skip
     message: str
     scenario: str | None = None
     category: str | None = None
@@ -259,12 +264,15 @@ class GatedBaselineRef(_Model):
 
 class MutationOutcome(_Model):
     """One catalogued mutation's suite run: the regressions it caused, most specific first
-    (none = the mutation escaped). `control` marks the no-op that must NOT be caught."""
+    (none = the mutation escaped). `control` marks the no-op that must NOT be caught. `hint`
+    says what a suite needs to catch the mutation (for the control: what its false alarm means);
+    None in reports written before hints were saved."""
 
     mutation: str
     description: str
     control: bool
     regressions: list[Regression]
+    hint: str | None = None
 
     @property
     def caught(self) -> bool:
@@ -277,14 +285,60 @@ class MutationOutcome(_Model):
 
 
 class DetectionPower(_Model):
-    """The mutation suite's outcomes, in catalogue order: does the gate catch real search bugs?"""
+    """The mutation suite's outcomes, in catalogue order: does the gate catch real search bugs?
+    `checked_against` says what the mutants were compared with: a baseline recorded in the thresholds
+    file, or (when none of the reference store on this suite is recorded there) the suite's own
+    unmutated run; None in reports written before it was saved."""
 
     outcomes: list[MutationOutcome]
+    checked_against: str | None = None
 
     @property
     def ok(self) -> bool:
         """True when every mutation was caught and no control was."""
         return all(o.expected for o in self.outcomes)
+
+    @property
+    def injected(self) -> list[MutationOutcome]:
+        """The real mutations (the control left out)."""
+        return [o for o in self.outcomes if not o.control]
+
+    @property
+    def caught(self) -> int:
+        """How many real mutations were caught."""
+        return sum(o.caught for o in self.injected)
+
+    @property
+    def escaped(self) -> list[MutationOutcome]:
+        """The real mutations no regression caught, in catalogue order."""
+        return [o for o in self.injected if not o.caught]
+
+    @property
+    def false_alarms(self) -> list[MutationOutcome]:
+        """The controls that were caught (the gate failed an unchanged search)."""
+        return [o for o in self.outcomes if o.control and o.caught]
+
+    def regressions(self) -> list[Regression]:
+        """One regression (kind `mutation`) per escaped mutation and per false alarm of the
+        control: what a run saved with this detection power adds under `fail_on_escaped` (the
+        hints are in the verdict's suite strength)."""
+        found = [
+            Regression(
+                kind="mutation",
+                message=f"suite strength: mutation {o.mutation} escaped, no regression caught it "
+                f"({o.description})",
+            )
+            for o in self.escaped
+        ]
+        found += [
+            Regression(
+                kind="mutation",
+                message=f"suite strength: the no-op control {o.mutation} was caught, a false alarm "
+                f"({o.regressions[0].message})",
+            )
+            for o in self.false_alarms
+        ]
+        return found
 
 
 BASELINE_CHECK_OFF = "baseline check OFF"
@@ -381,9 +435,23 @@ class RunResult(_Model):
         return self
 
     def judged(self) -> RunVerdict:
-        """The verdict computed from this run's regressions, notes, configuration and
-        measurement pass (`evalkit.harness.verdict.judge`), whatever `verdict` holds."""
-        return judge(self.regressions, self.metrics_not_compared, degenerate_findings(self.measurement))
+        """The verdict computed from this run's regressions, notes, configuration, measurement
+        pass and detection power (`evalkit.harness.verdict.judge`), whatever `verdict` holds."""
+        return judge(
+            self.regressions,
+            self.metrics_not_compared,
+            degenerate_findings(self.measurement),
+            None if self.detection is None else suite_strength(self.detection),
+        )
+
+    def with_detection(self, detection: DetectionPower, fail_on_escaped: bool = False) -> RunResult:
+        """This run with `detection` (the mutation suite run with it) saved, its verdict judged
+        again so that it states the suite strength. With `fail_on_escaped`, each escaped mutation
+        and each false alarm of the control is also a regression (kind `mutation`), so the run
+        fails (`evalkit run --fail-on-escaped`)."""
+        added = detection.regressions() if fail_on_escaped else []
+        data = {**dict(self), "detection": detection, "verdict": None}
+        return RunResult.model_validate({**data, "regressions": [*self.regressions, *added]})
 
     @property
     def outcome(self) -> RunVerdict:

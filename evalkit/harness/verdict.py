@@ -14,6 +14,12 @@
 value: a query with relevant ids that retrieved none of them, a scenario whose queries all got
 the same ranking, a run whose recall is 0 everywhere. Only the last one fails a run.
 
+`strength` is the suite strength when the mutation suite ran with the run (`evalkit run
+--mutants`): "suite strength: caught N of M injected bugs", and for each escaped mutation what
+the suite needs to catch it. It is stated among the reasons whatever the value; escaped mutations
+fail a run only when it was asked to (`--fail-on-escaped`: they are then regressions of kind
+`mutation`).
+
 The verdict is computed from what a report holds (its regressions, notes, configuration and
 measurement pass), so a report written before verdicts were stored gets the same verdict when
 it is read (`RunResult.verdict`).
@@ -21,12 +27,14 @@ it is read (`RunResult.verdict`).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import SerializerFunctionWrapHandler, model_serializer
 
 from evalkit.validation import FrozenModel
 
 if TYPE_CHECKING:
-    from evalkit.harness.results import PassResult, Regression
+    from evalkit.harness.results import DetectionPower, PassResult, Regression
 
 VerdictValue = Literal["PASS", "FAIL", "NOT GATED"]
 """The three verdicts (the labels users see, in the console, the JSON and the HTML)."""
@@ -46,12 +54,67 @@ class DegenerateFinding(FrozenModel):
     query: int | None = None
 
 
+class EscapedMutation(FrozenModel):
+    """A mutation the suite did not catch (or the control, when it raised a false alarm): its
+    name and what the suite needs to catch it (`hint`, empty when the report saved none)."""
+
+    mutation: str
+    hint: str
+    control: bool = False
+
+
+class SuiteStrength(FrozenModel):
+    """How many of the `injected` search bugs (the mutation catalogue, the control left out) the
+    suite `caught`, and the `escaped` ones (then any false alarm of the control) with hints."""
+
+    caught: int
+    injected: int
+    escaped: list[EscapedMutation]
+
+    @property
+    def line(self) -> str:
+        """ "suite strength: caught N of M injected bugs", plus the control's false alarm."""
+        alarm = [e.mutation for e in self.escaped if e.control]
+        tail = f"; the no-op control {', '.join(alarm)} raised a false alarm" if alarm else ""
+        return f"suite strength: caught {self.caught} of {self.injected} injected bugs{tail}"
+
+    def hints(self) -> list[str]:
+        """One line per escaped mutation (then per false alarm): "<mutation> escaped: <hint>"."""
+        return [
+            f"{e.mutation} {'raised a false alarm' if e.control else 'escaped'}"
+            + (f": {e.hint}" if e.hint else "")
+            for e in self.escaped
+        ]
+
+
+def suite_strength(detection: DetectionPower) -> SuiteStrength:
+    """The suite strength of a mutation suite's outcomes (`DetectionPower`)."""
+    return SuiteStrength(
+        caught=detection.caught,
+        injected=len(detection.injected),
+        escaped=[
+            EscapedMutation(mutation=o.mutation, hint=o.hint or "", control=o.control)
+            for o in (*detection.escaped, *detection.false_alarms)
+        ],
+    )
+
+
 class RunVerdict(FrozenModel):
-    """The verdict (`value`), why (`reasons`, one line each) and the degenerate retrieval found."""
+    """The verdict (`value`), why (`reasons`, one line each), the degenerate retrieval found and,
+    when the mutation suite ran with the run, the suite `strength` (left out of the JSON when
+    None, so a report without mutation testing keeps its shape)."""
 
     value: VerdictValue
     reasons: list[str]
     degenerate: list[DegenerateFinding]
+    strength: SuiteStrength | None = None
+
+    @model_serializer(mode="wrap")
+    def _omit_absent_strength(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        if data.get("strength") is None:
+            data.pop("strength", None)
+        return data
 
 
 def degenerate_findings(measurement: PassResult) -> list[DegenerateFinding]:
@@ -103,9 +166,22 @@ def judge(
     regressions: list[Regression],
     not_compared: str | None,
     degenerate: list[DegenerateFinding],
+    strength: SuiteStrength | None = None,
 ) -> RunVerdict:
     """The verdict of a run with `regressions`, whose metrics were not compared with a baseline
-    for the reason `not_compared` (None: they were), and its `degenerate` findings."""
+    for the reason `not_compared` (None: they were), its `degenerate` findings and the suite
+    `strength` (None: the mutation suite did not run with it), which closes the reasons."""
+    verdict = _judge(regressions, not_compared, degenerate)
+    if strength is None:
+        return verdict
+    return verdict.model_copy(update={"strength": strength, "reasons": [*verdict.reasons, strength.line]})
+
+
+def _judge(
+    regressions: list[Regression],
+    not_compared: str | None,
+    degenerate: list[DegenerateFinding],
+) -> RunVerdict:
     zero = [d for d in degenerate if d.kind == "recall-zero"]
     if regressions or zero:
         kinds: dict[str, int] = {}

@@ -10,9 +10,15 @@ assertion error or a metric below its threshold). The control is an independent 
 must not change any result: it is caught only if the gate raises false alarms.
 
 Decisions where the issue is silent:
-- Mutation testing needs the baseline check: `run_mutants` refuses (UsageError) when the thresholds
-  file has no `deterministic` entry recorded at the config's top_k, because a run without it
-  would quietly test assertions only.
+- The baseline check does not need a recorded baseline: when the thresholds file holds no
+  deterministic baseline of the reference store on this suite at the config's top_k, the
+  mutants are checked against the suite's unmutated run (recorded as `--update-baseline` would
+  record it, into a temporary file: the user's file is never written), so a new suite — an
+  `evalkit init` project — is measured at once; `DetectionPower.checked_against` says what was
+  used. (Before, `run_mutants` refused without a recorded baseline: a run without the baseline
+  check would quietly test assertions only.)
+- Each mutation carries a `hint`: what a suite needs to catch it, shown for an escaped mutation
+  in the verdict (`evalkit run --mutants`) and saved in the report.
 - Mutants always run in deterministic mode (identical on every machine, no model) and skip the
   report-only gated pass: it never produces regressions, so it could not catch anything.
 - The unit of work is a mutation (one whole suite run): an executor runs them serially, on local
@@ -26,20 +32,21 @@ from __future__ import annotations
 
 import math
 import operator
-import shlex
+import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
+from pathlib import Path
 from types import MappingProxyType
 
 from evalkit.embedders.factory import DETERMINISTIC_DIM, EmbedderInfo, embedder_provenance
 from evalkit.embedders.hashing import HashingEmbedder
 from evalkit.errors import UsageError
+from evalkit.harness.baselines import record_baseline
 from evalkit.harness.config import RunConfig
 from evalkit.harness.evaluate import evaluate
 from evalkit.harness.executors import Executor, make_executor
 from evalkit.harness.results import DetectionPower, MutationOutcome, Regression
-from evalkit.harness.thresholds_file import find_baseline, load_thresholds
 from evalkit.memory.fts_query import build_fts_query
 from evalkit.memory.pipeline import (
     DEFAULT_PIPELINE,
@@ -65,14 +72,16 @@ MODE = "deterministic"
 class Mutation:
     """One catalogued fault. `description` states the realistic bug it models; `changes` are the
     `SearchPipeline` fields it replaces (a parameter, or a step wrapped around the default);
-    `control` marks a change that must leave every result unchanged; `pack` names the scenario
-    pack (`evalkit.suites.packs`) written to catch it, None for the mutations the built-in suite
-    catches."""
+    `control` marks a change that must leave every result unchanged; `hint` says what a suite
+    needs to catch it (shown for an escaped mutation, or for the control's false alarm); `pack`
+    names the scenario pack (`evalkit.suites.packs`) written to catch it, None for the mutations
+    the built-in suite catches."""
 
     name: str
     description: str
     changes: Mapping[str, object]
     control: bool = False
+    hint: str = ""
     pack: str | None = None
 
     def build(self) -> SearchPipeline:
@@ -190,89 +199,158 @@ _CATALOGUE: tuple[Mutation, ...] = (
         "supersession-not-suppressed",
         "supersession=suppress behaves like flag: superseded rows stay in the results (ranked last)",
         {"standing": _suppress_as_flag},
+        hint=(
+            "superseded rows are kept and rank last, after every current row: forbid the superseded id in a"
+            " query whose scope holds fewer than top_k current thoughts (a project of its own, as the "
+            "built-in supersession-history does), so that last place is inside top_k"
+        ),
     ),
     Mutation(
         "contradicted-rows-suppressed",
         "suppress drops every non-current row, so contradicted rows vanish instead of being flagged",
         {"standing": _suppress_every_non_current},
+        hint=(
+            "contradicted rows vanish: list a contradicted thought (the target of a `contradicts` edge) as "
+            "relevant, so that losing it costs recall"
+        ),
     ),
     Mutation(
         "superseded-ranked-first",
         "the standing partition is reversed (superseded < contradicted < current); under the agent's "
         "suppress mode this shows as contradicted rows ranked above current ones",
         {"standing": partial(apply_standing, order=_REVERSED_STANDING_ORDER)},
+        hint=(
+            "contradicted rows outrank current ones: add a rank_before that puts the current thought above "
+            "the contradicted one it disputes"
+        ),
     ),
     Mutation(
         "project-filter-ignored",
         "the project filter is dropped: a project-scoped search returns every project's thoughts",
         {"row_filter": _filter_ignoring_project},
+        hint=(
+            "other projects leak into a project search: ask a query with `project:` and forbid a thought of"
+            " another project that matches the query word for word"
+        ),
     ),
     Mutation(
         "include-global-ignored",
         "include_global is ignored: global thoughts of other projects leak into every project search",
         {"row_filter": _filter_always_global},
+        hint=(
+            "global thoughts leak into a project search that did not ask for them: forbid a global thought "
+            "(is_global: true) of another project in a query with `project:` and no include_global"
+        ),
     ),
     Mutation(
         "include-global-dropped",
         "include_global is not passed on: global thoughts never join a project search that asks for them",
         {"row_filter": _filter_never_global},
+        hint=(
+            "global thoughts never join a search that asks for them: add a query with `project:` and "
+            "include_global: true whose relevant thought is a global thought of another project"
+        ),
     ),
     Mutation(
         "bm25-leg-off",
         "the BM25 leg is switched off: hybrid search is vector-only",
         {"use_bm25": False},
+        hint=(
+            "the word match is gone: add queries that only an exact word (a name, a code, an identifier) "
+            "links to their relevant thought, among distractors that share the query's other words"
+        ),
     ),
     Mutation(
         "vector-leg-off",
         "the vector leg is switched off: hybrid search is BM25-only",
         {"use_vector": False},
+        hint=(
+            "only exact words match: add queries whose relevant thought shares few of their words "
+            "(paraphrases, multi-hop questions), so that word match alone loses recall"
+        ),
     ),
     Mutation(
         "rrf-constant-1",
         "the RRF constant is 1 instead of 60: one leg's top hit dominates and relevance collapses with rank",
         {"rrf_k": 1},
+        hint=(
+            "one leg's top hit dominates the fusion: add queries where the two legs disagree on the first "
+            "hit, with a rank_before (or enough queries that MRR falls)"
+        ),
     ),
     Mutation(
         "relevance-not-normalised",
         "relevance is the raw RRF score instead of rrf / (legs / 61), so any recency weight swamps it",
         {"fuse": _fuse_unnormalised},
+        hint=(
+            "raw RRF relevance is swamped by any recency weight: add a query with recency_weight whose best"
+            " match is older than a weaker one (rank_before: the better match first)"
+        ),
     ),
     Mutation(
         "stopwords-not-removed",
         "the stopword list is empty: BM25 matches every note that shares 'the', 'is', 'what', ...",
         {"fts_query": _fts_query_without_stopwords},
+        hint=(
+            "BM25 matches on 'the', 'is', 'what': add distractors that share only stopwords with the "
+            "queries, so that precision falls"
+        ),
     ),
     Mutation(
         "recency-decay-sign-flipped",
         "final = relevance - weight * decay: recency pushes fresh rows down instead of up",
         {"recency": partial(apply_recency, combine=operator.sub)},
+        hint=(
+            "recency pushes fresh rows down: add a query with recency_weight and a rank_before that puts "
+            "the fresh thought above its stale twin"
+        ),
     ),
     Mutation(
         "over-fetch-removed",
         "the candidate budget is top_k even under suppress, so suppressed rows are not back-filled",
         {"budget": _budget_without_over_fetch},
+        hint=(
+            "suppressed rows are not back-filled: ask, inside a small scope, a query whose superseded notes"
+            " outrank the current one, with the current one relevant (as supersession-history does)"
+        ),
     ),
     Mutation(
         "gate-drops-bm25-hits",
         "the relevance gate keeps only vector hits above the floor, dropping strong BM25 matches",
         {"gate": partial(apply_gate, strong=_strong_if_similar)},
+        hint=(
+            "the relevance gate drops strong word matches: add a query that pins min_relevance and whose "
+            "relevant thought matches by words but has a low vector similarity"
+        ),
     ),
     Mutation(
         "cluster-thought-never-returned",
         "cluster thoughts are filtered out of both legs, so a consolidated summary is never found",
         {"row_filter": _filter_without_clusters},
+        hint=(
+            "cluster summaries are never found: add a cluster thought (is_cluster: true) that is the "
+            "relevant answer of a query"
+        ),
     ),
     Mutation(
         "control-rrf-rewritten",
         "no-op control: RRF re-implemented with an id -> ranks table and math.fsum (same results)",
         {"fuse": _fuse_rrf_fsum},
         control=True,
+        hint=(
+            "the no-op control raised an alarm: a check depends on float rounding or on the order of tied "
+            "scores; find the query (evalkit run --repeat) and break the tie"
+        ),
     ),
     Mutation(
         "deletion-keeps-text",
         "a delete removes the thought's vector and edges but not its row, so its FTS5 row stays and BM25 "
         "keeps returning the deleted thought (found by the deletion-ghosts pack)",
         {"purge_on_delete": False},
+        hint=(
+            "delete a thought between queries and forbid it afterwards, in a query sharing its words "
+            "(evalkit run --pack deletion-ghosts)"
+        ),
         pack="deletion-ghosts",
     ),
     Mutation(
@@ -280,6 +358,10 @@ _CATALOGUE: tuple[Mutation, ...] = (
         "an update re-indexes the new text for BM25 but keeps the old vector, so the vector leg still "
         "ranks the thought by its old meaning (found by the update-propagation pack)",
         {"reembed_on_update": False},
+        hint=(
+            "update a thought to another subject and ask in its old exact words with "
+            "expect_no_strong_match (evalkit run --pack update-propagation)"
+        ),
         pack="update-propagation",
     ),
     Mutation(
@@ -287,6 +369,10 @@ _CATALOGUE: tuple[Mutation, ...] = (
         "each leg keeps its best K rows of every project before the project filter, so a search of a "
         "small project returns too little (found by the filter-selectivity pack)",
         {"filter_before_cut": False},
+        hint=(
+            "put most thoughts, sharing the question's words, in another project and floor the small "
+            "project's recall (evalkit run --pack filter-selectivity)"
+        ),
         pack="filter-selectivity",
     ),
 )
@@ -336,20 +422,40 @@ def select_mutations(names: Sequence[str] | None = None, packs: Sequence[str] = 
 
 def mutant_config(config: RunConfig) -> RunConfig:
     """The configuration a mutant runs with: `config` in deterministic mode, ungated (the gated
-    pass is report-only and cannot catch anything). UsageError when its thresholds file has no
-    deterministic baseline at its top_k; the advice names that file, so following it adds exactly
-    the missing entry there and can replace no other baseline (another file's, another top_k's)."""
-    thresholds, top_k = config.thresholds, config.top_k
-    entry = None if thresholds is None else find_baseline(load_thresholds(thresholds) or {}, MODE, top_k)
-    if entry is None:
-        target = f" --thresholds {shlex.quote(str(thresholds))}" if thresholds is not None else ""
-        raise UsageError(
-            f"mutation testing needs a {MODE!r} baseline recorded at top_k={top_k} in {thresholds} "
-            f"(without it only assertions would gate); record one on the same suite (the same "
-            f"--datasets as this command) with `evalkit run --top-k {top_k}{target} --update-baseline` "
-            "(it adds this entry and keeps the others)"
-        )
-    return config.model_copy(update={"mode": MODE, "model": None, "embedding_cache": None, "gated": False})
+    pass is report-only and cannot catch anything), a missing baseline never a regression (the
+    mutants are checked against the suite's own unmutated run instead, see `run_mutants`)."""
+    return config.model_copy(
+        update={
+            "mode": MODE,
+            "model": None,
+            "embedding_cache": None,
+            "gated": False,
+            "require_baseline": False,
+        }
+    )
+
+
+def checked_settings(suite: Suite, settings: RunConfig, scratch: Path) -> tuple[RunConfig, str]:
+    """(the settings the mutants run with, what they are checked against). The suite runs once
+    on the unmutated reference store under `settings`: when its metrics were compared with a
+    baseline of `settings.thresholds`, the mutants are checked against that file. Otherwise (no
+    file, no entry at this top_k, one of another system or suite) that unmutated run is recorded
+    as the baseline of a thresholds file in `scratch` (exactly what `--update-baseline` would
+    record; the user's file is never written) and the mutants are checked against it — except on
+    a subset of the suite (`--scenario`), whose metrics are never compared: only assertions count
+    there."""
+    embedder = HashingEmbedder(DETERMINISTIC_DIM)
+    system = ReferenceSystem(embedder, options=settings.store)
+    clean = evaluate(suite, system, settings, embedder=embedder_provenance(embedder), progress=False)
+    why = clean.metrics_not_compared
+    where = f"{MODE} baseline at top_k {settings.top_k} in {settings.thresholds}"
+    if why is None:
+        return settings, f"the {where}"
+    if suite.subset:
+        return settings, f"assertions only ({why})"
+    own = record_baseline(scratch / "thresholds.json", clean)
+    missing = f"no comparable {where}" if settings.thresholds is not None else "no thresholds file"
+    return settings.model_copy(update={"thresholds": own}), f"this suite's unmutated run ({missing})"
 
 
 @dataclass(frozen=True)
@@ -370,6 +476,7 @@ class MutantRunner:
             description=mutation.description,
             control=mutation.control,
             regressions=most_specific_first(result.regressions),
+            hint=mutation.hint,
         )
 
 
@@ -383,18 +490,22 @@ def run_mutants(
     packs: Sequence[str] = (),
 ) -> DetectionPower:
     """Run `suite` once per mutation (all, or those `names` selects) on the deterministic
-    embedder, checked against `config.thresholds` exactly as `evalkit run` checks, through `evaluate`.
+    embedder through `evaluate`, checked as `checked_settings` says: against the deterministic
+    baseline of `config.thresholds` when the unmutated suite compares with it, else against the
+    unmutated run itself (so a new suite without baselines, `evalkit init`'s, is measured too).
+    The result's `checked_against` says which.
 
     The unit of work is a mutation: `executor` runs them (default: `workers` local processes,
     serially when `workers` is None or 1); outcomes come back in catalogue (or `names`) order,
-    identical on every executor. `packs` names the scenario packs `suite` is made of: without `names`,
-    their mutations (and the control) are run instead of the built-in catalogue. Raises UsageError for an
-    unknown mutation name, bad workers, or a thresholds file without a deterministic baseline at
-    `config.top_k`; ThresholdsError on an invalid file.
+    identical on every executor. `packs` names the scenario packs `suite` is made of: without
+    `names`, their mutations (and the control) are run instead of the built-in catalogue. Raises
+    UsageError for an unknown mutation name or bad workers; ThresholdsError on an invalid file.
     """
     selected = select_mutations(names, packs)
     runner = executor or make_executor("processes", workers)
-    settings = mutant_config(config)
     embedder = HashingEmbedder(DETERMINISTIC_DIM)
-    job = MutantRunner(suite, settings, embedder, embedder_provenance(embedder))
-    return DetectionPower(outcomes=list(runner.map(job, selected)))
+    with tempfile.TemporaryDirectory(prefix="evalkit-mutants-") as scratch:
+        settings, checked_against = checked_settings(suite, mutant_config(config), Path(scratch))
+        job = MutantRunner(suite, settings, embedder, embedder_provenance(embedder))
+        outcomes = list(runner.map(job, selected))
+    return DetectionPower(outcomes=outcomes, checked_against=checked_against)

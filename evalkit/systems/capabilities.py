@@ -33,6 +33,19 @@ Capability = Literal[
 CAPABILITIES: tuple[str, ...] = get_args(Capability)
 """Every capability a system may declare and a scenario may require."""
 
+CAPABILITY_MEANINGS: dict[str, str] = {
+    "projects": "a search can be filtered to one project",
+    "global_thoughts": "`is_global` thoughts are returned across projects when `include_global`",
+    "supersession": "`replaces` edges hide the superseded thought",
+    "contradiction": "`contradicts` edges are flagged (`contradicted_by`) and ranked below undisputed rows",
+    "recency": "`recency_weight`/`recency_half_life_days` favour recent thoughts",
+    "relevance_gate": "`min_relevance` > 0 removes weak rows",
+    "confidence": "hits carry `low_confidence`",
+    "regate": "the gate keeps a row it reports in `gate_candidates` exactly as the reference store's rule",
+}
+"""Each capability in one line (the module docstring says more; the HTTP contract's OpenAPI
+document lists these)."""
+
 ALL_CAPABILITIES: frozenset[str] = frozenset(CAPABILITIES)
 """What the reference store offers."""
 

@@ -7,7 +7,16 @@ connection errors `RETRIES` times (never a request the server answered), sends
 failure into an AdapterError naming the system, the endpoint and what was wrong: unreachable,
 too slow, an HTTP error status (with the server's `detail`), a reply too large, a body that is
 not JSON, or JSON missing a field or holding a wrong type (each field named; the wire models are
-strict, so `"relevance": true` or `"rank": "1"` is an error, as from a Python adapter).
+strict, so `"relevance": true` or `"rank": "1"` is an error, as from a Python adapter). A problem
+repeated in every hit is reported once with a count.
+
+Replies are read tolerantly, requests strictly: a reply key the contract does not define (a
+newer server's field, a service's own extras) is dropped, and named in one AdapterWarning the
+first time it is seen (`hits[*].score`, with a did-you-mean for a misspelt known key), not an
+error; a missing or mistyped field still is. The system is named by `/info`'s `name` (the URL,
+credentials redacted, is in `describe()` and in every error message). When `/info` advertises
+`search_batch` (the server's batch endpoint), the memory offers `search_many` and the harness
+sends all searches of a scenario in requests of at most that many (`batch=False` turns it off).
 
 Bounds, so that no server can hang or exhaust a run:
 - a wall-clock deadline per request, `timeout` seconds (default $EVALKIT_SYSTEM_TIMEOUT, else
@@ -33,6 +42,7 @@ import re
 import sys
 import threading
 import time
+import warnings
 import zlib
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
@@ -44,14 +54,18 @@ import httpcore
 import httpx
 from pydantic import BaseModel, ValidationError
 
-from evalkit.errors import AdapterError, UsageError
+from evalkit.errors import AdapterError, AdapterWarning, UsageError
 from evalkit.records import Edge, SearchResponse, Thought
 from evalkit.systems import client_limits, http_operations
 from evalkit.systems.client_limits import MAX_REPLY_ENV, TIMEOUT_ENV
+from evalkit.systems.protocol import SearchRequest
 from evalkit.systems.secrets import check_token, redact_url
 from evalkit.systems.wire import (
+    NO_SURROGATES,
     AddedOut,
     NamespaceOut,
+    SearchBatchIn,
+    SearchBatchOut,
     SearchIn,
     SearchOut,
     SystemInfo,
@@ -59,7 +73,7 @@ from evalkit.systems.wire import (
     search_response,
     thoughts_in,
 )
-from evalkit.validation import field_problems
+from evalkit.validation import collapsed_path, grouped_problems, unknown_key_hint
 
 TOKEN_ENV = "EVALKIT_SYSTEM_TOKEN"
 """The environment variable whose value the client sends as its bearer token."""
@@ -88,6 +102,10 @@ NAMESPACE_PATTERN = re.compile(r"[A-Za-z0-9._~-]{1,200}")
 
 _Model = TypeVar("_Model", bound=BaseModel)
 
+_SURROGATE_BYTES = re.compile(rb"\\u[dD][89a-fA-F]|\xed[\xa0-\xbf]")
+"""Where a lone surrogate could hide in raw JSON: a `\\udXXX` escape, or the UTF-8-style bytes
+of a surrogate (Python's json reads them with surrogatepass). A reply without either holds none."""
+
 
 class HttpSystem:
     """The system behind `url`. Its name, capabilities and description come from `GET /info`,
@@ -105,19 +123,25 @@ class HttpSystem:
         transport: httpx.BaseTransport | None = None,
         timeout: float | None = None,
         max_reply_bytes: int | None = None,
+        batch: bool = True,
     ) -> None:
         self._url = url.rstrip("/")
         self.url = redact_url(self._url)
         self.timeout = client_limits.timeout(timeout, TIMEOUT)
         self.max_reply_bytes = client_limits.max_reply_bytes(max_reply_bytes)
         self._client = _client(self._url, transport)
+        self._ignored: set[str] = set()
         self.name = self.url
+        self._where = f"system {self.url!r}"
         try:
             self.info = self.call("GET", "/info", SystemInfo)
         except BaseException:
             self._client.close()
             raise
+        self.name = self.info.name
+        self._where = f"system {self.name!r} at {self.url}"
         self.capabilities = frozenset(self.info.capabilities)
+        self.batch = batch and self.info.search_batch > 0
 
     def __getstate__(self) -> dict[str, Any]:
         return {key: value for key, value in self.__dict__.items() if key != "_client"}
@@ -139,13 +163,13 @@ class HttpSystem:
         namespace = self.call("POST", "/namespaces", NamespaceOut).namespace
         if not NAMESPACE_PATTERN.fullmatch(namespace):
             raise AdapterError(
-                f"system {self.url!r}: POST /namespaces: the server returned the namespace "
+                f"{self._where}: POST /namespaces: the server returned the namespace "
                 f"{namespace[:100]!r}, which is not a safe URL segment ({NAMESPACE_PATTERN.pattern}); "
                 "the server must return plain ids"
             )
         path = f"/namespaces/{quote(namespace, safe='')}"
         try:
-            yield HttpMemory(self, path)
+            yield HttpBatchMemory(self, path) if self.batch else HttpMemory(self, path)
         except BaseException:
             with suppress(BaseException):  # the scenario's failure (or the Ctrl-C) is what counts
                 self.call("DELETE", path, None, timeout=CLEANUP_TIMEOUT)
@@ -163,7 +187,7 @@ class HttpSystem:
     ) -> Any:
         """`method path` with `body`, its JSON reply validated as `shape` (None: no reply body),
         within `timeout` seconds (default: the system's)."""
-        where = f"system {self.url!r}: {method} {path}"
+        where = f"{self._where}: {method} {path}"
         seconds = self.timeout if timeout is None else timeout
         try:
             with _deadline(seconds):
@@ -195,18 +219,61 @@ class HttpSystem:
             raise AdapterError(f"{where}: HTTP {reply.status_code}: {_detail(raw)}")
         if shape is None:
             return None
+        return self._validated(shape, raw, where, reply.headers.get("content-type", "no content-type"))
+
+    def _validated(self, shape: type[_Model], raw: bytes, where: str, content_type: str) -> _Model:
+        """`raw` as `shape`, tolerating unknown keys (dropped, warned about once; see the module
+        docstring). Fast path: pydantic parses and validates the JSON at once when it cannot
+        hold a surrogate or too many objects; any failure takes the careful path, which names
+        the problem."""
+        if raw.count(b"{") <= MAX_REPLY_OBJECTS and not _SURROGATE_BYTES.search(raw):
+            try:
+                return shape.model_validate_json(raw, context={NO_SURROGATES: True})
+            except ValidationError:
+                pass
         try:
             data = _parse(raw)
         except ValueError as exc:
             raise AdapterError(
-                f"{where}: the reply is not JSON ({reply.headers.get('content-type', 'no content-type')}: "
-                f"{exc}; {raw[:200]!r}); the endpoint must answer with a JSON {shape.__name__}"
+                f"{where}: the reply is not JSON ({content_type}: {exc}; {raw[:200]!r}); the endpoint "
+                f"must answer with a JSON {shape.__name__}"
             ) from exc
         try:
             return shape.model_validate(data)
         except ValidationError as exc:
-            problems = "; ".join(field_problems(exc, shape))
+            errors = exc.errors()
+        if any(e["type"] != "extra_forbidden" for e in errors):
+            problems = "; ".join(grouped_problems(errors, shape))
+            raise AdapterError(f"{where}: the reply does not match {shape.__name__}: {problems}")
+        self._ignore(shape, [tuple(e["loc"]) for e in errors], data, where)
+        try:
+            return shape.model_validate(data)
+        except ValidationError as exc:  # cannot happen: only unknown keys were wrong
+            problems = "; ".join(grouped_problems(exc.errors(), shape))
             raise AdapterError(f"{where}: the reply does not match {shape.__name__}: {problems}") from exc
+
+    def _ignore(
+        self, shape: type[BaseModel], locs: list[tuple[str | int, ...]], data: Any, where: str
+    ) -> None:
+        """Drop the unknown keys at `locs` from `data`; warn once about those not seen before."""
+        new: dict[str, str] = {}
+        for loc in locs:
+            holder = data
+            for part in loc[:-1]:
+                holder = holder[part]
+            del holder[loc[-1]]
+            path = f"{shape.__name__}.{collapsed_path(shape, loc)}"
+            if path not in self._ignored:
+                new.setdefault(path, unknown_key_hint(shape, loc))
+        if new:
+            self._ignored.update(new)
+            keys = ", ".join(f"{path}{hint}" for path, hint in new.items())
+            warnings.warn(
+                f"{where}: the reply holds keys the contract does not define, ignored: {keys} (each "
+                "is reported once)",
+                AdapterWarning,
+                stacklevel=4,
+            )
 
     def close(self) -> None:
         self._client.close()
@@ -375,6 +442,10 @@ class HttpMemory:
         self._system.call("POST", f"{self._path}/thoughts", AddedOut, body)
 
     def add_edges(self, edges: Sequence[Edge]) -> None:
+        """POST .../edges; nothing is sent for no edges (most scenarios have none: a round trip
+        saved)."""
+        if not edges:
+            return
         with self._request("edges"):
             body = edges_in(list(edges))
         self._system.call("POST", f"{self._path}/edges", AddedOut, body)
@@ -395,6 +466,9 @@ class HttpMemory:
             body = SearchIn(query=query, **options)
         return search_response(self._system.call("POST", f"{self._path}/search", SearchOut, body))
 
+    def _search_in(self, request: SearchRequest) -> SearchIn:
+        return SearchIn(query=request.query, **request.options)
+
     @contextmanager
     def _request(self, endpoint: str) -> Iterator[None]:
         """Building a request body: what the contract cannot carry (a query over its bounds, a
@@ -404,9 +478,32 @@ class HttpMemory:
         except ValidationError as exc:
             problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
             raise AdapterError(
-                f"system {self._system.url!r}: POST {self._path}/{endpoint}: the contract cannot carry "
+                f"{self._system._where}: POST {self._path}/{endpoint}: the contract cannot carry "
                 f"this request: {problems}"
             ) from exc
+
+
+class HttpBatchMemory(HttpMemory):
+    """A namespace on a server with the batch endpoint: also `search_many` (see
+    `evalkit.systems.protocol`), in requests of at most the server's `search_batch`."""
+
+    def search_many(self, requests: Sequence[SearchRequest]) -> list[SearchResponse]:
+        """POST .../search/batch with `requests`, in order; one SearchResponse per request."""
+        size = self._system.info.search_batch
+        endpoint = f"{self._path}/search/batch"
+        out: list[SearchResponse] = []
+        for start in range(0, len(requests), size):
+            chunk = requests[start : start + size]
+            with self._request("search/batch"):
+                body = SearchBatchIn(searches=[self._search_in(r) for r in chunk])
+            results = self._system.call("POST", endpoint, SearchBatchOut, body).results
+            if len(results) != len(chunk):
+                raise AdapterError(
+                    f"{self._system._where}: POST {endpoint}: the reply holds {len(results)} results "
+                    f"for {len(chunk)} searches; answer one result per search, in order"
+                )
+            out.extend(search_response(result) for result in results)
+        return out
 
 
 def _detail(raw: bytes) -> str:
@@ -418,13 +515,22 @@ def _detail(raw: bytes) -> str:
         data = None
     detail = data.get("detail") if isinstance(data, dict) else None
     if isinstance(detail, list):
-        return "; ".join(_problem(item) for item in detail if isinstance(item, dict))[:1000]
+        return "; ".join(_grouped(item for item in detail if isinstance(item, dict)))[:1000]
     if detail is not None:
         return str(detail)[:1000]
     return raw[:300].decode("utf-8", "replace")
 
 
-def _problem(item: dict[str, Any]) -> str:
-    loc = item.get("loc")
-    where = ".".join(str(part) for part in loc) if isinstance(loc, list | tuple) else str(loc)
-    return f"{where}: {item.get('msg')}"
+def _grouped(items: Iterator[dict[str, Any]]) -> list[str]:
+    """A server's `{loc, msg}` problems as `loc: msg`, a problem repeated across list items
+    (same message, same field, other positions) once with a count."""
+    groups: dict[tuple[str, str], list[str]] = {}
+    for item in items:
+        loc = item.get("loc")
+        where = ".".join(str(part) for part in loc) if isinstance(loc, list | tuple) else str(loc)
+        key = (re.sub(r"\.\d+(?=\.|$)", ".*", where), str(item.get("msg")))
+        groups.setdefault(key, []).append(f"{where}: {item.get('msg')}")
+    return [
+        lines[0] + (f"; {len(lines) - 1} more like it ({key[0]})" if len(lines) > 1 else "")
+        for key, lines in groups.items()
+    ]

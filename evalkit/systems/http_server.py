@@ -7,6 +7,11 @@ Endpoints (JSON; shapes in `evalkit.systems.wire`; the OpenAPI document is at `/
 - `POST /namespaces/{ns}/thoughts` (ThoughtsIn) → AddedOut
 - `POST /namespaces/{ns}/edges` (EdgesIn) → AddedOut
 - `POST /namespaces/{ns}/search` (SearchIn) → SearchOut
+- `POST /namespaces/{ns}/search/batch` (SearchBatchIn) → SearchBatchOut: up to
+  `MAX_SEARCH_BATCH` searches answered in order, in one call on the store thread (advertised
+  as `/info`'s `search_batch`, so the client uses it)
+Replies that carry search results are serialised straight from the system's records
+(`wire.search_json`), not validated again: the client validates what it receives.
 - `POST /namespaces/{ns}/thoughts/delete` and `.../thoughts/update`: the operations of a
   scenario's steps (`evalkit.systems.http_operations`)
 Errors, all `ErrorOut` (`{"detail": ...}`, JSON in ASCII, so any input can be echoed): 400 for a
@@ -52,16 +57,20 @@ from evalkit.systems.http_operations import add_operation_routes
 from evalkit.systems.namespaces import Limits, NamespaceLimit, Namespaces, RequestTimeout, UnknownNamespace
 from evalkit.systems.protocol import MemorySystem
 from evalkit.systems.wire import (
+    MAX_SEARCH_BATCH,
     AddedOut,
     EdgesIn,
     ErrorOut,
     NamespaceOut,
+    SearchBatchIn,
+    SearchBatchOut,
     SearchIn,
     SearchOut,
     SystemInfo,
     ThoughtsIn,
     edges_out,
-    search_out,
+    search_batch_json,
+    search_json,
     thoughts_out,
 )
 
@@ -185,39 +194,79 @@ def create_app(
             detail = "the body cannot be parsed (not UTF-8, or nested too deeply); send UTF-8 JSON"
         return _AsciiJSON({"detail": detail}, status_code=exc.status_code, headers=exc.headers)
 
-    @app.get("/info")
+    @app.get("/info", summary="The system: its name, capabilities and description")
     async def info() -> SystemInfo:
         return SystemInfo(
             name=system.name,
             capabilities=sorted(declared_capabilities(system)),
             describe=system.describe(),
+            search_batch=MAX_SEARCH_BATCH,
         )
 
-    @app.post("/namespaces", status_code=201)
+    @app.post(
+        "/namespaces",
+        status_code=201,
+        summary="Open a fresh, empty, isolated memory (one per scenario)",
+        response_description="Created: the namespace's id",
+    )
     async def create() -> NamespaceOut:
         return NamespaceOut(namespace=await namespaces.run(namespaces.create))
 
-    @app.delete("/namespaces/{namespace}", status_code=204)
+    @app.delete(
+        "/namespaces/{namespace}",
+        status_code=204,
+        summary="Drop a memory and its files",
+        response_description="Dropped (no body)",
+    )
     async def drop(namespace: str) -> Response:
         await namespaces.run(namespaces.drop, namespace)
         return Response(status_code=204)
 
-    @app.post("/namespaces/{namespace}/thoughts")
+    @app.post(
+        "/namespaces/{namespace}/thoughts",
+        summary="Add thoughts (the system embeds them)",
+        response_description="How many were added",
+    )
     async def add_thoughts(namespace: str, body: ThoughtsIn) -> AddedOut:
         await namespaces.run(namespaces.get(namespace).add_thoughts, thoughts_out(body))
         return AddedOut(added=len(body.thoughts))
 
-    @app.post("/namespaces/{namespace}/edges")
+    @app.post(
+        "/namespaces/{namespace}/edges",
+        summary="Add typed edges between added thoughts",
+        response_description="How many were added",
+    )
     async def add_edges(namespace: str, body: EdgesIn) -> AddedOut:
         await namespaces.run(namespaces.get(namespace).add_edges, edges_out(body))
         return AddedOut(added=len(body.edges))
 
-    @app.post("/namespaces/{namespace}/search")
-    async def search(namespace: str, body: SearchIn) -> SearchOut:
-        options = body.model_dump()
+    @app.post(
+        "/namespaces/{namespace}/search",
+        response_model=SearchOut,
+        summary="One search: the best top_k thoughts, best first",
+        response_description="The hits, best first, and what the relevance gate saw",
+    )
+    async def search(namespace: str, body: SearchIn) -> Response:
         memory = namespaces.get(namespace)
+        options = body.model_dump()
         query = options.pop("query")
-        return search_out(await namespaces.run(lambda: memory.search(query, **options)))
+        response = await namespaces.run(lambda: memory.search(query, **options))
+        return Response(search_json(response), media_type="application/json")
+
+    @app.post(
+        "/namespaces/{namespace}/search/batch",
+        response_model=SearchBatchOut,
+        summary=f"Up to {MAX_SEARCH_BATCH} searches in one request, answered in order",
+        response_description="One result per search, in the order asked",
+    )
+    async def search_batch(namespace: str, body: SearchBatchIn) -> Response:
+        memory = namespaces.get(namespace)
+        asked = [search.model_dump() for search in body.searches]
+
+        def run_all() -> list[Any]:
+            return [memory.search(options.pop("query"), **options) for options in asked]
+
+        return Response(search_batch_json(await namespaces.run(run_all)), media_type="application/json")
 
     add_operation_routes(app, namespaces, declared_capabilities(system), _error)
     return app
@@ -276,24 +325,23 @@ class _Guard:
             return
         chunks: list[bytes] = []
         size = 0
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + self.timeout
         more = True
-        while more:
-            try:
-                message = await asyncio.wait_for(receive(), max(0.0, deadline - loop.time()))
-            except TimeoutError:
-                await _send_error(send, 408, f"the request body did not arrive within {self.timeout:g} s")
-                return
-            if message["type"] == "http.disconnect":
-                return
-            chunk = message.get("body", b"")
-            size += len(chunk)
-            if size > self.max_body_bytes:
-                await _send_error(send, 413, too_big)
-                return
-            chunks.append(chunk)
-            more = message.get("more_body", False)
+        try:
+            async with asyncio.timeout(self.timeout):  # one deadline for the whole body, no task per read
+                while more and size <= self.max_body_bytes:
+                    message = await receive()
+                    if message["type"] == "http.disconnect":
+                        return
+                    chunk = message.get("body", b"")
+                    size += len(chunk)
+                    chunks.append(chunk)
+                    more = message.get("more_body", False)
+        except TimeoutError:
+            await _send_error(send, 408, f"the request body did not arrive within {self.timeout:g} s")
+            return
+        if size > self.max_body_bytes:
+            await _send_error(send, 413, too_big)
+            return
         body = b"".join(chunks)
         delivered = False
 

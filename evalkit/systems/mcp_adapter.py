@@ -157,6 +157,7 @@ class McpSystem:
             inherit_env=spec.inherit_env,
             cwd=render(spec.cwd, values) if spec.cwd is not None else None,
             url=render(spec.url, values) if spec.url is not None else None,
+            stderr=spec.stderr,
         )
         return Session(self._label, rendered)
 

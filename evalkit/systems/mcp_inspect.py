@@ -2,12 +2,14 @@
 
 `inspect_server(server)` starts the server (or connects to its URL), lists its tools and stops it.
 `draft_mapping(tools, server)` guesses a format 2 mapping from the tools' names and schemas:
-the store, search and cleanup tools by name (store/save/add/create/remember…, search/recall/
-query/find…, delete/drop/forget/clear…), their arguments by name (query, limit/top_k, content/
-text, id/key/name, project, namespace), a list-of-objects argument as a batch with an item
-template. Whatever it cannot tell is written `"TODO"`, and the draft says so in a comment: it is
-a starting point to review, never a finished mapping (capabilities are always left empty).
-"""
+the store, edges, search and cleanup tools by name (store/save/remember/create/add…,
+edges/link/relate…, search/recall/query/find…, drop/delete/forget/clear…), their arguments by
+name (evalkit's own field names first, then query/q/text, limit/k/max_results, content/text/
+observations, id/key/name, ids/names for `{seeded_ids}`, a namespace-like argument shared by the
+store and search tools as the isolation argument), a list-of-objects argument as a batch with an
+item template, and the hit list and hit fields from the search tool's outputSchema. Whatever it
+cannot tell is written `"TODO"`, and the draft says so in a comment: it is a starting point to
+review, never a finished mapping (capabilities are always left empty)."""
 
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from evalkit.systems.mcp_mapping import ServerSpec
+from evalkit.systems.mcp_mapping import EDGE_FIELDS, HIT_FIELDS, SEARCH_OPTIONS, THOUGHT_FIELDS, ServerSpec
 from evalkit.systems.mcp_schema import resolved_ref
 from evalkit.systems.mcp_session import Session
 
@@ -33,6 +35,20 @@ _CONTENT = (
 )  # fmt: skip
 _ID = ("id", "key", "name", "memory_id", "uid")
 _LIMIT = ("top_k", "limit", "k", "n", "max_results", "count", "size", "num_results")
+_LINK = ("edges", "link", "relate", "relation", "relations", "connect")
+STORE_CHOICES: dict[Any, str] = {
+    **{(name,): "{" + name + "}" for name in THOUGHT_FIELDS},
+    _CONTENT: "{content}", _ID: "{id}", ("timestamp",): "{created_at}",
+}  # fmt: skip
+EDGE_CHOICES: dict[Any, str] = {
+    **{(name,): "{" + name + "}" for name in EDGE_FIELDS},
+    ("from", "from_id", "source_id"): "{source}", ("to", "to_id", "target_id"): "{target}",
+    ("kind", "rel", "relation", "relationtype", "relation_type"): "{type}",
+}  # fmt: skip
+SEARCH_CHOICES: dict[Any, str] = {
+    **{(name,): "{" + name + "}" for name in (*SEARCH_OPTIONS, "query_id")},
+    ("q", "text", "question", "search", "prompt"): "{query}", _LIMIT: "{top_k}",
+}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -40,6 +56,7 @@ class ToolInfo:
     name: str
     description: str
     schema: dict[str, Any]
+    output: dict[str, Any]
 
 
 def inspect_server(server: ServerSpec, label: str = "MCP server") -> list[ToolInfo]:
@@ -47,7 +64,7 @@ def inspect_server(server: ServerSpec, label: str = "MCP server") -> list[ToolIn
     session = Session(label, server)
     try:
         return [
-            ToolInfo(name, session.descriptions.get(name, ""), schema)
+            ToolInfo(name, session.descriptions[name], schema, session.output_schemas[name])
             for name, schema in session.schemas.items()
         ]
     finally:
@@ -68,6 +85,7 @@ def draft_mapping(tools: list[ToolInfo], server: ServerSpec, name: str = "my-mem
     store = _pick(tools, _STORE)
     search = _pick(tools, _SEARCH, exclude=store)
     cleanup = _pick(tools, _CLEANUP, exclude=None)
+    link = _pick(tools, _LINK, exclude=store)
     namespace = _namespace_argument([t for t in (store, search) if t is not None])
     lines = [
         "# A draft written by `evalkit mcp inspect`: review every TODO, then declare what the server can",
@@ -99,14 +117,35 @@ def draft_mapping(tools: list[ToolInfo], server: ServerSpec, name: str = "my-mem
     lines += ["", "[store]", f"tool = {json.dumps(store.name if store else TODO)}"]
     if store is not None:
         lines += _store_lines(store, namespace)
+    if link is not None:
+        lines += [
+            "",
+            "[edges]",
+            f"tool = {json.dumps(link.name)}",
+            *_write_lines(link, namespace, EDGE_CHOICES),
+        ]
     lines += ["", "[search]", f"tool = {json.dumps(search.name if search else TODO)}"]
     arguments = _search_arguments(search, namespace) if search else {"query": "{query}"}
+    hits, hit = _hits(search)
     lines += [
         f"arguments = {_inline(arguments)}",
-        f'hits = "{TODO}"  # the path of the hit list in the result ("" = the result itself)',
-        'hit = {id = "id"}  # hit field = key in each hit; add relevance, content, … when it has them',
+        f'hits = {json.dumps(hits)}  # the path of the hit list in the result ("" = the result itself)',
+        f"hit = {_inline(hit)}  # hit field = key in each hit (relevance, content, … when it has them)",
     ]
     return "\n".join(lines) + "\n"
+
+
+def _hits(search: ToolInfo | None) -> tuple[str, dict[str, str]]:
+    """The hit list's path and the hit fields, from the search tool's outputSchema: its first
+    list-of-objects property, and the item properties named like `evalkit.Hit` fields."""
+    if search is None:
+        return TODO, {"id": "id"}
+    for name, schema in (search.output.get("properties") or {}).items():
+        items = resolved_ref(search.output, schema.get("items")) if isinstance(schema, dict) else None
+        if isinstance(items, dict) and isinstance(items.get("properties"), dict):
+            fields = {f: f for f in items["properties"] if f in HIT_FIELDS}
+            return name, {"id": "id" if "id" in fields else TODO, **fields}
+    return TODO, {"id": "id"}
 
 
 def _pick(tools: list[ToolInfo], words: tuple[str, ...], exclude: ToolInfo | None = None) -> ToolInfo | None:
@@ -158,12 +197,10 @@ def _template(properties: Mapping[str, Any], required: set[str], choices: Mappin
 
 
 def _store_lines(store: ToolInfo, namespace: str | None) -> list[str]:
-    choices = {
-        _CONTENT: "{content}",
-        _ID: "{id}",
-        ("project",): "{project}",
-        ("created_at", "timestamp"): "{created_at}",
-    }
+    return _write_lines(store, namespace, STORE_CHOICES)
+
+
+def _write_lines(store: ToolInfo, namespace: str | None, choices: Mapping[Any, str]) -> list[str]:
     properties = _properties(store)
     required = set(store.schema.get("required") or ())
     for name, schema in properties.items():
@@ -177,9 +214,7 @@ def _store_lines(store: ToolInfo, namespace: str | None) -> list[str]:
 
 
 def _search_arguments(search: ToolInfo, namespace: str | None) -> dict[str, Any]:
-    choices = {("query", "q", "text", "question", "search", "prompt"): "{query}", _LIMIT: "{top_k}",
-               ("project",): "{project}"}  # fmt: skip
-    return _template(_properties(search), set(search.schema.get("required") or ()), choices, namespace)
+    return _template(_properties(search), set(search.schema.get("required") or ()), SEARCH_CHOICES, namespace)
 
 
 def _cleanup_arguments(tool: ToolInfo, namespace: str | None) -> dict[str, Any]:

@@ -20,6 +20,7 @@ so every file keeps working. Format 2 (`version = 2`) is what the README documen
     env = {DATA = "{workdir}/memory.db"}    # {workdir}/{scenario}: only with strategy "process"
     inherit_env = ["PYTHONPATH"]            # variables copied from evalkit's environment
     cwd = "{workdir}"
+    stderr = "inherit"                      # "capture": to a temporary file, quoted in errors
 
     [isolation]                             # how each scenario gets a fresh memory; required
     strategy = "namespace"                  # "namespace", "tools", "process" or "none"
@@ -111,6 +112,7 @@ class ServerSpec(FrozenModel):
     inherit_env: list[str] = Field(default_factory=list)
     cwd: str | None = None
     url: str | None = None
+    stderr: Literal["inherit", "capture"] = "inherit"
 
     @model_validator(mode="after")
     def _one_transport(self) -> ServerSpec:

@@ -7,8 +7,8 @@ structured output, and the same JSON as text):
 - `add_edges(namespace, edges)` → AddedOut
 - `search(namespace, query, top_k, now, project?, include_global?, min_relevance?,
   recency_weight?, recency_half_life_days?)` → SearchOut
-- `search_batch(namespace, searches)` → SearchesOut: each search (the arguments of `search`
-  but the namespace) answered in order, in one call (the adapter's batch search)
+- `search_batch(namespace, searches)` → {results: [SearchOut, ...]}: each search (the arguments
+  of `search` but the namespace) answered in order, in one call (the adapter's batch search)
 - `drop_namespace(namespace)` → AddedOut (added = 0): the namespace and its files are gone
 `datasets/mcp/reference.toml` is the mapping file that lets the MCP adapter evaluate it.
 Calls on memories run on the namespaces' store thread (`Namespaces.run`), within the request
@@ -35,10 +35,10 @@ from typing import Any, TypeVar
 import anyio
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from evalkit.errors import EvalkitError
-from evalkit.records import DEFAULT_HALF_LIFE_DAYS
+from evalkit.records import DEFAULT_HALF_LIFE_DAYS, HIT_FIELDS, SearchResponse
 from evalkit.systems.capabilities import declared_capabilities
 from evalkit.systems.namespaces import Limits, Namespaces
 from evalkit.systems.protocol import MemorySystem
@@ -59,10 +59,28 @@ from evalkit.systems.wire import (
 _Result = TypeVar("_Result")
 
 
-class SearchesOut(BaseModel):
-    """The results of `search_batch`, in the order of its searches."""
+_HIT_NAMES = tuple(f.name for f in HIT_FIELDS)
 
-    results: list[SearchOut]
+
+def plain_search_out(response: SearchResponse) -> dict[str, Any]:
+    """`response` as the JSON object of a SearchOut (what `search` answers), built directly from
+    the store's records: `search_batch` answers with it, because the pydantic round trip
+    (validating a SearchOut, then the SDK serialising the model) cost several times the searches
+    themselves. The values are the store's own, already checked when it made them."""
+    return {
+        "hits": [{name: _json_value(getattr(hit, name)) for name in _HIT_NAMES} for hit in response.hits],
+        "candidates": response.candidates,
+        "filtered_out": response.filtered_out,
+        "min_relevance": response.min_relevance,
+        "dropped_ids": list(response.dropped_ids),
+        "gate_candidates": [
+            {"id": c.id, "bm25": c.bm25, "similarity": c.similarity} for c in response.gate_candidates
+        ],
+    }
+
+
+def _json_value(value: Any) -> Any:
+    return list(value) if isinstance(value, tuple) else value
 
 
 def _reasoned(tool: Callable[..., Awaitable[_Result]]) -> Callable[..., Awaitable[_Result]]:
@@ -136,18 +154,18 @@ def create_server(system: MemorySystem, namespaces: Namespaces | None = None) ->
 
     @server.tool(
         description="Several searches of a namespace in one call (each with the arguments of search), "
-        "answered in order."
+        "answered in order: {results: [the result of search, ...]}."
     )
     @_reasoned
-    async def search_batch(namespace: str, searches: list[SearchIn]) -> SearchesOut:
-        def answer() -> SearchesOut:
+    async def search_batch(namespace: str, searches: list[SearchIn]) -> dict[str, Any]:
+        def answer() -> dict[str, Any]:
             memory = namespaces.ensure(namespace)
             results = []
             for one in searches:
                 options = one.model_dump()
                 query = options.pop("query")
-                results.append(search_out(memory.search(query, **options)))
-            return SearchesOut(results=results)
+                results.append(plain_search_out(memory.search(query, **options)))
+            return {"results": results}
 
         return await namespaces.run(answer)
 

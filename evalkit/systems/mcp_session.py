@@ -2,7 +2,8 @@
 the runner's thread, with the bounds the `evalkit.systems.mcp_adapter` docstring lists.
 
 `Session(label, server)` starts the server (stdio) or connects (url), runs the handshake and lists
-the tools (`tools`: names; `schemas`: each tool's inputSchema; `descriptions`); `call(tool,
+the tools (`tools`: names; `schemas`: each tool's inputSchema; `descriptions`,
+`output_schemas`); `call(tool,
 arguments)` returns the structured output and text blocks; `close()` ends it and stops the
 process. The SDK's check of each result against the tool's outputSchema is turned off: the
 adapter reads and checks every result itself, and that check was most of its time.
@@ -14,6 +15,7 @@ import asyncio
 import atexit
 import os
 import sys
+import tempfile
 import threading
 from collections.abc import AsyncIterator
 from concurrent.futures import Future
@@ -41,8 +43,11 @@ class Session:
         self.timeout = client_limits.timeout(None, CALL_TIMEOUT)
         self._failure: list[str] = []  # what the stdio transport saw go wrong, if anything
         target: Any = server.url
+        self._transport: _StdioTransport | None = None
         if server.command is not None:
-            target = _StdioTransport(server, client_limits.max_reply_bytes(None), self._failure)
+            target = self._transport = _StdioTransport(
+                server, client_limits.max_reply_bytes(None), self._failure
+            )
         # the SDK's own per-read timeout is a backstop: the wall-clock deadline below comes first
         self._client = Client(target, read_timeout_seconds=2 * self.timeout + 1)
         self._loop = asyncio.new_event_loop()
@@ -57,15 +62,19 @@ class Session:
             listed = self._ready.result(timeout=self.timeout)
             self.schemas: dict[str, dict[str, Any]] = {t.name: dict(t.input_schema or {}) for t in listed}
             self.descriptions: dict[str, str] = {t.name: t.description or "" for t in listed}
+            self.output_schemas: dict[str, dict[str, Any]] = {
+                t.name: dict(t.output_schema or {}) for t in listed
+            }
             self.tools = list(self.schemas)
         except BaseException as exc:
+            reason = self._failure[0] if self._failure else (
+                f"no answer within {self.timeout:g} s" if isinstance(exc, TimeoutError) else repr(exc)
+            )  # fmt: skip
+            detail = self._stderr()
             self.close()
             if isinstance(exc, Exception):
-                reason = self._failure[0] if self._failure else (
-                    f"no answer within {self.timeout:g} s" if isinstance(exc, TimeoutError) else repr(exc)
-                )  # fmt: skip
                 raise AdapterError(
-                    f"{label}: cannot start or reach the MCP server ({reason}); check [server]"
+                    f"{label}: cannot start or reach the MCP server ({reason}){detail}; check [server]"
                 ) from exc
             raise
         atexit.register(self.close)
@@ -94,7 +103,7 @@ class Session:
         from mcp.types import TextContent
 
         if self._failure:
-            raise AdapterError(f"{self._label}: tool {tool!r} not called: {self._failure[0]}")
+            raise AdapterError(f"{self._label}: tool {tool!r} not called: {self._failure[0]}{self._stderr()}")
         seconds = self.timeout if timeout is None else timeout
         future = asyncio.run_coroutine_threadsafe(self._client.call_tool(tool, arguments), self._loop)
         try:
@@ -110,11 +119,16 @@ class Session:
             if not isinstance(exc, Exception):
                 raise
             reason = self._failure[0] if self._failure else repr(exc)
-            raise AdapterError(f"{self._label}: tool {tool!r} failed: {reason}") from exc
+            raise AdapterError(f"{self._label}: tool {tool!r} failed: {reason}{self._stderr()}") from exc
         texts = [block.text for block in result.content if isinstance(block, TextContent)]
         if result.is_error:
             raise AdapterError(f"{self._label}: tool {tool!r} reported an error: {' '.join(texts)[:500]}")
         return result.structured_content, texts
+
+    def _stderr(self) -> str:
+        """ "; its stderr ended with: …" for a server whose stderr is captured (else "")."""
+        tail = self._transport.stderr_tail() if self._transport is not None else ""
+        return f"; its stderr ended with: {tail!r}" if tail else ""
 
     def close(self) -> None:
         """End the session and stop the server: a clean close when the handshake succeeded, then
@@ -128,6 +142,8 @@ class Session:
         if self._thread.is_alive() and self._task is not None:
             self._loop.call_soon_threadsafe(self._task.cancel)
             self._thread.join(timeout=2 * STOP_TIMEOUT + 1)
+        if self._transport is not None and not self._thread.is_alive():
+            self._transport.close_log()
 
 
 async def _trust_results(name: str, result: Any) -> None:
@@ -144,6 +160,24 @@ class _StdioTransport:
     def __init__(self, server: ServerSpec, limit: int, failure: list[str]) -> None:
         self._server, self._limit, self._failure = server, limit, failure
         self._exit: Any = None
+        # [server] stderr = "capture": the server's stderr goes to a temporary file (closed and
+        # removed with this object) and its end is quoted in errors
+        self._log: Any = tempfile.TemporaryFile() if server.stderr == "capture" else None  # noqa: SIM115 - lives as long as the session
+
+    def close_log(self) -> None:
+        if self._log is not None:
+            self._log.close()
+
+    def stderr_tail(self, limit: int = 1000) -> str:
+        """The last `limit` bytes the server wrote on its stderr, when it is captured ("" otherwise)."""
+        if self._log is None or self._log.closed:
+            return ""
+        with suppress(OSError, ValueError):
+            self._log.seek(0, os.SEEK_END)
+            size = self._log.tell()
+            self._log.seek(max(0, size - limit))
+            return self._log.read().decode("utf-8", "replace").strip()
+        return ""
 
     async def __aenter__(self) -> Any:
         self._exit = self._run()
@@ -164,7 +198,7 @@ class _StdioTransport:
         command = [str(spec.command).replace("{python}", sys.executable), *spec.args]
         process = await anyio.open_process(
             command, env={**get_default_environment(), **inherited, **spec.env}, cwd=spec.cwd,
-            stderr=None, start_new_session=True,
+            stderr=self._log, start_new_session=True,
         )  # fmt: skip
         to_session, from_server = anyio.create_memory_object_stream[Any](0)
         to_server, from_session = anyio.create_memory_object_stream[Any](0)

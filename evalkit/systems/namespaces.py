@@ -79,7 +79,8 @@ class Namespaces:
         runs longer (the memories that can be are interrupted; see the module docstring)."""
         future = asyncio.get_running_loop().run_in_executor(self._thread, fn, *args)
         try:
-            return await asyncio.wait_for(asyncio.shield(future), self.limits.request_timeout)
+            async with asyncio.timeout(self.limits.request_timeout):  # no task per call, as wait_for makes
+                return await asyncio.shield(future)
         except TimeoutError:
             future.add_done_callback(lambda done: done.exception())  # its failure is reported here
             self.interrupt()

@@ -1,31 +1,49 @@
 """The JSON shapes evalkit's HTTP contract and MCP server exchange, and their conversion to and
 from the core records (one definition for the server, the HTTP client and the MCP tools).
 
-Everything a scenario can ask is here: thoughts with every field of `Thought` (dates as ISO-8601
-with a timezone), edges, and a search with every query option the harness uses. A response hit
-needs only `id`; every other field is optional (see `Hit`). Request batches are bounded by
-`MAX_BATCH` (a longer list is a 422 error from the server), a search's query by
+Every field and option carries a description and every label set an enum, so the OpenAPI
+document `evalkit serve` publishes is the contract's reference (the meaning of `project: null`,
+`include_global`, `min_relevance` null vs 0, the ranking order, the supersession the harness
+expects: `SUPERSESSION_RULE`). Everything a scenario can ask is here: thoughts with every field
+of `Thought` (dates as ISO-8601 with a timezone), edges, and a search with every query option
+the harness uses, alone or several in one request (`SearchBatchIn`, at most `MAX_SEARCH_BATCH`).
+A response hit needs only `id`; every other field is optional (see `Hit`). Request batches are
+bounded by `MAX_BATCH` (a longer list is a 422 error from the server), a search's query by
 `MAX_QUERY_CHARS` and `MAX_QUERY_TERMS` (so that no single search can hold the server for long:
 the BM25 leg's cost grows faster than its number of terms).
 
 Every shape is a `WireModel`: strict types (no silent coercion: `"relevance": true`, `"0.5"`,
 `"rank": "1"` or `"low_confidence": "yes"` are errors, as they are from a Python adapter; an
-integer is accepted for a float; dates are ISO-8601 strings), unknown keys are errors, and no
-string may hold a lone UTF-16 surrogate (JSON can carry one as `"\\ud800"`, but it is not
-Unicode text: SQLite cannot store it and a store would fail on it far from the cause).
+integer is accepted for a float; dates are ISO-8601 strings), unknown keys are errors (in
+requests; the HTTP client drops a reply's unknown keys with one warning, see
+`evalkit.systems.http_client`), and no string may hold a lone UTF-16 surrogate (JSON can carry
+one as `"\\ud800"`, but it is not Unicode text: SQLite cannot store it and a store would fail on
+it far from the cause).
 """
 
 from __future__ import annotations
 
+import json
 import re
+from contextvars import ContextVar
 from dataclasses import asdict
 from datetime import datetime
 from typing import Annotated, Any
 
-from pydantic import ConfigDict, Field, create_model, field_validator, model_validator
+from pydantic import (
+    ConfigDict,
+    Field,
+    ModelWrapValidatorHandler,
+    ValidationInfo,
+    create_model,
+    field_validator,
+    model_validator,
+)
 
 from evalkit.records import (
     DEFAULT_HALF_LIFE_DAYS,
+    EDGE_TYPES,
+    HIT_FIELDS,
     MAX_TOP_K,
     SENT_THOUGHT_FIELDS,
     Edge,
@@ -35,10 +53,15 @@ from evalkit.records import (
     hit_from_values,
 )
 from evalkit.shapes import hit_model_fields, thought_model_fields
+from evalkit.systems.capabilities import CAPABILITIES, CAPABILITY_MEANINGS
 from evalkit.validation import FrozenModel
 
 MAX_BATCH = 10_000
 """The most thoughts or edges one request may carry."""
+
+MAX_SEARCH_BATCH = 256
+"""The most searches one `POST .../search/batch` request may carry (what `evalkit serve`
+advertises in `/info`'s `search_batch`; a longer list is a 422)."""
 
 MAX_QUERY_CHARS = 20_000
 """The longest search query (characters) the contract carries; a longer one is a 422."""
@@ -73,19 +96,34 @@ def _surrogate_path(data: Any) -> str | None:
     return None
 
 
+_WALKED: ContextVar[bool] = ContextVar("evalkit_wire_walked", default=False)
+"""True while an enclosing wire model validates: it has walked the whole value already."""
+
+NO_SURROGATES = "no_surrogates"
+"""A validation-context key: `{NO_SURROGATES: True}` says the caller has made sure the data
+holds no lone surrogate (e.g. raw JSON without a surrogate escape), so the walk is skipped."""
+
+
 class WireModel(FrozenModel):
     """A shape of the contract: strict types, unknown keys forbidden, no lone surrogates (see
-    the module docstring)."""
+    the module docstring). The surrogate walk runs once per validated document: the outermost
+    wire model walks the whole value, the models nested in it do not walk again."""
 
     model_config = ConfigDict(strict=True)
 
-    @model_validator(mode="before")
+    @model_validator(mode="wrap")
     @classmethod
-    def _no_surrogates(cls, data: Any) -> Any:
+    def _no_surrogates(cls, data: Any, handler: ModelWrapValidatorHandler[Any], info: ValidationInfo) -> Any:
+        if _WALKED.get() or (info.context or {}).get(NO_SURROGATES):
+            return handler(data)
         where = _surrogate_path(data)
         if where is not None:
             raise ValueError(f"{where} holds a lone UTF-16 surrogate (not Unicode text); send valid UTF-8")
-        return data
+        token = _WALKED.set(True)
+        try:
+            return handler(data)
+        finally:
+            _WALKED.reset(token)
 
 
 class ThoughtIn(
@@ -100,17 +138,34 @@ class ThoughtIn(
 
 
 class ThoughtsIn(WireModel):
-    thoughts: list[ThoughtIn] = Field(max_length=MAX_BATCH)
+    """Thoughts to add to a namespace, in order (at most `MAX_BATCH`)."""
+
+    thoughts: list[ThoughtIn] = Field(
+        max_length=MAX_BATCH,
+        description=f"the thoughts to add (at most {MAX_BATCH}); ids are unique in a namespace",
+    )
 
 
 class EdgeIn(WireModel):
-    source: str
-    target: str
-    type: str = "related"
+    """A typed link between two thoughts already added to the namespace."""
+
+    source: str = Field(description="the id of the thought the edge starts at")
+    target: str = Field(description="the id of the thought the edge points to")
+    type: str = Field(
+        default="related",
+        description=(
+            "the edge type. `replaces`: source supersedes target (the target is superseded, see "
+            "SearchOut.hits); `contradicts`: symmetric, neither side wins; `cluster`: from a cluster "
+            "thought to a member. An unknown type or id is a 422"
+        ),
+        json_schema_extra={"enum": list(EDGE_TYPES)},
+    )
 
 
 class EdgesIn(WireModel):
-    edges: list[EdgeIn] = Field(max_length=MAX_BATCH)
+    """Edges to add to a namespace, in order (at most `MAX_BATCH`)."""
+
+    edges: list[EdgeIn] = Field(max_length=MAX_BATCH, description=f"the edges to add (at most {MAX_BATCH})")
 
 
 class SearchIn(WireModel):
@@ -118,15 +173,70 @@ class SearchIn(WireModel):
     default gate, 0 = none; `now` is the run's clock; `query_id` the query's stable id (a service
     that replays recorded rankings looks them up by it; one that searches by text ignores it)."""
 
-    query: str = Field(max_length=MAX_QUERY_CHARS)
-    top_k: int = Field(ge=1, le=MAX_TOP_K)
-    project: str | None = None
-    include_global: bool = False
-    min_relevance: float | None = Field(default=None, ge=0.0, le=1.0)
-    recency_weight: float = Field(default=0.0, ge=0.0, le=1.0)
-    recency_half_life_days: float = Field(default=DEFAULT_HALF_LIFE_DAYS, gt=0.0)
-    now: IsoDatetime
-    query_id: str | None = None
+    query: str = Field(
+        max_length=MAX_QUERY_CHARS,
+        description=(
+            f"the question, as an agent would ask it (at most {MAX_QUERY_CHARS} characters and "
+            f"{MAX_QUERY_TERMS} whitespace-separated terms)"
+        ),
+    )
+    top_k: int = Field(
+        ge=1, le=MAX_TOP_K, description="the most hits to return; fewer when fewer thoughts qualify"
+    )
+    project: str | None = Field(
+        default=None,
+        description=(
+            "null = search every project; a name = only that project's thoughts (capability "
+            "`projects`), plus the `is_global` thoughts of other projects when `include_global` is true"
+        ),
+    )
+    include_global: bool = Field(
+        default=False,
+        description=(
+            "with `project` set, also return thoughts marked `is_global` from any project (capability "
+            "`global_thoughts`); without `project` every thought is searched anyway"
+        ),
+    )
+    min_relevance: float | None = Field(
+        default=None,
+        ge=0.0,
+        le=1.0,
+        description=(
+            "the relevance gate. null = the system's own default gate (the reference store's is 0.4); "
+            "0 = no gate: no row is dropped for being weak; a value in (0, 1] = drop the rows the system "
+            "judges weaker than it (capability `relevance_gate`; the reference store keeps a row when "
+            "BM25 matched it or its vector similarity is at least the value). The harness's measurement "
+            "pass sends 0, its report-only gated pass null; report the value used in the reply's "
+            "`min_relevance`"
+        ),
+    )
+    recency_weight: float = Field(
+        default=0.0,
+        ge=0.0,
+        le=1.0,
+        description=(
+            "0 = rank by relevance alone; w > 0 = rank by relevance + w * 0.5^(age_days / "
+            "recency_half_life_days), the age measured from `created_at` to `now` (capability `recency`)"
+        ),
+    )
+    recency_half_life_days: float = Field(
+        default=DEFAULT_HALF_LIFE_DAYS,
+        gt=0.0,
+        description="the age in days at which the recency bonus halves (used only with recency_weight > 0)",
+    )
+    now: IsoDatetime = Field(
+        description=(
+            "the run's clock (ISO-8601 with a timezone): recency ages are measured to it, and the "
+            "relative dates of scenario files were resolved against it"
+        )
+    )
+    query_id: str | None = Field(
+        default=None,
+        description=(
+            "the query's stable id (`<scenario>/<n>`, or the id the scenario gives it): a system that "
+            "searches by text ignores it, one that replays recorded rankings looks them up by it"
+        ),
+    )
 
     @field_validator("query")
     @classmethod
@@ -140,6 +250,19 @@ class SearchIn(WireModel):
         return query
 
 
+class SearchBatchIn(WireModel):
+    """Several searches of one namespace in one request (`POST .../search/batch`), answered in
+    order, each as if it had been sent alone, one after the other."""
+
+    searches: list[SearchIn] = Field(
+        max_length=MAX_SEARCH_BATCH,
+        description=(
+            "the searches, answered in this order (at most the `search_batch` the server's /info "
+            f"advertises; `evalkit serve` takes {MAX_SEARCH_BATCH})"
+        ),
+    )
+
+
 class HitOut(create_model("_HitOutFields", __base__=WireModel, **hit_model_fields())):  # type: ignore[misc]
     """One hit: every field of `evalkit.Hit` (see it for each signal's meaning); only `id` is
     required."""
@@ -149,9 +272,25 @@ class CandidateOut(WireModel):
     """A row that reached the relevance gate (see `evalkit.records.GateCandidate`): `bm25` — the
     BM25 leg matched it; `similarity` — its vector-leg similarity, None when that leg missed it."""
 
-    id: str
-    bm25: bool = False
-    similarity: float | None = None
+    id: str = Field(description="the row's thought id")
+    bm25: bool = Field(default=False, description="the BM25 leg matched it")
+    similarity: float | None = Field(
+        default=None, description="its vector-leg similarity (null: the vector leg did not return it)"
+    )
+
+
+SUPERSESSION_RULE = (
+    "a thought that is the target of a `replaces` edge is superseded: with the `supersession` "
+    "capability the search never returns it, and fetches enough candidates that `top_k` is still "
+    "filled with current thoughts (the harness forbids superseded ids and expects the current one)"
+)
+"""What the harness expects of a system declaring `supersession` (the scenario category)."""
+
+CONTRADICTION_RULE = (
+    "thoughts joined by a `contradicts` edge are returned flagged (`contradicted_by`, `standing` "
+    "contradicted) and ranked after the undisputed ones (capability `contradiction`)"
+)
+"""What the harness expects of a system declaring `contradiction`."""
 
 
 class SearchOut(WireModel):
@@ -159,43 +298,104 @@ class SearchOut(WireModel):
     `gate_candidates` empty. `gate_candidates` (optional) lets `evalkit sweep` re-apply the gate
     at other values without searching again."""
 
-    hits: list[HitOut]
-    candidates: int = 0
-    filtered_out: int = 0
-    min_relevance: float = 0.0
-    dropped_ids: list[str] = Field(default_factory=list)
-    gate_candidates: list[CandidateOut] = Field(default_factory=list)
+    hits: list[HitOut] = Field(
+        description=(
+            "the best `top_k` thoughts, best first: the list order is the ranking (rank 1 first; "
+            "`rank`, when given, must be 1, 2, ..., n), whatever the scores say; each id at most once, "
+            "and only ids added to this namespace. Supersession: " + SUPERSESSION_RULE + ". "
+            "Contradiction: " + CONTRADICTION_RULE
+        )
+    )
+    candidates: int = Field(default=0, description="rows that reached the relevance gate (0: no gate ran)")
+    filtered_out: int = Field(default=0, description="rows the gate removed (0: no gate ran)")
+    min_relevance: float = Field(
+        default=0.0,
+        description="the gate value actually applied (0 = none; for a request's null, the system's default)",
+    )
+    dropped_ids: list[str] = Field(
+        default_factory=list,
+        description="ids of the rows the gate removed, in pipeline order (as many as filtered_out)",
+    )
+    gate_candidates: list[CandidateOut] = Field(
+        default_factory=list,
+        description=(
+            "optional: every row that reached the gate, in pipeline order, with the signals the gate "
+            "reads, so that `evalkit sweep` can re-apply it at other values (capability `regate`)"
+        ),
+    )
+
+
+class SearchBatchOut(WireModel):
+    """The results of a `SearchBatchIn`, one per search, in the order asked."""
+
+    results: list[SearchOut] = Field(description="one result per search of the request, in its order")
 
 
 class SystemInfo(WireModel):
     """What a server says about its system: name, capabilities, and a description for the report."""
 
-    name: str
-    capabilities: list[str]
-    describe: dict[str, Any] = Field(default_factory=dict)
+    name: str = Field(
+        min_length=1,
+        description=(
+            "the system's name: the report names the system by it, and baselines are recorded per "
+            "name (keep it stable across runs; the URL is recorded separately)"
+        ),
+    )
+    capabilities: list[str] = Field(
+        description=(
+            "what the system can do; scenarios needing a capability it lacks are reported not "
+            "applicable (an unknown name is an error of the run, naming the known ones). "
+            + "; ".join(f"`{name}`: {CAPABILITY_MEANINGS[name]}" for name in CAPABILITIES)
+        ),
+        json_schema_extra={"items": {"type": "string", "enum": list(CAPABILITIES)}},
+    )
+    describe: dict[str, Any] = Field(
+        default_factory=dict, description="settings recorded in the report's provenance (JSON values)"
+    )
+    search_batch: int = Field(
+        default=0,
+        ge=0,
+        description=(
+            "the most searches `POST /namespaces/{ns}/search/batch` takes in one request; 0 (or "
+            "absent) = the server has no batch endpoint, and the client sends one search per request"
+        ),
+    )
 
 
 class NamespaceOut(WireModel):
-    namespace: str
+    """A fresh, empty, isolated memory."""
+
+    namespace: str = Field(
+        description="its id, used in the URLs of the namespace (letters, digits and . _ ~ -, at most 200)"
+    )
 
 
 class AddedOut(WireModel):
-    added: int
+    """How many items a request added."""
+
+    added: int = Field(description="the number of thoughts or edges added")
 
 
 class FieldErrorOut(WireModel):
     """One problem of a request that does not match its shape: where (`loc`), what (`msg`)."""
 
-    loc: list[str | int]
-    msg: str
-    type: str
+    loc: list[str | int] = Field(
+        description='the path to the problem, from `body` (e.g. ["body", "thoughts", 0, "id"])'
+    )
+    msg: str = Field(description="what is wrong, in words")
+    type: str = Field(description="the kind of problem (pydantic's error type, e.g. `missing`)")
 
 
 class ErrorOut(WireModel):
     """Every error reply (400, 401, 404, 408, 413, 422, 500, 503): `detail` is the reason, or for
     a body that does not match its shape (422) one entry per problem."""
 
-    detail: str | list[FieldErrorOut]
+    detail: str | list[FieldErrorOut] = Field(
+        description=(
+            "the reason, in words; for a body that does not match its shape (422), one entry per "
+            "problem (the input is not echoed)"
+        )
+    )
 
 
 def thoughts_in(thoughts: list[Thought]) -> ThoughtsIn:
@@ -217,9 +417,57 @@ def edges_out(body: EdgesIn) -> list[Edge]:
     return [Edge(**e.model_dump()) for e in body.edges]
 
 
+_HIT_NAMES = tuple(f.name for f in HIT_FIELDS)
+_HIT_SEQUENCES = frozenset(f.name for f in HIT_FIELDS if f.sequence)
+
+
+def _plain(response: SearchResponse) -> dict[str, Any]:
+    """`response` as JSON-ready values (lists for tuples), in SearchOut's key order: built field
+    by field (`dataclasses.asdict` deep-copies every value, ten times slower)."""
+    hits = []
+    for hit in response.hits:
+        values = {name: getattr(hit, name) for name in _HIT_NAMES}
+        for name in _HIT_SEQUENCES:
+            values[name] = list(values[name])
+        hits.append(values)
+    return {
+        "hits": hits,
+        "candidates": response.candidates,
+        "filtered_out": response.filtered_out,
+        "min_relevance": response.min_relevance,
+        "dropped_ids": list(response.dropped_ids),
+        "gate_candidates": [
+            {"id": c.id, "bm25": c.bm25, "similarity": c.similarity} for c in response.gate_candidates
+        ],
+    }
+
+
 def search_out(response: SearchResponse) -> SearchOut:
     """A SearchResponse as the wire shape (lax: the record's tuples become lists)."""
-    return SearchOut.model_validate(asdict(response), strict=False)
+    return SearchOut.model_validate(_plain(response), strict=False, context={NO_SURROGATES: True})
+
+
+def search_json(response: SearchResponse) -> bytes:
+    """`response` as a SearchOut JSON body: ASCII JSON (as every reply of `evalkit serve`),
+    serialised without a pydantic round trip (the client validates what it receives). TypeError
+    for a value that is not a SearchResponse (a served system's bug, named), ValueError for a NaN
+    or infinite score (JSON cannot carry one)."""
+    return _ascii_json(_checked_plain(response))
+
+
+def search_batch_json(responses: list[SearchResponse]) -> bytes:
+    """`responses` as a SearchBatchOut JSON body (see `search_json`)."""
+    return _ascii_json({"results": [_checked_plain(r) for r in responses]})
+
+
+def _checked_plain(response: Any) -> dict[str, Any]:
+    if not isinstance(response, SearchResponse):
+        raise TypeError(f"search() returned {type(response).__name__}, not a SearchResponse")
+    return _plain(response)
+
+
+def _ascii_json(body: Any) -> bytes:
+    return json.dumps(body, ensure_ascii=True, allow_nan=False, separators=(",", ":")).encode("ascii")
 
 
 def search_response(body: SearchOut) -> SearchResponse:

@@ -153,6 +153,7 @@ def render_run(run: EvalRun) -> str:
     else:
         lines.append(result.verdict_line())
     lines += render_degenerate(run)
+    lines += render_strength(run)
     lines.append(render_verdict_line(run))
     listed = _not_applicable_notes(run)
     lines += [f"note: {n}" for n in result.notes if n != off and n not in listed]
@@ -209,6 +210,23 @@ def render_degenerate(run: EvalRun) -> list[str]:
     if len(found) > DEGENERATE_SHOWN:
         lines.append(f"  ... and {len(found) - DEGENERATE_SHOWN} more (the report's `verdict.degenerate`)")
     return lines
+
+
+def render_strength(run: EvalRun) -> list[str]:
+    """ "Suite strength: caught N of M injected bugs (mutants checked against ...)" and, for each escaped
+    mutation (then a false alarm of the control), what the suite needs to catch it; [] when the
+    mutation suite did not run with the run."""
+    strength, detection = run.result.outcome.strength, run.result.detection
+    if strength is None or detection is None:
+        return []
+    checked_against = (
+        f" (mutants checked against {detection.checked_against})" if detection.checked_against else ""
+    )
+    head = strength.line[0].upper() + strength.line[1:]
+    return [
+        f"{head}{checked_against}" + (":" if strength.escaped else ""),
+        *(f"  - {h}" for h in strength.hints()),
+    ]
 
 
 def render_verdict_line(run: EvalRun) -> str:
@@ -279,7 +297,8 @@ def _table(frame: pd.DataFrame) -> str:
 
 def render_detection(detection: DetectionPower) -> str:
     """The mutation table: one line per mutation (caught yes/no, regression count, verdict), then
-    the first regression messages that caught it, indented; a closing verdict line."""
+    the first regression messages that caught it, indented; a closing verdict line, and what the
+    mutants were checked against (`DetectionPower.checked_against`, when the result says)."""
     names = [f"{o.mutation} (control)" if o.control else o.mutation for o in detection.outcomes]
     width = max(len("mutation"), *(len(name) for name in names))
     lines = [f"{'mutation':<{width}}  caught  regressions  verdict", "-" * (width + 32)]
@@ -295,6 +314,8 @@ def render_detection(detection: DetectionPower) -> str:
         if not escaped
         else f"Not as expected: {', '.join(escaped)}"
     )
+    if detection.checked_against:
+        lines.append(f"Mutants checked against {detection.checked_against}")
     return "\n".join(lines)
 
 

@@ -3,7 +3,8 @@ request comments or chat: `evalkit summary REPORT` prints it.
 
 Sections, in order:
 - the verdict (`run_verdict`: PASS or FAIL with the regression count, baseline check OFF and why)
-  and the identity line (system, mode, top_k, gate);
+  and the identity line (system, mode, top_k, gate), then, when the mutation suite ran with the
+  run, "Suite strength: caught N of M injected bugs." and what catches each escaped mutation;
 - the regressions, one bullet each ("No gating regressions." or its gating-off variant when none);
 - the biggest drops against the baseline: the `drops` (default 5) largest falls of an overall or
   per-category metric of the ungated pass below the recorded baseline of the run's mode and
@@ -85,6 +86,10 @@ def summary_markdown(
     `baseline_label` names it in the drops heading (e.g. "deterministic@5, recorded ...")."""
     verdict = run_verdict(run)
     lines = [f"## evalkit: {_text(verdict.headline)}", "", _text(verdict.identity), ""]
+    if verdict.strength is not None:
+        lines += [_text(verdict.strength[0].upper() + verdict.strength[1:]) + ".", ""]
+        if verdict.escaped:
+            lines += ["To catch what escaped:", "", *(f"- {_text(line)}" for line in verdict.escaped), ""]
     if verdict.regressions:
         lines += [f"### Regressions ({len(verdict.regressions)})", ""]
         lines += [f"- {_text(line)}" for line in verdict.regressions]
@@ -114,17 +119,15 @@ def _drops_table(drops: list[Drop]) -> list[str]:
 
 def _strength(detection: DetectionPower) -> list[str]:
     """How many injected search bugs the gate caught, the control's outcome, one row each."""
-    real = [o for o in detection.outcomes if not o.control]
-    alarm = any(o.caught for o in detection.outcomes if o.control)
+    alarm = bool(detection.false_alarms)
     control = "the no-op control raised an alarm" if alarm else "the no-op control stayed quiet"
-    caught = sum(o.caught for o in real)
     rows = [
         f"| {_cell(o.mutation)}{' (control)' if o.control else ''} | {'yes' if o.caught else 'no'} | "
         f"{'yes' if o.expected else '**no**'} | {_cell(o.regressions[0].message) if o.regressions else ''} |"
         for o in detection.outcomes
     ]
     return [
-        f"{caught} of {len(real)} injected search bugs caught; {control}.",
+        f"{detection.caught} of {len(detection.injected)} injected search bugs caught; {control}.",
         "",
         "| mutation | caught | as expected | caught by |",
         "|---|---|---|---|",

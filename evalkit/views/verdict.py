@@ -16,6 +16,9 @@ Rules (the verdict is the run's own, `RunResult.outcome`; see `evalkit.harness.v
 - PASS only when the metrics were compared and nothing regressed.
 - Degenerate retrieval (a query with relevant ids that retrieved none, a scenario whose queries
   all got one ranking, recall 0 everywhere) is listed below the regressions, whatever the value.
+- The suite strength, when the mutation suite ran with the run (`evalkit run --mutants`): "suite
+  strength: caught N of M injected bugs" below the identity line, and after the listing, for
+  each escaped mutation, what the suite needs to catch it (`RunVerdict.strength`).
 - The identity line names the system, the embedder mode, top_k and the gate of the gated pass
   with its role: "report-only", or "checked against its baseline recorded ..." when a gated baseline
   gated it (its regressions are then listed as `[gated-metric]`/`[gated-present]`); "gated pass
@@ -41,7 +44,9 @@ class Verdict:
     """`value`: PASS, FAIL or NOT GATED. `passed`: no regressions. `baseline_check_off`: why the metrics
     were not compared with a baseline (None = they were). `identity`: "system S · mode M · top_k
     K · gate G". `regressions`: "[kind] message" lines. `degenerate`: "[kind] message" lines of
-    the degenerate retrieval found. `reasons`: the verdict's reasons (see `RunVerdict`)."""
+    the degenerate retrieval found. `reasons`: the verdict's reasons (see `RunVerdict`).
+    `strength`: "suite strength: caught N of M injected bugs" (None: no mutation suite ran with
+    the run); `escaped`: "<mutation> escaped: <what catches it>" lines."""
 
     passed: bool
     baseline_check_off: str | None
@@ -50,6 +55,8 @@ class Verdict:
     value: VerdictValue = "PASS"
     degenerate: tuple[str, ...] = ()
     reasons: tuple[str, ...] = ()
+    strength: str | None = None
+    escaped: tuple[str, ...] = ()
 
     @property
     def headline(self) -> str:
@@ -73,9 +80,13 @@ class Verdict:
 
     def __str__(self) -> str:
         lines = [f"Verdict: {self.headline}", self.identity]
+        lines += [self.strength] if self.strength is not None else []
         lines += [f"  - {line}" for line in self.regressions] or [self.clean]
         if self.degenerate:
             lines += ["Degenerate retrieval:", *(f"  - {line}" for line in self.degenerate)]
+        if self.escaped:
+            lines += ["Escaped mutations (what the suite needs to catch each):"]
+            lines += [f"  - {line}" for line in self.escaped]
         return "\n".join(lines)
 
     def __repr__(self) -> str:
@@ -88,10 +99,17 @@ class Verdict:
         if self.degenerate:
             found = "".join(f"<li>{html.escape(line)}</li>" for line in self.degenerate)
             listing += f"<p><b>Degenerate retrieval</b></p><ul>{found}</ul>"
+        if self.escaped:
+            found = "".join(f"<li>{html.escape(line)}</li>" for line in self.escaped)
+            listing += f"<p><b>Escaped mutations</b> (what the suite needs to catch each)</p><ul>{found}</ul>"
+        strength = ""
+        if self.strength is not None:
+            tone = NOT_GATED_COLOR if self.escaped else PASS_COLOR
+            strength = f'<p class="evalkit-strength" style="color: {tone}">{html.escape(self.strength)}</p>'
         return (
             f'<div class="evalkit-verdict"><p style="font-size: 1.6em; font-weight: bold; color: {color}; '
             f'margin: 0.2em 0">Verdict: {html.escape(self.headline)}</p>'
-            f"<p>{html.escape(self.identity)}</p>{listing}</div>"
+            f"<p>{html.escape(self.identity)}</p>{strength}{listing}</div>"
         )
 
 
@@ -113,6 +131,8 @@ def run_verdict(run: EvalRun) -> Verdict:
         value=outcome.value,
         degenerate=tuple(f"[{d.kind}] {d.message}" for d in outcome.degenerate),
         reasons=tuple(outcome.reasons),
+        strength=None if outcome.strength is None else outcome.strength.line,
+        escaped=() if outcome.strength is None else tuple(outcome.strength.hints()),
     )
 
 

@@ -245,3 +245,36 @@ def test_thresholds_none_is_an_explicit_no_baselines(
     code, stdout, _ = cli(capsys, *common)
     assert code == 0 and "Verdict: NOT GATED" in stdout  # the project file can say it too
     assert re.search(r"^thresholds +none +\(.*evalkit\.toml\)$", cli(capsys, "config")[1], re.M)
+
+
+# ------------------------------------------------------------------ suite strength
+
+
+def test_suite_strength_counts_the_real_mutations_and_names_a_false_alarm_of_the_control() -> None:
+    from evalkit.harness.results import DetectionPower, MutationOutcome, Regression
+    from evalkit.harness.verdict import suite_strength
+
+    hit = Regression(kind="metric", message="overall: recall 0.1 is below its threshold 0.9")
+    detection = DetectionPower(
+        outcomes=[
+            MutationOutcome(mutation="a", description="d", control=False, regressions=[hit], hint="ha"),
+            MutationOutcome(mutation="b", description="d", control=False, regressions=[], hint="hb"),
+            MutationOutcome(mutation="c", description="d", control=False, regressions=[]),
+            MutationOutcome(mutation="noop", description="d", control=True, regressions=[hit], hint="ties"),
+        ]
+    )
+    strength = suite_strength(detection)
+    assert (strength.caught, strength.injected) == (1, 3)
+    assert strength.line == (
+        "suite strength: caught 1 of 3 injected bugs; the no-op control noop raised a false alarm"
+    )
+    assert strength.hints() == ["b escaped: hb", "c escaped", "noop raised a false alarm: ties"]
+    assert [r.message for r in detection.regressions()] == [
+        "suite strength: mutation b escaped, no regression caught it (d)",
+        "suite strength: mutation c escaped, no regression caught it (d)",
+        "suite strength: the no-op control noop was caught, a false alarm "
+        "(overall: recall 0.1 is below its threshold 0.9)",
+    ]
+    verdict = judge([], None, [], strength)
+    assert verdict.value == "PASS" and verdict.reasons[-1] == strength.line
+    assert "strength" in verdict.model_dump() and "strength" not in judge([], None, []).model_dump()

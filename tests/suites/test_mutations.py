@@ -132,15 +132,38 @@ def test_unknown_mutation_name_is_a_usage_error_listing_the_valid_ones():
     assert all(name in str(info.value) for name in MUTATIONS)
 
 
-def test_mutants_need_a_baseline_recorded_at_the_same_top_k(tmp_path):
+def test_without_a_recorded_baseline_mutants_are_checked_against_the_unmutated_run(tmp_path):
     suite = load_suite(DATASETS)
-    with pytest.raises(UsageError, match="needs a 'deterministic' baseline recorded at top_k=5"):
-        run_mutants(suite, RunConfig(thresholds=tmp_path / "missing.json"))
-    advice = re.escape(f"--top-k 10 --thresholds {THRESHOLDS} --update-baseline")
-    with pytest.raises(UsageError, match=rf"top_k=10 .*{advice}"):
-        run_mutants(suite, RunConfig(thresholds=THRESHOLDS, top_k=10))
+    missing = tmp_path / "missing.json"
+    names = ["rrf-constant-1", "vector-leg-off", CONTROL]
+    detection = run_mutants(suite, RunConfig(thresholds=missing), names)
+    assert detection.checked_against == (
+        f"this suite's unmutated run (no comparable deterministic baseline at top_k 5 in {missing})"
+    )
+    assert [(o.mutation, o.caught) for o in detection.outcomes] == [
+        ("rrf-constant-1", True), ("vector-leg-off", True), (CONTROL, False),
+    ]  # fmt: skip
+    assert not missing.exists()  # the user's thresholds file is never written
+    recorded = run_mutants(suite, RunConfig(thresholds=THRESHOLDS), ["vector-leg-off"])
+    assert recorded.checked_against == f"the deterministic baseline at top_k 5 in {THRESHOLDS}"
+    other_top_k = run_mutants(suite, RunConfig(thresholds=THRESHOLDS, top_k=10), [CONTROL])
+    assert other_top_k.checked_against is not None and other_top_k.checked_against.startswith(
+        "this suite's unmutated run"
+    )
+    assert other_top_k.ok
+    unthresholded = run_mutants(suite, RunConfig(thresholds=None), ["vector-leg-off"])
+    assert unthresholded.checked_against == "this suite's unmutated run (no thresholds file)"
+    subset = run_mutants(load_suite(DATASETS, ["multi-hop"]), RunConfig(thresholds=THRESHOLDS), [CONTROL])
+    assert subset.checked_against is not None and subset.checked_against.startswith(
+        "assertions only (scenarios were selected"
+    )
     with pytest.raises(UsageError, match="workers must be a positive integer"):
         run_mutants(suite, RunConfig(thresholds=THRESHOLDS), workers=0)
+
+
+def test_every_mutation_has_a_hint_and_outcomes_carry_it(catalogue_run):
+    assert all(m.hint for m in MUTATIONS.values())
+    assert [o.hint for o in catalogue_run.outcomes] == [m.hint for m in MUTATIONS.values()]
 
 
 def test_caught_by_quotes_the_most_specific_messages_first():
@@ -342,7 +365,12 @@ def test_cli_unknown_mutation_exits_2_listing_the_valid_names(capsys):
     assert all(name in err for name in MUTATIONS)
 
 
-def test_cli_without_a_baseline_exits_2(tmp_path, capsys):
-    assert mutants("--mutation", CONTROL, thresholds=tmp_path / "none.json") == 2
-    advice = f"`evalkit run --top-k 5 --thresholds {tmp_path / 'none.json'} --update-baseline`"
-    assert advice in capsys.readouterr().err  # names the file: it cannot replace the built-in baseline
+def test_cli_without_a_baseline_gates_on_the_unmutated_run_and_says_so(tmp_path, capsys):
+    none = tmp_path / "none.json"
+    assert mutants("--mutation", "vector-leg-off", "--mutation", CONTROL, thresholds=none) == 0
+    out = capsys.readouterr().out
+    checked_against = (
+        f"this suite's unmutated run (no comparable deterministic baseline at top_k 5 in {none})"
+    )
+    assert f"Mutants checked against {checked_against}" in out
+    assert not none.exists()

@@ -184,3 +184,28 @@ def test_search_many_answers_a_shard_in_one_call_with_the_one_by_one_numbers():
 def test_search_many_returning_too_few_responses_is_named():
     with pytest.raises(AdapterError, match=r"search_many\(\) returned 9 responses for 10 searches; it must "):
         _run(_Batching(drop_last=True))
+
+
+def test_the_responses_of_search_many_are_checked_like_single_searches():
+    class Ghostly(_Batching):
+        def open(self, workdir: Path, scenario: str | None = None):
+            from contextlib import contextmanager
+
+            opened = super().open(workdir, scenario)
+
+            @contextmanager
+            def ghostly():
+                with opened as memory:
+                    many = memory.search_many
+
+                    def haunted(requests):
+                        first, *rest = many(requests)
+                        return [with_first_hit(first, id="ghost"), *rest]
+
+                    memory.search_many = haunted
+                    yield memory
+
+            return ghostly()
+
+    with pytest.raises(AdapterError, match=r"scenario 'explicit-fact', query 1 .*id 'ghost' was never added"):
+        _run(Ghostly())

@@ -11,11 +11,12 @@ from fastapi.responses import JSONResponse, PlainTextResponse
 
 from evalkit import Edge, ReferenceSystem, run_eval
 from evalkit.cli import main
-from evalkit.errors import AdapterError
+from evalkit.errors import AdapterError, AdapterWarning
+from evalkit.systems.capabilities import CAPABILITIES
 from evalkit.systems.http_client import HttpSystem
 from evalkit.systems.http_server import create_app
-from evalkit.systems.wire import NamespaceOut
-from tests.servers import serving
+from evalkit.systems.wire import MAX_SEARCH_BATCH, NamespaceOut
+from tests.servers import contract_app, serving
 from tests.shared import DATASETS, comparable_file
 from tests.systems_fixtures import LimitedSystem
 
@@ -33,7 +34,7 @@ def test_builtin_suite_over_http_equals_the_in_process_run(reference_url, tmp_pa
     assert main(["run", *common, "--out", str(tmp_path / "http.json"), "--system", reference_url]) == 0
     assert comparable_file(tmp_path / "http.json") == comparable_file(tmp_path / "local.json")
     remote = json.loads((tmp_path / "http.json").read_text())
-    assert remote["system"] == reference_url
+    assert remote["system"] == "reference"  # /info's name; the URL is the configured system
     assert remote["provenance"]["config"]["system"] == reference_url
     assert remote["provenance"]["system"]["server"]["name"] == "reference"
     assert remote["provenance"]["embedder"] is None
@@ -67,6 +68,7 @@ def test_openapi_document_describes_every_endpoint(reference_url):
         "/namespaces/{namespace}/thoughts",
         "/namespaces/{namespace}/edges",
         "/namespaces/{namespace}/search",
+        "/namespaces/{namespace}/search/batch",
     }
 
 
@@ -171,7 +173,6 @@ def _fake(search_reply):
             JSONResponse({"hits": [{"id": 3}]}),
             r"does not match SearchOut: hits\[0\]\.id: Input should be a valid string \(got 3\)",
         ),
-        (JSONResponse({"hits": [{"id": "orders-api-port", "similarty": 0.5}]}), r"unknown key 'similarty'"),
         (JSONResponse({"hits": [{"id": "never-seeded"}]}), r"id 'never-seeded' was never added"),
         (JSONResponse({"detail": "boom"}, status_code=500), r"POST /namespaces/n1/search: HTTP 500: boom"),
     ],
@@ -251,3 +252,171 @@ def test_serve_refuses_other_addresses_without_flag_and_token(monkeypatch, capsy
     monkeypatch.delenv("EVALKIT_SERVE_TOKEN", raising=False)
     assert main(["serve", *args]) == 2
     assert message in capsys.readouterr().err
+
+
+# --- the contract, tightened (issue 23 item 4) ----------------------------------------------------
+
+
+def test_openapi_document_has_enums_and_a_description_for_every_field(reference_url):
+    import httpx
+
+    document = httpx.get(f"{reference_url}/openapi.json").json()
+    schemas = document["components"]["schemas"]
+    undescribed = [
+        f"{name}.{prop}"
+        for name, schema in schemas.items()
+        if not name.startswith(("HTTPValidationError", "ValidationError"))  # FastAPI's own, unused
+        for prop, value in schema.get("properties", {}).items()
+        if not value.get("description")
+    ]
+    assert undescribed == []
+    hit, info = schemas["HitOut"]["properties"], schemas["SystemInfo"]["properties"]
+    assert info["capabilities"]["items"]["enum"] == list(CAPABILITIES)
+    assert all(name in info["capabilities"]["description"] for name in CAPABILITIES)
+    assert hit["standing"]["enum"] == ["current", "contradicted", "superseded"]
+    assert hit["match_source"]["items"]["enum"] == ["vector", "bm25"]
+    assert "higher = more relevant" in hit["relevance"]["description"]
+    assert schemas["ThoughtIn"]["properties"]["status"]["enum"] == ["active", "draft", "archived"]
+    assert "replaces" in schemas["EdgeIn"]["properties"]["type"]["enum"]
+    search = schemas["SearchIn"]["properties"]
+    assert "null = search every project" in search["project"]["description"]
+    assert "null = the system's own default gate" in search["min_relevance"]["description"]
+    assert "0 = no gate" in search["min_relevance"]["description"]
+    assert "is_global" in search["include_global"]["description"]
+    hits = schemas["SearchOut"]["properties"]["hits"]["description"]
+    assert "best first" in hits and "superseded" in hits
+    paths = document["paths"]
+    assert set(paths["/namespaces"]["post"]["responses"]) >= {"201", "401", "503"}
+    assert (
+        "201" in paths["/namespaces"]["post"]["responses"]
+        and "200" not in paths["/namespaces"]["post"]["responses"]
+    )
+    assert "204" in paths["/namespaces/{namespace}"]["delete"]["responses"]
+    for path in paths.values():
+        for operation in path.values():
+            error = operation["responses"]["422"]["content"]["application/json"]["schema"]
+            assert error == {"$ref": "#/components/schemas/ErrorOut"}
+    batch = paths["/namespaces/{namespace}/search/batch"]["post"]["responses"]["200"]
+    assert batch["content"]["application/json"]["schema"] == {"$ref": "#/components/schemas/SearchBatchOut"}
+
+
+def _counting(app):
+    """`app` behind an ASGI wrapper that counts the requests per (method, path with the
+    namespace as {ns})."""
+    import re
+    from collections import Counter
+
+    seen: Counter[str] = Counter()
+
+    async def counted(scope, receive, send):
+        if scope["type"] == "http":
+            seen[f"{scope['method']} {re.sub(r'/namespaces/[^/]+', '/namespaces/{ns}', scope['path'])}"] += 1
+        await app(scope, receive, send)
+
+    return counted, seen
+
+
+def test_the_client_sends_each_scenarios_searches_in_one_batch_when_info_advertises_it(tmp_path):
+    app, seen = _counting(create_app(ReferenceSystem()))
+    options = dict(datasets=DATASETS, scenarios=["explicit-fact", "temporal"], thresholds=None)
+    local = run_eval(**options)
+    with serving(app) as url:
+        assert HttpSystem(url).info.search_batch == MAX_SEARCH_BATCH
+        batched = run_eval(system=HttpSystem(url), **options)
+        assert seen["POST /namespaces/{ns}/search/batch"] == 2 and seen["POST /namespaces/{ns}/search"] == 0
+        seen.clear()
+        single = run_eval(system=HttpSystem(url, batch=False), **options)
+        searches = sum(len(s.queries) for s in local.result.scenarios) * 2  # both passes
+        assert (
+            seen["POST /namespaces/{ns}/search"] == searches
+            and seen["POST /namespaces/{ns}/search/batch"] == 0
+        )
+    assert batched.result.overall == single.result.overall == local.result.overall
+    assert batched.result.scenarios == local.result.scenarios
+
+
+def test_a_batch_reply_with_another_number_of_results_is_an_error():
+    from fastapi.responses import JSONResponse
+
+    app = contract_app(lambda: JSONResponse({"hits": []}), info={"search_batch": 8})
+
+    @app.post("/namespaces/{name}/search/batch")
+    async def batch():
+        return {"results": [{"hits": []}]}
+
+    with (
+        serving(app) as url,
+        pytest.raises(AdapterError, match=r"search/batch: the reply holds 1 results for 5 searches"),
+    ):
+        run_eval(datasets=DATASETS, scenarios=["explicit-fact"], system=url, thresholds=None)
+
+
+def test_the_batch_endpoint_answers_in_order_and_refuses_too_many(reference_url):
+    import httpx
+
+    namespace = httpx.post(f"{reference_url}/namespaces").json()["namespace"]
+    base = f"{reference_url}/namespaces/{namespace}"
+    thoughts = [{"id": "a", "content": "alpha beta"}, {"id": "b", "content": "gamma delta"}]
+    assert httpx.post(f"{base}/thoughts", json={"thoughts": thoughts}).json() == {"added": 2}
+    one = {"top_k": 1, "min_relevance": 0.0, "now": "2026-01-01T00:00:00Z"}
+    searches = [{"query": "gamma", **one}, {"query": "alpha", **one}]
+    results = httpx.post(f"{base}/search/batch", json={"searches": searches}).json()["results"]
+    assert [r["hits"][0]["id"] for r in results] == ["b", "a"]
+    assert results[0] == httpx.post(f"{base}/search", json=searches[0]).json()
+    reply = httpx.post(f"{base}/search/batch", json={"searches": [searches[0]] * (MAX_SEARCH_BATCH + 1)})
+    assert reply.status_code == 422 and f"at most {MAX_SEARCH_BATCH} items" in reply.text
+
+
+def test_unknown_reply_keys_are_ignored_with_one_warning_naming_them():
+    hit = {"id": "orders-api-port", "similarty": 0.5, "score": 1}
+    app = contract_app(lambda: JSONResponse({"hits": [hit], "took_ms": 3}))
+    with serving(app) as url, pytest.warns(AdapterWarning) as caught:
+        run = run_eval(datasets=DATASETS, scenarios=["explicit-fact"], system=url, thresholds=None)
+    assert run.result.scenarios[0].queries[0].retrieved == ["orders-api-port"]
+    mine = [
+        w
+        for w in caught
+        if issubclass(w.category, AdapterWarning) and "contract does not define" in str(w.message)
+    ]
+    assert len(mine) == 1  # 5 searches, each with the same extras: one warning
+    message = str(mine[0].message)
+    assert "SearchOut.hits[*].similarty (did you mean 'similarity'?)" in message
+    assert "SearchOut.hits[*].score" in message and "SearchOut.took_ms" in message
+
+
+def test_a_field_error_repeated_in_every_hit_is_reported_once_with_a_count():
+    hits = [{"id": i, "rank": str(n)} for n, i in enumerate(["orders-api-port", "b", "c"], start=1)]
+    with (
+        serving(contract_app(lambda: JSONResponse({"hits": hits}))) as url,
+        pytest.raises(AdapterError) as caught,
+    ):
+        run_eval(datasets=DATASETS, scenarios=["explicit-fact"], system=url, thresholds=None, gated=False)
+    message = str(caught.value)
+    assert "hits[0].rank: Input should be a valid integer (got '1'); 2 more like it (hits[*].rank)" in message
+    assert "hits[1]" not in message
+
+
+def test_the_system_is_named_by_info_and_errors_give_its_url():
+    with serving(contract_app(lambda: JSONResponse({"hits": [{"id": "never-seeded"}]}))) as url:
+        system = HttpSystem(url)
+        assert system.name == "fake" and system.describe()["url"] == url
+        with pytest.raises(
+            AdapterError, match=rf"^system 'fake' at {url}: GET /nothing: HTTP 404: Not Found"
+        ):
+            system.call("GET", "/nothing", None)
+
+
+def test_a_servers_repeated_field_errors_are_shown_once_with_a_count(reference_url):
+    from pydantic import BaseModel
+
+    class Loose(BaseModel):
+        thoughts: list[dict]
+
+    system = HttpSystem(reference_url)
+    namespace = system.call("POST", "/namespaces", NamespaceOut).namespace
+    body = Loose(thoughts=[{"id": f"t{i}", "content": "x", "importance": 3.0} for i in range(3)])
+    with pytest.raises(AdapterError) as caught:
+        system.call("POST", f"/namespaces/{namespace}/thoughts", None, body)
+    message = str(caught.value)
+    assert "body.thoughts.0.importance: Input should be less than or equal to 1" in message
+    assert "; 2 more like it (body.thoughts.*.importance)" in message and "thoughts.1" not in message

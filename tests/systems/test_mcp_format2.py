@@ -316,3 +316,37 @@ def test_inspect_lists_the_tools_and_drafts_a_mapping_that_loads(tmp_path, capsy
 def test_inspect_of_a_server_that_cannot_start_is_one_line(capsys):
     code, _, err = cli(capsys, "mcp", "inspect", "--", "/nonexistent/server")
     assert code == 2 and "cannot start or reach the MCP server" in err and "Traceback" not in err
+
+
+def test_inspect_reads_a_streamable_http_server_by_its_url(tmp_path, capsys):
+    from evalkit import ReferenceSystem, run_eval
+    from evalkit.systems.mcp_server import create_server
+    from tests.servers import serving
+
+    with serving(create_server(ReferenceSystem()).streamable_http_app()) as url:
+        code, out, err = cli(capsys, "mcp", "inspect", f"{url}/mcp", "--out", str(tmp_path / "draft.toml"))
+        assert code == 0, err
+        # for evalkit's own server the draft, as printed, is a working mapping
+        system = McpSystem.from_mapping(tmp_path / "draft.toml")
+        try:
+            run = run_eval(system=system, datasets=DATASETS, scenarios=["explicit-fact"], thresholds=None)
+        finally:
+            system.close()
+    assert run.result.overall.metrics == {"recall": 1.0, "precision": 0.2, "mrr": 0.9, "hit_rate": 1.0}
+    assert "tool search_batch: Several searches of a namespace in one call" in out
+    assert f'url = "{url}/mcp"' in out
+    assert 'strategy = "namespace"\nargument = "namespace"' in out
+    assert 'tool = "store_thoughts"\nbatch = "thoughts"' in out
+
+
+def test_a_captured_stderr_is_quoted_when_the_server_fails(tmp_path):
+    path = _leaky(tmp_path, 'strategy = "none"')
+    crash = "import sys; sys.stderr.write('boom: no config file'); sys.exit(3)"
+    path.write_text(
+        path.read_text().replace(
+            f"args = [{json.dumps(str(LEAKY))}]", f'args = ["-c", {json.dumps(crash)}]\nstderr = "capture"'
+        )
+    )
+    with pytest.raises(AdapterError, match=r"cannot start or reach the MCP server .*its stderr ended with: "
+                       r"'boom: no config file'"):  # fmt: skip
+        McpSystem.from_mapping(path)

@@ -1,0 +1,156 @@
+"""`evalkit lint` and the suite strength of `evalkit run --mutants`: exit codes, what they print,
+what the report saves (the verdict's suite strength, each escaped mutation's hint)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from evalkit.harness.results import RunResult, read_result
+from evalkit.views.frames import load_run
+from evalkit.views.verdict import run_verdict
+from tests.scenarios.test_lint import OLD_INIT_EXAMPLE
+from tests.shared import DATASETS, cli
+
+
+def _weak_suite(root: Path) -> Path:
+    """The newcomer's suite of the issue: the old `evalkit init` example, no baseline."""
+    (root / "scenarios").mkdir(parents=True)
+    (root / "suite.yaml").write_text("categories: [facts]\n")
+    (root / "scenarios" / "deploy-facts.yaml").write_text(OLD_INIT_EXAMPLE)
+    (root / "thresholds.json").write_text("{}")
+    return root
+
+
+def test_lint_prints_each_finding_and_exits_0_or_1_under_strict(tmp_path, capsys):
+    suite = _weak_suite(tmp_path / "weak")
+    code, out, _ = cli(capsys, "lint", str(suite))
+    assert code == 0
+    first, last = out.splitlines()
+    assert first.startswith(
+        f"{suite / 'scenarios' / 'deploy-facts.yaml'}: scenario 'deploy-facts' query 2: "
+        "[forbid-out-of-reach] forbidden id 'db-old' is superseded"
+    )
+    assert last == f"1 lint finding (1 forbid-out-of-reach) in {suite} (1 scenario, top_k 5): warnings"
+    code, out, _ = cli(capsys, "lint", str(suite), "--strict")
+    assert code == 1 and out.endswith("an error under --strict\n")
+    code, out, _ = cli(capsys, "lint", str(suite), "--top-k", "6", "--strict")
+    assert code == 1 and "[small-corpus]" in out and "[forbid-out-of-reach]" not in out
+
+
+def test_lint_of_a_clean_suite_and_of_a_malformed_one(tmp_path, capsys):
+    from evalkit.scaffold import init_project
+
+    init_project(tmp_path / "new", None)
+    code, out, _ = cli(capsys, "lint", str(tmp_path / "new"), "--strict")
+    assert (code, out) == (0, f"No lint findings in {tmp_path / 'new'} (1 scenario, top_k 5).\n")
+    bad = tmp_path / "bad"
+    (bad / "scenarios").mkdir(parents=True)
+    (bad / "scenarios" / "x.yaml").write_text("name: x\ncategory: nope\nthoughts: []\nqueries: []\n")
+    code, out, err = cli(capsys, "lint", str(bad))
+    assert code == 2 and out == ""
+    assert "problem" in err and "x.yaml: scenario 'x': queries: " in err
+
+
+def test_run_warns_about_lint_findings_in_one_line(tmp_path, capsys):
+    suite = _weak_suite(tmp_path / "weak")
+    code, _, err = cli(
+        capsys, "run", "--datasets", str(suite), "--out", str(tmp_path / "r.json"), "--no-history"
+    )
+    assert code == 0
+    assert err == (
+        "evalkit: warning: 1 lint finding (1 forbid-out-of-reach) in the suite: queries a broken search can "
+        "still pass; "
+        f"`evalkit lint {suite}` lists each with its fix\n"
+    )
+
+
+def test_run_mutants_saves_the_suite_strength_and_the_hints_in_the_report(tmp_path, capsys):
+    suite = _weak_suite(tmp_path / "weak")
+    out = tmp_path / "r.json"
+    args = ("run", "--datasets", str(suite), "--out", str(out), "--no-history", "--no-gated-pass")
+    code, stdout, _ = cli(capsys, *args, "--mutants")
+    assert code == 0
+    report = json.loads(out.read_text())
+    strength = report["verdict"]["strength"]
+    assert strength["injected"] == 15 and strength["caught"] < 15
+    escaped = {e["mutation"]: e["hint"] for e in strength["escaped"]}
+    assert escaped["supersession-not-suppressed"].startswith("superseded rows are kept and rank last")
+    line = f"suite strength: caught {strength['caught']} of 15 injected bugs"
+    assert report["verdict"]["reasons"][-1] == line
+    assert "Verdict: NOT GATED — " in stdout and stdout.count(line) == 1
+    assert "  - supersession-not-suppressed escaped: superseded rows are kept and rank last" in stdout
+    assert report["detection"]["outcomes"][0]["hint"] == escaped["supersession-not-suppressed"]
+    verdict = run_verdict(load_run(out))
+    assert verdict.strength == line
+    assert any(e.startswith("supersession-not-suppressed escaped: ") for e in verdict.escaped)
+    assert line in str(verdict) and "Escaped mutations" in verdict._repr_html_()
+    code, summary, _ = cli(capsys, "summary", str(out))
+    assert code == 0 and f"Suite strength: caught {strength['caught']} of 15 injected bugs." in summary
+    assert "- supersession-not-suppressed escaped: superseded rows are kept" in summary
+
+
+def test_fail_on_escaped_fails_the_run_with_one_regression_per_escaped_mutation(tmp_path, capsys):
+    suite = _weak_suite(tmp_path / "weak")
+    out = tmp_path / "r.json"
+    code, stdout, _ = cli(
+        capsys, "run", "--datasets", str(suite), "--out", str(out), "--no-history", "--fail-on-escaped"
+    )
+    assert code == 1
+    result = read_result(out)
+    assert result.detection is not None and result.outcome.value == "FAIL"
+    mutation = [r for r in result.regressions if r.kind == "mutation"]
+    assert len(mutation) == len(result.detection.escaped) > 0
+    assert mutation[0].message.startswith(
+        "suite strength: mutation supersession-not-suppressed escaped, no regression caught it"
+    )
+    assert "[mutation] suite strength: mutation supersession-not-suppressed escaped" in stdout
+
+
+def test_the_built_in_suite_catches_every_mutation_and_an_old_report_still_reads(tmp_path, capsys):
+    out = tmp_path / "r.json"
+    code, stdout, err = cli(
+        capsys, "run", "--datasets", str(DATASETS), "--out", str(out), "--no-history", "--fail-on-escaped"
+    )
+    assert code == 0, stdout
+    assert (
+        "Suite strength: caught 15 of 15 injected bugs (mutants checked against the deterministic " in stdout
+    )
+    assert "evalkit: warning: 5 lint findings" in err  # the explained ones (README, "Linting a suite")
+    data = json.loads(out.read_text())
+    del data["verdict"]["strength"], data["detection"]["checked_against"]
+    for outcome in data["detection"]["outcomes"]:
+        del outcome["hint"]
+    old = RunResult.model_validate(data)  # a report written before suite strength was saved
+    assert old.outcome.strength is None
+    judged = old.judged().strength
+    assert judged is not None and (judged.caught, judged.escaped) == (15, [])
+
+
+def test_mutants_are_refused_for_a_system_that_does_not_declare_mutation_testing(tmp_path, capsys):
+    code, _, err = cli(
+        capsys,
+        "run",
+        "--out",
+        str(tmp_path / "r.json"),
+        "--mutants",
+        "--system",
+        "tests.systems_fixtures:limited_system",
+    )
+    assert code == 2 and "mutation testing applies to a system whose declaration says mutation_testing" in err
+
+
+def test_a_scenario_from_a_trace_and_an_import_without_content_pass_the_lint(tmp_path, capsys):
+    """Issue 26's from-trace scenario passes the loader and the lint; an import without
+    --with-content (blank contents) is not flagged for duplicates, only its shared record id."""
+    from tests.shared import FIXTURES
+
+    traces = str(FIXTURES / "traces" / "genai_memory.jsonl")
+    trace = "5b8efff798038103d269b633813fc60e"
+    argv = ("scenario", "from-trace", "--with-content", "--traces", traces, "--out", str(tmp_path / "ft"))
+    assert cli(capsys, *argv, trace)[0] == 0
+    assert cli(capsys, "lint", str(tmp_path / "ft"), "--strict")[0] == 0
+    assert cli(capsys, "import", "traces", traces, "--out", str(tmp_path / "imp"))[0] == 0
+    code, out, _ = cli(capsys, "lint", str(tmp_path / "imp"))
+    assert code == 0 and "[duplicate-content]" not in out
+    assert out.splitlines()[-1].startswith("1 lint finding (1 id-collision)")
