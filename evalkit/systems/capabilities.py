@@ -42,6 +42,8 @@ CAPABILITY_MEANINGS: dict[str, str] = {
     "relevance_gate": "`min_relevance` > 0 removes weak rows",
     "confidence": "hits carry `low_confidence`",
     "regate": "the gate keeps a row it reports in `gate_candidates` exactly as the reference store's rule",
+    "deletion": "`delete_thoughts` forgets thoughts in every index (a scenario's delete steps)",
+    "update": "`update_thought` replaces a thought's content (re-embedded, re-indexed) or status",
 }
 """Each capability in one line (the module docstring says more; the HTTP contract's OpenAPI
 document lists these)."""

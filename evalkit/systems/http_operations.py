@@ -16,14 +16,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from fastapi import FastAPI
-from fastapi.responses import JSONResponse
 from pydantic import Field, model_validator
 
 from evalkit.records import Status
 from evalkit.systems.wire import MAX_BATCH, WireModel
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # fastapi is the `http` extra: the MCP server imports the shapes without it
+    from fastapi import FastAPI
+    from fastapi.responses import JSONResponse
+
     from evalkit.systems.http_client import HttpSystem
     from evalkit.systems.namespaces import Namespaces
 
@@ -31,19 +32,24 @@ if TYPE_CHECKING:
 class DeleteIn(WireModel):
     """The ids to forget (each stored, at most once)."""
 
-    ids: list[str] = Field(min_length=1, max_length=MAX_BATCH)
+    ids: list[str] = Field(
+        min_length=1, max_length=MAX_BATCH,
+        description="ids of stored thoughts to forget in every index, each once (422 for one not stored)",
+    )  # fmt: skip
 
 
 class DeletedOut(WireModel):
-    deleted: int
+    deleted: int = Field(description="how many thoughts were deleted")
 
 
 class UpdateIn(WireModel):
     """Thought `id`'s new `content` and/or `status` (None = unchanged; at least one)."""
 
-    id: str = Field(min_length=1)
-    content: str | None = None
-    status: Status | None = None
+    id: str = Field(min_length=1, description="id of the stored thought to change (422 when not stored)")
+    content: str | None = Field(
+        default=None, description="its new content, re-embedded and re-indexed; null = unchanged"
+    )
+    status: Status | None = Field(default=None, description="its new status; null = unchanged")
 
     @model_validator(mode="after")
     def _changes_something(self) -> UpdateIn:
@@ -53,7 +59,7 @@ class UpdateIn(WireModel):
 
 
 class UpdatedOut(WireModel):
-    updated: int
+    updated: int = Field(description="1: the thought was changed")
 
 
 def add_operation_routes(
@@ -73,16 +79,16 @@ def add_operation_routes(
     async def run(call: Callable[[], Any]) -> Any:
         return await namespaces.run(call)
 
-    @app.post("/namespaces/{namespace}/thoughts/delete", response_model=None)
-    async def delete_thoughts(namespace: str, body: DeleteIn) -> DeletedOut | JSONResponse:
+    @app.post("/namespaces/{namespace}/thoughts/delete", response_model=DeletedOut)
+    async def delete_thoughts(namespace: str, body: DeleteIn) -> Any:
         forget = method(namespace, "delete_thoughts")
         if forget is None:
             return error(501, "this system's memory cannot delete thoughts (capability 'deletion')")
         await run(lambda: forget(list(body.ids)))
         return DeletedOut(deleted=len(body.ids))
 
-    @app.post("/namespaces/{namespace}/thoughts/update", response_model=None)
-    async def update_thought(namespace: str, body: UpdateIn) -> UpdatedOut | JSONResponse:
+    @app.post("/namespaces/{namespace}/thoughts/update", response_model=UpdatedOut)
+    async def update_thought(namespace: str, body: UpdateIn) -> Any:
         change = method(namespace, "update_thought")
         if change is None:
             return error(501, "this system's memory cannot update thoughts (capability 'update')")

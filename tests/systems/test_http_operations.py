@@ -46,3 +46,12 @@ def test_operations_on_unknown_ids_are_422_and_a_memory_without_them_is_501(refe
         namespace = client.post("/namespaces").json()["namespace"]
         reply = client.post(f"/namespaces/{namespace}/thoughts/delete", json={"ids": ["a"]})
         assert reply.status_code == 501 and "deletion" in reply.json()["detail"]
+
+
+@pytest.mark.parametrize("pack", ["deletion-ghosts", "update-propagation"])
+def test_a_pack_with_steps_over_mcp_equals_the_in_process_run(tmp_path, pack):
+    mapping = DATASETS / "mcp" / "reference.toml"
+    common = ["--datasets", str(DATASETS / "packs" / pack), "--thresholds", "none", "--no-history"]
+    assert main(["run", *common, "--out", str(tmp_path / "local.json")]) == 0
+    assert main(["run", *common, "--out", str(tmp_path / "mcp.json"), "--system", f"mcp:{mapping}"]) == 0
+    assert comparable_file(tmp_path / "mcp.json") == comparable_file(tmp_path / "local.json")
