@@ -26,7 +26,7 @@ from pydantic import (
 from evalkit.errors import ReportError
 from evalkit.files import write_atomic
 from evalkit.harness.provenance import Provenance
-from evalkit.harness.verdict import RunVerdict, degenerate_findings, judge, suite_strength
+from evalkit.harness.verdict import RunVerdict, SuiteStrength, degenerate_findings, judge, suite_strength
 from evalkit.metrics import judgements
 from evalkit.records import REPORTED_HIT_FIELDS, GateCandidate
 from evalkit.shapes import hit_model_fields
@@ -457,6 +457,15 @@ class RunResult(_Model):
     def outcome(self) -> RunVerdict:
         """The run's verdict (`verdict`, computed when absent)."""
         return self.verdict if self.verdict is not None else self.judged()
+
+    @property
+    def strength(self) -> SuiteStrength | None:
+        """The suite strength: the verdict's, else (a report whose stored verdict predates it)
+        computed from `detection`; None when the mutation suite did not run with the run."""
+        stored = self.outcome.strength
+        if stored is not None or self.detection is None:
+            return stored
+        return suite_strength(self.detection)
 
     @model_validator(mode="after")
     def _check_passes(self) -> RunResult:

@@ -134,6 +134,7 @@ class Session:
         """End the session and stop the server: a clean close when the handshake succeeded, then
         (or at once, when it did not) the session's task is cancelled, and the transport
         terminates, then kills, the process. Safe to call twice."""
+        atexit.unregister(self.close)  # one server per scenario: closed sessions must not pile up
         if not self._thread.is_alive():
             return
         if self._ready.done() and self._ready.exception() is None:  # a session to close cleanly

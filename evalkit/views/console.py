@@ -216,7 +216,7 @@ def render_strength(run: EvalRun) -> list[str]:
     """ "Suite strength: caught N of M injected bugs (mutants checked against ...)" and, for each escaped
     mutation (then a false alarm of the control), what the suite needs to catch it; [] when the
     mutation suite did not run with the run."""
-    strength, detection = run.result.outcome.strength, run.result.detection
+    strength, detection = run.result.strength, run.result.detection
     if strength is None or detection is None:
         return []
     checked_against = (

@@ -18,7 +18,8 @@ Rules (the verdict is the run's own, `RunResult.outcome`; see `evalkit.harness.v
   all got one ranking, recall 0 everywhere) is listed below the regressions, whatever the value.
 - The suite strength, when the mutation suite ran with the run (`evalkit run --mutants`): "suite
   strength: caught N of M injected bugs" below the identity line, and after the listing, for
-  each escaped mutation, what the suite needs to catch it (`RunVerdict.strength`).
+  each escaped mutation, what the suite needs to catch it (`RunResult.strength`: the verdict's,
+  or computed from the saved detection for a report whose stored verdict predates it).
 - The identity line names the system, the embedder mode, top_k and the gate of the gated pass
   with its role: "report-only", or "checked against its baseline recorded ..." when a gated baseline
   gated it (its regressions are then listed as `[gated-metric]`/`[gated-present]`); "gated pass
@@ -131,8 +132,8 @@ def run_verdict(run: EvalRun) -> Verdict:
         value=outcome.value,
         degenerate=tuple(f"[{d.kind}] {d.message}" for d in outcome.degenerate),
         reasons=tuple(outcome.reasons),
-        strength=None if outcome.strength is None else outcome.strength.line,
-        escaped=() if outcome.strength is None else tuple(outcome.strength.hints()),
+        strength=None if result.strength is None else result.strength.line,
+        escaped=() if result.strength is None else tuple(result.strength.hints()),
     )
 
 

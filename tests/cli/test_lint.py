@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from evalkit.harness.results import RunResult, read_result
-from evalkit.views.frames import load_run
+from evalkit.views.frames import EvalRun, load_run
 from evalkit.views.verdict import run_verdict
 from tests.scenarios.test_lint import OLD_INIT_EXAMPLE
 from tests.shared import DATASETS, cli
@@ -122,7 +122,9 @@ def test_the_built_in_suite_catches_every_mutation_and_an_old_report_still_reads
     for outcome in data["detection"]["outcomes"]:
         del outcome["hint"]
     old = RunResult.model_validate(data)  # a report written before suite strength was saved
-    assert old.outcome.strength is None
+    assert old.outcome.strength is None  # its stored verdict is kept as written, but
+    assert old.strength is not None and old.strength.line == "suite strength: caught 15 of 15 injected bugs"
+    assert run_verdict(EvalRun(old)).strength == old.strength.line  # the verdict block still shows it
     judged = old.judged().strength
     assert judged is not None and (judged.caught, judged.escaped) == (15, [])
 

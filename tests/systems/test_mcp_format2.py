@@ -350,3 +350,21 @@ def test_a_captured_stderr_is_quoted_when_the_server_fails(tmp_path):
     with pytest.raises(AdapterError, match=r"cannot start or reach the MCP server .*its stderr ended with: "
                        r"'boom: no config file'"):  # fmt: skip
         McpSystem.from_mapping(path)
+
+
+def test_a_namespace_argument_server_memory_does_not_take_is_refused_at_start(tmp_path):
+    # zod would drop the unknown key silently, and every scenario would share one memory
+    text = (DATASETS.parent / "evalkit" / "systems" / "mcp_presets" / "server-memory.toml").read_text()
+    path = tmp_path / "m.toml"
+    path.write_text(
+        text.replace('strategy = "process"', 'strategy = "namespace"\nargument = "namespace"').replace(
+            'env = {MEMORY_FILE_PATH = "{workdir}/memory.jsonl"}',
+            f'env = {{MEMORY_FILE_PATH = "{tmp_path}/m.jsonl"}}',
+        )
+    )
+    with pytest.raises(AdapterError) as caught:
+        McpSystem.from_mapping(path)
+    assert (
+        "tool 'search_nodes' has no argument 'namespace' (isolation.argument), sent by search; its "
+        "inputSchema's properties: query (required)" in str(caught.value)
+    ), caught.value
