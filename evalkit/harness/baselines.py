@@ -41,9 +41,9 @@ from evalkit.harness.thresholds_file import (
     BaselineSystem,
     GatedEntry,
     GatedTolerances,
-    MetricLevels,
     ModeEntry,
     SuiteFingerprint,
+    ThresholdLevels,
     Thresholds,
     entry_key,
     floor_below,
@@ -68,14 +68,14 @@ def _levels(aggregate: Aggregate) -> BaselineLevels:
     )
 
 
-def _thresholds(levels: MetricLevels) -> MetricLevels:
+def _thresholds(levels: BaselineLevels) -> ThresholdLevels:
     """The thresholds `MARGIN` from `levels`: floors of the harness metrics and of the behaviour
     metrics where higher is better, ceilings (capped at 1) where lower is better."""
     behaviour = {
         m: round_half_away(min(1.0, v + MARGIN)) if BEHAVIOUR[m].lower_is_better else floor_below(v, MARGIN)
         for m, v in levels.behaviour.items()
     }
-    return MetricLevels(
+    return ThresholdLevels(
         **{m: floor_below(getattr(levels, m), MARGIN) for m in HARNESS_METRICS}, behaviour=behaviour
     )
 

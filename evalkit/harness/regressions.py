@@ -28,6 +28,7 @@ from evalkit.harness.thresholds_file import (
     MetricLevels,
     ModeEntry,
     SuiteFingerprint,
+    ThresholdLevels,
     recorded,
 )
 from evalkit.metrics import HARNESS_METRICS
@@ -154,12 +155,13 @@ def metric_regressions(result: PassResult, entry: ModeEntry) -> list[Regression]
 def _behaviour_beyond(
     category: str | None, levels: MetricLevels, actual: Mapping[str, float]
 ) -> list[Regression]:
-    """The behaviour metrics the entry records (`MetricLevels.behaviour`) past their thresholds in
+    """The behaviour metrics the entry records (`ThresholdLevels.behaviour`) past their thresholds in
     `actual`: above the ceiling of a lower-is-better one, below the floor of the others. A metric
     the run did not measure is not compared."""
     where = "overall" if category is None else f"category {category!r}"
     found = []
-    for m, threshold in levels.behaviour.items():
+    recorded: Mapping[str, float] = levels.behaviour if isinstance(levels, ThresholdLevels) else {}
+    for m, threshold in recorded.items():
         if m not in actual:
             continue
         lower = BEHAVIOUR[m].lower_is_better

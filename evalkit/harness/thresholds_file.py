@@ -94,29 +94,14 @@ def floor_below(baseline: float, allowance: float) -> float:
 class _Levels(_Model):
     """The base of `MetricLevels`: a harness metric the entry does not hold (None: recorded
     before the metric was registered) is left out of the JSON, so such an entry is written back
-    exactly as it was read. `behaviour` holds the behaviour metrics (`evalkit.metrics.BEHAVIOUR`)
-    the entry records — only a run of a suite that asks for them records any, and only those are
-    compared (a baseline's level, or a threshold: a ceiling for the lower-is-better ones, a floor
-    for the others); left out of the JSON when empty, so existing files keep their shape."""
-
-    behaviour: dict[str, Annotated[float, Field(ge=0.0, le=1.0)]] = Field(default_factory=dict)
+    exactly as it was read."""
 
     @model_serializer(mode="wrap")
     def _without_unrecorded(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         data: dict[str, Any] = handler(self)
-        if not self.behaviour:
+        if not getattr(self, "behaviour", None):
             data.pop("behaviour", None)
         return {k: v for k, v in data.items() if v is not None or k not in HARNESS}
-
-    @field_validator("behaviour")
-    @classmethod
-    def _known_behaviour(cls, levels: dict[str, float]) -> dict[str, float]:
-        unknown = sorted(set(levels) - set(BEHAVIOUR_METRICS))
-        if unknown:
-            raise ValueError(
-                f"unknown behaviour metric(s) {', '.join(unknown)}; known: {', '.join(BEHAVIOUR_METRICS)}"
-            )
-        return levels
 
     def value(self, metric: str) -> float | None:
         """The level of harness metric `metric`, or None when the entry does not hold it (only a
@@ -151,7 +136,27 @@ else:
     )
 
 
-class BaselineLevels(MetricLevels):
+class ThresholdLevels(MetricLevels):
+    """The harness metrics' levels plus `behaviour`: the behaviour metrics
+    (`evalkit.metrics.BEHAVIOUR`) the entry records — only a run of a suite that asks for them
+    records any, and only those are compared (a baseline's level, or a threshold: a ceiling for
+    the lower-is-better ones, a floor for the others); left out of the JSON when empty, so
+    existing files keep their shape. `MetricLevels` itself stays the harness metrics only."""
+
+    behaviour: dict[str, Annotated[float, Field(ge=0.0, le=1.0)]] = Field(default_factory=dict)
+
+    @field_validator("behaviour")
+    @classmethod
+    def _known_behaviour(cls, levels: dict[str, float]) -> dict[str, float]:
+        unknown = sorted(set(levels) - set(BEHAVIOUR_METRICS))
+        if unknown:
+            raise ValueError(
+                f"unknown behaviour metric(s) {', '.join(unknown)}; known: {', '.join(BEHAVIOUR_METRICS)}"
+            )
+        return levels
+
+
+class BaselineLevels(ThresholdLevels):
     """Recorded metrics plus how many queries they were averaged over."""
 
     queries: int = Field(ge=0)
@@ -163,8 +168,8 @@ class Baseline(_Model):
 
 
 class Thresholds(_Model):
-    overall: MetricLevels
-    categories: dict[str, MetricLevels]
+    overall: ThresholdLevels
+    categories: dict[str, ThresholdLevels]
 
 
 REFERENCE_SYSTEM = REFERENCE_SPEC
