@@ -8,8 +8,9 @@ Every system is the reference store, reached another way; each is a `Contender` 
 (add one there: a name, a function that starts what it needs and returns the system, and its
 target). The servers start once, before timing, each in a subprocess on a free loopback port
 (or stdio). Each round runs every contender back to back (both passes, 88 searches, seeding
-included) in this process through `evalkit.run_eval`; the figures are medians over `--repeats`
-rounds of
+included) in this process through `evalkit.run_eval`, each round starting with the next
+contender (so that a burst of load on a shared machine does not always hit the same one); the
+figures are medians over `--repeats` rounds of
 - the whole run's wall time (seeding + searches + scoring) and its ratio to in-process, checked
   against the contender's target (`--` when it has none);
 - the search latency p50 and p95 recorded in the run (the adapter's round trip included; a
@@ -19,10 +20,12 @@ The reports' metrics are checked to be identical.
 Then the bare round trip: a FastAPI app that answers one POST with a search reply of the suite
 (the same JSON evalkit serve sends, held in memory: no store, no validation), served by uvicorn
 with its defaults in a subprocess and called `--calls` times over one httpx connection with the
-JSON of a search request. Its p50 is the floor any HTTP adapter pays per search; the HTTP
-per-search overhead (p50 of `http (one search per request)` minus in-process) is checked to stay
-within `PER_SEARCH_TARGET` times it. This is a script, not a test: it exits 1 when a target is
-missed.
+JSON of a search request. Its p50 is the floor any HTTP adapter pays per search. The same loop
+then times `--calls` single searches (one request each, no batch) of the suite's first scenario
+in-process and over HTTP; their p50 difference, the HTTP per-search overhead, is checked to stay
+within `PER_SEARCH_TARGET` bare round trips. The runs' own per-search p50s are printed beside it
+(with the batch endpoint a search's share of its batch). This is a script, not a test: it exits
+1 when a target is missed.
 """
 
 from __future__ import annotations
@@ -163,6 +166,36 @@ def sample_search(tmp: Path) -> tuple[bytes, bytes]:
     return best[1], best[2]
 
 
+def search_loop(system: evalkit.MemorySystem, calls: int, tmp: Path) -> list[float]:
+    """Milliseconds of each of `calls` single searches (after 20 warm-up ones) of a fresh memory
+    of `system` seeded with the suite's first scenario, cycling through its queries, each once
+    ungated and once with the default gate (the same work as the run's searches of that
+    scenario, timed the same way as the bare round trip)."""
+    from evalkit.scenarios import load_suite
+    from evalkit.scenarios.seeding import seed_edges, seed_thoughts
+
+    suite = load_suite(DATASETS)
+    scenario = suite.scenarios[0]
+    now = datetime.now(UTC).replace(microsecond=0)
+    asked = [
+        (query.query, dict(top_k=query.top_k or 5, project=query.project, min_relevance=gate,
+                           recency_weight=0.0, recency_half_life_days=30.0, now=now))
+        for query in scenario.queries
+        for gate in (0.0, None)
+    ]  # fmt: skip
+    times = []
+    with system.open(tmp) as memory:
+        memory.add_thoughts(seed_thoughts(scenario, suite.distractors, now))
+        memory.add_edges(seed_edges(scenario))
+        for i in range(calls + 20):
+            query, options = asked[i % len(asked)]
+            started = time.perf_counter()
+            memory.search(query, **options)
+            if i >= 20:
+                times.append((time.perf_counter() - started) * 1000.0)
+    return times
+
+
 def bare_app(reply_file: str) -> Any:
     """The bare FastAPI app: `POST /search` parses its JSON body and answers the held reply."""
     from fastapi import FastAPI
@@ -228,10 +261,11 @@ def main() -> int:
         systems = {c.name: c.start(stack) for c in CONTENDERS}
         for system in systems.values():
             timed(system)  # warm-up: imports, first store, connections
-        for _ in range(args.repeats):
+        for round_ in range(args.repeats):
             overall = {}
-            for name, system in systems.items():
-                wall, run = timed(system)
+            order = names[round_ % len(names) :] + names[: round_ % len(names)]  # no contender always first
+            for name in order:
+                wall, run = timed(systems[name])
                 latency = run.result.latency
                 assert latency is not None and latency.overall is not None
                 seconds[name].append(wall)
@@ -240,6 +274,12 @@ def main() -> int:
                 overall[name] = run.result.overall
             assert all(value == overall[names[0]] for value in overall.values()), "metrics differ"
         bare = bare_round_trip(args.calls, stack, Path(tmp))
+        from evalkit.systems.http_client import HttpSystem
+
+        single = HttpSystem(evalkit_serve(stack), batch=False)
+        stack.callback(single.close)
+        local_loop = search_loop(evalkit.ReferenceSystem(), args.calls, Path(tmp))
+        http_loop = search_loop(single, args.calls, Path(tmp))
     base = statistics.median(seconds[names[0]])
     base_p50 = statistics.median(p50[names[0]])
     missed = []
@@ -253,20 +293,27 @@ def main() -> int:
         if contender.target is not None and wall / base > contender.target:
             missed.append(f"{name}: {wall / base:.2f}x in-process, over its {contender.target:g}x")
     bare_p50 = statistics.median(bare)
-    unbatched = "http (one search per request)"
-    overhead = statistics.median(p50[unbatched]) - base_p50
     print(
         f"bare FastAPI + httpx round trip (uvicorn defaults, {args.calls} calls): "
         f"p50 {bare_p50:.2f} ms, p95 {statistics.quantiles(bare, n=20)[-1]:.2f} ms"
     )
+    local_p50, http_p50 = statistics.median(local_loop), statistics.median(http_loop)
+    overhead = http_p50 - local_p50
     print(
-        f"HTTP per-search overhead over in-process (p50, one search per request): {overhead:.2f} ms = "
-        f"{overhead / bare_p50:.2f} bare round trips (target <= {PER_SEARCH_TARGET:g})"
+        f"single searches ({args.calls} calls, one request each): in-process p50 {local_p50:.2f} ms, "
+        f"HTTP p50 {http_p50:.2f} ms; overhead {overhead:.2f} ms = {overhead / bare_p50:.2f} bare round "
+        f"trips (target <= {PER_SEARCH_TARGET:g})"
     )
     if overhead > PER_SEARCH_TARGET * bare_p50:
         missed.append(
             f"per-search overhead {overhead / bare_p50:.2f} bare round trips, over {PER_SEARCH_TARGET:g}"
         )
+    batched = statistics.median(p50["http"]) - base_p50
+    print(
+        f"in the runs (p50 per search): http {batched:.2f} ms over in-process = "
+        f"{batched / bare_p50:.2f} bare round trips with the batch endpoint; "
+        f"{statistics.median(p50['http (one search per request)']) - base_p50:.2f} ms without"
+    )
     for line in missed:
         print(f"target missed: {line}")
     return 1 if missed else 0

@@ -2,7 +2,8 @@
 
 The public API is what `__all__` lists; notebooks use only these names. `tables` and `charts`
 (report tables and charts; they import matplotlib), `traces` (the views of an imported production
-replay) and `mutations` (the mutation catalogue) are submodules imported on first use:
+replay), `report` (the sections of the HTML report) and `mutations` (the mutation catalogue) are
+submodules imported on first use:
 `from evalkit import tables`.
 
 Every name is imported on first use (PEP 562), so `import evalkit` (and the `evalkit` console
@@ -62,6 +63,7 @@ if TYPE_CHECKING:
         RunComparison,
         compare_runs,
     )
+    from evalkit.views.compare_many import MULTI_COMPARISON_COLUMNS, MultiComparison, compare_many
     from evalkit.views.frames import (
         CATEGORY_COLUMNS,
         DROPPED_COLUMNS,
@@ -78,6 +80,7 @@ if TYPE_CHECKING:
         load_run,
     )
     from evalkit.views.history import history_table, load_history
+    from evalkit.views.ranking_diff import RANKING_DIFF_COLUMNS, ranking_diff
     from evalkit.views.sweep import RECOMMENDATION_COLUMNS, SWEEP_COLUMNS, recommend_gates
     from evalkit.views.verdict import Verdict, run_verdict
 
@@ -113,7 +116,9 @@ _HOMES: dict[str, tuple[str, ...]] = {
         "COMPARISON_METRIC_COLUMNS", "COMPARISON_QUERY_COLUMNS", "COMPARISON_SCENARIO_COLUMNS",
         "RunComparison", "compare_runs",
     ),
+    "evalkit.views.compare_many": ("MULTI_COMPARISON_COLUMNS", "MultiComparison", "compare_many"),
     "evalkit.views.history": ("history_table", "load_history"),
+    "evalkit.views.ranking_diff": ("RANKING_DIFF_COLUMNS", "ranking_diff"),
     "evalkit.views.sweep": ("RECOMMENDATION_COLUMNS", "SWEEP_COLUMNS", "recommend_gates"),
     "evalkit.views.verdict": ("Verdict", "run_verdict"),
     "evalkit.views.traces": ("TRACE_QUERY_COLUMNS", "TraceReplay", "load_trace_queries"),
@@ -125,6 +130,7 @@ _HOME_OF = {name: module for module, names in _HOMES.items() for name in names}
 _SUBMODULES = {
     "charts": "evalkit.views.charts",
     "mutations": "evalkit.suites.mutations",
+    "report": "evalkit.views.report",
     "tables": "evalkit.views.tables",
     "traces": "evalkit.views.traces",
 }
@@ -163,10 +169,12 @@ __all__ = [
     "GATE_COMPARISON_COLUMNS",
     "HIT_COLUMNS",
     "LATENCY_COLUMNS",
+    "MULTI_COMPARISON_COLUMNS",
     "MUTATION_COLUMNS",
     "NOT_APPLICABLE_COLUMNS",
     "OVERALL_COLUMNS",
     "QUERY_COLUMNS",
+    "RANKING_DIFF_COLUMNS",
     "RECOMMENDATION_COLUMNS",
     "REGRESSION_COLUMNS",
     "SCENARIO_COLUMNS",
@@ -186,6 +194,7 @@ __all__ = [
     "Hit",
     "MemoryStore",
     "MemorySystem",
+    "MultiComparison",
     "ReferenceSystem",
     "RegressionError",
     "ReplaySystem",
@@ -206,6 +215,7 @@ __all__ = [
     "assert_thresholds",
     "charts",
     "check_parameters",
+    "compare_many",
     "compare_runs",
     "detect_mutations",
     "evaluate",
@@ -220,8 +230,10 @@ __all__ = [
     "make_executor",
     "mutations",
     "notebook_path",
+    "ranking_diff",
     "recommend_gates",
     "record_baseline",
+    "report",
     "run_and_load",
     "run_beir",
     "run_benchmark",

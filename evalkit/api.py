@@ -28,6 +28,7 @@ from evalkit.harness.baselines import record_gated_baseline
 from evalkit.harness.config import DEFAULT_DATASETS, RunConfig
 from evalkit.harness.evaluate import evaluate
 from evalkit.harness.executors import Executor
+from evalkit.harness.provenance import BUILTIN_SUITE, Provenance
 from evalkit.harness.regressions import assert_no_regressions
 from evalkit.memory import StoreOptions
 from evalkit.packaged import SAMPLE_TRACES, THRESHOLDS_NAME
@@ -166,10 +167,26 @@ def run_eval(
         result = evaluate(suite, chosen, settings, embedder=embedder, progress=progress, executor=executor)
     finally:
         _release(chosen, built=system is None)
+    result = result.model_copy(
+        update={"provenance": _with_suite_source(result.provenance, datasets, scenarios)}
+    )
     if mutations:
         detection = detect_mutations(suite, settings, executor=executor)
         result = result.with_detection(detection, fail_on_escaped=fail_on_escaped)
     return EvalRun(result)
+
+
+def _with_suite_source(
+    provenance: Provenance, datasets: str | Path, scenarios: Sequence[str] | None
+) -> Provenance:
+    """`provenance` with the suite folder (BUILTIN_SUITE for the built-in suite: the command's
+    default; relative to the working directory when it lies below it) and the selected scenario
+    names, so a report can print the command that reproduces its run."""
+    folder = Path(datasets).resolve()
+    shown = BUILTIN_SUITE
+    if folder != Path(DEFAULT_DATASETS).resolve():
+        shown = str(folder.relative_to(Path.cwd())) if folder.is_relative_to(Path.cwd()) else str(folder)
+    return provenance.model_copy(update={"datasets": shown, "scenarios": list(scenarios or [])})
 
 
 def run_benchmark(

@@ -30,6 +30,8 @@ Contract of `run_notebook`:
   `<stem>.failed.html` and `<stem>.failed.ipynb`, and NotebookError is raised naming them. A
   successful run (or one with regressions) removes a `.failed` pair left by an earlier failure.
   In the HTML, an error shows as `Name: message`; the executed notebook keeps the full traceback.
+  The page title is "evalkit · <stem> · <what an output offers>" (`page_title`: the report's
+  verdict, "FAIL — 2 regressions · system reference"), else "· system <system>" when given.
 - Progress: a papermill progress bar when `evalkit.progress.progress_enabled` says so (an
   interactive terminal outside CI), otherwise one line per stage on stderr (CI logs: the cells
   start, the cells are done, the HTML is written); `progress=False` is silent.
@@ -242,7 +244,10 @@ def run_notebook(
     )
     executed.metadata.papermill.update(input_path=str(path), output_path=str(written.notebook))
     system = (parameters or {}).get("system")
-    title = f"evalkit · {path.stem}" + (f" · system {system}" if system else "")
+    offered = page_title(executed)
+    title = f"evalkit · {path.stem}" + (
+        f" · {offered}" if offered else f" · system {system}" if system else ""
+    )
     write_atomic(written.html, render_html(executed, title=title))
     write_atomic(written.notebook, nbformat.writes(executed))
     if written is outputs:
@@ -257,6 +262,20 @@ def run_notebook(
         raise NotebookRegressionError(f"{where}:\n{evalue}", ename=ename, evalue=evalue, outputs=outputs)
     kept = f"the previous {outputs.html} is left as it was" if outputs.html.exists() else "no report written"
     raise NotebookError(f"{where} ({kept}): {evalue}", ename=ename, evalue=evalue, outputs=failed)
+
+
+def page_title(notebook: NotebookNode) -> str | None:
+    """The page title an output of the executed `notebook` offers, or None: the display metadata
+    `evalkit.views.verdict.PAGE_TITLE_KEY` of a text/html output (the verdict's "PASS · system
+    reference"); the first one in the notebook wins."""
+    from evalkit.views.verdict import PAGE_TITLE_KEY  # pandas is imported only when rendering
+
+    for cell in notebook.cells:
+        for output in cell.get("outputs", []):
+            offered = output.get("metadata", {}).get("text/html", {}).get(PAGE_TITLE_KEY)
+            if isinstance(offered, str) and offered:
+                return offered
+    return None
 
 
 def render_html(notebook: NotebookNode, title: str) -> str:

@@ -22,6 +22,7 @@ writes there).
 
 from __future__ import annotations
 
+import sys
 from importlib import resources
 from pathlib import Path
 
@@ -74,3 +75,15 @@ def inside_installed_package(path: Path) -> bool:
     package = PACKAGE.resolve()
     installed = not {"site-packages", "dist-packages"}.isdisjoint(package.parts)
     return installed and path.resolve().is_relative_to(package)
+
+
+def forget_namespace_datasets() -> None:
+    """Drop a namespace package `datasets` from `sys.modules`. Importing sentence-transformers
+    from a source checkout's root (on `sys.path` under `python -m` or pytest) imports the
+    repository's data folder `datasets/`, which has no `__init__.py`, as a namespace package
+    named `datasets`; libraries that test `"datasets" in sys.modules` for Hugging Face's package
+    (lancedb) then fail importing `Dataset` from it. Hugging Face's `datasets` is a regular
+    package (it has a `__file__`) and is never dropped; nothing happens when none is imported."""
+    module = sys.modules.get("datasets")
+    if module is not None and getattr(module, "__file__", None) is None:
+        del sys.modules["datasets"]

@@ -155,14 +155,18 @@ def _is_dict(annotation: Any) -> bool:
 
 
 def _field_path(model: type[BaseModel], loc: tuple[str | int, ...]) -> str:
-    """`queries[1].rank_before.before`, `queries[0].grades['a']`; '<top level>' for ()."""
+    """`query 2.rank_before.before`, `query 1.grades['a']`, `thoughts[0].id`; '<top level>' for ().
+    A position in a top-level `queries` list is the query's number from 1 (`query 2`), the
+    number every message, table and stable query id (`<scenario>#2`) gives it."""
     path = ""
     annotation: Any = model
     for part in loc:
         if part == "[key]":
             path += " (key)"
             continue
-        if _is_dict(annotation) or (isinstance(part, str) and not part.isidentifier()):
+        if path == "queries" and isinstance(part, int):
+            path = f"query {part + 1}"
+        elif _is_dict(annotation) or (isinstance(part, str) and not part.isidentifier()):
             path += f"[{part!r}]"
         elif isinstance(part, int):
             path += f"[{part}]"

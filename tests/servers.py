@@ -17,8 +17,8 @@ from fastapi import FastAPI, Request
 def serving(app: Any, **config: Any) -> Iterator[str]:
     """Serve `app` on 127.0.0.1 at a free port; yields its base URL; stops the server on exit.
     `config`: more uvicorn.Config settings (e.g. `http=header_timeout_protocol(0.3)`)."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)  # TCP_NODELAY, see
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # http_server.listening_socket
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on", **config))

@@ -105,11 +105,28 @@ def test_no_logic_in_notebooks(notebook: tuple[Path, nbformat.NotebookNode]) -> 
         assert not _SQL.search(cell.source), cell.source
 
 
+_OWN_HEADING = re.compile(r"^report\.(section|contents)\(")
+"""A display cell that renders its own heading (`evalkit.report`: the section's <h2>/<h3>)."""
+
+
 def test_every_display_cell_follows_a_markdown_heading(notebook: tuple[Path, nbformat.NotebookNode]) -> None:
     _, nb = notebook
     for before, cell in zip(nb.cells, nb.cells[1:], strict=False):
         if cell.cell_type == "code" and isinstance(ast.parse(cell.source).body[0], ast.Expr):
+            if _OWN_HEADING.match(cell.source):
+                continue
             assert before.cell_type == "markdown" and re.search(r"^#{1,4} ", before.source, re.M), cell.source
+
+
+def test_the_report_notebook_shows_every_section_once_in_catalogue_order() -> None:
+    from evalkit.views.report import SECTIONS
+
+    nb = nbformat.read(NOTEBOOKS / "eval_report.ipynb", as_version=4)
+    keys = [m.group(1) for c in nb.cells if (m := re.search(r'report\.section\(run, "([a-z-]+)"', c.source))]
+    assert keys == [s.key for s in SECTIONS if s.key != "contents"]
+    assert sum(c.source.startswith("report.contents(") for c in nb.cells) == 1
+    headings = [c.source for c in nb.cells if c.cell_type == "markdown"]
+    assert [h for h in headings if h.startswith("# ")] == [headings[0]]  # one title, every section below
 
 
 def test_eval_report_declares_the_documented_parameters() -> None:
@@ -381,9 +398,12 @@ def test_report_writes_self_contained_html_with_scenario_table_and_charts(
     assert "No gating regressions." in html
     executed = nbformat.read(tmp_path / "eval_report.ipynb", as_version=4)
     assert not [o for c in executed.cells for o in c.get("outputs", []) if o.get("output_type") == "error"]
-    opening = visible_text(html)[:1000]
+    assert "<title>evalkit · eval_report · PASS · system reference</title>" in html
+    opening = visible_text(html)[:2500]
+    assert "Contents" in opening and "Queries to look at" in opening
     assert "Verdict: PASS" in opening
     assert "system reference · mode deterministic · top_k 5 · gate min_relevance 0.4" in opening
+    assert "Reproduce this run evalkit run --top-k 5" in visible_text(html)
     assert "No description has been provided" not in html
     assert 'alt="Chart: Ungated vs gated, per scenario; recall; precision; MRR"' in html
     plain = [o["data"]["text/plain"] for c in executed.cells for o in c.get("outputs", []) if "data" in o]
@@ -447,8 +467,8 @@ def test_report_exits_1_with_regressions_on_stderr_and_still_writes_the_html(
     assert "[metric] overall: precision" in err
     html = (tmp_path / "out" / "eval_report.html").read_text(encoding="utf-8")
     assert "RegressionError" in html and "overall: precision" in html
-    opening = visible_text(html)[:1000]
-    assert "Verdict: FAIL — 4 regression(s)" in opening  # the verdict opens the page...
+    opening = visible_text(html)[:2500]
+    assert "Verdict: FAIL — 4 regressions" in opening  # the verdict opens the page...
     assert (
         "[metric] overall: hit_rate 0.9756 is below its threshold 1.0000" in opening
     )  # ...with every regression

@@ -58,5 +58,6 @@ def mutants_command(args: argparse.Namespace) -> int:
         packs=parse_packs(args.pack) if args.pack else (),
     )
     print(render_detection(detection))
-    print(f"{len(detection.outcomes)} suite run(s) in {time.perf_counter() - started:.1f} s")
+    elapsed = time.perf_counter() - started
+    print(f"{len(detection.outcomes)} mutant suite run(s) and 1 unmutated one in {elapsed:.1f} s")
     return EXIT_OK if detection.ok else EXIT_REGRESSIONS

@@ -49,6 +49,7 @@ import numpy as np
 
 from evalkit.embedders.base import Vectors
 from evalkit.errors import EmbedderError, UsageError
+from evalkit.packaged import forget_namespace_datasets
 from evalkit.progress import progress_enabled
 
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
@@ -180,6 +181,7 @@ def _load(model_dir: Path, device: str, progress: bool, *, one_thread: bool = Fa
         from sentence_transformers import SentenceTransformer
     except (ImportError, OSError) as exc:
         raise EmbedderError(f"cannot import sentence-transformers ({exc}). {_INSTALL_HINT}") from None
+    forget_namespace_datasets()  # it imported the checkout's datasets/ folder, if on sys.path
     if one_thread:
         import torch  # importable: sentence_transformers imports it
 

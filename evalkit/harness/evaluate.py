@@ -38,7 +38,7 @@ from evalkit.embedders.factory import EmbedderInfo
 from evalkit.harness.baselines import measured_on
 from evalkit.harness.config import RunConfig
 from evalkit.harness.executors import Executor
-from evalkit.harness.provenance import collect
+from evalkit.harness.provenance import ComparedBaseline, ComparedScope, collect
 from evalkit.harness.regressions import (
     assertion_regressions,
     baseline_mismatch,
@@ -59,6 +59,7 @@ from evalkit.harness.thresholds_file import (
     read_thresholds,
 )
 from evalkit.harness.verdict import degenerate_findings
+from evalkit.metrics import HARNESS_METRICS
 from evalkit.scenarios import Suite
 from evalkit.systems import MemorySystem
 from evalkit.systems.declaration import declaration_of
@@ -95,9 +96,11 @@ def evaluate(
         suite.file_digests,
         declaration=declaration_of(system),
     )
-    metric_notes, metric_found = _baseline_check(
+    metric_notes, metric_found, compared = _baseline_check(
         suite, config, measurement, entries, measured_on(system.name, provenance)
     )
+    if compared is not None:
+        provenance = provenance.model_copy(update={"baseline": compared})
     run_notes = [*notes, *_applicability_notes(result.not_applicable, result.gate_skipped), *metric_notes]
     gated_entry = _gated_entry(suite, config, gated, document)
     passes = result.passes
@@ -161,15 +164,17 @@ def _baseline_check(
     measurement: PassResult,
     entries: dict[str, ModeEntry] | None,
     identity: tuple[BaselineSystem, SuiteFingerprint],
-) -> tuple[list[str], list[Regression]]:
-    """(notes, regressions): why the baseline check is off (and, under `require_baseline`, that as a
-    regression), or the metric regressions it found. `identity` is what the run measured (its
+) -> tuple[list[str], list[Regression], ComparedBaseline | None]:
+    """(notes, regressions, compared): why the baseline check is off (and, under
+    `require_baseline`, that as a regression), or the metric regressions it found and the baseline
+    it compared the run with (`ComparedBaseline`, None when nothing was compared). `identity` is
+    what the run measured (its
     system and suite fingerprint): an entry recorded for another system or suite is not compared
     (`baseline_mismatch`)."""
     thresholds = config.thresholds
     if thresholds is None:  # no baselines by design: no note, but a required baseline is missing
         missing = "a baseline is required (--require-baseline) but the run was configured without baselines"
-        return [], [Regression(kind="baseline", message=missing)] if config.require_baseline else []
+        return [], [Regression(kind="baseline", message=missing)] if config.require_baseline else [], None
     entry = find_baseline(entries or {}, config.mode, config.top_k)
     mismatch = None if entry is None else baseline_mismatch(entry, config.mode, thresholds, *identity)
     if suite.subset and entries is not None:
@@ -186,7 +191,32 @@ def _baseline_check(
             "scenarios that were not applicable to this system, so no metric could be compared"
         )
     else:
-        return [], metric_regressions(measurement, entry)
+        return [], metric_regressions(measurement, entry), _compared(entry, measurement, thresholds)
     note = f"{BASELINE_CHECK_OFF}: {reason} (assertions still count)"
     required = Regression(kind="baseline", message=f"a baseline is required (--require-baseline): {note}")
-    return [note], [required] if config.require_baseline else []
+    return [note], [required] if config.require_baseline else [], None
+
+
+def _compared(entry: ModeEntry, measurement: PassResult, thresholds: object) -> ComparedBaseline:
+    """The scopes of `entry` that `metric_regressions` compared, with baseline and threshold
+    values of every harness metric the entry holds."""
+    scopes = {category: _scope(entry, category) for category, _ in compared_levels(measurement, entry)}
+    return ComparedBaseline(
+        file=str(thresholds),
+        recorded_at=entry.recorded_at,
+        system=entry.system_name,
+        overall=scopes.pop(None, None),
+        categories={c: s for c, s in scopes.items() if c is not None},
+    )
+
+
+def _scope(entry: ModeEntry, category: str | None) -> ComparedScope:
+    baseline = entry.baseline.overall if category is None else entry.baseline.categories.get(category)
+    threshold = entry.thresholds.overall if category is None else entry.thresholds.categories[category]
+    levels = {m: threshold.value(m) for m in HARNESS_METRICS}
+    return ComparedScope(
+        baseline={
+            m: v for m in HARNESS_METRICS if baseline is not None and (v := baseline.value(m)) is not None
+        },
+        threshold={m: v for m, v in levels.items() if v is not None},
+    )

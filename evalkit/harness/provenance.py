@@ -59,6 +59,33 @@ class GitState(FrozenModel):
     dirty: bool | None
 
 
+BUILTIN_SUITE = "built-in"
+"""`Provenance.datasets` of a run on the packaged built-in suite (no folder to name)."""
+
+
+class ComparedScope(FrozenModel):
+    """One scope (overall or a category) of the baseline a run's metrics were compared with:
+    each harness metric's recorded `baseline` value and its `threshold` (the level below which it
+    is a regression), as the thresholds file held them when the run was judged."""
+
+    baseline: dict[str, float]
+    threshold: dict[str, float]
+
+
+class ComparedBaseline(FrozenModel):
+    """The baseline entry a run's ungated pass was compared with (`evalkit.harness.evaluate`):
+    the thresholds `file`, when the entry was `recorded_at`, the `system` it was recorded for,
+    and the compared scopes — `overall` (None when it was not compared: scenarios feeding it
+    were not applicable) and the compared `categories`. Kept in the report so a reader sees the
+    baseline and the margin to each threshold even after the file moved on."""
+
+    file: str
+    recorded_at: str
+    system: str
+    overall: ComparedScope | None
+    categories: dict[str, ComparedScope] = Field(default_factory=dict)
+
+
 class Provenance(FrozenModel):
     """What produced a run. `system` is the system's own `describe()`; `embedder` describes the
     embedder evalkit built for the reference store (None when the system embeds by itself).
@@ -69,7 +96,12 @@ class Provenance(FrozenModel):
     — None, and left out of the JSON, in reports written before it was recorded (read it with
     `system_declaration`). `question_categories` names the suite's question categories
     (`query_category` → name, e.g. LoCoMo's "1" → "multi-hop"; a benchmark import gives them) —
-    empty, and left out of the JSON, for other suites and older reports."""
+    empty, and left out of the JSON, for other suites and older reports. `datasets` (the suite
+    folder as given, relative to the working directory when below it; BUILTIN_SUITE for the
+    packaged suite; None when not recorded: older reports, benchmark imports) and
+    `scenarios` (the names selected, empty = all) let a report print the command that reproduces
+    its run; `baseline` is the baseline its metrics were compared with (`ComparedBaseline`; None
+    when metrics were not compared). The three are left out of the JSON when unset."""
 
     config: RunConfig
     evalkit_version: str
@@ -83,14 +115,18 @@ class Provenance(FrozenModel):
     dataset_files: dict[str, str] = Field(default_factory=dict)
     declaration: SystemDeclaration | None = None
     question_categories: dict[str, str] = Field(default_factory=dict)
+    datasets: str | None = None
+    scenarios: list[str] = Field(default_factory=list)
+    baseline: ComparedBaseline | None = None
 
     @model_serializer(mode="wrap")
     def _omit_absent_fields(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         data: dict[str, Any] = handler(self)
         if self.declaration is None:
             data.pop("declaration", None)
-        if not self.question_categories:
-            data.pop("question_categories", None)
+        for name in ("question_categories", "datasets", "scenarios", "baseline"):
+            if not getattr(self, name):
+                data.pop(name, None)
         return data
 
 

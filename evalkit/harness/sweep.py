@@ -95,9 +95,12 @@ def regated_name(min_relevance: float) -> str:
 def unavailable(result: RunResult) -> str | None:
     """Why `result` cannot be re-gated, or None when it can."""
     gated = result.gated
+    declared = system_declaration(result.provenance, result.system)
+    if gated is None and "relevance_gate" not in declared.capabilities:
+        return f"the run's system {result.system!r} declares no relevance gate, so the run has no gated pass"
     if gated is None:
         return "the run has no gated pass (it ran with --no-gated-pass); re-run it without --no-gated-pass"
-    if not system_declaration(result.provenance, result.system).regates:
+    if not declared.regates:
         return (
             f"the run's system {result.system!r} does not declare the regate capability (that its gate "
             "can be re-applied to the rows it reported), so its gate is not re-applied"

@@ -12,6 +12,7 @@ from evalkit.scenarios.model import (
     QuerySpec,
     Scenario,
     ThoughtSpec,
+    legacy_query_id,
     stable_query_id,
 )
 
@@ -22,6 +23,7 @@ __all__ = [
     "Scenario",
     "Suite",
     "ThoughtSpec",
+    "legacy_query_id",
     "load_suite",
     "stable_query_id",
 ]

@@ -180,11 +180,20 @@ class StepSpec(_Frozen):
 
 
 def stable_query_id(scenario: str, index: int, query_id: str | None) -> str:
-    """The id a query is known by outside evalkit (run files, TREC exports, replay systems): its
-    own `id` when it has one (benchmarks: BEIR query ids, LoCoMo `conv-26/q3`, LongMemEval
-    question ids), else `<scenario>/<0-based query index>` (the built-in suite: `temporal/1`).
-    Unique within a suite as long as explicit ids are (scenario names are unique)."""
-    return query_id if query_id is not None else f"{scenario}/{index}"
+    """The id a query is known by outside evalkit (frames, run files, TREC exports, replay
+    systems, the HTTP `query_id`): its own `id` when it has one (benchmarks: BEIR query ids,
+    LoCoMo `conv-26/q3`, LongMemEval question ids), else `<scenario>#<n>` with `n` the query's
+    number from 1 (`index` is its 0-based position: the built-in suite's second temporal query is
+    `temporal#2`) — the number every message and table shows. Unique within a suite as long as
+    explicit ids are (scenario names are unique). Earlier versions used
+    `<scenario>/<0-based index>`; `legacy_query_id` gives that form, so a run file using it is
+    told the new id instead of "not a query of the suite"."""
+    return query_id if query_id is not None else f"{scenario}#{index + 1}"
+
+
+def legacy_query_id(scenario: str, index: int) -> str:
+    """The stable id earlier versions gave an unnamed query: `<scenario>/<0-based index>`."""
+    return f"{scenario}/{index}"
 
 
 class Scenario(_Frozen):

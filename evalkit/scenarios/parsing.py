@@ -354,6 +354,7 @@ def surrogate_problems(data: Any, path: str = "") -> list[str]:
             field = f"{path}.{shown}" if path else shown
             found += surrogate_problems(key, f"{field} (key)") + surrogate_problems(value, field)
         return found
-    if isinstance(data, list):
-        return [p for i, value in enumerate(data) for p in surrogate_problems(value, f"{path}[{i}]")]
+    if isinstance(data, list):  # a query is numbered from 1, as `validation.field_problems` does
+        where = [f"query {i + 1}" if path == "queries" else f"{path}[{i}]" for i in range(len(data))]
+        return [p for value, at in zip(data, where, strict=True) for p in surrogate_problems(value, at)]
     return []

@@ -55,7 +55,7 @@ def scenario_problems(
     if scenario.distractors:
         projects |= {t.project for t in distractors or ()}
     for qi, query in enumerate(scenario.queries):
-        problems.extend(_query_problems(f"queries[{qi}]", query, resolver, projects, scenario))
+        problems.extend(_query_problems(f"query {qi + 1}", query, resolver, projects, scenario))
     if scenario.steps:
         problems.extend(_step_problems(scenario, distractor_ids))
     return problems
@@ -93,7 +93,7 @@ def _step_problems(scenario: Scenario, distractor_ids: frozenset[str] | None) ->
         for qi in range(asked, stop):
             for ri, ref in enumerate(scenario.queries[qi].relevant):
                 if ref not in alive and (ref in gone or ref in coming):
-                    problems.append(absent(f"queries[{qi}].relevant[{ri}]", ref, "relevant to this query"))
+                    problems.append(absent(f"query {qi + 1}.relevant[{ri}]", ref, "relevant to this query"))
         asked = max(asked, stop)
 
     previous = 0

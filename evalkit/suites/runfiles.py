@@ -16,8 +16,9 @@ Formats (`RUN_FORMATS`):
   errors.
 
 Query ids are stable query ids (`evalkit.scenarios.stable_query_id`): a query's own id (BEIR
-query id, LoCoMo `conv-26/q3`, LongMemEval question id), else `<scenario>/<query index>`
-(0-based) for the built-in suite, e.g. `temporal/1`.
+query id, LoCoMo `conv-26/q3`, LongMemEval question id), else `<scenario>#<n>` (the query's
+number from 1) for the built-in suite, e.g. `temporal#2`. An id of the earlier 0-based form
+(`temporal/1`) is an error that names the id to write instead.
 
 `read_run` parses a file (DatasetError listing every problem with file and line: wrong column
 count, a rank that is not an integer, a score that is not a finite number, a document listed
@@ -47,7 +48,7 @@ from evalkit.errors import DatasetError, ReportError, UsageError
 from evalkit.files import write_atomic
 from evalkit.harness.results import RunResult
 from evalkit.records import REPORTED_HIT_FIELDS, Hit, hit_from_values
-from evalkit.scenarios import Suite, stable_query_id
+from evalkit.scenarios import Suite, legacy_query_id, stable_query_id
 from evalkit.shapes import hit_model_fields
 from evalkit.suites.readers import capped, json_lines
 from evalkit.validation import FrozenModel, field_problems
@@ -253,6 +254,7 @@ def check_run(run: RunFile, suite: Suite) -> tuple[str, ...]:
     problems: list[str] = []
     seeded: dict[str, frozenset[str]] = {}
     owner: dict[str, str] = {}
+    renamed: dict[str, str] = {}
     for scenario in suite.scenarios:
         ids = frozenset(
             t.id for t in [*scenario.thoughts, *(suite.distractors if scenario.distractors else ())]
@@ -265,8 +267,16 @@ def check_run(run: RunFile, suite: Suite) -> tuple[str, ...]:
                     "a run file cannot tell them apart: give the queries distinct ids"
                 )
             owner[qid], seeded[qid] = scenario.name, ids
+            if query.id is None:
+                renamed[legacy_query_id(scenario.name, index)] = qid
     known = list(seeded)
     for qid, docs in run.lines.items():
+        if qid not in seeded and qid in renamed:
+            problems.append(
+                f"{run.path} line {min(docs.values())}: query id {qid!r} is the old 0-based form; "
+                f"queries are numbered from 1 now: write {renamed[qid]!r}"
+            )
+            continue
         if qid not in seeded:
             line = min(docs.values())
             problems.append(

@@ -259,6 +259,8 @@ class _StdioTransport:
             finally:
                 with anyio.CancelScope(shield=True):
                     await _stop(process)
+                    with suppress(Exception):  # its pipes' transports closed on this loop, not at GC
+                        await process.aclose()
                 group.cancel_scope.cancel()
 
 

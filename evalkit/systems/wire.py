@@ -233,8 +233,9 @@ class SearchIn(WireModel):
     query_id: str | None = Field(
         default=None,
         description=(
-            "the query's stable id (`<scenario>/<n>`, or the id the scenario gives it): a system that "
-            "searches by text ignores it, one that replays recorded rankings looks them up by it"
+            "the query's stable id (`<scenario>#<n>` with n from 1, or the id the scenario gives it): "
+            "a system that searches by text ignores it, one that replays recorded rankings looks them "
+            "up by it"
         ),
     )
 

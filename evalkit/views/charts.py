@@ -23,6 +23,7 @@ from evalkit.views.frames import (
     check_scenario,
     gate_drops,
     gate_label,
+    missing_gated_pass,
 )
 from evalkit.views.styles import (
     DROPPED_IRRELEVANT_COLOR,
@@ -37,6 +38,7 @@ from evalkit.views.styles import (
     metric_colors,
 )
 from evalkit.views.sweep import DEFAULT_SWEEP_VALUES
+from evalkit.wording import counted
 
 
 class ReportFigure(Figure):
@@ -95,9 +97,9 @@ def gate_chart(run: EvalRun) -> ReportFigure:
     axes[0].set_yticks(y, names)
     axes[0].invert_yaxis()
     handles, labels = axes[0].get_legend_handles_labels()
-    # above the panels, under the title: visible without scrolling past every scenario
-    fig.legend(handles, labels, loc="outside upper center", ncols=2, frameon=False)
     fig.suptitle("Ungated vs gated, per scenario")
+    # below the panels: a legend "outside upper center" is drawn over the suptitle
+    fig.legend(handles, labels, loc="outside lower center", ncols=2, frameon=False)
     return fig
 
 
@@ -111,7 +113,7 @@ def dropped_chart(run: EvalRun) -> ReportFigure:
     ax = fig.subplots()
     gated = run.result.gated
     if gated is None:
-        ax.text(0.5, 0.5, "gated pass skipped: nothing was dropped", ha="center", va="center")
+        ax.text(0.5, 0.5, f"{missing_gated_pass(run.result)}: nothing was dropped", ha="center", va="center")
         ax.set_axis_off()
         return fig
     y = np.arange(len(comparison))
@@ -131,8 +133,70 @@ def dropped_chart(run: EvalRun) -> ReportFigure:
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel("rows dropped (summed over the scenario's queries)")
     ax.grid(axis="x", alpha=0.3)
-    ax.legend(loc="lower right")
+    # below the axes: inside them it could cover a "lost from top-k" label
+    fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncols=2, frameon=False)
     ax.set_title(f"Rows the relevance gate dropped ({gate_label(run)}): {gate_drops(gated.relevance_gate)}")
+    return fig
+
+
+CANDIDATE_LABELS = 12
+"""At most this many dropped relevant rows are labelled with their id in the candidates chart."""
+
+
+def candidates_chart(run: EvalRun) -> ReportFigure:
+    """Every row that reached the gated pass's relevance gate, suite-wide (`QueryResult.
+    gate_candidates`): similarity on x, and two bands on y — BM25 matched or vector only — with
+    the rows of each band spread a little apart in suite order so that equal similarities stay
+    visible (labels are stepped too); relevant rows green, others grey; rows the gate dropped
+    (the run's own `dropped` record, not recomputed) drawn as crosses, the relevant ones in red
+    and labelled with their id (the first CANDIDATE_LABELS). The gate's value is drawn as a
+    dashed line. A row without a similarity sits at 0. Without candidates (no gated pass, a
+    system that reports none) the figure says so."""
+    gated = run.result.gated
+    rows = []
+    if gated is not None:
+        for s in gated.scenarios:
+            for q in s.queries:
+                dropped = {d.id for d in q.dropped}
+                for c in q.gate_candidates or []:
+                    rows.append((c.similarity or 0.0, c.bm25, c.id in q.relevant, c.id in dropped, c.id))
+    fig = ReportFigure(figsize=(13, 4.8), layout="constrained")
+    ax = fig.subplots()
+    if gated is None or not rows:
+        ax.text(0.5, 0.5, "no gate candidates recorded in this run", ha="center", va="center")
+        ax.set_axis_off()
+        return fig
+    frame = pd.DataFrame(rows, columns=["similarity", "bm25", "relevant", "dropped", "id"])
+    frame["y"] = frame["bm25"].astype(float) + [((i % 9) - 4) * 0.035 for i in range(len(frame))]
+    groups = (
+        ("relevant, kept", frame["relevant"] & ~frame["dropped"], RELEVANT_COLOR, "o"),
+        ("not relevant, kept", ~frame["relevant"] & ~frame["dropped"], "#adb5bd", "o"),
+        ("not relevant, dropped", ~frame["relevant"] & frame["dropped"], DROPPED_IRRELEVANT_COLOR, "x"),
+        ("relevant, dropped", frame["relevant"] & frame["dropped"], DROPPED_RELEVANT_COLOR, "X"),
+    )
+    for label, mask, color, marker in groups:
+        part = frame[mask]
+        ax.scatter(
+            part["similarity"], part["y"], color=color, marker=marker, s=28, label=f"{label} ({len(part)})"
+        )
+    lost = frame[frame["relevant"] & frame["dropped"]].head(CANDIDATE_LABELS).to_dict("records")
+    for i, row in enumerate(lost):  # labels stepped up and down so that rows at one spot stay legible
+        ax.annotate(
+            str(row["id"]),
+            (float(row["similarity"]), float(row["y"])),
+            xytext=(6, 12 * ((i % 5) - 2)),
+            textcoords="offset points",
+            color=DROPPED_RELEVANT_COLOR,
+            fontsize="small",
+        )
+    gate = gated.relevance_gate.min_relevance
+    ax.axvline(gate, linestyle="--", color="#495057", linewidth=1.2, label=f"gate {gate:g}")
+    ax.set_yticks([0, 1], ["vector only", "BM25 matched"])
+    ax.set_ylim(-0.5, 1.5)
+    ax.set_xlabel("similarity (0 when the row has none)")
+    ax.grid(axis="x", alpha=0.3)
+    ax.set_title(f"Rows that reached the relevance gate ({len(frame)} candidates, gated pass, every query)")
+    fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncols=5, frameon=False)
     return fig
 
 
@@ -170,7 +234,7 @@ def rank_chart(run: EvalRun, scenario: str) -> ReportFigure:
     axes = fig.subplots(1, 2, sharex=True)
     for ax, column in zip(axes, ("similarity", "relevance"), strict=True):
         values = rows[column].astype(float)
-        for _, group in rows.assign(value=values).groupby("query_index", sort=False):
+        for _, group in rows.assign(value=values).groupby("query_number", sort=False):
             ax.plot(group["rank"], group["value"], color="#ced4da", linewidth=1, zorder=1)
         relevant = rows["relevant"].astype(bool)
         dropped = rows["dropped_by_gate"].astype(bool)
@@ -237,36 +301,67 @@ def sweep_chart(run: EvalRun, values: Iterable[float] = DEFAULT_SWEEP_VALUES) ->
     return fig
 
 
+TREND_TICKS = 6
+"""At most this many labelled runs per trend panel (date and commit; the others are points only)."""
+
+
 def trend_chart(history: pd.DataFrame) -> ReportFigure:
     """The run history (`evalkit.load_history`): one panel per harness metric, the overall
-    ungated mean of each run in append order, one line per (mode, top_k) series; a run with
-    regressions is drawn as a red cross. An empty history gives a figure that says so."""
+    ungated mean of each run (2 × 2 panels), one line per series — system, mode, top_k and suite fingerprint
+    (the first 8 characters of the dataset digest), so runs of different systems or suites are
+    never joined into one line — at the run's position in append order; each x tick names the
+    run's date (UTC, from `generated_at`) and its commit (7 characters, "?" outside git). A run
+    with regressions is drawn as a red cross. The legend sits below the panels. An empty history
+    gives a figure that says so."""
     overall = history[(history["pass"] == "ungated") & (history["scope"] == "overall")]
-    fig = ReportFigure(figsize=(13, 3.8), layout="constrained")
+    fig = ReportFigure(figsize=(13, 7.5), layout="constrained")
     if overall.empty:
         ax = fig.subplots()
         ax.text(0.5, 0.5, "no run history yet: `evalkit run` appends each run", ha="center", va="center")
         ax.set_axis_off()
         return fig
-    order = {run: i for i, run in enumerate(dict.fromkeys(overall["run_id"]), start=1)}
-    axes = fig.subplots(1, len(HARNESS_METRICS), sharey=True)
+    runs = overall.drop_duplicates("run_id")
+    order = {run: i for i, run in enumerate(runs["run_id"], start=1)}
+    ticks = [
+        _run_tick(str(when), commit)
+        for when, commit in zip(runs["generated_at"], runs["git_commit"], strict=True)
+    ]
+    step = -(-len(ticks) // TREND_TICKS)  # at most TREND_TICKS labelled ticks per panel
+    series_of = overall.assign(
+        run=lambda f: f["run_id"].map(order),
+        series=lambda f: [
+            f"{s} · {m} · top_k {k} · suite {str(d)[:8]}"
+            for s, m, k, d in zip(f["system"], f["mode"], f["top_k"], f["dataset_digest"], strict=True)
+        ],
+    )
+    axes = fig.subplots(2, -(-len(HARNESS_METRICS) // 2), sharey=True).flatten()  # room for the ticks
     for ax, metric in zip(axes, HARNESS_METRICS, strict=True):
-        rows = overall[overall["metric"] == metric].assign(run=lambda f: f["run_id"].map(order))
-        for i, ((mode, top_k), series) in enumerate(rows.groupby(["mode", "top_k"], sort=False)):
+        rows = series_of[series_of["metric"] == metric]
+        for i, (name, series) in enumerate(rows.groupby("series", sort=False)):
             color = SERIES_COLORS[i % len(SERIES_COLORS)]
-            ax.plot(series["run"], series["value"], marker="o", color=color, label=f"{mode}, top_k {top_k}")
+            ax.plot(series["run"], series["value"], marker="o", color=color, label=str(name))
             failed = series[series["regressions"] > 0]
             ax.scatter(
                 failed["run"], failed["value"], marker="x", s=80, color=DROPPED_RELEVANT_COLOR, zorder=3
             )
         ax.set_title(METRIC_LABELS[metric])
-        ax.set_xlabel("run (oldest first)")
         ax.set_ylim(0, 1.05)
         ax.grid(alpha=0.3)
-        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    fig.legend(*axes[0].get_legend_handles_labels(), loc="outside upper center", ncols=4, frameon=False)
-    fig.suptitle(f"Trend over {len(order)} run(s) (overall, ungated pass; red cross = run with regressions)")
+        shown = list(range(1, len(ticks) + 1, step))
+        ax.set_xticks(shown, [ticks[i - 1] for i in shown], fontsize="small")
+        ax.set_xlim(0.5, len(ticks) + 0.5)
+    for ax in axes[:: len(axes) // 2]:
+        ax.set_ylabel("overall mean")
+    fig.suptitle(
+        f"Trend over {counted(len(order), 'run')} (overall, ungated pass; red cross = run with regressions)"
+    )
+    fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncols=2, frameon=False)
     return fig
+
+
+def _run_tick(generated_at: str, commit: object) -> str:
+    """ "2026-11-30\nab12cd3": a run's UTC date and short commit, one x tick."""
+    return f"{str(generated_at)[:10]}\n{commit[:7] if isinstance(commit, str) and commit else '?'}"
 
 
 def benchmark_chart(run: EvalRun) -> ReportFigure:

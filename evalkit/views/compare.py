@@ -35,7 +35,7 @@ COMPARISON_SCENARIO_COLUMNS: tuple[str, ...] = (
 """One row per scenario present in both runs (A's order)."""
 
 COMPARISON_QUERY_COLUMNS: tuple[str, ...] = (
-    "scenario", "category", "query_index", "query", "counted",
+    "scenario", "category", "query_number", "query", "counted",
     *(f"{m}_{side}" for m in HARNESS_METRICS for side in ("a", "b", "delta")),
     "passed_a", "passed_b", "first_relevant_a", "first_relevant_b", "rank_move",
 )  # fmt: skip
@@ -70,7 +70,7 @@ def compare_runs(
     when a run lacks that pass or the runs share no query; its message calls the runs by `names`
     (the CLI passes the report files)."""
     frames = [_pass_queries(run, pass_name, label) for run, label in zip((a, b), names, strict=True)]
-    keys = ["scenario", "query_index"]
+    keys = ["scenario", "query_number"]
     paired = frames[0].merge(frames[1], on=keys, suffixes=("_a", "_b"))
     if paired.empty:
         raise UsageError(
@@ -96,7 +96,7 @@ def compare_runs(
         columns=list(COMPARISON_METRIC_COLUMNS),
     )
     return RunComparison(
-        identity=f"A: {_identity(a)}\nB: {_identity(b)}",
+        identity=identity_lines((a, b), names),
         pass_name=pass_name,
         metrics=metrics,
         scenarios=_scenario_frame(a, b, pass_name),
@@ -142,7 +142,7 @@ def _pass_queries(run: EvalRun, pass_name: str, label: str) -> pd.DataFrame:
         )
         raise UsageError(f"run {label} has no {pass_name} pass to compare; {fix}")
     firsts = [first_relevant_rank(r, v) for r, v in zip(rows["retrieved"], rows["relevant"], strict=True)]
-    columns = ["scenario", "category", "query_index", "query", "counted", *HARNESS_METRICS, "passed"]
+    columns = ["scenario", "category", "query_number", "query", "counted", *HARNESS_METRICS, "passed"]
     return rows[columns].assign(first_relevant=firsts)
 
 
@@ -151,7 +151,7 @@ def _query_frame(paired: pd.DataFrame) -> pd.DataFrame:
         {
             "scenario": paired["scenario"],
             "category": paired["category_a"],
-            "query_index": paired["query_index"],
+            "query_number": paired["query_number"],
             "query": paired["query_a"],
             "counted": paired["counted_a"].astype(bool) & paired["counted_b"].astype(bool),
         }
@@ -191,10 +191,45 @@ def _add_metric_sides(frame: pd.DataFrame, paired: pd.DataFrame) -> None:
         frame[f"{m}_delta"] = paired[f"{m}_b"] - paired[f"{m}_a"]
 
 
-def _identity(run: EvalRun) -> str:
+IDENTITY_FIELDS: tuple[str, ...] = ("system", "mode", "top_k", "gate", "suite", "commit", "generated_at")
+"""What tells two runs apart (`identity_fields`)."""
+
+
+def identity_fields(run: EvalRun) -> dict[str, str]:
+    """The run's identity (IDENTITY_FIELDS): the gate is the gated pass's ("min_relevance 0.4"),
+    "no gated pass" without one; the suite is the first 12 characters of its fingerprint (the
+    dataset digest baselines are keyed by); the commit is 12 characters (+ " (dirty)"),
+    "unknown" outside git."""
     result = run.result
-    commit = result.provenance.git.commit
-    return (
-        f"system {result.system} · mode {result.mode} · top_k {result.top_k} · "
-        f"commit {commit[:12] if commit else 'unknown'} · {result.generated_at}"
+    git = result.provenance.git
+    gated = result.gated
+    return {
+        "system": result.system,
+        "mode": result.mode,
+        "top_k": str(result.top_k),
+        "gate": "no gated pass" if gated is None else f"min_relevance {gated.relevance_gate.min_relevance:g}",
+        "suite": result.provenance.dataset_digest[:12],
+        "commit": "unknown" if not git.commit else git.commit[:12] + (" (dirty)" if git.dirty else ""),
+        "generated_at": result.generated_at,
+    }
+
+
+def run_identity(run: EvalRun) -> str:
+    """`identity_fields` on one line: "system S · mode M · top_k K · gate G · suite F · commit C ·
+    generated_at"."""
+    fields = identity_fields(run)
+    return " · ".join(
+        value if name == "generated_at" else f"{name} {value}" for name, value in fields.items()
     )
+
+
+def identity_lines(runs: tuple[EvalRun, ...], names: tuple[str, ...]) -> str:
+    """One line per run: "A: <identity>", or "A = <name>: <identity>" when the run has a name of
+    its own (the CLI passes the report files)."""
+    letters = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+    lines = []
+    for i, (run, name) in enumerate(zip(runs, names, strict=True)):
+        letter = letters[i] if i < len(letters) else f"R{i + 1}"
+        label = letter if name == letter else f"{letter} = {name}"
+        lines.append(f"{label}: {run_identity(run)}")
+    return "\n".join(lines)

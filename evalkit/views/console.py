@@ -21,6 +21,7 @@ from evalkit.harness.results import DetectionPower, PassResult
 from evalkit.metrics import HARNESS, HARNESS_METRICS
 from evalkit.metrics.registry import BEHAVIOUR, BEHAVIOUR_METRICS
 from evalkit.views.compare import RunComparison, changed_queries
+from evalkit.views.compare_many import MultiComparison
 from evalkit.views.frames import (
     CAUGHT_BY_MESSAGES,
     COMPARED_METRICS,
@@ -356,7 +357,7 @@ def render_comparison(comparison: RunComparison) -> str:
     lines += [f"  {r.scenario}: {r.status_a} → {r.status_b}" for r in flips.itertuples()]
     lines += ["", f"Queries that changed: {len(changed)}"]
     if len(changed):
-        columns = ["scenario", "query_index", *deltas, "first_relevant_a", "first_relevant_b", "rank_move"]
+        columns = ["scenario", "query_number", *deltas, "first_relevant_a", "first_relevant_b", "rank_move"]
         lines.append(_table(changed[columns]))
     return "\n".join(lines)
 
@@ -365,4 +366,55 @@ def render_history(table: pd.DataFrame, path: object) -> str:
     """What `evalkit history` prints: one line per run (see `history_table`), or that there is none."""
     if table.empty:
         return f"no runs in {path} yet (`evalkit run` appends each run)"
-    return f"{len(table)} run(s) in {path}, oldest first (overall, ungated pass):\n{_table(table)}"
+    return f"{counted(len(table), 'run')} in {path}, oldest first (overall, ungated pass):\n{_table(table)}"
+
+
+def render_ranking_diff(diff: pd.DataFrame, *, limit: int = 20) -> str:
+    """What `evalkit compare` prints about rankings: the `limit` largest ranking changes
+    (`evalkit.views.ranking_diff.ranking_diff`), one block per query — the ids that entered, left
+    and moved, relevant ids marked "+", forbidden ones "!" — and how many more there are."""
+    if diff.empty:
+        return "Ranking changes: none (every paired query retrieved the same ids in the same order)"
+    lines = [
+        f"Ranking changes: {counted(len(diff), 'query', 'queries')}, largest first (+ relevant, ! forbidden)"
+    ]
+    for row in diff.head(limit).to_dict("records"):
+        lines.append(f"  {row['query_id']} (change {row['change']}): {row['query']}")
+        for label, ids in (("entered", row["entered"]), ("left", row["left"]), ("moved", row["moved"])):
+            if ids:
+                lines.append(f"    {label}: {', '.join(ids)}")
+    if len(diff) > limit:
+        lines.append(f"  … and {counted(len(diff) - limit, 'more query', 'more queries')}")
+    return "\n".join(lines)
+
+
+def render_many(comparison: MultiComparison) -> str:
+    """What `evalkit compare` prints for its runs side by side: each run's identity, then one
+    line per scope × run with each metric's mean and, for a run other than the baseline, its Δ
+    and a "*" when the Holm-adjusted paired t-test is significant."""
+    table = comparison.table
+    lines = [
+        f"Runs side by side ({comparison.pass_name} pass; Δ against {comparison.baseline}; * = Holm-adjusted "
+        f"paired t-test p < {comparison.alpha:g} over each run's {len(table) // len(comparison.names)} "
+        "tests)",
+        *(
+            f"{name}: {identity}"
+            for name, identity in zip(comparison.names, comparison.identities, strict=True)
+        ),
+    ]
+    rows = []
+    for (scope, run), group in table.groupby(["scope", "run"], sort=False):
+        cells: dict[str, object] = {"scope": scope, "run": run, "queries": int(group["queries"].iloc[0])}
+        for r in group.itertuples(index=False):
+            shown = f"{r.mean:.4f}"
+            if run != comparison.baseline:
+                shown += f" ({r.delta:+.4f}{'*' if r.significant else ''})"
+            cells[str(r.metric)] = shown
+        rows.append(cells)
+    ordered = pd.DataFrame(rows).sort_values("scope", key=lambda s: s.map(_scope_order(table)), kind="stable")
+    lines.append(ordered.to_string(index=False))
+    return "\n".join(lines)
+
+
+def _scope_order(table: pd.DataFrame) -> dict[str, int]:
+    return {scope: i for i, scope in enumerate(dict.fromkeys(table["scope"]))}

@@ -13,7 +13,7 @@ frame never changes the run.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -22,6 +22,7 @@ import pandas as pd
 
 from evalkit.errors import UsageError
 from evalkit.harness.aggregation import counts_toward_aggregates, counts_toward_behaviour
+from evalkit.harness.provenance import system_declaration
 from evalkit.harness.results import (
     DetectionPower,
     GateSummary,
@@ -34,6 +35,7 @@ from evalkit.harness.sweep import lost_from_top_k
 from evalkit.harness.uncertainty import DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED, SMALL_SAMPLE
 from evalkit.metrics import HARNESS_METRICS
 from evalkit.records import REPORTED_HIT_FIELDS, HitField
+from evalkit.scenarios import stable_query_id
 from evalkit.views.intervals import interval_frame
 from evalkit.views.sweep import DEFAULT_SWEEP_VALUES, gate_sweep
 
@@ -41,7 +43,7 @@ COMPARED_METRICS: tuple[str, ...] = ("recall", "precision", "mrr")
 """The metrics shown ungated → gated side by side (gate comparison, console, gate chart)."""
 
 QUERY_COLUMNS: tuple[str, ...] = (
-    "pass", "scenario", "category", "outcome", "measure_only", "counted", "query_index", "query_id",
+    "pass", "scenario", "category", "outcome", "measure_only", "counted", "query_number", "query_id",
     "query_category", "query", "project", "top_k", "relevant", "retrieved", "n_relevant", "n_retrieved",
     *HARNESS_METRICS, "passed", "check_errors", "candidates", "dropped_rows", "relevant_dropped",
     "lost_from_top_k", "relevant_lost",
@@ -59,7 +61,7 @@ _HIT_SIGNALS: tuple[HitField, ...] = tuple(f for f in REPORTED_HIT_FIELDS if f.n
 report keeps of a hit (`evalkit.records.Hit` declares them), in its order."""
 
 HIT_COLUMNS: tuple[str, ...] = (
-    "pass", "scenario", "category", "query_index", "query", "rank", "id", "relevant", "dropped_by_gate",
+    "pass", "scenario", "category", "query_number", "query", "rank", "id", "relevant", "dropped_by_gate",
     *(f.name for f in _HIT_SIGNALS),
 )  # fmt: skip
 """One row per pass × query × retrieved hit, in rank order; after `dropped_by_gate`, one column
@@ -69,7 +71,7 @@ recency_score, final_score). A set of labels is shown joined (`HitField.joined`)
 is "vector", "bm25" or "vector+bm25". `dropped_by_gate` (ungated rows only): the gated pass's
 gate removed this id."""
 
-DROPPED_COLUMNS: tuple[str, ...] = ("scenario", "category", "query_index", "query", "id", "relevant")
+DROPPED_COLUMNS: tuple[str, ...] = ("scenario", "category", "query_number", "query", "id", "relevant")
 """One row per row the gated pass's relevance gate removed."""
 
 SCENARIO_COLUMNS: tuple[str, ...] = (
@@ -152,8 +154,28 @@ _NO_QUERIES = dict.fromkeys(("errors", *_SCENARIO_COUNTS), 0)
 """The counts of a scenario that asked no query (not applicable to the system)."""
 
 
+def _frame_doc(summary: str, columns: Sequence[str], detail: str = "") -> Callable[[Any], property]:
+    """Make a frame property whose docstring (what `help(EvalRun)`, `EvalRun.queries?` and an
+    IDE show) is `summary`, its columns as the constant lists them and `detail`: written from the
+    constant, so the docstring cannot drift from the frame."""
+
+    def wrap(getter: Any) -> property:
+        text = f"{summary}\n\nColumns: {', '.join(columns)}."
+        getter.__doc__ = text + (f"\n\n{detail}" if detail else "")
+        return property(getter)
+
+    return wrap
+
+
 class EvalRun:
-    """A finished evaluation. Build with `evalkit.run_eval(...)` or `evalkit.load_run(path)`."""
+    """A finished evaluation. Build with `evalkit.run_eval(...)` or `evalkit.load_run(path)`.
+
+    Frames (each a fresh copy; their columns are the `*_COLUMNS` constants of this module, named in
+    each property's docstring): `queries`, `hits`, `dropped`, `scenarios`, `categories`, `overall`,
+    `regressions`, `latency`, `not_applicable`, and the methods `gate_comparison()`,
+    `gate_sweep()`, `confidence_intervals()` and `mutations()`. Queries are numbered from 1
+    (`query_number`, as in every table and message) and `query_id` is each query's stable id
+    (`evalkit.scenarios.stable_query_id`: its own id, else `<scenario>#<n>`)."""
 
     def __init__(self, result: RunResult) -> None:
         self.result = result
@@ -177,23 +199,41 @@ class EvalRun:
         """Metric columns beyond the harness metrics (benchmarks: `ndcg@10`, ...), in query order."""
         return list(self._extra_metrics)
 
-    @property
+    @_frame_doc(
+        "One row per pass × scenario × query (QUERY_COLUMNS, then any benchmark metric).",
+        QUERY_COLUMNS,
+        "`query_number` counts from 1 in file order; `query_id` is the stable id (`<scenario>#<n>` "
+        "or the query's own id); `counted`: the query feeds category and overall means; `passed`: no "
+        "assertion error; `relevant`, `retrieved`, `check_errors` and `lost_from_top_k` hold lists.",
+    )
     def queries(self) -> pd.DataFrame:
         return self._queries.copy()
 
-    @property
+    @_frame_doc(
+        "One row per pass × query × retrieved hit, in rank order (HIT_COLUMNS).",
+        HIT_COLUMNS,
+        "`dropped_by_gate` (ungated rows): the gated pass's gate removed this id.",
+    )
     def hits(self) -> pd.DataFrame:
         return self._hits.copy()
 
-    @property
+    @_frame_doc("One row per row the gated pass's relevance gate removed (DROPPED_COLUMNS).", DROPPED_COLUMNS)
     def dropped(self) -> pd.DataFrame:
         return self._dropped.copy()
 
-    @property
+    @_frame_doc(
+        "One row per pass × scenario (SCENARIO_COLUMNS, then any benchmark metric).",
+        SCENARIO_COLUMNS,
+        "Metrics are means over the scenario's queries: missing (NaN, not 0) for a scenario not "
+        "applicable to the system.",
+    )
     def scenarios(self) -> pd.DataFrame:
         return self._scenarios.copy()
 
-    @property
+    @_frame_doc(
+        "One row per pass × category, counted scenarios only (CATEGORY_COLUMNS, then any benchmark metric).",
+        CATEGORY_COLUMNS,
+    )
     def categories(self) -> pd.DataFrame:
         rows = [
             {
@@ -207,7 +247,10 @@ class EvalRun:
         ]
         return pd.DataFrame(rows, columns=[*CATEGORY_COLUMNS, *self._extra_metrics])
 
-    @property
+    @_frame_doc(
+        "One row per pass: means over every counted query and the relevance gate's totals (OVERALL_COLUMNS).",
+        OVERALL_COLUMNS,
+    )
     def overall(self) -> pd.DataFrame:
         rows = []
         for name, result in self.passes.items():
@@ -225,13 +268,18 @@ class EvalRun:
             )
         return pd.DataFrame(rows, columns=[*OVERALL_COLUMNS, *self._extra_metrics])
 
-    @property
+    @_frame_doc(
+        "One row per regression; empty when the run has none (REGRESSION_COLUMNS).", REGRESSION_COLUMNS
+    )
     def regressions(self) -> pd.DataFrame:
         return pd.DataFrame(
             [r.model_dump() for r in self.result.regressions], columns=list(REGRESSION_COLUMNS)
         )
 
-    @property
+    @_frame_doc(
+        "Search latency per scenario, then an overall row, in wall ms over both passes (LATENCY_COLUMNS).",
+        LATENCY_COLUMNS,
+    )
     def latency(self) -> pd.DataFrame:
         report = self.result.latency
         rows = (
@@ -243,7 +291,11 @@ class EvalRun:
             rows.append({"scope": "overall", **report.overall.model_dump()})
         return pd.DataFrame(rows, columns=list(LATENCY_COLUMNS))
 
-    @property
+    @_frame_doc(
+        "One row per scenario not applicable to the system, with the capabilities it lacks "
+        "(NOT_APPLICABLE_COLUMNS).",
+        NOT_APPLICABLE_COLUMNS,
+    )
     def not_applicable(self) -> pd.DataFrame:
         categories = {s.name: s.category for s in self.result.scenarios}
         rows = [
@@ -254,7 +306,11 @@ class EvalRun:
 
     def gate_comparison(self) -> pd.DataFrame:
         """Per scenario: ungated vs gated recall/precision/MRR, deltas and what the gate dropped.
-        Empty (with the documented columns) when the gated pass was skipped."""
+        Empty (with the documented columns) when the gated pass was skipped.
+
+        Columns: scenario, category, status, gated_status, recall, recall_gated, recall_delta,
+        precision, precision_gated, precision_delta, mrr, mrr_gated, mrr_delta, candidates,
+        dropped_rows, relevant_dropped, relevant_lost (GATE_COMPARISON_COLUMNS)."""
         frame = self._scenarios
         ungated = frame[frame["pass"] == "ungated"].set_index("scenario")
         gated = frame[frame["pass"] == "gated"].set_index("scenario")
@@ -316,7 +372,9 @@ class EvalRun:
 
     def mutations(self) -> pd.DataFrame:
         """The detection power measured with this run (see `mutation_frame`); empty when mutation
-        testing did not run with it."""
+        testing did not run with it.
+
+        Columns: mutation, description, control, caught, caught_by, regressions (MUTATION_COLUMNS)."""
         return mutation_frame(self.result.detection)
 
     def frames(self) -> dict[str, pd.DataFrame]:
@@ -356,8 +414,8 @@ class EvalRun:
                             "outcome": s.outcome,
                             "measure_only": s.measure_only,
                             "counted": counted,
-                            "query_index": q.index,
-                            "query_id": q.query_id,
+                            "query_number": q.index + 1,
+                            "query_id": stable_query_id(s.name, q.index, q.query_id),
                             "query_category": q.query_category,
                             "query": q.query,
                             "project": q.project,
@@ -398,7 +456,7 @@ class EvalRun:
                                 "pass": name,
                                 "scenario": s.name,
                                 "category": s.category,
-                                "query_index": q.index,
+                                "query_number": q.index + 1,
                                 "query": q.query,
                                 "rank": h.rank,
                                 "id": h.id,
@@ -416,7 +474,7 @@ class EvalRun:
             {
                 "scenario": s.name,
                 "category": s.category,
-                "query_index": q.index,
+                "query_number": q.index + 1,
                 "query": q.query,
                 "id": d.id,
                 "relevant": d.relevant,
@@ -537,7 +595,10 @@ def _checked_metrics(run: EvalRun, metrics: Sequence[str] | None) -> list[str]:
     labels = run.extra_metrics if metrics is None else list(metrics)
     unknown = [m for m in labels if m not in available]
     if unknown:
-        raise UsageError(f"metric(s) {', '.join(unknown)} not in this run; available: {', '.join(available)}")
+        raise UsageError(
+            f"{'metric' if len(unknown) == 1 else 'metrics'} {', '.join(unknown)} not in this run; "
+            f"available: {', '.join(available)}"
+        )
     return labels
 
 
@@ -570,6 +631,13 @@ def gate_drops(gate: GateSummary) -> str:
         f"dropped {gate.dropped_rows} of {gate.candidates} candidate rows across "
         f"{gate.queries_with_drops}/{gate.queries} queries"
     )
+
+
+def missing_gated_pass(result: RunResult) -> str:
+    """How a run without a gated pass says so: "no relevance gate" when its system declares none
+    (nothing was skipped), else "gated pass skipped" (the run was made with --no-gated-pass)."""
+    declared = system_declaration(result.provenance, result.system)
+    return "gated pass skipped" if "relevance_gate" in declared.capabilities else "no relevance gate"
 
 
 def gate_label(run: EvalRun) -> str:

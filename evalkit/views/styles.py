@@ -55,6 +55,11 @@ SERIES_COLORS = (
 cycled when there are more."""
 
 
+NA_TEXT = "n/a"
+"""What a table shows for a value that does not exist (a scenario not applicable to the system):
+never "nan"."""
+
+
 def metric_colors() -> list[tuple[str, str]]:
     """(harness metric, its colour) for every harness metric, in `HARNESS_METRICS` order."""
     return [(metric, METRIC_COLORS[i % len(METRIC_COLORS)]) for i, metric in enumerate(HARNESS_METRICS)]
@@ -76,6 +81,8 @@ def delta_css(value: object) -> str:
     """CSS for a Δ (gated − ungated) cell: red when the gate lowered the metric, green when it
     raised it, grey when unchanged."""
     number = float(value)  # type: ignore[arg-type]
+    if number != number:  # NaN: no value on one side (a scenario not applicable to the system)
+        return QUIET_CSS
     if number < -1e-9:
         return LOSS_CSS
     if number > 1e-9:
@@ -84,8 +91,11 @@ def delta_css(value: object) -> str:
 
 
 def format_delta(value: object) -> str:
-    """A Δ as text: signed to three places ("+0.133", "-0.067"), exactly "0" when unchanged."""
+    """A Δ as text: signed to three places ("+0.133", "-0.067"), exactly "0" when unchanged,
+    NA_TEXT when a side has no value."""
     number = float(value)  # type: ignore[arg-type]
+    if number != number:
+        return NA_TEXT
     return "0" if abs(number) < 1e-9 else f"{number:+.3f}"
 
 
@@ -137,7 +147,7 @@ def style_side_by_side(table: pd.DataFrame, caption: str) -> Styler:
         return [c for c in table.columns if c[1] in second]
 
     metrics = where("ungated", "gated")
-    styler = styled(table, caption).format(precision=3, subset=metrics)
+    styler = styled(table, caption).format(precision=3, subset=metrics, na_rep=NA_TEXT)
     styler = styler.format(format_delta, subset=where("Δ")).map(delta_css, subset=where("Δ"))
     styler = styler.map(status_css, subset=where("status")).map(dropped_css, subset=where("dropped rows"))
     styler = styler.map(dropped_css, subset=where("relevant dropped"))
@@ -149,6 +159,8 @@ def style_side_by_side(table: pd.DataFrame, caption: str) -> Styler:
                 "props": "text-align: center; border-bottom: 1px solid #999",
             },
             {"selector": "", "props": "font-size: 12px"},
+            # 20+ columns: narrow padding keeps the last ("relevant lost from top-k") visible at 1366 px
+            {"selector": "td, th", "props": "padding: 0.3em 0.22em"},
         ],
         overwrite=False,
     )

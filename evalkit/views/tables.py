@@ -16,7 +16,7 @@ Conventions:
 from __future__ import annotations
 
 import warnings
-from collections.abc import Hashable, Iterable
+from collections.abc import Hashable, Iterable, Sequence
 
 import pandas as pd
 from pandas.io.formats.style import Styler
@@ -26,19 +26,22 @@ from evalkit.harness.regressions import assert_no_regressions
 from evalkit.harness.sweep import unavailable
 from evalkit.harness.uncertainty import DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED, SMALL_SAMPLE
 from evalkit.metrics import HARNESS_METRICS
-from evalkit.views.compare import RunComparison, changed_queries
+from evalkit.views.compare import RunComparison, changed_queries, identity_fields
+from evalkit.views.compare_many import MultiComparison
 from evalkit.views.frames import (
     EvalRun,
     benchmark_metric_frame,
     by_pass,
     check_scenario,
     gate_label,
+    missing_gated_pass,
     question_category_frame,
 )
 from evalkit.views.styles import (
     FAIL_CSS,
     GOOD_CSS,
     METRIC_LABELS,
+    NA_TEXT,
     WARN_CSS,
     delta_css,
     dropped_label,
@@ -60,6 +63,7 @@ from evalkit.views.sweep import (
     RECOMMENDATION_COLUMNS,
     recommend_gates,
 )
+from evalkit.wording import counted
 
 
 def assert_thresholds(run: EvalRun, fail: bool = True) -> str:
@@ -140,7 +144,7 @@ def run_summary(run: EvalRun) -> Styler:
     commit_text = "unknown" if not commit else commit[:12] + (" (dirty)" if prov.git.dirty else "")
     queries = sum(len(s.queries) for s in report.scenarios)
     gate = (
-        "gated pass skipped"
+        missing_gated_pass(report)
         if report.gated is None
         else f"min_relevance {report.gated.relevance_gate.min_relevance:g} "
         f"(gated pass, {report.gated_pass_role})"
@@ -300,24 +304,28 @@ def not_applicable_table(run: EvalRun) -> Styler:
     system lacks (excluded from means and the baseline check); the caption says "none" when all applied."""
     frame = run.not_applicable.assign(missing=lambda f: f["missing"].map(", ".join))
     caption = (
-        f"Not applicable: {len(frame)} scenario(s) need capabilities {run.result.system} lacks"
+        f"Not applicable: {counted(len(frame), 'scenario')} need{'s' if len(frame) == 1 else ''} "
+        f"capabilities {run.result.system} lacks"
         if len(frame)
         else "Not applicable: none — every scenario applied to this system"
     )
     return styled(frame, caption).hide(axis="index")
 
 
-def hits_table(run: EvalRun, scenario: str) -> Styler:
-    """Every hit the ungated pass retrieved for `scenario`'s queries, grouped by query (number,
-    text) and in rank order: id, relevant, similarity, relevance, match source, low confidence,
-    standing and whether the gated pass's gate dropped it. Relevant rows are green, rows the
-    gate dropped red, non-current standing amber."""
+def hits_table(run: EvalRun, scenario: str, queries: Iterable[int] | None = None) -> Styler:
+    """Every hit the ungated pass retrieved for `scenario`'s queries (only the query numbers in
+    `queries` when given), grouped by query (number, text) and in rank order: id, relevant,
+    similarity, relevance, match source, low confidence, standing and whether the gated pass's
+    gate dropped it. Relevant rows are green, rows the gate dropped red, non-current standing
+    amber."""
     check_scenario(run, scenario)
     hits = run.hits
     rows = hits[(hits["pass"] == "ungated") & (hits["scenario"] == scenario)]
+    if queries is not None:
+        rows = rows[rows["query_number"].isin(list(queries))]
     frame = pd.DataFrame(
         {
-            "query #": rows["query_index"] + 1,
+            "query #": rows["query_number"],
             "query": rows["query"],
             "rank": rows["rank"],
             "id": rows["id"],
@@ -362,7 +370,7 @@ def missed_relevant(run: EvalRun, scenario: str) -> Styler:
     ]
     frame = pd.DataFrame(rows, columns=["query #", "query", "id"])
     caption = (
-        f"{scenario}: {len(frame)} relevant id(s) never retrieved (ungated pass)"
+        f"{scenario}: {counted(len(frame), 'relevant id')} never retrieved (ungated pass)"
         if len(frame)
         else f"{scenario}: none — every relevant id was retrieved (ungated pass)"
     )
@@ -397,7 +405,7 @@ def assertion_results(run: EvalRun, scenario: str) -> Styler:
 
 def caption(run: EvalRun, title: str) -> str:
     if run.result.gated is None:
-        return f"{title}: ungated pass (gated pass skipped)"
+        return f"{title}: ungated pass ({missing_gated_pass(run.result)})"
     return (
         f"{title}: ungated (measured, checked in CI) vs gated ({gate_label(run)}, "
         f"{run.result.gated_pass_role}); Δ = gated − ungated"
@@ -431,7 +439,7 @@ def comparison_scenarios(comparison: RunComparison) -> Styler:
     table = frame[["scenario", "category", "status_a", "status_b", *(f"{m}_delta" for m in HARNESS_METRICS)]]
     table = table.rename(columns={f"{m}_delta": f"Δ {METRIC_LABELS[m]}" for m in HARNESS_METRICS})
     flips = int(frame["flipped"].sum())
-    styler = styled(table, f"Per scenario: {flips} status flip(s); Δ = B − A").hide(axis="index")
+    styler = styled(table, f"Per scenario: {counted(flips, 'status flip')}; Δ = B − A").hide(axis="index")
     deltas: list[Hashable] = [f"Δ {METRIC_LABELS[m]}" for m in HARNESS_METRICS]
     styler = styler.format(format_delta, subset=deltas).map(delta_css, subset=deltas)
     return styler.map(status_css, subset=["status_a", "status_b"])
@@ -445,7 +453,7 @@ def comparison_queries(comparison: RunComparison) -> Styler:
     table = pd.DataFrame(
         {
             "scenario": changed["scenario"],
-            "query #": changed["query_index"] + 1,
+            "query #": changed["query_number"],
             "query": changed["query"],
             **{f"Δ {METRIC_LABELS[m]}": changed[f"{m}_delta"] for m in HARNESS_METRICS},
             "first relevant A": changed["first_relevant_a"],
@@ -485,3 +493,72 @@ def question_category_table(run: EvalRun) -> Styler:
     caption = "Per LoCoMo question category" if locomo else "Per question category"
     styler = styled(frame, f"{caption}, ungated pass").hide(axis="index")
     return styler.format(precision=4, subset=list(run.extra_metrics))
+
+
+def comparison_identity(runs: Sequence[EvalRun], names: Sequence[str] = ("A", "B")) -> Styler:
+    """One row per run (named A, B, ... or by `names`): system, mode, top_k, gate, suite
+    fingerprint, commit and date (`evalkit.views.compare.identity_fields`); a field that differs
+    between the runs is bold, so runs at gate 0.3 and 0.5 never look identical."""
+    frame = pd.DataFrame([identity_fields(run) for run in runs], index=pd.Index(list(names)))
+    styler = styled(frame, "The runs compared")
+    differing: list[Hashable] = [c for c in frame.columns if frame[c].nunique() > 1 and c != "generated_at"]
+    return styler.set_properties(subset=differing, **{"font-weight": "bold"}) if differing else styler
+
+
+def ranking_diff_table(diff: pd.DataFrame, limit: int = 50) -> Styler:
+    """The `limit` largest ranking changes (`evalkit.views.ranking_diff.ranking_diff`): query id,
+    query, change, and the ids that entered (green when relevant, red when forbidden), left (red
+    when relevant) and moved ("id 3→1"), relevant ids marked "+", forbidden ones "!"."""
+    shown = diff.head(limit)
+    table = pd.DataFrame(
+        {
+            "query": shown["query_id"],
+            "text": shown["query"],
+            "change": shown["change"],
+            "entered": shown["entered"].map(", ".join),
+            "left": shown["left"].map(", ".join),
+            "moved": shown["moved"].map(", ".join),
+        }
+    )
+    more = f" (the {limit} largest shown)" if len(diff) > limit else ""
+    caption = (
+        f"Ranking changes: {counted(len(diff), 'query', 'queries')}, largest first{more}; "
+        "+ relevant, ! forbidden"
+    )
+    styler = styled(table, caption).hide(axis="index")
+    good = [GOOD_CSS if n else "" for n in shown["relevant_entered"]]
+    bad = [FAIL_CSS if n else "" for n in shown["forbidden_entered"]]
+    lost = [FAIL_CSS if n else "" for n in shown["relevant_left"]]
+    styler = styler.apply(
+        lambda _: [b or g for g, b in zip(good, bad, strict=True)], subset=["entered"], axis=0
+    )
+    styler = styler.apply(lambda _: lost, subset=["left"], axis=0)
+    return styler.set_table_styles(
+        {c: [{"selector": "td", "props": "white-space: normal; min-width: 10em"}] for c in ("text", "moved")},
+        overwrite=False,
+    )
+
+
+def multi_comparison_table(comparison: MultiComparison) -> Styler:
+    """Runs × scopes (overall first, then each category) × metrics: each run's mean, and for the
+    other runs Δ against the baseline run with "*" when the Holm-adjusted paired t-test is
+    significant (bold too); Δ coloured like the other deltas."""
+    table = comparison.table
+    rows: dict[tuple[str, str], dict[tuple[str, str], object]] = {}
+    for r in table.itertuples(index=False):
+        row = rows.setdefault((str(r.scope), str(r.run)), {("", "queries"): int(str(r.queries))})
+        label = METRIC_LABELS[str(r.metric)]
+        row[(label, "mean")] = r.mean
+        row[(label, "Δ")] = (
+            "" if r.run == comparison.baseline else f"{format_delta(r.delta)}{'*' if r.significant else ''}"
+        )
+    frame = pd.DataFrame.from_dict(rows, orient="index")
+    frame.index = pd.MultiIndex.from_tuples(list(rows), names=["scope", "run"])
+    caption = (
+        f"Runs side by side, {comparison.pass_name} pass: Δ against run {comparison.baseline}; "
+        f"* = significant at {comparison.alpha:g} (paired t-test, Holm-corrected over each run's tests)"
+    )
+    means: list[Hashable] = [c for c in frame.columns if c[1] == "mean"]
+    deltas: list[Hashable] = [c for c in frame.columns if c[1] == "Δ"]
+    styler = styled(frame, caption).format(precision=3, subset=means, na_rep=NA_TEXT)
+    return styler.map(lambda v: "font-weight: bold" if str(v).endswith("*") else "", subset=deltas)

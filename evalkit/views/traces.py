@@ -26,6 +26,7 @@ from evalkit.suites.trace_import import NO_STORE, QUERY_LOG, QUERY_LOG_FIELDS, Q
 from evalkit.views.charts import ReportFigure
 from evalkit.views.frames import EvalRun
 from evalkit.views.styles import styled
+from evalkit.wording import counted
 
 TRACE_QUERY_COLUMNS: tuple[str, ...] = QUERY_LOG_FIELDS
 """One row per imported search (see the module docstring)."""
@@ -153,10 +154,11 @@ def replay_summary(replay: TraceReplay) -> str:
     q = replay.queries
     text = "yes" if replay.holds_user_text else "no"
     return (
-        f"{len(q)} searches from {q['store_id'].nunique()} store(s); {int(q['labelled'].sum())} labelled "
+        f"{counted(len(q), 'search', 'searches')} from {counted(q['store_id'].nunique(), 'store')}; "
+        f"{int(q['labelled'].sum())} labelled "
         f"(scored on recall, precision, MRR), {int((~q['labelled']).sum())} measured without labels; "
         f"{int(q['forbidden_returned'].map(bool).sum())} returned a record deleted before them; "
-        f"{len(replay.warnings)} import warning(s); holds user text: {text}."
+        f"{counted(len(replay.warnings), 'import warning')}; holds user text: {text}."
     )
 
 

@@ -24,20 +24,62 @@ Rules (the verdict is the run's own, `RunResult.outcome`; see `evalkit.harness.v
   with its role: "report-only", or "checked against its baseline recorded ..." when a gated baseline
   gated it (its regressions are then listed as `[gated-metric]`/`[gated-present]`); "gated pass
   skipped" without one.
+- The baseline: which entry the metrics were compared with (file, system, date) and, per
+  compared scope (overall first, then each category) and harness metric, the run's value, the
+  recorded baseline value, Δ = run − baseline and the margin = run − threshold (negative = a
+  regression). Read from the report (`Provenance.baseline`); a report written before evalkit
+  recorded it says so instead of reading a thresholds file that may have moved on.
+- The command that reproduces the run (`reproduce_command`).
+- `page_title`: the verdict and the system, what the HTML report's <title> says.
 """
 
 from __future__ import annotations
 
 import html
+import shlex
 from dataclasses import dataclass
+from pathlib import Path
 
-from evalkit.harness.results import baseline_check_reason
+from evalkit.harness.config import DEFAULT_SYSTEM, DEFAULT_THRESHOLDS
+from evalkit.harness.provenance import BUILTIN_SUITE, ComparedBaseline, ComparedScope
+from evalkit.harness.results import Aggregate, RunResult, baseline_check_reason
 from evalkit.harness.verdict import VerdictValue
-from evalkit.views.frames import EvalRun
+from evalkit.views.frames import EvalRun, missing_gated_pass
+from evalkit.wording import counted
 
 PASS_COLOR = "#0f5132"
 FAIL_COLOR = "#842029"
 NOT_GATED_COLOR = "#664d03"
+
+PAGE_TITLE_KEY = "evalkit_page_title"
+"""The display-metadata key (of the verdict's text/html output) holding the HTML report's page
+title; `evalkit.notebooks.render_html`'s caller reads it (`page_title`)."""
+
+MARGIN_COLUMNS: tuple[str, ...] = ("scope", "metric", "value", "baseline", "delta", "threshold", "margin")
+"""One row per compared scope × harness metric of `Verdict.margins`: `delta` = value − baseline,
+`margin` = value − threshold (negative: below the threshold, a regression)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Margin:
+    """One compared scope ("overall" or a category) and metric: the run's value, the recorded
+    baseline (None when the entry holds no baseline value for it) and the threshold."""
+
+    scope: str
+    metric: str
+    value: float
+    baseline: float | None
+    threshold: float
+
+    @property
+    def delta(self) -> float | None:
+        """value − baseline (None without a baseline value)."""
+        return None if self.baseline is None else self.value - self.baseline
+
+    @property
+    def margin(self) -> float:
+        """value − threshold: how far the run is above the level that would be a regression."""
+        return self.value - self.threshold
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,13 +100,24 @@ class Verdict:
     reasons: tuple[str, ...] = ()
     strength: str | None = None
     escaped: tuple[str, ...] = ()
+    baseline: str | None = None
+    margins: tuple[Margin, ...] = ()
+    command: str | None = None
+    system: str = ""
+
+    @property
+    def page_title(self) -> str:
+        """What the HTML report's <title> says: "PASS · system S" (the headline without its
+        reasons, so a browser tab stays short)."""
+        status = self.headline.split(" · ")[0]
+        return f"{status} · system {self.system}" if self.system else status
 
     @property
     def headline(self) -> str:
-        """ "PASS", "FAIL — N regression(s)" or "NOT GATED", with "· baseline check OFF (why)"
+        """ "PASS", "FAIL — N regressions" (1 regression) or "NOT GATED", with "· baseline check OFF (why)"
         appended when the metrics were not compared."""
         if self.value == "FAIL":
-            status = f"FAIL — {len(self.regressions)} regression(s)" if self.regressions else "FAIL"
+            status = f"FAIL — {counted(len(self.regressions), 'regression')}" if self.regressions else "FAIL"
         else:
             status = self.value
         off = self.baseline_check_off
@@ -88,6 +141,15 @@ class Verdict:
         if self.escaped:
             lines += ["Escaped mutations (what the suite needs to catch each):"]
             lines += [f"  - {line}" for line in self.escaped]
+        if self.baseline is not None:
+            lines.append(self.baseline)
+            lines += [
+                f"  {m.scope} {m.metric}: {m.value:.4f} (baseline {_number(m.baseline)}, "
+                f"Δ {_signed(m.delta)}; threshold {m.threshold:.4f}, margin {_signed(m.margin)})"
+                for m in self.margins
+            ]
+        if self.command is not None:
+            lines.append(f"Reproduce: {self.command}")
         return "\n".join(lines)
 
     def __repr__(self) -> str:
@@ -107,18 +169,67 @@ class Verdict:
         if self.strength is not None:
             tone = NOT_GATED_COLOR if self.escaped else PASS_COLOR
             strength = f'<p class="evalkit-strength" style="color: {tone}">{html.escape(self.strength)}</p>'
+        listing += self._baseline_html()
+        if self.command is not None:
+            listing += (
+                "<p><b>Reproduce this run</b></p>"
+                '<pre style="white-space: pre-wrap; overflow-wrap: anywhere">'
+                f"{html.escape(self.command)}</pre>"
+            )
         return (
             f'<div class="evalkit-verdict"><p style="font-size: 1.6em; font-weight: bold; color: {color}; '
             f'margin: 0.2em 0">Verdict: {html.escape(self.headline)}</p>'
             f"<p>{html.escape(self.identity)}</p>{strength}{listing}</div>"
         )
 
+    def _repr_mimebundle_(
+        self, include: object = None, exclude: object = None
+    ) -> tuple[dict[str, str], dict[str, dict[str, str]]]:
+        """HTML and text, with the page title as display metadata (`evalkit.notebooks.render_html`
+        makes it the HTML report's <title>)."""
+        return (
+            {"text/html": self._repr_html_(), "text/plain": str(self)},
+            {"text/html": {PAGE_TITLE_KEY: self.page_title}},
+        )
+
+    def _baseline_html(self) -> str:
+        if self.baseline is None:
+            return ""
+        scopes = list(dict.fromkeys(m.scope for m in self.margins))
+        metrics = list(dict.fromkeys(m.metric for m in self.margins))
+        by_key = {(m.scope, m.metric): m for m in self.margins}
+        head = "".join(f'<th colspan="3" style="text-align: center">{html.escape(m)}</th>' for m in metrics)
+        sub = "<th>value</th><th>Δ base</th><th>margin</th>" * len(metrics)
+        rows = []
+        for scope in scopes:
+            cells = []
+            for metric in metrics:
+                m = by_key.get((scope, metric))
+                if m is None:
+                    cells.append('<td colspan="3">not compared</td>')
+                    continue
+                style = f' style="color: {FAIL_COLOR}; font-weight: bold"' if m.margin < -1e-6 else ""
+                cells.append(
+                    f"<td>{m.value:.3f}</td><td>{html.escape(_signed(m.delta, 3))}</td>"
+                    f'<td{style} title="threshold {m.threshold:.4f}">{html.escape(_signed(m.margin, 3))}</td>'
+                )
+            rows.append(f'<tr><th style="text-align: left">{html.escape(scope)}</th>{"".join(cells)}</tr>')
+        table = (
+            '<table class="evalkit-margins" style="font-size: 12px"><thead><tr><th rowspan="2">scope</th>'
+            f"{head}</tr><tr>{sub}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+        )
+        note = (
+            "<p>Δ base = this run − the recorded baseline; margin = this run − the threshold "
+            "(how much the metric may still drop before it is a regression; red = below it).</p>"
+        )
+        return f'<p><b>{html.escape(self.baseline)}</b></p><div style="overflow-x: auto">{table}</div>{note}'
+
 
 def run_verdict(run: EvalRun) -> Verdict:
     """The verdict of `run` (see the module docstring for the rules)."""
     result = run.result
     gate = (
-        "gated pass skipped"
+        missing_gated_pass(result)
         if result.gated is None
         else f"gate min_relevance {result.gated.relevance_gate.min_relevance:g} ({result.gated_pass_role})"
     )
@@ -134,7 +245,96 @@ def run_verdict(run: EvalRun) -> Verdict:
         reasons=tuple(outcome.reasons),
         strength=None if result.strength is None else result.strength.line,
         escaped=() if result.strength is None else tuple(result.strength.hints()),
+        baseline=_baseline_line(result.provenance.baseline, result),
+        margins=margins(result),
+        command=reproduce_command(result),
+        system=result.system,
     )
+
+
+def margins(result: RunResult) -> tuple[Margin, ...]:
+    """Every compared scope × harness metric of `result`'s recorded baseline (overall first, then
+    categories in the baseline's order) with the run's value; () when metrics were not compared
+    or the report predates recorded baselines. A scope the run lacks is left out (it is a
+    `present` regression, listed above)."""
+    compared = result.provenance.baseline
+    if compared is None:
+        return ()
+    measured = result.measurement
+    scopes: list[tuple[str, ComparedScope | None, Aggregate | None]] = (
+        [("overall", compared.overall, measured.overall)] if compared.overall is not None else []
+    )
+    scopes += [(c, s, measured.categories.get(c)) for c, s in compared.categories.items()]
+    return tuple(
+        Margin(name, metric, aggregate.metrics[metric], scope.baseline.get(metric), threshold)
+        for name, scope, aggregate in scopes
+        if scope is not None and aggregate is not None
+        for metric, threshold in scope.threshold.items()
+        if metric in aggregate.metrics
+    )
+
+
+def reproduce_command(result: RunResult) -> str | None:
+    """The `evalkit run` command line that makes this run again (same system, mode, model, top_k,
+    gated pass and gate, suite folder, scenarios, thresholds file, --require-baseline), shell-
+    quoted; None when the report does not record its suite (`Provenance.datasets`: a benchmark
+    import, or a report written before evalkit recorded it). The thresholds flag is left out when
+    it is the default (`<datasets>/thresholds.json`, or the built-in one for the built-in suite).
+    Options set from Python only (store options) have no flag and are not shown."""
+    prov = result.provenance
+    config = prov.config
+    if prov.datasets is None:
+        return None
+    argv = ["evalkit", "run"]
+    if config.system != DEFAULT_SYSTEM:
+        argv += ["--system", config.system]
+    if config.mode == "real":
+        argv.append("--real")
+        if config.model is not None:
+            argv += ["--model", config.model]
+    argv += ["--top-k", str(config.top_k)]
+    if not config.gated:
+        argv.append("--no-gated-pass")
+    elif config.min_relevance is not None:
+        argv += ["--min-relevance", f"{config.min_relevance:g}"]
+    if prov.datasets != BUILTIN_SUITE:
+        argv += ["--datasets", prov.datasets]
+    for name in prov.scenarios:
+        argv += ["--scenario", name]
+    if config.thresholds is None:
+        argv += ["--thresholds", "none"]
+    elif (
+        not _builtin_thresholds(config.thresholds)
+        and Path(config.thresholds) != Path(prov.datasets) / "thresholds.json"
+    ):
+        argv += ["--thresholds", str(config.thresholds)]
+    if config.require_baseline:
+        argv.append("--require-baseline")
+    return shlex.join(argv)
+
+
+def _builtin_thresholds(path: Path | None) -> bool:
+    return path is not None and Path(path).resolve() == Path(DEFAULT_THRESHOLDS).resolve()
+
+
+def _baseline_line(compared: ComparedBaseline | None, result: RunResult) -> str | None:
+    if compared is None:
+        return None
+    return (
+        f"Baseline: {compared.file}, recorded {compared.recorded_at} for system {compared.system} "
+        f"(mode {result.mode}, top_k {result.top_k})"
+    )
+
+
+def _number(value: float | None) -> str:
+    return "none" if value is None else f"{value:.4f}"
+
+
+def _signed(value: float | None, places: int = 4) -> str:
+    """ "+0.0200", "-0.0100"; a value that rounds to zero at `places` is "0" (never "-0.0000")."""
+    if value is None:
+        return "—"
+    return "0" if abs(value) < 0.5 * 10**-places else f"{value:+.{places}f}"
 
 
 def _baseline_check_off(run: EvalRun) -> str | None:

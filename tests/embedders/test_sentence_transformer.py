@@ -548,3 +548,21 @@ def test_a_fully_cached_run_never_loads_the_model(tmp_path: Path) -> None:
     assert np.array_equal(first, again)
     assert cold._encoder is None  # served from the cache: no weights were loaded
     assert cold.dim == 384
+
+
+def test_loading_from_a_checkout_root_leaves_no_namespace_datasets_package_behind() -> None:
+    """From the repository root (on sys.path, as under pytest or `python -m evalkit`), importing
+    sentence-transformers imports the data folder `datasets/` as a namespace package; lancedb
+    then takes it for Hugging Face's and fails. Loading the model drops it again."""
+    root = Path(__file__).resolve().parents[2]
+    assert (root / "datasets").is_dir() and not (root / "datasets" / "__init__.py").exists()
+    probe = (
+        "import sys\n"
+        "from evalkit.embedders.sentence_transformer import _load, resolve_model_dir\n"
+        "import sentence_transformers\n"
+        "before = getattr(sys.modules.get('datasets'), '__path__', None)\n"
+        "_load(resolve_model_dir(None), 'cpu', False)\n"
+        "print(before is not None, 'datasets' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], cwd=root, capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["True", "False"]  # it was imported, and it is gone

@@ -86,7 +86,7 @@ BAD_SCENARIOS: dict[str, tuple[str, str, tuple[str, ...]]] = {
     "json-lone-surrogate-in-query": (
         "s.json",
         _json_scenario(query="\\udfff"),
-        ("scenario 'sur'", "queries[0].query: lone surrogate \\udfff"),
+        ("scenario 'sur'", "query 1.query: lone surrogate \\udfff"),
     ),
     "json-lone-surrogate-in-key": (
         "s.json",

@@ -93,7 +93,7 @@ def test_run_appends_to_the_history_next_to_the_report(
     assert f"history: appended to {tmp_path / 'r' / 'history.sqlite3'}" in capsys.readouterr().out
     assert not (tmp_path / "history.sqlite3").exists()
     assert main(["history", "--history", str(tmp_path / "r" / "history.sqlite3")]) == 0
-    assert "2 run(s) in" in capsys.readouterr().out
+    assert "2 runs in" in capsys.readouterr().out
     damaged = tmp_path / "damaged.sqlite3"
     damaged.write_text("garbage" * 200)
     assert main([*args, "--out", str(tmp_path / "x.json"), "--history", str(damaged)]) == 0  # the run is fine
@@ -107,5 +107,5 @@ def test_trend_chart_plots_each_run_and_says_when_there_is_none(tmp_path: Path) 
     fig = trend_chart(load_history(path))
     line = fig.axes[0].get_lines()[0]
     assert list(line.get_xdata()) == [1, 2] and list(line.get_ydata()) == [0.75, 0.75]
-    assert "Trend over 2 run(s)" in fig.alt_text
+    assert "Trend over 2 runs" in fig.alt_text
     assert "no run history yet" in trend_chart(load_history(tmp_path / "none")).axes[0].texts[0].get_text()

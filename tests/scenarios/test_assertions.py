@@ -138,8 +138,8 @@ def test_reference_checks_judge_what_a_registered_assertion_references():
         _ToyQuery(query="q", relevant=["a"], forbid=["b"], expect_first="b"),
     )
     assert scenario_problems(scenario, None) == [
-        "queries[0].expect_first: unknown thought id 'ghost' (not in the scenario's thoughts)",
-        "queries[1].expect_first: is also forbidden",
+        "query 1.expect_first: unknown thought id 'ghost' (not in the scenario's thoughts)",
+        "query 2.expect_first: is also forbidden",
     ]
 
 

@@ -331,7 +331,7 @@ _MALFORMED_EXPECTED: list[tuple[str, str | None, str | None, str]] = [
     (
         "b-shape.yaml",
         "scenario 'Bad_Name'",
-        "queries[0].relevent",
+        "query 1.relevent",
         "unknown key 'relevent' (did you mean 'relevant'?)",
     ),
     ("c-refs.yaml", "scenario 'refs'", "category", "unknown category 'made-up'; use one of: explicit-fact"),
@@ -341,23 +341,23 @@ _MALFORMED_EXPECTED: list[tuple[str, str | None, str | None, str]] = [
     ("c-refs.yaml", "scenario 'refs'", "thoughts[3].created_at", "cannot read created_at '2024-13-45'"),
     ("c-refs.yaml", "scenario 'refs'", "edges[0].target", "unknown thought id 'ghost'"),
     ("c-refs.yaml", "scenario 'refs'", "edges[1]", "edge from 'b' to itself"),
-    ("c-refs.yaml", "scenario 'refs'", "queries[0].relevant[0]", "unknown thought id 'nope'"),
-    ("c-refs.yaml", "scenario 'refs'", "queries[1].forbid[0]", "'a' is also in relevant"),
+    ("c-refs.yaml", "scenario 'refs'", "query 1.relevant[0]", "unknown thought id 'nope'"),
+    ("c-refs.yaml", "scenario 'refs'", "query 2.forbid[0]", "'a' is also in relevant"),
     (
         "c-refs.yaml",
         "scenario 'refs'",
-        "queries[2].no_relevant",
+        "query 3.no_relevant",
         "no_relevant is true but relevant lists ids",
     ),
-    ("c-refs.yaml", "scenario 'refs'", "queries[3].relevant", "or set no_relevant: true"),
-    ("c-refs.yaml", "scenario 'refs'", "queries[4].rank_before.before", "unknown thought id 'x'"),
-    ("c-refs.yaml", "scenario 'refs'", "queries[4].grades['zzz']", "unknown thought id 'zzz'"),
+    ("c-refs.yaml", "scenario 'refs'", "query 4.relevant", "or set no_relevant: true"),
+    ("c-refs.yaml", "scenario 'refs'", "query 5.rank_before.before", "unknown thought id 'x'"),
+    ("c-refs.yaml", "scenario 'refs'", "query 5.grades['zzz']", "unknown thought id 'zzz'"),
     ("d-dup.yaml", "scenario 'refs'", "name", "duplicate scenario name, also used by"),
-    ("d-dup.yaml", "scenario 'refs'", "queries[0].relevant[0]", "'d-two' is a shared distractor, but"),
+    ("d-dup.yaml", "scenario 'refs'", "query 1.relevant[0]", "'d-two' is a shared distractor, but"),
     (
         "d-dup.yaml",
         "scenario 'refs'",
-        "queries[1].project",
+        "query 2.project",
         "no thought of this scenario is in project 'gamma'",
     ),
     ("e-json.json", None, None, "JSON syntax error at line 4, column 54"),
@@ -536,4 +536,4 @@ def test_only_a_measure_only_scenario_may_hold_unjudged_queries(tmp_path: Path) 
     unjudged = load_suite(_write(tmp_path / "ok", {"s.yaml": text.format(extra="measure_only: true\n")}))
     assert unjudged.scenarios[0].queries[0].relevant == []
     problems = _problems(_write(tmp_path / "bad", {"s.yaml": text.format(extra="")}))
-    assert any("queries[0].relevant: no relevant ids" in p for p in problems)
+    assert any("query 1.relevant: no relevant ids" in p for p in problems)

@@ -93,7 +93,7 @@ def test_an_update_of_a_deleted_id_names_the_step_that_deleted_it(tmp_path):
         ),
         (
             "  - {after_query: 0, delete: [b]}\n",
-            "queries[1].relevant[0]: 'b' was deleted by steps[0], so it cannot be relevant",
+            "query 2.relevant[0]: 'b' was deleted by steps[0], so it cannot be relevant",
         ),
         (
             "  - {after_query: 1, add: {edges: [{source: a, target: c}]}}\n",
@@ -114,4 +114,4 @@ def test_a_relevant_id_added_later_is_not_relevant_before_its_add_step(tmp_path)
     (tmp_path / "scenarios" / "ops.yaml").write_text(text, encoding="utf-8")
     with pytest.raises(DatasetError) as caught:
         load_suite(tmp_path)
-    assert any("queries[0].relevant[0]: 'c' is added only by steps[0]" in p for p in caught.value.problems)
+    assert any("query 1.relevant[0]: 'c' is added only by steps[0]" in p for p in caught.value.problems)

@@ -121,17 +121,23 @@ def test_the_format_follows_the_suffix_unless_given(tmp_path: Path) -> None:
 
 def test_unknown_queries_and_documents_are_errors_missing_queries_score_zero(tmp_path: Path) -> None:
     suite = load_suite(DATASETS)
-    assert stable_query_id("temporal", 1, None) == "temporal/1"
-    run = read_run(_write(tmp_path / "r.trec", "temporal/0 Q0 nothing 1 1 t\nnope/0 Q0 x 1 1 t\n"))
+    assert stable_query_id("temporal", 1, None) == "temporal#2"
+    run = read_run(
+        _write(tmp_path / "r.trec", "temporal#1 Q0 nothing 1 1 t\nnope#1 Q0 x 1 1 t\ntemporal/1 Q0 x 1 1 t\n")
+    )
     with pytest.raises(DatasetError) as caught:
         check_run(run, suite)
-    assert len(caught.value.problems) == 2
-    assert "line 1: document 'nothing' of query 'temporal/0' is not a thought of scenario 'temporal'" in str(
+    assert len(caught.value.problems) == 3
+    assert "line 1: document 'nothing' of query 'temporal#1' is not a thought of scenario 'temporal'" in str(
         caught.value
     )
-    assert "line 2: query id 'nope/0' is not a query of the suite" in str(caught.value)
+    assert "line 2: query id 'nope#1' is not a query of the suite" in str(caught.value)
+    assert (
+        "line 3: query id 'temporal/1' is the old 0-based form; queries are numbered from 1 now: "
+        "write 'temporal#2'"
+    ) in str(caught.value)
     seeded = next(t.id for s in suite.scenarios if s.name == "temporal" for t in s.thoughts)
-    (note,) = check_run(read_run(_write(tmp_path / "ok.trec", f"temporal/0 Q0 {seeded} 1 1 t\n")), suite)
+    (note,) = check_run(read_run(_write(tmp_path / "ok.trec", f"temporal#1 Q0 {seeded} 1 1 t\n")), suite)
     total = sum(len(s.queries) for s in suite.scenarios)
     assert f"1 of {total} queries have results; {total - 1} without results score 0" in note
 
@@ -165,10 +171,7 @@ def _ir_measures_values(run_path: Path, qrels_path: Path, measures: list) -> dic
 
 def _queries_by_stable_id(run: EvalRun) -> dict[str, dict]:
     frame = run.queries[run.queries["pass"] == "ungated"]
-    return {
-        stable_query_id(row["scenario"], row["query_index"], row["query_id"]): row
-        for _, row in frame.iterrows()
-    }
+    return {row["query_id"]: row for _, row in frame.iterrows()}
 
 
 @pytest.mark.parametrize(
@@ -232,7 +235,7 @@ def test_scoring_the_exported_benchmark_run_gives_identical_metrics(tmp_path: Pa
 def test_the_builtin_round_trip_is_lossless_in_jsonl_and_trec_lacks_confidence(tmp_path: Path) -> None:
     original = run_eval(datasets=DATASETS, thresholds=DATASETS / "thresholds.json")
     export_trec(load_run(original.save(tmp_path / "report.json")), tmp_path)
-    columns = ["scenario", "query_index", "retrieved", *HARNESS]
+    columns = ["scenario", "query_number", "retrieved", *HARNESS]
     ungated = original.queries[original.queries["pass"] == "ungated"][columns].reset_index(drop=True)
     from_jsonl = score_run(tmp_path / "run.jsonl", datasets=DATASETS, thresholds=DATASETS / "thresholds.json")
     assert from_jsonl.queries[columns].equals(ungated)
@@ -280,9 +283,9 @@ def test_cli_score_builtin_gates_and_bad_runs_exit_2(
         main(["score", "--run", str(tmp_path / "run.trec"), "--suite", "builtin", "--out", str(report)]) == 0
     )
     assert "no-match (no-match): needs confidence" in capsys.readouterr().out
-    bad = _write(tmp_path / "bad.trec", "explicit-fact/0 Q0 unknown-id 1 1 t\n")
+    bad = _write(tmp_path / "bad.trec", "explicit-fact#1 Q0 unknown-id 1 1 t\n")
     assert main(["score", "--run", str(bad), "--suite", "builtin", "--out", str(report)]) == 2
-    assert "document 'unknown-id' of query 'explicit-fact/0'" in capsys.readouterr().err
+    assert "document 'unknown-id' of query 'explicit-fact#1'" in capsys.readouterr().err
     assert main(["score", "--run", str(bad), "--suite", "builtin", "--k", "5"]) == 2
 
 

@@ -422,3 +422,30 @@ def test_a_servers_repeated_field_errors_are_shown_once_with_a_count(reference_u
     message = str(caught.value)
     assert "body.thoughts.0.importance: Input should be less than or equal to 1" in message
     assert "; 2 more like it (body.thoughts.*.importance)" in message and "thoughts.1" not in message
+
+
+def test_served_connections_have_tcp_nodelay():
+    # without it a reply written as head then body waits for the client's delayed ACK (~40 ms)
+    import asyncio
+    import socket
+
+    from evalkit.systems.http_server import listening_socket
+
+    async def accepted_nodelay() -> int:
+        seen: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+
+        class Probe(asyncio.Protocol):
+            def connection_made(self, transport):
+                option = transport.get_extra_info("socket").getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY)
+                seen.set_result(option)
+                transport.close()
+
+        server = await asyncio.get_running_loop().create_server(Probe, sock=listening_socket("127.0.0.1", 0))
+        async with server:
+            _, writer = await asyncio.open_connection(*server.sockets[0].getsockname())
+            try:
+                return await asyncio.wait_for(seen, 10)
+            finally:
+                writer.close()
+
+    assert asyncio.run(accepted_nodelay()) == 1

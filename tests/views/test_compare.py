@@ -64,7 +64,7 @@ def test_first_relevant_rank_and_its_moves() -> None:
 
 def test_compare_runs_pairs_queries_and_computes_deltas_by_hand() -> None:
     comparison = compare_runs(A, B)
-    queries = comparison.queries.set_index(["scenario", "query_index"])
+    queries = comparison.queries.set_index(["scenario", "query_number"])
     assert list(queries["recall_delta"]) == [0.0, 0.5, 0.5, -1.0]
     assert list(queries["rank_move"]) == ["same", "up 1", "found", "lost"]
     assert list(queries["passed_b"]) == [True, True, True, False]
@@ -94,7 +94,7 @@ def test_compare_runs_needs_the_pass_and_shared_queries() -> None:
 
 def test_comparison_tables_show_flips_and_changed_queries() -> None:
     comparison = compare_runs(A, B)
-    assert comparison_scenarios(comparison).caption == "Per scenario: 1 status flip(s); Δ = B − A"
+    assert comparison_scenarios(comparison).caption == "Per scenario: 1 status flip; Δ = B − A"
     changed = comparison_queries(comparison).data
     assert list(changed["move"]) == ["up 1", "found", "lost"]  # s1 q0 did not change
     assert list(comparison_metrics(comparison).data["metric"]) == ["recall", "precision", "mrr", "hit_rate"]
@@ -121,5 +121,8 @@ def test_report_renders_the_comparison_notebook(
     assert main([*argv, "--out-dir", str(tmp_path / "out"), "--no-progress"]) == 0
     html = (tmp_path / "out" / "compare_runs.html").read_text(encoding="utf-8")
     assert "Run B vs run A, ungated pass" in html
-    assert "Per scenario: 1 status flip(s)" in html
+    assert "Per scenario: 1 status flip" in html
     assert "Queries that changed: 3 of 4" in html
+    assert "The runs compared" in html and "no gated pass" in html  # both runs named with their identity
+    assert "Ranking changes: 3 queries, largest first" in html and "x! 3→1" in html
+    assert "Runs side by side, ungated pass: Δ against run A" in html

@@ -44,7 +44,7 @@ def test_one_row_per_pass_per_query_and_per_hit(run):
     n_hits = sum(len(q.hits) for p in run.passes.values() for s in p.scenarios for q in s.queries)
     assert len(run.hits) == n_hits
     # rows are ordered by rank within each query
-    for _, group in run.hits.groupby(["pass", "scenario", "query_index"], sort=False):
+    for _, group in run.hits.groupby(["pass", "scenario", "query_number"], sort=False):
         assert list(group["rank"]) == list(range(1, len(group) + 1))
 
 
@@ -59,10 +59,10 @@ def test_overall_frame_matches_the_report(run):
 
 def test_dropped_by_gate_flags_match_the_dropped_frame(run):
     flagged = run.hits[(run.hits["pass"] == "ungated") & run.hits["dropped_by_gate"]]
-    dropped = set(zip(run.dropped["scenario"], run.dropped["query_index"], run.dropped["id"], strict=True))
+    dropped = set(zip(run.dropped["scenario"], run.dropped["query_number"], run.dropped["id"], strict=True))
     assert len(flagged) > 0
     for row in flagged.itertuples():
-        assert (row.scenario, row.query_index, row.id) in dropped
+        assert (row.scenario, row.query_number, row.id) in dropped
     assert not run.hits[run.hits["pass"] == "gated"]["dropped_by_gate"].any()
 
 

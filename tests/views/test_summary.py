@@ -46,7 +46,7 @@ def test_the_summary_states_the_verdict_regressions_and_drops_as_markdown() -> N
         _run(regressions=[regression]), BASELINE, baseline_label="deterministic@5", drops=2
     )
     assert text.splitlines() == [
-        "## evalkit: FAIL — 1 regression(s)",
+        "## evalkit: FAIL — 1 regression",
         "",
         "system reference · mode deterministic · top_k 5 · gated pass skipped",
         "",

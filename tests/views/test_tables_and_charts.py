@@ -614,10 +614,10 @@ def test_lost_from_top_k_counts_relevant_rows_that_left_the_top_k_not_pool_drops
 
 
 def test_queries_and_gate_comparison_separate_pool_drops_from_top_k_losses(built: EvalRun) -> None:
-    queries = built.queries.set_index(["pass", "scenario", "query_index"])
-    assert queries.loc[("gated", "facts", 1), "lost_from_top_k"] == ["f3"]
-    assert queries.loc[("gated", "facts", 0), "lost_from_top_k"] == []  # d1 dropped, but irrelevant
-    assert queries.loc[("ungated", "facts", 1), "relevant_lost"] == 0
+    queries = built.queries.set_index(["pass", "scenario", "query_number"])
+    assert queries.loc[("gated", "facts", 2), "lost_from_top_k"] == ["f3"]
+    assert queries.loc[("gated", "facts", 1), "lost_from_top_k"] == []  # d1 dropped, but irrelevant
+    assert queries.loc[("ungated", "facts", 2), "relevant_lost"] == 0
     comparison = built.gate_comparison().set_index("scenario")
     assert comparison["relevant_dropped"].to_dict() == {"facts": 1, "chain": 0, "clash": 0, "probe": 0}
     assert comparison["relevant_lost"].to_dict() == {"facts": 1, "chain": 0, "clash": 0, "probe": 0}

@@ -89,7 +89,7 @@ def test_labelled_subset_metrics(replay: TraceReplay) -> None:
 
 
 def test_summary_chart_and_tables_render(replay: TraceReplay) -> None:
-    assert traces.replay_summary(replay).startswith("6 searches from 4 store(s); 2 labelled")
+    assert traces.replay_summary(replay).startswith("6 searches from 4 stores; 2 labelled")
     assert "1 returned a record deleted before them" in traces.replay_summary(replay)
     chart = traces.latency_chart(replay)
     assert chart.alt_text == "Chart: Search latency per store" and chart._repr_png_().startswith(b"\x89PNG")

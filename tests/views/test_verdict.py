@@ -41,7 +41,7 @@ def test_a_run_without_regressions_passes_and_names_what_ran() -> None:
 
 def test_a_run_with_regressions_fails_and_lists_every_one_in_order() -> None:
     verdict = run_verdict(_run(TWO))
-    assert verdict.headline == "FAIL — 2 regression(s)"
+    assert verdict.headline == "FAIL — 2 regressions"
     assert str(verdict).splitlines()[2:] == [
         "  - [assertion] facts: forbid: 'x' was retrieved at rank 1",
         "  - [metric] overall: recall 0.5000 is below its threshold 0.9000 <b>",
@@ -61,7 +61,7 @@ def test_baseline_check_off_says_why_whether_the_run_passed_or_not() -> None:
     assert "No gating regressions." not in str(passed) + passed._repr_html_()
     assert "metrics were not compared with a baseline" in str(passed)
     failed = run_verdict(_run(TWO[:1], notes=[note]))
-    assert failed.headline == f"FAIL — 1 regression(s) · baseline check OFF ({why})"
+    assert failed.headline == f"FAIL — 1 regression · baseline check OFF ({why})"
     unconfigured = run_verdict(_run([], thresholds=None))
     assert unconfigured.baseline_check_off == "the run was configured without a thresholds file"
     assert unconfigured.value == "NOT GATED" and "PASS" not in unconfigured._repr_html_()

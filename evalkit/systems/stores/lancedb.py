@@ -26,6 +26,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from evalkit.packaged import forget_namespace_datasets
 from evalkit.systems.stores.common import Collection, Row, Scope, WorkdirStoreSystem
 
 if importlib.util.find_spec("lancedb") is None:
@@ -82,6 +83,7 @@ class LanceDbSystem(WorkdirStoreSystem):
     package = "lancedb"
 
     def _create(self, client: Any, name: str, workdir: Path) -> Collection:
+        forget_namespace_datasets()  # lancedb takes any imported `datasets` for Hugging Face's
         return LanceCollection(
             importlib.import_module("lancedb").connect(workdir / "lancedb"), name, self.embedder.dim
         )
