@@ -132,7 +132,7 @@ NOT_APPLICABLE_COLUMNS: tuple[str, ...] = ("scenario", "category", "missing")
 it needs that the system lacks."""
 
 BEHAVIOUR_COLUMNS: tuple[str, ...] = (
-    "pass", "scenario", "category", "counted", "query_index", "query", "metric", "value",
+    "pass", "scenario", "category", "counted", "query_number", "query", "metric", "value",
 )  # fmt: skip
 """One row per behaviour metric (`evalkit.metrics.BEHAVIOUR`: stale_fact_rate, contamination,
 duplicate_rate, query_sensitivity, abstention) per query it applies to, per pass, in query order
@@ -358,7 +358,7 @@ class EvalRun:
                 "scenario": s.name,
                 "category": s.category,
                 "counted": counts_toward_behaviour(s),
-                "query_index": q.index,
+                "query_number": q.index + 1,
                 "query": q.query,
                 "metric": metric,
                 "value": value,
