@@ -20,6 +20,7 @@ from evalkit.scenarios import load_suite
 from evalkit.suites.mutations import MUTATIONS, PACK_MUTATIONS
 from evalkit.suites.packs import parse_packs
 from evalkit.views.console import render_detection
+from evalkit.wording import counted
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -59,5 +60,5 @@ def mutants_command(args: argparse.Namespace) -> int:
     )
     print(render_detection(detection))
     elapsed = time.perf_counter() - started
-    print(f"{len(detection.outcomes)} mutant suite run(s) and 1 unmutated one in {elapsed:.1f} s")
+    print(f"{counted(len(detection.outcomes), 'mutant suite run')} and 1 unmutated one in {elapsed:.1f} s")
     return EXIT_OK if detection.ok else EXIT_REGRESSIONS

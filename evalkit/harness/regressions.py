@@ -33,6 +33,7 @@ from evalkit.harness.thresholds_file import (
 )
 from evalkit.metrics import HARNESS_METRICS
 from evalkit.metrics.registry import BEHAVIOUR
+from evalkit.wording import counted
 
 TOLERANCE = 1e-6
 """A metric regresses when actual + TOLERANCE < threshold (absorbs float noise)."""
@@ -265,7 +266,7 @@ def assert_no_regressions(result: RunResult, fail: bool = True) -> str:
         return result.verdict_line()
     off = result.baseline_check_off
     lines = [f"  - [{r.kind}] {r.message}" for r in regressions] + ([off] if off is not None else [])
-    message = f"{len(regressions)} regression(s) against the thresholds:\n" + "\n".join(lines)
+    message = f"{counted(len(regressions), 'regression')} against the thresholds:\n" + "\n".join(lines)
     if fail:
         raise RegressionError(message)
     return message + "\n(not raised: fail_on_regression is False)"
