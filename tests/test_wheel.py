@@ -43,6 +43,8 @@ PACKAGE_DATA = [
     "evalkit/data/datasets/thresholds.json",
     "evalkit/data/datasets/scenarios/temporal.yaml",
     "evalkit/data/datasets/mcp/reference.toml",
+    "evalkit/data/datasets/packs/deletion-ghosts/suite.yaml",
+    "evalkit/data/datasets/packs/deletion-ghosts/scenarios/forget-api-key.yaml",
     "evalkit/data/notebooks/eval_report.ipynb",
     "evalkit/data/notebooks/scenario_drilldown.ipynb",
     "evalkit/data/templates/evalkit.toml",

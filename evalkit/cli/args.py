@@ -14,6 +14,7 @@ from evalkit.harness.executors import EXECUTORS, Executor, make_executor
 from evalkit.harness.project import NO_BASELINES, Project, resolve_project
 from evalkit.packaged import THRESHOLDS_NAME
 from evalkit.records import MAX_TOP_K
+from evalkit.suites.packs import LIST, pack_directory, pack_names, pack_summary, parse_packs
 
 
 def int_in(low: int, high: int) -> Callable[[str], int]:
@@ -114,6 +115,33 @@ def add_dataset_args(parser: argparse.ArgumentParser) -> None:
         help=f"baselines file (default: `thresholds` in evalkit.toml, else <datasets>/{THRESHOLDS_NAME}); "
         f"`{NO_BASELINES}`: no baselines, metrics are not compared (a file named so: ./{NO_BASELINES})",
     )  # fmt: skip
+
+
+def add_pack_arg(parser: argparse.ArgumentParser) -> None:
+    """--pack NAME[,NAME…], shared by `run` and `mutants` (`evalkit.suites.packs`)."""
+    parser.add_argument(
+        "--pack", metavar="NAME[,NAME…]",
+        help="run built-in scenario packs instead of the suite (`list`: name each pack and what it "
+        "tests); several are combined into one suite under <reports>/packs/",
+    )  # fmt: skip
+
+
+def use_pack(args: argparse.Namespace) -> bool:
+    """Resolve `--pack` in `args`: False when it lists the packs (printed here; the command then
+    exits 0), else True with `args.datasets` set to the packs' suite directory (unchanged without
+    --pack). UsageError with --datasets too, or for an unknown pack."""
+    text = getattr(args, "pack", None)
+    if text is None:
+        return True
+    if text == LIST:
+        for name in pack_names():
+            print(f"{name}: {pack_summary(name)}")
+        return False
+    if args.datasets is not None:
+        raise UsageError("--pack and --datasets both choose the suite; give one")
+    names = parse_packs(text)
+    args.datasets = pack_directory(names, project_settings(args).reports / "packs")
+    return True
 
 
 def thresholds_path(text: str) -> Path | str:

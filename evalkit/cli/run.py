@@ -12,12 +12,14 @@ from evalkit.cli.args import (
     add_deprecated_flag,
     add_embedder_args,
     add_execution_args,
+    add_pack_arg,
     add_system_arg,
     add_top_k_arg,
     embedder_options,
     executor_from,
     project_settings,
     unit_float,
+    use_pack,
 )
 from evalkit.cli.exit_codes import EXIT_OK, EXIT_REGRESSIONS
 from evalkit.cli.lint import warn_on_load
@@ -33,6 +35,7 @@ from evalkit.harness.history import HISTORY_FILE, HistoryError, append_run
 from evalkit.harness.project import NO_BASELINES
 from evalkit.harness.results import RunResult
 from evalkit.harness.thresholds_file import DEFAULT_GATED_TOLERANCE
+from evalkit.memory.options import TOKENIZERS
 from evalkit.views.console import render_run
 
 REPORT_NAME = "report.json"
@@ -84,6 +87,12 @@ def register(commands: argparse._SubParsersAction) -> None:
         help="with --update-gated-baseline: the recall tolerance of one category (repeatable)",
     )  # fmt: skip
     add_dataset_args(run)
+    add_pack_arg(run)
+    run.add_argument(
+        "--tokenizer", choices=TOKENIZERS, metavar="NAME",
+        help="the reference store's FTS5 tokenizer: unicode61 (default), porter (stemming) or trigram "
+        "(text without spaces, e.g. Chinese and Japanese, becomes searchable)",
+    )  # fmt: skip
     run.add_argument(
         "--scenario", action="append", metavar="NAME",
         help="run only this scenario (repeatable); assertions count, metrics are not compared",
@@ -146,11 +155,17 @@ def category_tolerance(text: str) -> tuple[str, float]:
 
 def run_command(args: argparse.Namespace) -> int:
     check_gated_flags(args)
+    if not use_pack(args):
+        return EXIT_OK
     if (args.update_baseline or args.update_gated_baseline) and args.scenario:
         flag = "--update-gated-baseline" if args.update_gated_baseline else "--update-baseline"
         raise UsageError(f"{flag} records the whole suite; drop --scenario")
     project = project_settings(args)
     config = make_config(project.config, **embedder_options(args))
+    if args.tokenizer is not None:
+        config = config.model_copy(
+            update={"store": config.store.model_copy(update={"tokenizer": args.tokenizer})}
+        )
     out = args.out or project.reports / REPORT_NAME
     thresholds = project.thresholds
     recording = args.update_baseline or args.update_gated_baseline

@@ -8,6 +8,7 @@ over every metric key the queries share; an empty set of queries gives zeros, ne
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -22,6 +23,7 @@ from evalkit.harness.results import (
     ScenarioResult,
 )
 from evalkit.metrics import HARNESS_METRICS
+from evalkit.metrics.registry import BEHAVIOUR_METRICS
 
 
 def mean_metrics(queries: Sequence[QueryResult]) -> Aggregate:
@@ -32,7 +34,26 @@ def mean_metrics(queries: Sequence[QueryResult]) -> Aggregate:
     return Aggregate(
         queries=len(queries),
         metrics={k: sum(q.metrics[k] for q in queries) / len(queries) for k in keys},
+        **behaviour_means(queries),
     )
+
+
+def behaviour_means(queries: Sequence[QueryResult]) -> dict[str, dict[str, Any]]:
+    """`behaviour` (the mean of each behaviour metric over the queries it applies to) and
+    `behaviour_queries` (how many those are), as `Aggregate` fields; empty without any."""
+    measured = [name for name in BEHAVIOUR_METRICS if any(name in q.behaviour for q in queries)]
+    values = {name: [q.behaviour[name] for q in queries if name in q.behaviour] for name in measured}
+    return {
+        "behaviour": {name: sum(v) / len(v) for name, v in values.items()},
+        "behaviour_queries": {name: len(v) for name, v in values.items()},
+    }
+
+
+def counts_toward_behaviour(scenario: ScenarioResult) -> bool:
+    """Scenarios whose queries feed the category and overall behaviour means: those expected to
+    pass and applicable — measure-only ones included, unlike the harness means (a no-match probe
+    is measure-only so that its zero recall stays out of them, but its abstention is the point)."""
+    return scenario.outcome == "pass" and scenario.status != "not_applicable"
 
 
 def counts_toward_aggregates(scenario: ScenarioResult) -> bool:
@@ -82,11 +103,22 @@ def pass_result(
     by_category: dict[str, list[QueryResult]] = {}
     for s in counted:
         by_category.setdefault(s.category, []).extend(s.queries)
+    behaving = [s for s in scenarios if counts_toward_behaviour(s)]
+    overall = mean_metrics([q for s in counted for q in s.queries])
+    categories = {c: mean_metrics(qs) for c, qs in by_category.items()}
+    if any(q.behaviour for s in behaving for q in s.queries):
+        overall = overall.model_copy(update=behaviour_means([q for s in behaving for q in s.queries]))
+        grouped: dict[str, list[QueryResult]] = {}
+        for s in behaving:
+            grouped.setdefault(s.category, []).extend(s.queries)
+        categories = {
+            c: agg.model_copy(update=behaviour_means(grouped.get(c, []))) for c, agg in categories.items()
+        }
     return PassResult(
         name=name,
         role=role,
         scenarios=list(scenarios),
-        overall=mean_metrics([q for s in counted for q in s.queries]),
-        categories={c: mean_metrics(qs) for c, qs in by_category.items()},
+        overall=overall,
+        categories=categories,
         relevance_gate=gate_summary(scenarios, min_relevance),
     )

@@ -43,9 +43,9 @@ from evalkit.harness.thresholds_file import (
     BaselineSystem,
     GatedEntry,
     GatedTolerances,
-    MetricLevels,
     ModeEntry,
     SuiteFingerprint,
+    ThresholdLevels,
     Thresholds,
     entry_key,
     floor_below,
@@ -55,6 +55,7 @@ from evalkit.harness.thresholds_file import (
     update_thresholds,
 )
 from evalkit.metrics import HARNESS_METRICS
+from evalkit.metrics.registry import BEHAVIOUR
 from evalkit.packaged import inside_installed_package
 
 MARGIN = 0.02
@@ -63,12 +64,22 @@ MARGIN = 0.02
 
 def _levels(aggregate: Aggregate) -> BaselineLevels:
     return BaselineLevels(
-        **{m: round_half_away(aggregate.metrics[m]) for m in HARNESS_METRICS}, queries=aggregate.queries
+        **{m: round_half_away(aggregate.metrics[m]) for m in HARNESS_METRICS},
+        queries=aggregate.queries,
+        behaviour={m: round_half_away(v) for m, v in aggregate.behaviour.items()},
     )
 
 
-def _thresholds(levels: MetricLevels) -> MetricLevels:
-    return MetricLevels(**{m: floor_below(getattr(levels, m), MARGIN) for m in HARNESS_METRICS})
+def _thresholds(levels: BaselineLevels) -> ThresholdLevels:
+    """The thresholds `MARGIN` from `levels`: floors of the harness metrics and of the behaviour
+    metrics where higher is better, ceilings (capped at 1) where lower is better."""
+    behaviour = {
+        m: round_half_away(min(1.0, v + MARGIN)) if BEHAVIOUR[m].lower_is_better else floor_below(v, MARGIN)
+        for m, v in levels.behaviour.items()
+    }
+    return ThresholdLevels(
+        **{m: floor_below(getattr(levels, m), MARGIN) for m in HARNESS_METRICS}, behaviour=behaviour
+    )
 
 
 def _recorded_at(when: datetime | None) -> str:

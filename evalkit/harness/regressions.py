@@ -28,9 +28,12 @@ from evalkit.harness.thresholds_file import (
     MetricLevels,
     ModeEntry,
     SuiteFingerprint,
+    ThresholdLevels,
     recorded,
 )
 from evalkit.metrics import HARNESS_METRICS
+from evalkit.metrics.registry import BEHAVIOUR
+from evalkit.wording import counted
 
 TOLERANCE = 1e-6
 """A metric regresses when actual + TOLERANCE < threshold (absorbs float noise)."""
@@ -146,6 +149,35 @@ def metric_regressions(result: PassResult, entry: ModeEntry) -> list[Regression]
             )
         else:
             found.extend(_below(category, floor, actual.metrics))
+            found.extend(_behaviour_beyond(category, floor, actual.behaviour))
+    return found
+
+
+def _behaviour_beyond(
+    category: str | None, levels: MetricLevels, actual: Mapping[str, float]
+) -> list[Regression]:
+    """The behaviour metrics the entry records (`ThresholdLevels.behaviour`) past their thresholds in
+    `actual`: above the ceiling of a lower-is-better one, below the floor of the others. A metric
+    the run did not measure is not compared."""
+    where = "overall" if category is None else f"category {category!r}"
+    found = []
+    recorded: Mapping[str, float] = levels.behaviour if isinstance(levels, ThresholdLevels) else {}
+    for m, threshold in recorded.items():
+        if m not in actual:
+            continue
+        lower = BEHAVIOUR[m].lower_is_better
+        if (actual[m] > threshold + TOLERANCE) if lower else (actual[m] + TOLERANCE < threshold):
+            side = "above" if lower else "below"
+            found.append(
+                Regression(
+                    kind="metric",
+                    category=category,
+                    metric=m,
+                    actual=actual[m],
+                    threshold=threshold,
+                    message=f"{where}: {m} {actual[m]:.4f} is {side} its threshold {threshold:.4f}",
+                )
+            )
     return found
 
 
@@ -234,7 +266,7 @@ def assert_no_regressions(result: RunResult, fail: bool = True) -> str:
         return result.verdict_line()
     off = result.baseline_check_off
     lines = [f"  - [{r.kind}] {r.message}" for r in regressions] + ([off] if off is not None else [])
-    message = f"{len(regressions)} regression(s) against the thresholds:\n" + "\n".join(lines)
+    message = f"{counted(len(regressions), 'regression')} against the thresholds:\n" + "\n".join(lines)
     if fail:
         raise RegressionError(message)
     return message + "\n(not raised: fail_on_regression is False)"

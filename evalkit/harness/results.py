@@ -92,6 +92,10 @@ class QueryResult(_Model):
     top_k cut ties with the last hit, or a relevant id sits among tied hits. None — and left out
     of the JSON — when not known: reports written before ties were recorded, and systems whose
     hits carry no ranking score and that say nothing about their cut.
+
+    `behaviour`: the behaviour metrics that apply to this query (`evalkit.metrics.BEHAVIOUR`:
+    stale-fact rate, contamination, duplicate rate@k, query sensitivity, abstention), for suites
+    that ask for them; left out of the JSON when empty.
     """
 
     index: int
@@ -110,10 +114,13 @@ class QueryResult(_Model):
     dropped: list[DroppedRecord] = Field(default_factory=list)
     gate_candidates: list[CandidateRecord] | None = None
     ties: TieRecord | None = None
+    behaviour: dict[str, float] = Field(default_factory=dict)
 
     @model_serializer(mode="wrap")
     def _omit_absent_fields(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         data: dict[str, Any] = handler(self)
+        if not self.behaviour:
+            data.pop("behaviour", None)
         if not self.grades:
             data.pop("grades", None)
         if self.gate_candidates is None:
@@ -147,10 +154,22 @@ class LatencyReport(_Model):
 
 
 class Aggregate(_Model):
-    """Mean metrics over `queries` queries."""
+    """Mean metrics over `queries` queries. `behaviour`: the mean of each behaviour metric
+    (`evalkit.metrics.BEHAVIOUR`) over the queries it applies to, `behaviour_queries` how many
+    those are; both left out of the JSON when empty (suites that do not ask for them)."""
 
     queries: int
     metrics: dict[str, float]
+    behaviour: dict[str, float] = Field(default_factory=dict)
+    behaviour_queries: dict[str, int] = Field(default_factory=dict)
+
+    @model_serializer(mode="wrap")
+    def _omit_no_behaviour(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        if not self.behaviour:
+            data.pop("behaviour", None)
+            data.pop("behaviour_queries", None)
+        return data
 
 
 class ScenarioResult(_Model):

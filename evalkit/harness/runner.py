@@ -5,6 +5,9 @@ Each scenario gets a fresh memory in its own temporary directory, removed when t
 one big scenario's queries); an `Executor` runs the shards here, on worker processes or on Ray,
 and the results are assembled in scenario and query order, identical on every executor.
 
+A scenario's steps (`StepSpec`: delete, update, add) are applied between its queries, in order:
+each query is asked, in every pass, of the memory as the steps before it left it.
+
 Every pass of the run's plan (`pass_plan`: a tuple of `PassSpec`, so another pass is data) queries
 the same seeded memory, each query once per pass in plan order: the measurement pass ("ungated")
 with min_relevance=0 (what baselines gate on) and, unless disabled, the gated pass with the
@@ -35,6 +38,7 @@ from typing import Any
 from tqdm import tqdm
 
 from evalkit.harness.aggregation import latency_report, mean_metrics, pass_result
+from evalkit.harness.behaviour import MemoryState, query_evidence, with_query_sensitivity
 from evalkit.harness.checks import check_query, scenario_status
 from evalkit.harness.config import RunConfig
 from evalkit.harness.executors import Executor, SerialExecutor
@@ -50,15 +54,16 @@ from evalkit.harness.results import (
 )
 from evalkit.harness.ties import tie_record
 from evalkit.metrics import MetricSpec, judgements, parse_metrics, score_query
+from evalkit.metrics.registry import QueryEvidence, score_behaviour
 from evalkit.progress import progress_enabled
 from evalkit.records import DEFAULT_HALF_LIFE_DAYS, reported_values
 from evalkit.scenarios import QuerySpec, Scenario, Suite, stable_query_id
-from evalkit.scenarios.model import ThoughtSpec
+from evalkit.scenarios.model import StepSpec, ThoughtSpec
 from evalkit.scenarios.requirements import required_capabilities
-from evalkit.scenarios.seeding import own_ids, seed_edges, seed_thoughts
+from evalkit.scenarios.seeding import edges_of, own_ids, seed_edges, seed_thoughts, thoughts_of
 from evalkit.systems import MemorySystem
 from evalkit.systems.capabilities import declared_capabilities
-from evalkit.systems.checked import TimedResponse, open_checked
+from evalkit.systems.checked import CheckedMemory, TimedResponse, open_checked
 from evalkit.validation import shown_value
 
 
@@ -150,8 +155,9 @@ def plan_shards(scenarios: Sequence[Scenario], workers: int) -> list[list[Shard]
     One shard per scenario; when there are fewer scenarios than `workers` (a benchmark such as
     BEIR is one big scenario), each scenario's queries are cut into `workers` contiguous shards
     of near-equal size, so every worker has work. Every shard seeds the scenario's whole memory
-    once; a query's result does not depend on which other queries share its memory, because
-    searching the reference store writes nothing, so the cut never changes a result. (A system
+    once (and applies the scenario's steps up to its last query, asking only its own queries); a
+    query's result does not depend on which other queries share its memory, because searching the
+    reference store writes nothing, so the cut never changes a result. (A system
     whose searches change its state, e.g. access counts that feed ranking, must run serially.)
     With `workers` 1 every scenario is one shard."""
     pieces = workers if len(scenarios) < workers else 1
@@ -176,6 +182,7 @@ class ShardRunner:
     distractors: tuple[ThoughtSpec, ...]
     clock: datetime
     plan: tuple[PassSpec, ...]
+    behaviour: bool = False
 
     def __call__(self, shard: Shard) -> ShardResult:
         scenario = shard.scenario
@@ -184,12 +191,51 @@ class ShardRunner:
         gate_values: tuple[set[float], ...] = tuple(set() for _ in self.plan)
         latencies: list[float] = []
         with scratch_directory() as workdir, open_checked(self.system, workdir, scenario.name) as memory:
-            memory.add_thoughts(seed_thoughts(scenario, self.distractors, self.clock))
-            memory.add_edges(seed_edges(scenario))
+            seeded, edges = seed_thoughts(scenario, self.distractors, self.clock), seed_edges(scenario)
+            memory.add_thoughts(seeded)
+            memory.add_edges(edges)
+            state = MemoryState(seeded, edges) if self.behaviour else None
             own = own_ids(scenario)
             asks: list[tuple[int, QuerySpec, int, list[QueryResult], set[float], bool]] = []
             searches: list[tuple[str, str, dict[str, Any]]] = []
-            for index in range(shard.start, shard.stop):
+
+            def flush() -> None:
+                """Ask the searches gathered so far (one call for a memory with search_many), then
+                score them."""
+                for timed, (index, query, k, queries, resolved, free) in zip(
+                    memory.search_all(searches), asks, strict=True
+                ):
+                    latencies.append(timed.latency_ms)
+                    if free:
+                        resolved.add(timed.response.min_relevance)
+                    record = free and bool(timed.response.gate_candidates)
+                    evidence = None if state is None else query_evidence(state, query, timed.response.hits, k)
+                    queries.append(
+                        _query_result(
+                            index,
+                            query,
+                            timed,
+                            k,
+                            own,
+                            extra_metrics,
+                            gate_candidates=record,
+                            evidence=evidence,
+                        )
+                    )
+                asks.clear()
+                searches.clear()
+
+            # a shard that starts later replays the steps before its first query (not its queries)
+            for index in range(0 if scenario.steps else shard.start, shard.stop):
+                steps = scenario.steps_before(index)
+                if steps:  # the searches before a step see the memory before it
+                    flush()
+                    for step in steps:
+                        apply_step(memory, step, self.clock)
+                        if state is not None:
+                            state.apply(step)
+                if index < shard.start:
+                    continue
                 query = scenario.queries[index]
                 k = query.top_k or self.config.top_k
                 options: dict[str, Any] = dict(
@@ -207,17 +253,23 @@ class ShardRunner:
                     gate = spec.min_relevance if pinned is None else pinned
                     searches.append((query.query, asked, {"min_relevance": gate, **options}))
                     asks.append((index, query, k, queries, resolved, spec.relevance_gated and pinned is None))
-            # every search of the shard in one go (one call for a memory with search_many), then scored
-            for timed, (index, query, k, queries, resolved, free) in zip(
-                memory.search_all(searches), asks, strict=True
-            ):
-                latencies.append(timed.latency_ms)
-                if free:
-                    resolved.add(timed.response.min_relevance)
-                record = free and bool(timed.response.gate_candidates)
-                scored = _query_result(index, query, timed, k, own, extra_metrics, gate_candidates=record)
-                queries.append(scored)
+            # every search between two steps in one go (the whole shard without steps)
+            flush()
         return ShardResult(results, tuple(frozenset(v) for v in gate_values), latencies)
+
+
+def apply_step(memory: CheckedMemory, step: StepSpec, clock: datetime) -> None:
+    """Apply one operation step to `memory`: delete its ids, update its thought, or add its
+    thoughts (dated against `clock`) then its edges."""
+    if step.delete is not None:
+        memory.delete_thoughts(step.delete)
+    elif step.update is not None:
+        memory.update_thought(step.update.id, content=step.update.content, status=step.update.status)
+    elif step.add is not None:
+        if step.add.thoughts:
+            memory.add_thoughts(thoughts_of(step.add.thoughts, clock))
+        if step.add.edges:
+            memory.add_edges(edges_of(step.add.edges))
 
 
 @contextmanager
@@ -266,7 +318,7 @@ def run_suite(
     runner = executor or SerialExecutor()
     shards = plan_shards(applicable, runner.workers)
     shard_counts = iter(len(pieces) for pieces in shards)
-    job = ShardRunner(system, config, suite.distractors, now, plan)
+    job = ShardRunner(system, config, suite.distractors, now, plan, suite.behaviour_metrics)
     total = sum(len(s.queries) for s in suite.scenarios)
     bar = tqdm(total=total, desc="queries", unit="q", disable=not progress_enabled(progress))
     scenarios: tuple[list[ScenarioResult], ...] = tuple([] for _ in plan)
@@ -282,7 +334,8 @@ def run_suite(
                 continue
             parts = [next(results) for _ in range(next(shard_counts))]
             for i, done in enumerate(scenarios):
-                done.append(_scenario_result(scenario, [q for part in parts for q in part.queries[i]]))
+                asked = [q for part in parts for q in part.queries[i]]
+                done.append(_scenario_result(scenario, asked, suite.behaviour_metrics))
                 gate_values[i].update(*(part.gate_values[i] for part in parts))
             latencies[scenario.name] = [ms for part in parts for ms in part.latencies_ms]
             bar.update(sum(len(part.queries[0]) for part in parts))
@@ -309,9 +362,11 @@ def _query_result(
     extra_metrics: Sequence[MetricSpec],
     *,
     gate_candidates: bool = False,
+    evidence: QueryEvidence | None = None,
 ) -> QueryResult:
     """The scored result of one search; `gate_candidates` records the rows that reached the
-    gate. Validated as one nested document (pydantic-core builds the hit records)."""
+    gate; `evidence` (suites asking for behaviour metrics) is scored into `behaviour`. Validated
+    as one nested document (pydantic-core builds the hit records)."""
     response = timed.response
     relevant = set(query.relevant)
     retrieved = list(dict.fromkeys(h.id for h in response.hits))
@@ -341,12 +396,18 @@ def _query_result(
             if gate_candidates
             else None,
             "ties": tie_record(response.hits, relevant, response.cut_tied),
+            "behaviour": score_behaviour(evidence) if evidence is not None else {},
         }
     )
 
 
-def _scenario_result(scenario: Scenario, queries: list[QueryResult]) -> ScenarioResult:
-    """A scenario's result: its means, its floors checked on them, its status from every error."""
+def _scenario_result(
+    scenario: Scenario, queries: list[QueryResult], behaviour: bool = False
+) -> ScenarioResult:
+    """A scenario's result: its means, its floors checked on them, its status from every error;
+    with `behaviour`, its queries' query sensitivity scored first."""
+    if behaviour:
+        queries = with_query_sensitivity(queries)
     means = mean_metrics(queries)
     floor_errors = scenario_floor_errors(scenario, means.metrics, means.queries)
     failed = bool(floor_errors) or any(q.check_errors for q in queries)

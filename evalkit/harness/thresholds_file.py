@@ -47,6 +47,7 @@ from pydantic import (
     SerializerFunctionWrapHandler,
     ValidationError,
     create_model,
+    field_validator,
     model_serializer,
     model_validator,
 )
@@ -56,6 +57,7 @@ from evalkit.files import check_writable, os_reason, read_regular, write_atomic
 from evalkit.harness.config import MODES
 from evalkit.harness.results import GatedBaselineRef
 from evalkit.metrics import HARNESS, HARNESS_METRICS
+from evalkit.metrics.registry import BEHAVIOUR_METRICS
 from evalkit.systems.resolve import REFERENCE_SPEC
 from evalkit.validation import FrozenModel as _Model
 from evalkit.validation import field_problems, shown_value
@@ -97,6 +99,8 @@ class _Levels(_Model):
     @model_serializer(mode="wrap")
     def _without_unrecorded(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         data: dict[str, Any] = handler(self)
+        if not getattr(self, "behaviour", None):
+            data.pop("behaviour", None)
         return {k: v for k, v in data.items() if v is not None or k not in HARNESS}
 
     def value(self, metric: str) -> float | None:
@@ -132,7 +136,27 @@ else:
     )
 
 
-class BaselineLevels(MetricLevels):
+class ThresholdLevels(MetricLevels):
+    """The harness metrics' levels plus `behaviour`: the behaviour metrics
+    (`evalkit.metrics.BEHAVIOUR`) the entry records — only a run of a suite that asks for them
+    records any, and only those are compared (a baseline's level, or a threshold: a ceiling for
+    the lower-is-better ones, a floor for the others); left out of the JSON when empty, so
+    existing files keep their shape. `MetricLevels` itself stays the harness metrics only."""
+
+    behaviour: dict[str, Annotated[float, Field(ge=0.0, le=1.0)]] = Field(default_factory=dict)
+
+    @field_validator("behaviour")
+    @classmethod
+    def _known_behaviour(cls, levels: dict[str, float]) -> dict[str, float]:
+        unknown = sorted(set(levels) - set(BEHAVIOUR_METRICS))
+        if unknown:
+            raise ValueError(
+                f"unknown behaviour metric(s) {', '.join(unknown)}; known: {', '.join(BEHAVIOUR_METRICS)}"
+            )
+        return levels
+
+
+class BaselineLevels(ThresholdLevels):
     """Recorded metrics plus how many queries they were averaged over."""
 
     queries: int = Field(ge=0)
@@ -144,8 +168,8 @@ class Baseline(_Model):
 
 
 class Thresholds(_Model):
-    overall: MetricLevels
-    categories: dict[str, MetricLevels]
+    overall: ThresholdLevels
+    categories: dict[str, ThresholdLevels]
 
 
 REFERENCE_SYSTEM = REFERENCE_SPEC

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import SerializerFunctionWrapHandler, model_serializer
 
 from evalkit.validation import FrozenModel
+from evalkit.wording import counted
 
 if TYPE_CHECKING:
     from evalkit.harness.repeats import Stability
@@ -153,14 +154,14 @@ def degenerate_findings(measurement: PassResult) -> list[DegenerateFinding]:
             )
         for q in scenario.queries:
             if q.relevant and not set(q.retrieved) & set(q.relevant):
-                got = f"{len(q.retrieved)} other row(s)" if q.retrieved else "nothing"
+                got = f"{counted(len(q.retrieved), 'other row')}" if q.retrieved else "nothing"
                 found.append(
                     DegenerateFinding(
                         kind="no-relevant-hit",
                         scenario=scenario.name,
                         query=q.index,
                         message=f"{scenario.name} query {q.index + 1} ({q.query!r}): none of its "
-                        f"{len(q.relevant)} relevant id(s) retrieved (got {got})",
+                        f"{counted(len(q.relevant), 'relevant id')} retrieved (got {got})",
                     )
                 )
     return found
@@ -198,7 +199,10 @@ def _judge(
         for r in regressions:
             kinds[r.kind] = kinds.get(r.kind, 0) + 1
         reasons = (
-            [f"{len(regressions)} regression(s): " + ", ".join(f"{n} {kind}" for kind, n in kinds.items())]
+            [
+                f"{counted(len(regressions), 'regression')}: "
+                + ", ".join(f"{n} {kind}" for kind, n in kinds.items())
+            ]
             if regressions
             else []
         )

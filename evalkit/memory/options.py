@@ -19,9 +19,12 @@ Retrieval = Literal["hybrid", "bm25", "vector"]
 RETRIEVAL_MODES: tuple[str, ...] = get_args(Retrieval)
 """Which search legs run: both fused (hybrid), BM25 only, or vectors only."""
 
-Tokenizer = Literal["unicode61", "porter"]
+Tokenizer = Literal["unicode61", "porter", "trigram"]
 TOKENIZERS: tuple[str, ...] = get_args(Tokenizer)
-"""The FTS5 tokenizer of the BM25 leg: plain `unicode61` (the SPEC) or Porter stemming over it."""
+"""The FTS5 tokenizer of the BM25 leg: plain `unicode61` (the SPEC), Porter stemming over it, or
+`trigram` (every 3-character substring is a token: text without spaces between words, such as
+Chinese or Japanese, becomes searchable, but a query term shorter than 3 characters matches
+nothing)."""
 
 
 class StoreOptions(CheckedModel):

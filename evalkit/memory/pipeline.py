@@ -221,6 +221,14 @@ class SearchPipeline:
     `vector_relevance` ranks vector-mode results; `strong` decides confidence (step 7, called with
     VECTOR_FLOOR) while `gate` applies step 8. Every callable must keep the contract of the default
     it replaces.
+
+    Three switches say how the store keeps its indexes in step with what search reads (each True
+    in the SPEC; a mutation turns one off): `filter_before_cut` — each leg applies the project /
+    status filter before it keeps its best rows (False: the leg keeps its best K rows of every
+    project, then filters them, so a filtered search returns too little); `purge_on_delete` —
+    a delete removes the thought's row, FTS5 row and vector (False: only its vector and edges go,
+    its text stays searchable by BM25); `reembed_on_update` — an update of the content
+    replaces the vector too (False: the text is re-indexed, the old vector kept).
     """
 
     rrf_k: int = RRF_K
@@ -239,6 +247,9 @@ class SearchPipeline:
     ] = apply_standing
     strong: Callable[[Candidate, float], bool] = is_strong
     gate: Callable[[Sequence[Candidate], float], tuple[tuple[Candidate, ...], int, int]] = apply_gate
+    filter_before_cut: bool = True
+    purge_on_delete: bool = True
+    reembed_on_update: bool = True
 
 
 DEFAULT_PIPELINE = SearchPipeline()

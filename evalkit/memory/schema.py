@@ -5,6 +5,7 @@ from __future__ import annotations
 _TOKENIZE_CLAUSES: dict[str, str] = {
     "unicode61": "unicode61",
     "porter": "porter unicode61",
+    "trigram": "trigram",
 }
 """The FTS5 `tokenize` clause of each `evalkit.memory.options.TOKENIZERS` name."""
 

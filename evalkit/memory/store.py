@@ -395,6 +395,75 @@ class MemoryStore:
                 [(e.source, e.target, e.type) for e in batch],
             )
 
+    # ------------------------------------------------------------------ operations
+
+    def delete_thoughts(self, ids: Iterable[str]) -> int:
+        """Forget the thoughts `ids` in one transaction: their rows, their FTS5 rows (the delete
+        trigger), their vectors and every edge touching them (so a thought a deleted one
+        superseded is current again). An id not stored (or given twice) raises StoreError and
+        nothing is deleted. Returns the number deleted."""
+        wanted = list(ids)
+        repeated = sorted({i for i in wanted if wanted.count(i) > 1})
+        if repeated:
+            raise StoreError(f"thought id(s) given twice to delete: {', '.join(repeated)}")
+        rowids = dict(
+            self._conn.execute(
+                "SELECT id, rowid FROM thoughts WHERE id IN (SELECT value FROM json_each(?))",
+                (json.dumps(wanted),),
+            ).fetchall()
+        )
+        missing = [i for i in wanted if i not in rowids]
+        if missing:
+            raise StoreError(f"cannot delete thought id(s) not stored: {', '.join(map(repr, missing))}")
+        self._last_ranking = None
+        listed = json.dumps(wanted)
+        with self._conn:
+            self._conn.execute(
+                "DELETE FROM edges WHERE source IN (SELECT value FROM json_each(?1)) "
+                "OR target IN (SELECT value FROM json_each(?1))",
+                (listed,),
+            )
+            self._conn.execute(
+                "DELETE FROM thoughts_vec WHERE rowid IN (SELECT value FROM json_each(?))",
+                (json.dumps(list(rowids.values())),),
+            )
+            if self.pipeline.purge_on_delete:
+                self._conn.execute(
+                    "DELETE FROM thoughts WHERE id IN (SELECT value FROM json_each(?))", (listed,)
+                )
+        return len(wanted)
+
+    def update_thought(self, id: str, *, content: str | None = None, status: str | None = None) -> None:
+        """Replace thought `id`'s content and/or status (None = unchanged) in one transaction.
+        New content is re-indexed for BM25 (the update trigger) and re-embedded (its vector
+        replaced; a content without tokens leaves no vector, as when seeding). An id not stored,
+        a bad status or content SQLite cannot store raises StoreError."""
+        row = self._conn.execute("SELECT rowid FROM thoughts WHERE id = ?", (id,)).fetchone()
+        if row is None:
+            raise StoreError(f"cannot update thought {id!r}: it is not stored")
+        if status is not None:
+            _choice(f"status of thought {id!r}:", status, STATUSES)
+        if content is not None:
+            _text(f"content of thought {id!r}", content)
+        rowid = int(row[0])
+        self._last_ranking = None
+        with self._conn:
+            if status is not None:
+                self._conn.execute("UPDATE thoughts SET status = ? WHERE rowid = ?", (status, rowid))
+            if content is None:
+                return
+            self._conn.execute("UPDATE thoughts SET content = ? WHERE rowid = ?", (content, rowid))
+            if not self.pipeline.reembed_on_update:
+                return
+            vector = np.asarray(self.embedder.embed_passages([content])[0], dtype=np.float32)
+            self._conn.execute("DELETE FROM thoughts_vec WHERE rowid = ?", (rowid,))
+            if vector.any():
+                self._fit_vector_chunk(1)
+                self._conn.execute(
+                    "INSERT INTO thoughts_vec(rowid, embedding) VALUES (?, ?)",
+                    (rowid, vector.astype("<f4").tobytes()),
+                )
+
     # ------------------------------------------------------------------ search
 
     def search(
@@ -516,9 +585,10 @@ class MemoryStore:
         """KNN over all rows for the pool, then filters, keeping the first `budget` in vec0 order."""
         if not np.any(qvec):
             return []
+        fetched = self.pipeline.pool(budget) if self.pipeline.filter_before_cut else budget
         knn = self._conn.execute(
             "SELECT rowid, distance FROM thoughts_vec WHERE embedding MATCH ? AND k = ?",
-            (np.asarray(qvec, dtype="<f4").tobytes(), self.pipeline.pool(budget)),
+            (np.asarray(qvec, dtype="<f4").tobytes(), fetched),
         ).fetchall()
         if not knn:
             return []
@@ -547,12 +617,23 @@ class MemoryStore:
         if match is None:
             return []
         where, params = row_filter.sql("t")
-        rows = self._conn.execute(
-            "SELECT t.rowid, t.id, t.content, t.project, t.created_at, t.is_cluster, -bm25(thoughts_fts) "
-            "FROM thoughts_fts JOIN thoughts t ON t.rowid = thoughts_fts.rowid "
-            f"WHERE thoughts_fts MATCH ? AND {where} ORDER BY bm25(thoughts_fts), t.rowid LIMIT ?",
-            [match, *params, self.pipeline.pool(budget)],
-        ).fetchall()
+        if self.pipeline.filter_before_cut:
+            sql = (
+                "SELECT t.rowid, t.id, t.content, t.project, t.created_at, t.is_cluster, -bm25(thoughts_fts) "
+                "FROM thoughts_fts JOIN thoughts t ON t.rowid = thoughts_fts.rowid "
+                f"WHERE thoughts_fts MATCH ? AND {where} ORDER BY bm25(thoughts_fts), t.rowid LIMIT ?"
+            )
+            arguments = [match, *params, self.pipeline.pool(budget)]
+        else:  # the best `budget` rows of every project, then the filter
+            sql = (
+                "SELECT t.rowid, t.id, t.content, t.project, t.created_at, t.is_cluster, b.score FROM ("
+                "SELECT t.rowid AS rowid, -bm25(thoughts_fts) AS score FROM thoughts_fts "
+                "JOIN thoughts t ON t.rowid = thoughts_fts.rowid WHERE thoughts_fts MATCH ? "
+                "ORDER BY bm25(thoughts_fts), t.rowid LIMIT ?"
+                f") b JOIN thoughts t ON t.rowid = b.rowid WHERE {where} ORDER BY -b.score, t.rowid"
+            )
+            arguments = [match, budget, *params]
+        rows = self._conn.execute(sql, arguments).fetchall()
         return [_candidate(r, bm25_score=float(r[6]), bm25_rank=i) for i, r in enumerate(rows, start=1)]
 
     def _standing_maps(

@@ -13,6 +13,14 @@ thresholds file's schema (`harness.thresholds_file.MetricLevels`), the regressio
 columns, the console's columns and the tables' and charts' labels. A new harness metric is one
 module in this package plus one `MetricDef(..., harness=HarnessMetric(...))` line below.
 
+Behaviour metrics (`BEHAVIOUR`) measure memory as a process rather than relevance: stale facts,
+forbidden hits, duplicates, rankings that ignore the query, abstention on no-match queries. Each
+is scored per query from a `QueryEvidence` (what came back and what the scenario says about the
+memory at that query) and only where it applies (None otherwise: a query without `forbid` has no
+contamination); they are computed for suites that ask for them (`behaviour_metrics: true` in
+suite.yaml), so reports of other suites keep their shape. A new one is a module here plus one
+`BehaviourMetric` line below.
+
 Cutoff rules: `ndcg`, `map`, `recall_all` and `success` need `@k`; `recall`, `precision` and
 `mrr` take an optional `@k` (without it they are the SPEC §3.3 harness metrics over everything
 returned, so `precision` divides by what was returned while `precision@k` divides by k);
@@ -28,8 +36,11 @@ from types import MappingProxyType
 from typing import cast
 
 from evalkit.errors import UsageError
+from evalkit.metrics.abstention import abstained
 from evalkit.metrics.average_precision import average_precision_at_k
 from evalkit.metrics.common import relevant_ids
+from evalkit.metrics.contamination import contamination
+from evalkit.metrics.duplicate_rate import duplicate_rate_at_k
 from evalkit.metrics.hit_rate import hit_rate, success_at_k
 from evalkit.metrics.ndcg import ndcg_at_k
 from evalkit.metrics.precision import precision, precision_at_k
@@ -37,6 +48,7 @@ from evalkit.metrics.r_precision import r_precision
 from evalkit.metrics.recall import recall, recall_at_k
 from evalkit.metrics.recall_all import recall_all_at_k
 from evalkit.metrics.reciprocal_rank import reciprocal_rank, reciprocal_rank_at_k
+from evalkit.metrics.stale_rate import stale_fact_rate
 
 Scorer = Callable[[Sequence[str], Mapping[str, int]], float]
 """Scores one query from its ranked ids and its qrels (doc id → grade)."""
@@ -162,6 +174,78 @@ HARNESS: Mapping[str, HarnessMetric] = MappingProxyType(
 HARNESS_METRICS: tuple[str, ...] = tuple(HARNESS)
 """The harness metrics' names, in order: the metric keys of every query, aggregate, baseline and
 frame (benchmarks add `name@k` metrics), and the `QueryScores` field names."""
+
+
+@dataclass(frozen=True, slots=True)
+class QueryEvidence:
+    """What a behaviour metric scores one query from: the returned ids in rank order and their
+    `low_confidence` flags; the content of every thought in memory when the query was asked
+    (id → content, updates applied); the query's `forbid` ids; the stale ids (superseded by a
+    thought in memory, or deleted by an earlier step); whether the query has no answer in memory
+    (`no_relevant` or `expect_no_strong_match`); its top_k."""
+
+    retrieved: tuple[str, ...]
+    low_confidence: tuple[bool | None, ...]
+    contents: Mapping[str, str]
+    forbidden: frozenset[str]
+    stale: frozenset[str]
+    no_match: bool
+    top_k: int
+
+
+EvidenceScorer = Callable[[QueryEvidence], "float | None"]
+"""Scores one query from its evidence; None where the metric does not apply to it."""
+
+
+@dataclass(frozen=True, slots=True)
+class BehaviourMetric:
+    """A behaviour metric: its name, label and summary, whether lower is better, and its per-query
+    scorer (None for `query_sensitivity`, which compares the queries of a scenario with each other
+    and is scored by the harness when a scenario's queries are assembled)."""
+
+    name: str
+    label: str
+    summary: str
+    lower_is_better: bool
+    score: EvidenceScorer | None = None
+
+
+_BEHAVIOUR = (
+    BehaviourMetric(
+        "stale_fact_rate", "stale-fact rate",
+        "share of returned ids superseded or deleted (queries whose memory holds stale ids)", True,
+        lambda e: stale_fact_rate(e.retrieved, e.stale) if e.stale else None,
+    ),
+    BehaviourMetric(
+        "contamination", "contamination",
+        "share of returned ids that are forbidden (queries with forbid)", True,
+        lambda e: contamination(e.retrieved, e.forbidden) if e.forbidden else None,
+    ),
+    BehaviourMetric(
+        "duplicate_rate", "duplicate rate@k", "share of the top k repeating the content of a hit above", True,
+        lambda e: duplicate_rate_at_k(e.retrieved, e.contents, e.top_k),
+    ),
+    BehaviourMetric(
+        "query_sensitivity", "query sensitivity", "1 when no query of another text in the scenario got the "
+        "same ranking (scenarios of two or more query texts)", False,
+    ),
+    BehaviourMetric(
+        "abstention", "abstention", "1 when a no-match query got no hit or only low-confidence ones", False,
+        lambda e: abstained(e.low_confidence) if e.no_match else None,
+    ),
+)  # fmt: skip
+
+BEHAVIOUR: Mapping[str, BehaviourMetric] = MappingProxyType({m.name: m for m in _BEHAVIOUR})
+"""The behaviour metrics by name, in display order."""
+
+BEHAVIOUR_METRICS: tuple[str, ...] = tuple(BEHAVIOUR)
+"""The behaviour metrics' names, in order: the keys of `QueryResult.behaviour` and the means."""
+
+
+def score_behaviour(evidence: QueryEvidence) -> dict[str, float]:
+    """Every per-query behaviour metric that applies to the query of `evidence`, in order."""
+    scores = {m.name: m.score(evidence) for m in _BEHAVIOUR if m.score is not None}
+    return {name: value for name, value in scores.items() if value is not None}
 
 
 def _valid_metrics() -> str:

@@ -4,8 +4,9 @@
 Layout: `<directory>/scenarios/*.yaml|*.yml|*.json` (one scenario per file),
 `<directory>/distractors.yaml` (or `.yml`/`.json`): a mapping whose only key `thoughts` lists the
 shared distractor thoughts appended to every scenario with `distractors: true` (the default), and
-optionally `<directory>/suite.yaml` (or `.yml`/`.json`): a mapping whose only key `categories`
-declares the suite's categories (a non-empty list of distinct names). Without it a suite has the
+optionally `<directory>/suite.yaml` (or `.yml`/`.json`): a mapping whose key `categories`
+declares the suite's categories (a non-empty list of distinct names) and whose optional key
+`behaviour_metrics` (default false) asks for the behaviour metrics per query. Without it a suite has the
 built-in categories (`BUILTIN_CATEGORIES`, which the built-in suite also declares in its own
 suite.yaml); a scenario's category is an error only when it is not in its suite's list.
 
@@ -91,7 +92,8 @@ class Suite:
     declares (its suite file, or the built-in ones). `file_digests` maps the relative posix path
     of every file read (scenario, distractor and suite files) to the sha256 (hex) of its bytes, so
     a baseline can name the files that changed since it was recorded (empty for suites built from
-    other inputs, whose `digest` alone identifies them).
+    other inputs, whose `digest` alone identifies them). `behaviour_metrics`: the suite file asks
+    for the behaviour metrics (`evalkit.metrics.BEHAVIOUR`) to be scored per query.
     """
 
     scenarios: tuple[Scenario, ...]
@@ -101,6 +103,7 @@ class Suite:
     subset: bool = False
     categories: tuple[str, ...] = BUILTIN_CATEGORIES
     file_digests: Mapping[str, str] = field(default_factory=lambda: types.MappingProxyType({}))
+    behaviour_metrics: bool = False
 
     def __reduce__(self) -> tuple[Callable[..., Suite], tuple[object, ...]]:
         """Pickle (to ship a suite to worker processes) with `sources` as a plain dict, which
@@ -115,12 +118,13 @@ class Suite:
                 self.subset,
                 self.categories,
                 dict(self.file_digests),
+                self.behaviour_metrics,
             ),
         )
 
 
 def _unpickled_suite(*fields: Any) -> Suite:
-    scenarios, sources, distractors, digest, subset, categories, file_digests = fields
+    scenarios, sources, distractors, digest, subset, categories, file_digests, behaviour = fields
     return Suite(
         scenarios,
         types.MappingProxyType(sources),
@@ -129,11 +133,13 @@ def _unpickled_suite(*fields: Any) -> Suite:
         subset,
         categories,
         types.MappingProxyType(file_digests),
+        behaviour,
     )
 
 
 class _SuiteFile(FrozenModel):
     categories: tuple[str, ...] = Field(min_length=1)
+    behaviour_metrics: bool = False
 
     @field_validator("categories")
     @classmethod
@@ -167,7 +173,8 @@ def load_suite(directory: str | Path = BUILTIN_DATASETS, names: Sequence[str] | 
             ],
         )
     reader = _Reader(root)
-    categories = _load_categories(reader)
+    declared = _load_suite_file(reader)
+    categories = None if declared is None else declared.categories
     distractors = _load_distractors(reader)
     entries = _load_scenario_files(reader)
     _check_duplicate_names(entries, reader)
@@ -201,6 +208,7 @@ def load_suite(directory: str | Path = BUILTIN_DATASETS, names: Sequence[str] | 
         subset=names is not None,
         categories=categories or BUILTIN_CATEGORIES,
         file_digests=types.MappingProxyType(reader.file_digests()),
+        behaviour_metrics=declared is not None and declared.behaviour_metrics,
     )
 
 
@@ -290,19 +298,20 @@ def _single_file(reader: _Reader, stem: str) -> tuple[bool, Path | None]:
     return True, found[0] if found else None
 
 
-def _load_categories(reader: _Reader) -> tuple[str, ...] | None:
-    """The categories the suite file declares, BUILTIN_CATEGORIES without a suite file, or None
-    when the file is invalid (reported; scenario categories are then not judged)."""
+def _load_suite_file(reader: _Reader) -> _SuiteFile | None:
+    """What the suite file declares (categories, behaviour_metrics): the built-in categories
+    without a suite file, or None when the file is invalid (reported; scenario categories are
+    then not judged)."""
     ok, path = _single_file(reader, SUITE_STEM)
     if not ok:
         return None
     if path is None:
-        return BUILTIN_CATEGORIES
+        return _SuiteFile(categories=BUILTIN_CATEGORIES)
     ok, data = reader.parse(path)
     if not ok:
         return None
     try:
-        return _SuiteFile.model_validate(data).categories
+        return _SuiteFile.model_validate(data)
     except ValidationError as exc:
         reader.add(path, field_problems(exc, _SuiteFile))
         return None

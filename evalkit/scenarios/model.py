@@ -115,6 +115,70 @@ class QuerySpec(_Frozen):
         return self
 
 
+class UpdateSpec(_Frozen):
+    """A thought's new content and/or status (at least one). The system replaces the content in
+    every index it keeps (the reference store re-embeds it and re-indexes its text); the id, the
+    project, the date and the edges stay."""
+
+    id: str = Field(min_length=1)
+    content: str | None = None
+    status: Status | None = None
+
+    @model_validator(mode="after")
+    def _changes_something(self) -> UpdateSpec:
+        if self.content is None and self.status is None:
+            raise ValueError("an update changes `content`, `status` or both; give at least one")
+        return self
+
+
+class AddSpec(_Frozen):
+    """More thoughts (then edges) seeded between queries, as the initial seeding seeds them."""
+
+    thoughts: list[ThoughtSpec] = Field(default_factory=list)
+    edges: list[EdgeSpec] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _adds_something(self) -> AddSpec:
+        if not self.thoughts and not self.edges:
+            raise ValueError("an add step lists `thoughts`, `edges` or both; give at least one")
+        return self
+
+
+OPERATIONS: tuple[str, ...] = ("delete", "update", "add")
+"""The operations a step may hold, one per step."""
+
+
+class StepSpec(_Frozen):
+    """One operation on the memory between queries: exactly one of `delete` (ids to forget),
+    `update` (an id's new content or status) or `add` (more thoughts or edges), applied after the
+    scenario's query number `after_query` (1-based; 0 = after seeding, before the first query).
+
+    Steps run in file order; steps with the same `after_query` run one after the other. Every
+    query then sees the memory as the steps before it left it, in every pass. A step after the
+    last query (`after_query` equal to the number of queries) is an error: nothing would see it.
+    """
+
+    after_query: int = Field(ge=0)
+    delete: list[str] | None = Field(default=None, min_length=1)
+    update: UpdateSpec | None = None
+    add: AddSpec | None = None
+
+    @model_validator(mode="after")
+    def _one_operation(self) -> StepSpec:
+        given = [name for name in OPERATIONS if getattr(self, name) is not None]
+        if len(given) != 1:
+            raise ValueError(
+                f"a step holds exactly one of {', '.join(OPERATIONS)}"
+                + (f" (this one holds {', '.join(given)}); split it into one step each" if given else "")
+            )
+        return self
+
+    @property
+    def operation(self) -> str:
+        """The step's operation: "delete", "update" or "add"."""
+        return next(name for name in OPERATIONS if getattr(self, name) is not None)
+
+
 def stable_query_id(scenario: str, index: int, query_id: str | None) -> str:
     """The id a query is known by outside evalkit (frames, run files, TREC exports, replay
     systems, the HTTP `query_id`): its own `id` when it has one (benchmarks: BEIR query ids,
@@ -143,6 +207,8 @@ class Scenario(_Frozen):
     `min_recall` / `min_hit_rate` are absolute floors of the scenario's mean recall and hit rate
     over its queries: below one, the scenario fails, with or without a baseline
     (`evalkit.harness.floors`; each query may also carry its own).
+    `steps` delete, update or add thoughts between queries (`StepSpec`); a scenario with a delete
+    step needs the `deletion` capability, one with an update step `update`.
     """
 
     name: str = Field(pattern=r"^[a-z0-9]+(-[a-z0-9]+)*$")
@@ -156,5 +222,11 @@ class Scenario(_Frozen):
     thoughts: list[ThoughtSpec]
     edges: list[EdgeSpec] = Field(default_factory=list)
     queries: list[QuerySpec] = Field(min_length=1)
+    steps: list[StepSpec] = Field(default_factory=list)
     min_recall: float | None = Field(default=None, ge=0.0, le=1.0, allow_inf_nan=False)
     min_hit_rate: float | None = Field(default=None, ge=0.0, le=1.0, allow_inf_nan=False)
+
+    def steps_before(self, index: int) -> list[StepSpec]:
+        """The steps applied just before query `index` (0-based), i.e. those with
+        `after_query == index`, in file order."""
+        return [step for step in self.steps if step.after_query == index]

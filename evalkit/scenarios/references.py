@@ -51,10 +51,102 @@ def scenario_problems(
     resolver = _Resolver(scenario, distractor_ids)
     problems.extend(_edge_problems(scenario, resolver))
     projects = {t.project for t in scenario.thoughts}
+    projects |= {t.project for step in scenario.steps if step.add for t in step.add.thoughts}
     if scenario.distractors:
         projects |= {t.project for t in distractors or ()}
     for qi, query in enumerate(scenario.queries):
         problems.extend(_query_problems(f"query {qi + 1}", query, resolver, projects, scenario))
+    if scenario.steps:
+        problems.extend(_step_problems(scenario, distractor_ids))
+    return problems
+
+
+def _step_problems(scenario: Scenario, distractor_ids: frozenset[str] | None) -> list[str]:
+    """Problems of the scenario's operation steps, replayed in order over the ids in memory:
+    steps out of order or after the last query; a delete or update of an id not in memory at that
+    point (never seeded, or deleted by an earlier step: named); an add of an id still in memory;
+    an added edge whose ends are not in memory; and a query's `relevant` id that is not in memory
+    when the query is asked (deleted before it, or added only later). With the distractors unknown
+    (`distractor_ids` None while the scenario wants them) ids are not judged."""
+    if distractor_ids is None and scenario.distractors:
+        return []
+    shared = distractor_ids if scenario.distractors and distractor_ids is not None else frozenset()
+    alive = {t.id for t in scenario.thoughts} | set(shared)
+    gone: dict[str, str] = {}  # id -> the step that deleted it
+    coming = {t.id: f"steps[{i}]" for i, s in enumerate(scenario.steps) if s.add for t in s.add.thoughts}
+    problems: list[str] = []
+    count = len(scenario.queries)
+    asked = 0  # queries asked so far
+
+    def absent(field: str, ref: str, verb: str) -> str:
+        if ref in gone:
+            return (
+                f"{field}: {shown_value(ref)} was deleted by {gone[ref]}, so it cannot be {verb}; "
+                "re-add it with an add step first or drop this"
+            )
+        if ref in coming:
+            return f"{field}: {shown_value(ref)} is added only by {coming[ref]}; move this step after it"
+        return f"{field}: unknown thought id {shown_value(ref)} (not in the memory at this step)"
+
+    def check_queries_until(stop: int) -> None:
+        nonlocal asked
+        for qi in range(asked, stop):
+            for ri, ref in enumerate(scenario.queries[qi].relevant):
+                if ref not in alive and (ref in gone or ref in coming):
+                    problems.append(absent(f"query {qi + 1}.relevant[{ri}]", ref, "relevant to this query"))
+        asked = max(asked, stop)
+
+    previous = 0
+    for i, step in enumerate(scenario.steps):
+        where = f"steps[{i}]"
+        if step.after_query < previous:
+            problems.append(
+                f"{where}.after_query: {step.after_query} comes after a step at after_query {previous}; "
+                "list the steps in the order they run"
+            )
+        previous = max(previous, step.after_query)
+        if step.after_query >= count:
+            problems.append(
+                f"{where}.after_query: {step.after_query} is not before any query (the scenario has "
+                f"{count}), so no query would see this step; ask a query after it or drop the step"
+            )
+        check_queries_until(min(step.after_query, count))
+        if step.delete is not None:
+            seen: set[str] = set()
+            for j, ref in enumerate(step.delete):
+                field = f"{where}.delete[{j}]"
+                if ref in seen:
+                    problems.append(f"{field}: {shown_value(ref)} is listed twice; list each id once")
+                elif ref not in alive:
+                    problems.append(absent(field, ref, "deleted again"))
+                seen.add(ref)
+            for ref in seen & alive:
+                alive.discard(ref)
+                gone[ref] = where
+        elif step.update is not None:
+            if step.update.id not in alive:
+                problems.append(absent(f"{where}.update.id", step.update.id, "updated"))
+        elif step.add is not None:
+            for j, thought in enumerate(step.add.thoughts):
+                field = f"{where}.add.thoughts[{j}].id"
+                if thought.id in alive:
+                    problems.append(
+                        f"{field}: {shown_value(thought.id)} is already in the memory; use an update step "
+                        "to change it, or delete it first"
+                    )
+                try:
+                    resolve_created_at(thought.created_at, _PROBE_CLOCK)
+                except DatasetError as exc:
+                    problems.append(f"{where}.add.thoughts[{j}].created_at: {exc}")
+                alive.add(thought.id)
+                gone.pop(thought.id, None)
+                coming.pop(thought.id, None)
+            for j, edge in enumerate(step.add.edges):
+                for end in ("source", "target"):
+                    ref = getattr(edge, end)
+                    if ref not in alive:
+                        problems.append(absent(f"{where}.add.edges[{j}].{end}", ref, "linked"))
+    check_queries_until(count)
     return problems
 
 
@@ -110,7 +202,8 @@ class _Resolver:
     `judged` says whether every reference can be judged."""
 
     def __init__(self, scenario: Scenario, distractor_ids: frozenset[str] | None) -> None:
-        self.scenario_ids = frozenset(t.id for t in scenario.thoughts)
+        added = (t.id for step in scenario.steps if step.add for t in step.add.thoughts)
+        self.scenario_ids = frozenset(t.id for t in scenario.thoughts).union(added)
         self.distractor_ids = distractor_ids
         self.uses_distractors = scenario.distractors
         self.judged = distractor_ids is not None or not scenario.distractors

@@ -5,6 +5,8 @@ Derived from what the scenario asks of the system, plus its explicit `requires:`
 - an edge of type `replaces` → `supersession`; of type `contradicts` → `contradiction`;
 - a query with `recency_weight` > 0 → `recency`;
 - a query that pins `min_relevance` > 0 → `relevance_gate`;
+- a `delete` step → `deletion`; an `update` step → `update` (an `add` step needs nothing: every
+  system adds thoughts);
 - a query using an assertion → the capability that assertion declares (`needs` in
   `evalkit.scenarios.assertions`; today `expect_no_strong_match` → `confidence`).
 Other edge types (cluster, related, …) need nothing: a system may ignore them and be scored on
@@ -24,6 +26,13 @@ def required_capabilities(scenario: Scenario) -> frozenset[str]:
     each call)."""
     needed: set[str] = set(scenario.requires)
     needed.update(_EDGE_NEEDS[e.type] for e in scenario.edges if e.type in _EDGE_NEEDS)
+    for step in scenario.steps:
+        if step.delete is not None:
+            needed.add("deletion")
+        if step.update is not None:
+            needed.add("update")
+        if step.add is not None:
+            needed.update(_EDGE_NEEDS[e.type] for e in step.add.edges if e.type in _EDGE_NEEDS)
     for query in scenario.queries:
         if query.project is not None:
             needed.add("projects")

@@ -8,13 +8,14 @@ from datetime import datetime
 
 from evalkit.records import SENT_THOUGHT_FIELDS, Edge, Thought
 from evalkit.scenarios.dates import resolve_created_at
-from evalkit.scenarios.model import Scenario, ThoughtSpec
+from evalkit.scenarios.model import EdgeSpec, Scenario, ThoughtSpec
 
 
 def own_ids(scenario: Scenario) -> frozenset[str]:
     """The ids of the scenario's own thoughts: those in its file not marked `distractor: true`
-    (the shared distractors are never its own)."""
-    return frozenset(t.id for t in scenario.thoughts if not t.distractor)
+    (the shared distractors are never its own), those its add steps add included."""
+    added = [t for step in scenario.steps if step.add is not None for t in step.add.thoughts]
+    return frozenset(t.id for t in [*scenario.thoughts, *added] if not t.distractor)
 
 
 def seed_thoughts(scenario: Scenario, distractors: Sequence[ThoughtSpec], clock: datetime) -> list[Thought]:
@@ -25,7 +26,12 @@ def seed_thoughts(scenario: Scenario, distractors: Sequence[ThoughtSpec], clock:
     shared = list(distractors) if scenario.distractors else []
     if scenario.distractors_created_at is not None:
         shared = [t.model_copy(update={"created_at": scenario.distractors_created_at}) for t in shared]
-    specs = list(scenario.thoughts) + shared
+    return thoughts_of(list(scenario.thoughts) + shared, clock)
+
+
+def thoughts_of(specs: Sequence[ThoughtSpec], clock: datetime) -> list[Thought]:
+    """`specs` as the thoughts a system is given, `created_at` resolved against `clock` (an add
+    step's thoughts are dated like the initial seeding's)."""
     return [
         Thought(
             **{
@@ -39,4 +45,9 @@ def seed_thoughts(scenario: Scenario, distractors: Sequence[ThoughtSpec], clock:
 
 def seed_edges(scenario: Scenario) -> list[Edge]:
     """The scenario's edges in file order, to seed after all its thoughts."""
-    return [Edge(e.source, e.target, e.type) for e in scenario.edges]
+    return edges_of(scenario.edges)
+
+
+def edges_of(specs: Sequence[EdgeSpec]) -> list[Edge]:
+    """`specs` as the edges a system is given, in order."""
+    return [Edge(e.source, e.target, e.type) for e in specs]

@@ -73,13 +73,16 @@ class Mutation:
     """One catalogued fault. `description` states the realistic bug it models; `changes` are the
     `SearchPipeline` fields it replaces (a parameter, or a step wrapped around the default);
     `control` marks a change that must leave every result unchanged; `hint` says what a suite
-    needs to catch it (shown for an escaped mutation, or for the control's false alarm)."""
+    needs to catch it (shown for an escaped mutation, or for the control's false alarm); `pack`
+    names the scenario pack (`evalkit.suites.packs`) written to catch it, None for the mutations
+    the built-in suite catches."""
 
     name: str
     description: str
     changes: Mapping[str, object]
     control: bool = False
     hint: str = ""
+    pack: str | None = None
 
     def build(self) -> SearchPipeline:
         """The variant pipeline: the SPEC's with `changes` applied."""
@@ -339,10 +342,49 @@ _CATALOGUE: tuple[Mutation, ...] = (
             "scores; find the query (evalkit run --repeat) and break the tie"
         ),
     ),
+    Mutation(
+        "deletion-keeps-text",
+        "a delete removes the thought's vector and edges but not its row, so its FTS5 row stays and BM25 "
+        "keeps returning the deleted thought (found by the deletion-ghosts pack)",
+        {"purge_on_delete": False},
+        hint=(
+            "delete a thought between queries and forbid it afterwards, in a query sharing its words "
+            "(evalkit run --pack deletion-ghosts)"
+        ),
+        pack="deletion-ghosts",
+    ),
+    Mutation(
+        "update-keeps-old-vector",
+        "an update re-indexes the new text for BM25 but keeps the old vector, so the vector leg still "
+        "ranks the thought by its old meaning (found by the update-propagation pack)",
+        {"reembed_on_update": False},
+        hint=(
+            "update a thought to another subject and ask in its old exact words with "
+            "expect_no_strong_match (evalkit run --pack update-propagation)"
+        ),
+        pack="update-propagation",
+    ),
+    Mutation(
+        "project-filter-after-cut",
+        "each leg keeps its best K rows of every project before the project filter, so a search of a "
+        "small project returns too little (found by the filter-selectivity pack)",
+        {"filter_before_cut": False},
+        hint=(
+            "put most thoughts, sharing the question's words, in another project and floor the small "
+            "project's recall (evalkit run --pack filter-selectivity)"
+        ),
+        pack="filter-selectivity",
+    ),
 )
 
-MUTATIONS: Mapping[str, Mutation] = MappingProxyType({m.name: m for m in _CATALOGUE})
-"""Every catalogued mutation by name, in catalogue order (the control last)."""
+MUTATIONS: Mapping[str, Mutation] = MappingProxyType({m.name: m for m in _CATALOGUE if m.pack is None})
+"""The mutations the built-in suite must catch, by name, in catalogue order (the control last):
+what `evalkit mutants` runs by default."""
+
+PACK_MUTATIONS: Mapping[str, Mutation] = MappingProxyType({m.name: m for m in _CATALOGUE if m.pack})
+"""The mutations of behaviours only the scenario packs exercise (deletion, update, a filter on a
+large corpus), by name: each is caught by its `pack` and escapes the built-in suite by design
+(it has no delete or update step and no project of 95% of the thoughts)."""
 
 
 # ----------------------------------------------------------------------------- running
@@ -362,17 +404,20 @@ def _specificity(regression: Regression) -> int:
     return 2 if regression.kind == "present" else 3
 
 
-def select_mutations(names: Sequence[str] | None = None) -> tuple[Mutation, ...]:
-    """The named mutations in the order given (duplicates dropped), or the whole catalogue for
-    None. An unknown name raises UsageError listing the valid ones."""
+def select_mutations(names: Sequence[str] | None = None, packs: Sequence[str] = ()) -> tuple[Mutation, ...]:
+    """The named mutations in the order given (duplicates dropped; any catalogued name, pack
+    mutations included). For None: the mutations of `packs` and the control when packs are given
+    (the suite is those packs), else the built-in suite's catalogue (`MUTATIONS`). An unknown
+    name raises UsageError listing the valid ones."""
+    known = {**MUTATIONS, **PACK_MUTATIONS}
     if names is None:
-        return _CATALOGUE
-    unknown = [n for n in names if n not in MUTATIONS]
+        if packs:
+            return tuple(m for m in _CATALOGUE if m.control or m.pack in packs)
+        return tuple(MUTATIONS.values())
+    unknown = [n for n in names if n not in known]
     if unknown:
-        raise UsageError(
-            f"unknown mutation(s): {', '.join(unknown)}; valid mutations: {', '.join(MUTATIONS)}"
-        )
-    return tuple(MUTATIONS[n] for n in dict.fromkeys(names))
+        raise UsageError(f"unknown mutation(s): {', '.join(unknown)}; valid mutations: {', '.join(known)}")
+    return tuple(known[n] for n in dict.fromkeys(names))
 
 
 def mutant_config(config: RunConfig) -> RunConfig:
@@ -442,6 +487,7 @@ def run_mutants(
     workers: int | None = None,
     *,
     executor: Executor | None = None,
+    packs: Sequence[str] = (),
 ) -> DetectionPower:
     """Run `suite` once per mutation (all, or those `names` selects) on the deterministic
     embedder through `evaluate`, checked as `checked_settings` says: against the deterministic
@@ -451,10 +497,11 @@ def run_mutants(
 
     The unit of work is a mutation: `executor` runs them (default: `workers` local processes,
     serially when `workers` is None or 1); outcomes come back in catalogue (or `names`) order,
-    identical on every executor. Raises UsageError for an unknown mutation name or bad workers;
-    ThresholdsError on an invalid file.
+    identical on every executor. `packs` names the scenario packs `suite` is made of: without
+    `names`, their mutations (and the control) are run instead of the built-in catalogue. Raises
+    UsageError for an unknown mutation name or bad workers; ThresholdsError on an invalid file.
     """
-    selected = select_mutations(names)
+    selected = select_mutations(names, packs)
     runner = executor or make_executor("processes", workers)
     embedder = HashingEmbedder(DETERMINISTIC_DIM)
     with tempfile.TemporaryDirectory(prefix="evalkit-mutants-") as scratch:

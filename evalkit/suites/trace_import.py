@@ -56,6 +56,7 @@ from evalkit.suites.readers import slug
 from evalkit.suites.runfiles import RunHit, RunLine
 from evalkit.suites.trace_labels import QueryLabels, label_searches, read_labels
 from evalkit.suites.traces import CONVENTIONS, MemoryOp, TraceSet, read_traces
+from evalkit.wording import counted
 
 QUERY_LOG = "queries.json"
 RUN_FILE = "run.jsonl"
@@ -131,9 +132,9 @@ class TraceImport:
     def summary(self) -> str:
         text = "yes (--with-content)" if self.holds_user_text else "no"
         return (
-            f"imported {self.searches} searches from {len(self.stores)} store(s) into {self.out}: "
+            f"imported {self.searches} searches from {counted(len(self.stores), 'store')} into {self.out}: "
             f"{self.labelled} labelled, {self.forbidden} with a forbid from a later delete, "
-            f"{len(self.warnings)} warning(s); holds user text: {text}"
+            f"{counted(len(self.warnings), 'warning')}; holds user text: {text}"
         )
 
 

@@ -34,6 +34,7 @@ from pathlib import Path
 from evalkit.errors import DatasetError
 from evalkit.suites.readers import capped, json_lines
 from evalkit.suites.traces import MemoryOp, TraceSet
+from evalkit.wording import counted
 
 LABEL_RULES: tuple[str, ...] = ("deleted-forbid", "updated-stale")
 """The labelling rules `label_searches` applies when `rules` is on (module docstring)."""
@@ -120,7 +121,7 @@ def label_searches(
         where = f"label file {label_file}" if label_file else "labels"
         shown = ", ".join(list(searches)[:3]) or "none"
         raise DatasetError(
-            f"{where} names {len(unknown)} query id(s) that are not searches of the traces; "
+            f"{where} names {counted(len(unknown), 'query id')} that are not searches of the traces; "
             "nothing was written",
             capped(
                 [

@@ -74,6 +74,27 @@ class CheckedMemory:
     def add_edges(self, edges: Sequence[Edge]) -> None:
         self._memory.add_edges(edges)
 
+    def delete_thoughts(self, ids: Sequence[str]) -> None:
+        """The memory's `delete_thoughts` (capability `deletion`). The ids stay known as seeded:
+        a deleted thought returned later is scored (a stale hit), not an adapter error."""
+        self._operation("delete_thoughts", "deletion")(list(ids))
+
+    def update_thought(self, id: str, *, content: str | None = None, status: str | None = None) -> None:
+        """The memory's `update_thought` (capability `update`)."""
+        self._operation("update_thought", "update")(id, content=content, status=status)
+
+    def _operation(self, method: str, capability: str) -> Any:
+        """The memory's `method`; AdapterError when it has none although its system declares
+        `capability`."""
+        found = getattr(self._memory, method, None)
+        if not callable(found):
+            raise AdapterError(
+                f"system {self._name!r} declares the {capability!r} capability, but the object yielded by "
+                f"open() ({type(self._memory).__name__}) has no {method}() method; implement it "
+                f"(see evalkit.systems.protocol) or leave {capability!r} out of `capabilities`"
+            )
+        return found
+
     def search_all(self, searches: Sequence[tuple[str, str, dict[str, Any]]]) -> list[TimedResponse]:
         """Each of `searches` ((query, asked, options), see `search`), checked and timed, in order:
         in one `search_many` call when the memory offers one, else one search each."""

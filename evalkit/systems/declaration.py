@@ -16,8 +16,9 @@ A system declares the last two with attributes of those names (absent: None and 
 
 Reports written before declarations were recorded carry none; `recorded_declaration` then gives
 the one their system made at the time: the reference store's for a run of it (named
-`ReferenceSystem.name`), else that of a system declaring nothing (every capability, no floor, no
-mutation testing) — exactly what the sweep and the views assumed when those reports were written.
+`ReferenceSystem.name`), else that of a system declaring nothing (every capability but the
+operations, no floor, no mutation testing) — exactly what the sweep and the views assumed when
+those reports were written.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from collections.abc import Callable
 from typing import Any
 
 from evalkit.records import GateCandidate
-from evalkit.systems.capabilities import ALL_CAPABILITIES, declared_capabilities
+from evalkit.systems.capabilities import UNDECLARED_CAPABILITIES, declared_capabilities
 from evalkit.systems.reference import ReferenceSystem, gate_keeps
 from evalkit.validation import FrozenModel
 
@@ -67,4 +68,4 @@ def recorded_declaration(declared: SystemDeclaration | None, system_name: str) -
         return declared
     if system_name == ReferenceSystem.name:
         return declaration_of(ReferenceSystem())
-    return SystemDeclaration(capabilities=sorted(ALL_CAPABILITIES))
+    return SystemDeclaration(capabilities=sorted(UNDECLARED_CAPABILITIES))

@@ -56,7 +56,7 @@ from pydantic import BaseModel, ValidationError
 
 from evalkit.errors import AdapterError, AdapterWarning, UsageError
 from evalkit.records import Edge, SearchResponse, Thought
-from evalkit.systems import client_limits
+from evalkit.systems import client_limits, http_operations
 from evalkit.systems.client_limits import MAX_REPLY_ENV, TIMEOUT_ENV
 from evalkit.systems.protocol import SearchRequest
 from evalkit.systems.secrets import check_token, redact_url
@@ -449,6 +449,16 @@ class HttpMemory:
         with self._request("edges"):
             body = edges_in(list(edges))
         self._system.call("POST", f"{self._path}/edges", AddedOut, body)
+
+    def delete_thoughts(self, ids: Sequence[str]) -> None:
+        """POST .../thoughts/delete (`evalkit.systems.http_operations`)."""
+        with self._request("thoughts/delete"):
+            http_operations.delete_thoughts(self._system, self._path, list(ids))
+
+    def update_thought(self, id: str, *, content: str | None = None, status: str | None = None) -> None:
+        """POST .../thoughts/update (`evalkit.systems.http_operations`)."""
+        with self._request("thoughts/update"):
+            http_operations.update_thought(self._system, self._path, id, content, status)
 
     def search(self, query: str, **options: Any) -> SearchResponse:
         """POST .../search with `query` and the options of `ScenarioMemory.search`."""

@@ -12,6 +12,8 @@ Endpoints (JSON; shapes in `evalkit.systems.wire`; the OpenAPI document is at `/
   as `/info`'s `search_batch`, so the client uses it)
 Replies that carry search results are serialised straight from the system's records
 (`wire.search_json`), not validated again: the client validates what it receives.
+- `POST /namespaces/{ns}/thoughts/delete` and `.../thoughts/update`: the operations of a
+  scenario's steps (`evalkit.systems.http_operations`)
 Errors, all `ErrorOut` (`{"detail": ...}`, JSON in ASCII, so any input can be echoed): 400 for a
 body that is not JSON (or not UTF-8, or nested too deeply), 401 without the bearer token (when
 one is set), 404 for an unknown namespace, 408 for a body that does not arrive within the request
@@ -51,6 +53,7 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from evalkit.errors import EvalkitError, UsageError
 from evalkit.systems.capabilities import declared_capabilities
+from evalkit.systems.http_operations import add_operation_routes
 from evalkit.systems.namespaces import Limits, NamespaceLimit, Namespaces, RequestTimeout, UnknownNamespace
 from evalkit.systems.protocol import MemorySystem
 from evalkit.systems.wire import (
@@ -265,6 +268,7 @@ def create_app(
 
         return Response(search_batch_json(await namespaces.run(run_all)), media_type="application/json")
 
+    add_operation_routes(app, namespaces, declared_capabilities(system), _error)
     return app
 
 

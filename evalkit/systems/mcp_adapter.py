@@ -298,6 +298,37 @@ class McpMemory:
             for row in rows:
                 self._call(spec.tool, spec.arguments, row)
 
+    # --- operations (a scenario's steps) ---------------------------------------------------------
+
+    def _server_id(self, thought_id: str) -> Any:
+        """The server's id of evalkit's `thought_id` (the same unless the server assigns ids)."""
+        return next((s for s, e in self._to_evalkit.items() if e == thought_id), thought_id)
+
+    def delete_thoughts(self, ids: Sequence[str]) -> None:
+        """The mapping's [delete] tool: one call with `{ids}`, else one call per `{id}`."""
+        spec = self._mapping.delete
+        if spec is None:
+            raise AdapterError(
+                f"{self._system.label}: the mapping has no [delete] section (capability 'deletion')"
+            )
+        server_ids = [self._server_id(i) for i in ids]
+        if "ids" in placeholders(spec.arguments):
+            self._call(spec.tool, spec.arguments, {"ids": server_ids})
+        else:
+            for server_id in server_ids:
+                self._call(spec.tool, spec.arguments, {"id": server_id})
+
+    def update_thought(self, id: str, *, content: str | None = None, status: str | None = None) -> None:
+        """The mapping's [update] tool with `{id}`, `{content}` and `{status}`."""
+        spec = self._mapping.update
+        if spec is None:
+            raise AdapterError(
+                f"{self._system.label}: the mapping has no [update] section (capability 'update')"
+            )
+        self._call(
+            spec.tool, spec.arguments, {"id": self._server_id(id), "content": content, "status": status}
+        )
+
     # --- searching ------------------------------------------------------------------------------
 
     def search(self, query: str, **options: Any) -> SearchResponse:

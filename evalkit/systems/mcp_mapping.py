@@ -38,6 +38,14 @@ so every file keeps working. Format 2 (`version = 2`) is what the README documen
 
     [edges]                                 # optional, like [store] (fields source, target, type)
 
+    [delete]                                # optional; needed for capability "deletion"
+    tool = "forget"
+    arguments = {id = "{id}"}               # one call per id ({ids}: one call with the list)
+
+    [update]                                # optional; needed for capability "update"
+    tool = "update"
+    arguments = {id = "{id}", content = "{content}", status = "{status}"}
+
     [search]
     tool = "search"
     arguments = {query = "{query}", limit = "{top_k}"}
@@ -103,6 +111,8 @@ STORE_PLACEHOLDERS = (*THOUGHT_FIELDS, *SCOPE_FIELDS)
 EDGE_PLACEHOLDERS = (*EDGE_FIELDS, *SCOPE_FIELDS)
 SEARCH_PLACEHOLDERS = (*SEARCH_OPTIONS, "query_id", *SCOPE_FIELDS)
 CLEANUP_PLACEHOLDERS = ("seeded_ids", *SCOPE_FIELDS)
+DELETE_PLACEHOLDERS = ("id", "ids", *SCOPE_FIELDS)
+UPDATE_PLACEHOLDERS = ("id", "content", "status", *SCOPE_FIELDS)
 SERVER_PLACEHOLDERS = ("python", "workdir", "scenario")
 """Plus `{npm:PKG}`. `{workdir}` and `{scenario}` make sense only with one process per scenario."""
 
@@ -186,6 +196,16 @@ class SearchSpec(FrozenModel):
     batch: BatchSearchSpec | None = None
 
 
+class OperationSpec(FrozenModel):
+    """The tool of one operation of a scenario's steps ([delete] or [update]) and its argument
+    template. [delete]: `{ids}` (the list) makes one call for all the ids, else `{id}` one call per
+    id; [update]: `{id}`, `{content}`, `{status}` (None where unchanged: left out under
+    `null = "omit"`)."""
+
+    tool: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+
+
 class Requires(FrozenModel):
     npm: list[str] = Field(default_factory=list)
     python: list[str] = Field(default_factory=list)
@@ -205,6 +225,8 @@ class McpMapping(FrozenModel):
     store: WriteSpec
     edges: WriteSpec | None = None
     search: SearchSpec
+    delete: OperationSpec | None = None
+    update: OperationSpec | None = None
 
     @model_validator(mode="after")
     def _known_names(self) -> McpMapping:
@@ -221,6 +243,10 @@ class McpMapping(FrozenModel):
             ]
         if self.search.batch is not None:
             places.append(("search.batch.arguments", self.search.batch.arguments, SCOPE_FIELDS))
+        for name, known_names in (("delete", DELETE_PLACEHOLDERS), ("update", UPDATE_PLACEHOLDERS)):
+            operation = getattr(self, name)
+            if operation is not None:
+                places.append((f"{name}.arguments", operation.arguments, known_names))
         for name in ("reset", "drop"):
             call = getattr(self.isolation, name)
             if call is not None:
@@ -254,6 +280,7 @@ class McpMapping(FrozenModel):
         if self.store.batch is not None and self.store.item is None:
             problems.append("store.batch needs store.item (the template of one thought)")
         problems += self._isolation_problems()
+        problems += self._operation_problems()
         if self.search.error is not None:
             try:
                 re.compile(self.search.error)
@@ -292,6 +319,20 @@ class McpMapping(FrozenModel):
                     )
         return problems
 
+    def _operation_problems(self) -> list[str]:
+        """A declared operation capability needs its section (the adapter has nothing to call),
+        and a section names its thought: [delete] `{id}` or `{ids}`, [update] `{id}`."""
+        problems = []
+        for capability, name in (("deletion", "delete"), ("update", "update")):
+            operation = getattr(self, name)
+            if capability in self.capabilities and operation is None:
+                problems.append(f"capability {capability!r} needs a [{name}] section (the tool that does it)")
+            if operation is not None and not placeholders(operation.arguments) & {"id", "ids"}:
+                problems.append(
+                    f"{name}.arguments must send {{id}}" + (" or {ids}" if name == "delete" else "")
+                )
+        return problems
+
     def _isolation_problems(self) -> list[str]:
         spec = self.isolation
         if spec.strategy == "namespace" and not spec.argument:
@@ -306,13 +347,15 @@ class McpMapping(FrozenModel):
 
     def tools(self) -> list[str]:
         """Every tool the mapping calls, each once, in the order store, search, reset, drop,
-        edges, batch search."""
+        edges, batch search, delete, update."""
         named = [
             self.store.tool, self.search.tool,
             self.isolation.reset.tool if self.isolation.reset else None,
             self.isolation.drop.tool if self.isolation.drop else None,
             self.edges.tool if self.edges else None,
             self.search.batch.tool if self.search.batch else None,
+            self.delete.tool if self.delete else None,
+            self.update.tool if self.update else None,
         ]  # fmt: skip
         return list(dict.fromkeys(t for t in named if t is not None))
 

@@ -40,6 +40,7 @@ from pydantic import ValidationError
 from evalkit.errors import EvalkitError
 from evalkit.records import DEFAULT_HALF_LIFE_DAYS, HIT_FIELDS, SearchResponse
 from evalkit.systems.capabilities import declared_capabilities
+from evalkit.systems.http_operations import DeletedOut, DeleteIn, UpdatedOut, UpdateIn
 from evalkit.systems.namespaces import Limits, Namespaces
 from evalkit.systems.protocol import MemorySystem
 from evalkit.systems.wire import (
@@ -99,6 +100,40 @@ def _reasoned(tool: Callable[..., Awaitable[_Result]]) -> Callable[..., Awaitabl
             raise ToolError(str(exc)) from exc
 
     return call
+
+
+def add_operation_tools(server: MCPServer, namespaces: Namespaces, capabilities: frozenset[str]) -> None:
+    """The tools of a scenario's steps, `delete_thoughts` and `update_thought` (shapes of
+    `evalkit.systems.http_operations`), for a system declaring `deletion` / `update` (otherwise
+    the tool answers an error naming the capability)."""
+
+    def method(namespace: str, name: str, capability: str) -> Callable[..., Any]:
+        found = getattr(namespaces.ensure(namespace), name, None)
+        if capability not in capabilities or not callable(found):
+            raise ToolError(
+                f"this system's memory cannot {name.split('_')[0]} thoughts (capability {capability!r})"
+            )
+        return found
+
+    @server.tool(description="Forget thoughts of a namespace in every index (capability deletion).")
+    @_reasoned
+    async def delete_thoughts(namespace: str, ids: list[str]) -> DeletedOut:
+        body = DeleteIn(ids=ids)
+        forget = method(namespace, "delete_thoughts", "deletion")
+        await namespaces.run(lambda: forget(list(body.ids)))
+        return DeletedOut(deleted=len(body.ids))
+
+    @server.tool(
+        description="Replace a thought's content (re-embedded, re-indexed) and/or status (capability update)."
+    )
+    @_reasoned
+    async def update_thought(
+        namespace: str, id: str, content: str | None = None, status: str | None = None
+    ) -> UpdatedOut:
+        body = UpdateIn.model_validate({"id": id, "content": content, "status": status})
+        change = method(namespace, "update_thought", "update")
+        await namespaces.run(lambda: change(body.id, content=body.content, status=body.status))
+        return UpdatedOut(updated=1)
 
 
 def create_server(system: MemorySystem, namespaces: Namespaces | None = None) -> MCPServer:
@@ -169,6 +204,8 @@ def create_server(system: MemorySystem, namespaces: Namespaces | None = None) ->
             return {"results": results}
 
         return await namespaces.run(answer)
+
+    add_operation_tools(server, namespaces, declared_capabilities(system))
 
     @server.tool(description="Delete a namespace and its files.")
     @_reasoned

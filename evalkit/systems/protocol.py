@@ -6,6 +6,10 @@ thoughts and edges, and a search. `MemorySystem` is the factory of fresh memorie
 system is evaluated by writing a class with the same `name`, `describe()` and `open()` — see
 the README section "Evaluating your own memory system".
 
+A memory may also offer the operations that a scenario's steps apply between queries:
+`delete_thoughts(ids)` (capability `deletion`) and `update_thought(id, content=..., status=...)`
+(capability `update`). A system is asked for them only when it declares that capability.
+
 A system may also declare `capabilities` (a set of names from
 `evalkit.systems.capabilities.CAPABILITIES`); scenarios needing one it lacks are reported
 not_applicable. A system that declares nothing is taken to have them all. What the harness
@@ -72,6 +76,26 @@ class ScenarioMemory(Protocol):
         and removed (leave them 0/empty for a system without a gate). `query_id` is the query's
         stable id (`evalkit.scenarios.stable_query_id`; the runner always passes it): a system that
         searches by text ignores it, one that replays recorded results looks the ranking up by it."""
+        ...
+
+
+class DeletingMemory(ScenarioMemory, Protocol):
+    """A memory with the `deletion` capability."""
+
+    def delete_thoughts(self, ids: Sequence[str]) -> Any:
+        """Forget the thoughts `ids` (each one seeded and not yet deleted): no later search may
+        return them, through any index. What the system does with edges touching them is its
+        own (the reference store removes them)."""
+        ...
+
+
+class UpdatingMemory(ScenarioMemory, Protocol):
+    """A memory with the `update` capability."""
+
+    def update_thought(self, id: str, *, content: str | None = None, status: str | None = None) -> Any:
+        """Replace thought `id`'s content and/or status (None = unchanged). Later searches rank
+        the new content in every index (the reference store re-embeds it and re-indexes its
+        text); the id, project, date and edges stay."""
         ...
 
 

@@ -43,6 +43,14 @@ class _AgentFacingStore:
     def add_edges(self, edges: Sequence[Edge]) -> None:
         self._store.add_edges(edges)
 
+    def delete_thoughts(self, ids: Sequence[str]) -> int:
+        """Forget `ids` in every index (`MemoryStore.delete_thoughts`)."""
+        return self._store.delete_thoughts(ids)
+
+    def update_thought(self, id: str, *, content: str | None = None, status: str | None = None) -> None:
+        """Re-embed and re-index `id`'s new content, or set its status (`MemoryStore.update_thought`)."""
+        self._store.update_thought(id, content=content, status=status)
+
     def interrupt(self) -> None:
         """Abort the running SQL statement (thread-safe; what `evalkit serve`'s deadline calls)."""
         self._store.interrupt()

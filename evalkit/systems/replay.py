@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from evalkit.records import Edge, Hit, SearchResponse, Thought
-from evalkit.systems.capabilities import ALL_CAPABILITIES
+from evalkit.systems.capabilities import UNDECLARED_CAPABILITIES
 
 
 class _ReplayMemory:
@@ -68,7 +68,7 @@ class ReplaySystem:
         self._rankings = dict(rankings)
         self._description = dict(description)
         signalled = any(hit.low_confidence is not None for hits in self._rankings.values() for hit in hits)
-        self.capabilities = ALL_CAPABILITIES if signalled else ALL_CAPABILITIES - {"confidence"}
+        self.capabilities = UNDECLARED_CAPABILITIES - (set() if signalled else {"confidence"})
 
     def describe(self) -> dict[str, Any]:
         return {"system": self.name, **self._description}

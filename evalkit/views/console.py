@@ -20,6 +20,7 @@ import pandas as pd
 
 from evalkit.harness.results import DetectionPower, PassResult
 from evalkit.metrics import HARNESS, HARNESS_METRICS
+from evalkit.metrics.registry import BEHAVIOUR, BEHAVIOUR_METRICS
 from evalkit.views.compare import RunComparison, changed_queries
 from evalkit.views.compare_many import MultiComparison
 from evalkit.views.frames import (
@@ -141,6 +142,7 @@ def render_run(run: EvalRun) -> str:
         "",
         *render_pass_table(result.measurement),
     ]
+    lines += render_behaviour(result.measurement)
     if result.gated is not None:
         lines += ["", *render_gate_comparison(run)]
     lines += ["", *render_latency(run), *render_not_applicable(run), *render_power(run), *render_ties(run)]
@@ -159,6 +161,38 @@ def render_run(run: EvalRun) -> str:
     listed = _not_applicable_notes(run)
     lines += [f"note: {n}" for n in result.notes if n != off and n not in listed]
     return "\n".join(lines)
+
+
+def render_behaviour(result: PassResult) -> list[str]:
+    """The behaviour metrics of a pass beside its table (suites that ask for them): one row per
+    scenario and the overall row, one column per behaviour metric ("-" where it does not apply),
+    then how many queries each overall mean is over; [] when the pass has none."""
+    measured = [m for m in BEHAVIOUR_METRICS if m in result.overall.behaviour]
+    if not measured:
+        return []
+    header = ["scenario", *(BEHAVIOUR[m].label for m in measured)]
+
+    def cells(values: dict[str, float]) -> list[str]:
+        return [f"{values[m]:.3f}" if m in values else "-" for m in measured]
+
+    rows = [[s.name, *cells(s.metrics.behaviour)] for s in result.scenarios if s.status != "not_applicable"]
+    overall = ["overall", *cells(result.overall.behaviour)]
+    head, *body, foot = _columns([header, *rows, overall], right=frozenset(range(1, 1 + len(measured))))
+    rule = "-" * max(len(line) for line in (head, *body, foot))
+    over = ", ".join(f"{BEHAVIOUR[m].label} {result.overall.behaviour_queries[m]}" for m in measured)
+    arrows = ", ".join(
+        f"{BEHAVIOUR[m].label} {'↓' if BEHAVIOUR[m].lower_is_better else '↑'}" for m in measured
+    )
+    return [
+        "",
+        f"Behaviour metrics (better: {arrows}; checked only against a baseline that records them):",
+        head,
+        rule,
+        *body,
+        rule,
+        foot,
+        f"  overall means over queries: {over}",
+    ]
 
 
 def _not_applicable_notes(run: EvalRun) -> set[str]:

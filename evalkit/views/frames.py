@@ -21,7 +21,7 @@ from typing import Any
 import pandas as pd
 
 from evalkit.errors import UsageError
-from evalkit.harness.aggregation import counts_toward_aggregates
+from evalkit.harness.aggregation import counts_toward_aggregates, counts_toward_behaviour
 from evalkit.harness.provenance import system_declaration
 from evalkit.harness.results import (
     DetectionPower,
@@ -135,12 +135,21 @@ NOT_APPLICABLE_COLUMNS: tuple[str, ...] = ("scenario", "category", "missing")
 """One row per scenario that was not applicable to the system; `missing` lists the capabilities
 it needs that the system lacks."""
 
+BEHAVIOUR_COLUMNS: tuple[str, ...] = (
+    "pass", "scenario", "category", "counted", "query_number", "query", "metric", "value",
+)  # fmt: skip
+"""One row per behaviour metric (`evalkit.metrics.BEHAVIOUR`: stale_fact_rate, contamination,
+duplicate_rate, query_sensitivity, abstention) per query it applies to, per pass, in query order
+(long format: pivot on `metric` for one column each). `counted`: the query feeds the category and
+overall behaviour means (its scenario is expected to pass and applicable; measure-only ones
+included). Empty for runs of suites that did not ask for behaviour metrics."""
+
 CAUGHT_BY_MESSAGES = 3
 """How many regression messages `caught_by` quotes (the most specific first)."""
 
 FRAME_NAMES: tuple[str, ...] = (
     "queries", "hits", "dropped", "scenarios", "categories", "overall", "regressions", "latency",
-    "not_applicable", "gate_comparison",
+    "not_applicable", "behaviour", "gate_comparison",
 )  # fmt: skip
 """The frames an EvalRun offers (the last one is a method: `gate_comparison()`)."""
 
@@ -351,6 +360,27 @@ class EvalRun:
         test at `level` could detect with the scope's queries (`evalkit.views.intervals.
         POWER_COLUMNS`; NaN: no drop is detectable)."""
         return power_frame(self._queries, level=level)
+
+    @property
+    def behaviour(self) -> pd.DataFrame:
+        """The behaviour metrics per query (BEHAVIOUR_COLUMNS); empty when the suite asked for none."""
+        rows = [
+            {
+                "pass": name,
+                "scenario": s.name,
+                "category": s.category,
+                "counted": counts_toward_behaviour(s),
+                "query_number": q.index + 1,
+                "query": q.query,
+                "metric": metric,
+                "value": value,
+            }
+            for name, result in self.passes.items()
+            for s in result.scenarios
+            for q in s.queries
+            for metric, value in q.behaviour.items()
+        ]
+        return pd.DataFrame(rows, columns=list(BEHAVIOUR_COLUMNS))
 
     def mutations(self) -> pd.DataFrame:
         """The detection power measured with this run (see `mutation_frame`); empty when mutation

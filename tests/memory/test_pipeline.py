@@ -315,7 +315,11 @@ def test_default_pipeline_is_the_spec_steps() -> None:
         "standing",
         "strong",
         "gate",
+        "filter_before_cut",
+        "purge_on_delete",
+        "reembed_on_update",
     }
+    assert (pipe.filter_before_cut, pipe.purge_on_delete, pipe.reembed_on_update) == (True, True, True)
     assert (pipe.budget, pipe.pool, pipe.fuse, pipe.vector_relevance) == (
         candidate_budget,
         vector_pool,

@@ -338,7 +338,7 @@ def test_cli_exits_0_when_the_selected_mutations_are_caught_and_the_control_is_n
     assert re.search(rf"^{CONTROL} \(control\) +no +0 +ok$", out, re.MULTILINE)
     assert "    project-scope" in out and "forbid: " in out
     assert "Every mutation was caught; the control raised no alarm." in out
-    assert "2 mutant suite run(s) and 1 unmutated one in " in out  # the unmutated run: what to check against
+    assert "2 mutant suite runs and 1 unmutated one in " in out  # the unmutated run: what to check against
 
 
 def test_cli_exits_1_when_a_mutation_escapes(small_suite, capsys):

@@ -519,7 +519,7 @@ def test_cli_imports_scores_and_gates(tmp_path: Path, capsys: pytest.CaptureFixt
         == 0
     )
     printed = capsys.readouterr()
-    assert "imported 6 searches from 4 store(s)" in printed.out and "holds user text: no" in printed.out
+    assert "imported 6 searches from 4 stores" in printed.out and "holds user text: no" in printed.out
     assert "records[1].id missing" in printed.err
     report = tmp_path / "score.json"
     code = main(

@@ -13,7 +13,7 @@ from evalkit.cli import main
 from evalkit.errors import AdapterError, DatasetError
 from evalkit.scenarios import load_suite
 from evalkit.scenarios.requirements import required_capabilities
-from evalkit.systems.capabilities import ALL_CAPABILITIES, declared_capabilities
+from evalkit.systems.capabilities import ALL_CAPABILITIES, UNDECLARED_CAPABILITIES, declared_capabilities
 from tests.shared import DATASETS
 from tests.systems_fixtures import LimitedSystem
 
@@ -63,7 +63,11 @@ def test_declared_capabilities_default_to_all_and_reject_unknown_names():
         name = "wrong"
         capabilities = frozenset({"projects", "telepathy"})
 
-    assert declared_capabilities(Silent()) == ALL_CAPABILITIES
+    assert (
+        declared_capabilities(Silent())
+        == UNDECLARED_CAPABILITIES
+        == ALL_CAPABILITIES - {"deletion", "update"}
+    )
     with pytest.raises(AdapterError, match=r"system 'wrong': unknown capabilities 'telepathy'"):
         declared_capabilities(Wrong())
 

@@ -69,6 +69,8 @@ def test_openapi_document_describes_every_endpoint(reference_url):
         "/namespaces/{namespace}/edges",
         "/namespaces/{namespace}/search",
         "/namespaces/{namespace}/search/batch",
+        "/namespaces/{namespace}/thoughts/delete",
+        "/namespaces/{namespace}/thoughts/update",
     }
 
 

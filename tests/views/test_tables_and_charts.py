@@ -343,7 +343,7 @@ def test_assert_thresholds_raises_listing_every_regression(built: EvalRun) -> No
     with pytest.raises(RegressionError) as caught:
         assert_thresholds(built)
     message = str(caught.value)
-    assert message.startswith("2 regression(s) against the thresholds:")
+    assert message.startswith("2 regressions against the thresholds:")
     assert f"[assertion] chain query 1 ('question 0'): {FORBID}" in message
     assert f"[metric] {METRIC_REGRESSION.message}" in message
     assert isinstance(caught.value, EvalkitError)

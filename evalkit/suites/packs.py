@@ -1,0 +1,90 @@
+"""Built-in scenario packs: optional suites for the failures users report in memory products
+(deleted memories retrieved, updates not propagated, filters applied after the cut, ...).
+
+A pack is a suite directory (`scenarios/`, `distractors.yaml`, `suite.yaml`) under the built-in
+datasets' `packs/` folder (`datasets/packs/<name>/`, shipped in the wheel with the datasets), so
+each is also usable as `--datasets datasets/packs/<name>`. Its suite file's leading comment says
+what it tests and which user reports are behind it (`evalkit run --pack list` prints it).
+
+Several packs run as one suite: `combined_pack` writes their scenario files, their (identical)
+shared distractors and the union of their categories into one directory, which the loader then
+reads like any suite. Decisions where the issue is silent: the packs share the built-in suite's
+distractors file (one corpus of noise, so combining them needs no renaming); a combined suite is
+written under the caller's folder (the CLI: `<reports>/packs/<a>+<b>/`) so that the report's
+source paths stay readable after the run; scenario names are unique across packs (the loader
+rejects duplicates).
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Sequence
+from pathlib import Path
+
+from evalkit.errors import UsageError
+from evalkit.packaged import BUILTIN_DATASETS
+from evalkit.scenarios.loading import DISTRACTORS_STEM, SCENARIOS_SUBDIR, SUITE_STEM, load_suite
+from evalkit.validation import did_you_mean
+
+PACKS = BUILTIN_DATASETS / "packs"
+"""The folder holding one suite directory per pack."""
+
+LIST = "list"
+"""The `--pack` value that lists the packs instead of running one."""
+
+
+def pack_names() -> list[str]:
+    """Every shipped pack's name, sorted."""
+    if not PACKS.is_dir():
+        return []
+    return sorted(p.name for p in PACKS.iterdir() if (p / f"{SUITE_STEM}.yaml").is_file())
+
+
+def pack_summary(name: str) -> str:
+    """The leading comment of pack `name`'s suite file, as one line (what it tests, the reports)."""
+    lines = []
+    for line in (PACKS / name / f"{SUITE_STEM}.yaml").read_text(encoding="utf-8").splitlines():
+        if not line.startswith("#"):
+            break
+        lines.append(line.lstrip("#").strip())
+    return " ".join(lines)
+
+
+def parse_packs(text: str) -> list[str]:
+    """`NAME[,NAME…]` as pack names in the order given (duplicates dropped). UsageError for an
+    empty list or an unknown name (with the closest one and how to list them)."""
+    names = [n.strip() for n in text.split(",")]
+    if not text.strip() or any(not n for n in names):
+        raise UsageError(f"--pack {text!r}: give pack names separated by commas, e.g. --pack deletion-ghosts")
+    known = pack_names()
+    for name in names:
+        if name not in known:
+            raise UsageError(
+                f"--pack: unknown pack {name!r}{did_you_mean(name, known)}; the packs are "
+                f"{', '.join(known)} (`evalkit run --pack list` says what each tests)"
+            )
+    return list(dict.fromkeys(names))
+
+
+def pack_directory(names: Sequence[str], folder: Path) -> Path:
+    """The suite directory of the packs `names` (already checked by `parse_packs`): the pack's own
+    directory for one, else a combined suite written to `folder/<a>+<b>…/` (replaced if there)."""
+    if len(names) == 1:
+        return PACKS / names[0]
+    target = folder / "+".join(names)
+    if target.exists():
+        shutil.rmtree(target)
+    (target / SCENARIOS_SUBDIR).mkdir(parents=True)
+    distractors = {(PACKS / n / f"{DISTRACTORS_STEM}.yaml").read_bytes() for n in names}
+    if len(distractors) != 1:
+        raise UsageError(f"packs {', '.join(names)} have different distractors files; run them one by one")
+    (target / f"{DISTRACTORS_STEM}.yaml").write_bytes(distractors.pop())
+    categories: list[str] = []
+    for name in names:
+        for path in sorted((PACKS / name / SCENARIOS_SUBDIR).iterdir()):
+            if path.is_file():
+                shutil.copyfile(path, target / SCENARIOS_SUBDIR / path.name)
+        categories += [c for c in load_suite(PACKS / name).categories if c not in categories]
+    suite = "# The packs " + ", ".join(names) + " combined by evalkit run --pack.\ncategories:\n"
+    (target / f"{SUITE_STEM}.yaml").write_text(suite + "".join(f"  - {c}\n" for c in categories), "utf-8")
+    return target
