@@ -38,7 +38,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import ValidationError
 
 from evalkit.errors import EvalkitError
-from evalkit.records import DEFAULT_HALF_LIFE_DAYS, HIT_FIELDS, SearchResponse
+from evalkit.records import DEFAULT_HALF_LIFE_DAYS
 from evalkit.systems.capabilities import declared_capabilities
 from evalkit.systems.http_operations import DeletedOut, DeleteIn, UpdatedOut, UpdateIn
 from evalkit.systems.namespaces import Limits, Namespaces
@@ -53,36 +53,12 @@ from evalkit.systems.wire import (
     ThoughtIn,
     ThoughtsIn,
     edges_out,
+    plain_search_out,
     search_out,
     thoughts_out,
 )
 
 _Result = TypeVar("_Result")
-
-
-_HIT_NAMES = tuple(f.name for f in HIT_FIELDS)
-
-
-def plain_search_out(response: SearchResponse) -> dict[str, Any]:
-    """`response` as the JSON object of a SearchOut (what `search` answers), built directly from
-    the store's records: `search_batch` answers with it, because the pydantic round trip
-    (validating a SearchOut, then the SDK serialising the model) cost several times the searches
-    themselves. The values are the store's own, already checked when it made them."""
-    return {
-        "hits": [{name: _json_value(getattr(hit, name)) for name in _HIT_NAMES} for hit in response.hits],
-        "candidates": response.candidates,
-        "filtered_out": response.filtered_out,
-        "min_relevance": response.min_relevance,
-        "dropped_ids": list(response.dropped_ids),
-        "gate_candidates": [
-            {"id": c.id, "bm25": c.bm25, "similarity": c.similarity} for c in response.gate_candidates
-        ],
-        "cut_tied": response.cut_tied,
-    }
-
-
-def _json_value(value: Any) -> Any:
-    return list(value) if isinstance(value, tuple) else value
 
 
 def _reasoned(tool: Callable[..., Awaitable[_Result]]) -> Callable[..., Awaitable[_Result]]:

@@ -430,9 +430,11 @@ _HIT_NAMES = tuple(f.name for f in HIT_FIELDS)
 _HIT_SEQUENCES = frozenset(f.name for f in HIT_FIELDS if f.sequence)
 
 
-def _plain(response: SearchResponse) -> dict[str, Any]:
-    """`response` as JSON-ready values (lists for tuples), in SearchOut's key order: built field
-    by field (`dataclasses.asdict` deep-copies every value, ten times slower)."""
+def plain_search_out(response: SearchResponse) -> dict[str, Any]:
+    """`response` as JSON-ready values (lists for tuples), in SearchOut's key order, built field
+    by field from the store's records (`dataclasses.asdict` deep-copies every value, ten times
+    slower; a pydantic round trip costs several times the searches). HTTP and MCP replies both
+    answer with it; the values are the store's own, already checked when it made them."""
     hits = []
     for hit in response.hits:
         values = {name: getattr(hit, name) for name in _HIT_NAMES}
@@ -454,7 +456,7 @@ def _plain(response: SearchResponse) -> dict[str, Any]:
 
 def search_out(response: SearchResponse) -> SearchOut:
     """A SearchResponse as the wire shape (lax: the record's tuples become lists)."""
-    return SearchOut.model_validate(_plain(response), strict=False, context={NO_SURROGATES: True})
+    return SearchOut.model_validate(plain_search_out(response), strict=False, context={NO_SURROGATES: True})
 
 
 def search_json(response: SearchResponse) -> bytes:
@@ -473,7 +475,7 @@ def search_batch_json(responses: list[SearchResponse]) -> bytes:
 def _checked_plain(response: Any) -> dict[str, Any]:
     if not isinstance(response, SearchResponse):
         raise TypeError(f"search() returned {type(response).__name__}, not a SearchResponse")
-    return _plain(response)
+    return plain_search_out(response)
 
 
 def _ascii_json(body: Any) -> bytes:
