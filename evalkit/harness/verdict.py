@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import SerializerFunctionWrapHandler, model_serializer
+from pydantic import SerializerFunctionWrapHandler, model_serializer, model_validator
 
 from evalkit.validation import FrozenModel
 from evalkit.wording import counted
@@ -51,12 +51,23 @@ DegenerateKind = Literal["no-relevant-hit", "same-ranking", "recall-zero"]
 
 class DegenerateFinding(FrozenModel):
     """One piece of degenerate retrieval: `kind`, a readable `message`, and where (`scenario`,
-    `query` = the query's 0-based index; None for a finding about the whole run or scenario)."""
+    `query_number` = the query's number from 1, as everywhere else; None for a finding about the
+    whole run or scenario). Reports written before it carry `query`, the 0-based index: read as
+    its number."""
 
     kind: DegenerateKind
     message: str
     scenario: str | None = None
-    query: int | None = None
+    query_number: int | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _numbered(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "query" in data and "query_number" not in data:
+            data = dict(data)
+            index = data.pop("query")
+            data["query_number"] = None if index is None else index + 1
+        return data
 
 
 class EscapedMutation(FrozenModel):
@@ -159,7 +170,7 @@ def degenerate_findings(measurement: PassResult) -> list[DegenerateFinding]:
                     DegenerateFinding(
                         kind="no-relevant-hit",
                         scenario=scenario.name,
-                        query=q.index,
+                        query_number=q.index + 1,
                         message=f"{scenario.name} query {q.index + 1} ({q.query!r}): none of its "
                         f"{counted(len(q.relevant), 'relevant id')} retrieved (got {got})",
                     )

@@ -15,7 +15,7 @@ import pytest
 from evalkit import SearchResponse, run_eval
 from evalkit.harness.results import RunResult, read_result, write_result
 from evalkit.harness.thresholds_file import load_thresholds
-from evalkit.harness.verdict import degenerate_findings, judge
+from evalkit.harness.verdict import DegenerateFinding, degenerate_findings, judge
 from tests.factories import a_pass, a_run, query, scenario
 from tests.shared import DATASETS, cli
 
@@ -108,15 +108,21 @@ def test_degenerate_retrieval_is_named_per_query_per_scenario_and_for_the_whole_
     same = [query(0), query(1)]  # the factory's queries all retrieve ["r", "x"]
     missed = query(0).model_copy(update={"retrieved": ["x"], "relevant": ["r"]})
     found = degenerate_findings(a_pass(scenario("same", "c", same), scenario("miss", "c", [missed])))
-    assert [(d.kind, d.scenario, d.query) for d in found] == [
+    assert [(d.kind, d.scenario, d.query_number) for d in found] == [
         ("same-ranking", "same", None),
-        ("no-relevant-hit", "miss", 0),
+        ("no-relevant-hit", "miss", 1),  # numbered from 1, as in its message
     ]
     assert found[0].message == "same: all 2 queries got the same ranking: [r, x]"
     nothing = query(0).model_copy(update={"retrieved": []})
     zero = degenerate_findings(a_pass(scenario("a", "c", [nothing]), scenario("b", "c", [missed])))
     assert [d.kind for d in zero] == ["recall-zero", "no-relevant-hit", "no-relevant-hit"]
     assert judge([], None, zero).value == "FAIL"  # recall 0 everywhere is never PASS
+
+
+def test_a_finding_of_an_older_report_reads_its_0_based_query_as_a_number() -> None:
+    old = {"kind": "no-relevant-hit", "message": "m", "scenario": "s", "query": 3}
+    assert DegenerateFinding.model_validate(old).query_number == 4
+    assert DegenerateFinding.model_validate({**old, "query": None}).query_number is None
 
 
 def test_an_old_report_without_a_verdict_gets_one_when_read(tmp_path: Path) -> None:
