@@ -23,6 +23,7 @@ if TYPE_CHECKING:
         export_trec,
         make_config,
         notebook_path,
+        perturbation_curve,
         record_baseline,
         run_and_load,
         run_beir,
@@ -87,8 +88,8 @@ if TYPE_CHECKING:
 _HOMES: dict[str, tuple[str, ...]] = {
     "evalkit.api": (
         "assert_thresholds", "detect_mutations", "export_trec", "make_config", "notebook_path",
-        "record_baseline", "run_and_load", "run_beir", "run_benchmark", "run_eval", "run_locomo",
-        "run_longmemeval", "score_run", "trace_replay",
+        "perturbation_curve", "record_baseline", "run_and_load", "run_beir", "run_benchmark", "run_eval",
+        "run_locomo", "run_longmemeval", "score_run", "trace_replay",
     ),
     "evalkit.embedders": ("Embedder", "HashingEmbedder"),
     "evalkit.errors": (
@@ -230,6 +231,7 @@ __all__ = [
     "make_executor",
     "mutations",
     "notebook_path",
+    "perturbation_curve",
     "ranking_diff",
     "recommend_gates",
     "record_baseline",

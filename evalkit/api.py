@@ -21,6 +21,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
+
 from evalkit.embedders import Embedder
 from evalkit.embedders.factory import EmbedderInfo, embedder_provenance, make_embedder
 from evalkit.errors import UsageError
@@ -33,8 +35,10 @@ from evalkit.harness.provenance import BUILTIN_SUITE, Provenance
 from evalkit.harness.regressions import assert_no_regressions
 from evalkit.harness.repeats import compare_runs as compare_repeats
 from evalkit.memory import StoreOptions
+from evalkit.metrics import HARNESS_METRICS
 from evalkit.packaged import SAMPLE_TRACES, THRESHOLDS_NAME
 from evalkit.scenarios import load_suite
+from evalkit.scenarios.perturb import Perturbation, perturb_suite
 from evalkit.suites.benchmarks import (
     DEFAULT_BEIR_KS,
     DEFAULT_LOCOMO_KS,
@@ -135,6 +139,7 @@ def run_eval(
     progress: bool | None = None,
     executor: Executor | None = None,
     repeat: int = 1,
+    perturb: Perturbation | None = None,
     **overrides: Any,
 ) -> EvalRun:
     """Run the scenario suite in `datasets` (`scenarios` selects some by name) and return it.
@@ -158,6 +163,10 @@ def run_eval(
     `repeat` N > 1 runs the suite N times on the same system at the same clock and returns the
     first run with its `stability` (`evalkit.harness.repeats`: the queries whose ids or order
     differed between the runs; the verdict names them). UsageError for `repeat` below 1.
+
+    `perturb` grows every scenario's memory deterministically (`evalkit.scenarios.perturb`:
+    pool distractors, stale repeats); such a run is never compared with a baseline (NOT GATED,
+    with a note naming the perturbation). See `perturbation_curve` for a curve over its size.
     """
     if isinstance(repeat, bool) or not isinstance(repeat, int) or repeat < 1:
         raise UsageError(f"repeat must be a whole number of runs, 1 or more; got {repeat!r}")
@@ -165,6 +174,8 @@ def run_eval(
     settings = _suite_config(datasets, config, **overrides)
     mutations = mutations or fail_on_escaped
     suite = load_suite(datasets, scenarios)
+    if perturb is not None:
+        suite = perturb_suite(suite, perturb)
     chosen, embedder = build_system(settings, system, progress)
     clock = datetime.now(UTC).replace(microsecond=0) if repeat > 1 else None
     try:
@@ -343,6 +354,54 @@ def notebook_path(path: str | Path) -> Path:
     notebook's folder. The notebooks' defaults need no folder: None for the built-in suite and
     its baselines, `reports/...` for what a run writes."""
     return Path(path).resolve()
+
+
+PERTURBATION_KINDS: dict[str, str] = {"distractors": "distractors", "stale-repeats": "stale_repeats"}
+"""`perturbation_curve`'s kinds → the `Perturbation` field each one sets."""
+
+
+def perturbation_curve(
+    values: Sequence[int],
+    kind: str = "distractors",
+    config: RunConfig | None = None,
+    *,
+    systems: Sequence[MemorySystem | str | None] = (None,),
+    datasets: str | Path = DEFAULT_DATASETS,
+    seed: int = 0,
+    executor: Executor | None = None,
+    **overrides: Any,
+) -> pd.DataFrame:
+    """The harness metrics as a suite's memory grows: one `run_eval` per system and value of
+    `kind` ("distractors": N pool distractors per scenario; "stale-repeats": K copies of each
+    superseded thought; `evalkit.scenarios.perturb`), all drawn with `seed`, so the curve is the
+    same on every call.
+
+    Returns a DataFrame with one row per (system, metric) — `system` the system's name, `metric`
+    each of `HARNESS_METRICS` — and one column per value, in the order given (the columns'
+    name is `kind`), holding the overall mean of the measurement (ungated) pass. Value 0 is the
+    unperturbed suite. `systems` are system objects or specs (None = `config.system`); a
+    larger N keeps every distractor of a smaller one, so the curve grows one memory.
+    `perturbation_chart` (`evalkit.views.charts`) draws it. UsageError for an unknown kind,
+    no values, a value below 0 or above the pool's size, before anything runs.
+    """
+    if kind not in PERTURBATION_KINDS:
+        raise UsageError(f"unknown perturbation kind {kind!r}; use one of {', '.join(PERTURBATION_KINDS)}")
+    if not values:
+        raise UsageError("perturbation_curve needs at least one value, e.g. [0, 10, 50]")
+    perturbations = [Perturbation(**{PERTURBATION_KINDS[kind]: n}, seed=seed) for n in values]
+    columns: dict[int, dict[tuple[str, str], float]] = {}
+    for system in systems:
+        for n, perturbation in zip(values, perturbations, strict=True):
+            run = run_eval(
+                config, datasets=datasets, system=system, perturb=perturbation, executor=executor, **overrides
+            )
+            overall = run.result.measurement.overall.metrics
+            cells = columns.setdefault(n, {})
+            cells.update({(run.result.system, metric): overall[metric] for metric in HARNESS_METRICS})
+    frame = pd.DataFrame(columns)
+    frame.index = frame.index.set_names(["system", "metric"])
+    frame.columns = frame.columns.set_names(kind)
+    return frame
 
 
 def run_and_load(out: str | Path, *, report_json: str | Path | None = None, **run_options: Any) -> EvalRun:

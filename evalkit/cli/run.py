@@ -36,6 +36,7 @@ from evalkit.harness.project import NO_BASELINES
 from evalkit.harness.results import RunResult
 from evalkit.harness.thresholds_file import DEFAULT_GATED_TOLERANCE
 from evalkit.memory.options import TOKENIZERS
+from evalkit.scenarios.perturb import parse_perturb
 from evalkit.views.console import render_run
 
 REPORT_NAME = "report.json"
@@ -128,10 +129,28 @@ def register(commands: argparse._SubParsersAction) -> None:
         help="with --repeat and --update-baseline/--update-gated-baseline: record the first run even "
         "when the runs disagree (the baseline entry notes the unstable queries)",
     )  # fmt: skip
+    run.add_argument(
+        "--perturb", action="append", metavar="KIND=N",
+        help="grow every scenario's memory deterministically (repeatable, one per kind): "
+        "distractors=N adds N off-topic thoughts per scenario from the shipped pool, stale-repeats=K "
+        "repeats each superseded thought K times with older dates; the run is never compared with "
+        "a baseline (NOT GATED, with a note); for a curve over N use evalkit.perturbation_curve",
+    )  # fmt: skip
+    run.add_argument(
+        "--perturb-seed", type=seed_number, default=0, metavar="S",
+        help="seed of the --perturb draw (default 0): the same seed gives the same report",
+    )  # fmt: skip
     add_embedder_args(run)
     add_execution_args(run)
     add_system_arg(run)
     run.set_defaults(handler=run_command)
+
+
+def seed_number(text: str) -> int:
+    """argparse type of --perturb-seed: a whole number, 0 or more."""
+    if not text.strip().isdigit():
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number 0 or more, e.g. --perturb-seed 3")
+    return int(text)
 
 
 def repeat_count(text: str) -> int:
@@ -160,6 +179,12 @@ def run_command(args: argparse.Namespace) -> int:
     if (args.update_baseline or args.update_gated_baseline) and args.scenario:
         flag = "--update-gated-baseline" if args.update_gated_baseline else "--update-baseline"
         raise UsageError(f"{flag} records the whole suite; drop --scenario")
+    perturb = parse_perturb(args.perturb, args.perturb_seed) if args.perturb else None
+    if perturb is not None and (args.update_baseline or args.update_gated_baseline):
+        flag = "--update-gated-baseline" if args.update_gated_baseline else "--update-baseline"
+        raise UsageError(
+            f"{flag} with --perturb: a perturbed run is never a baseline; drop --perturb to record one"
+        )
     project = project_settings(args)
     config = make_config(project.config, **embedder_options(args))
     if args.tokenizer is not None:
@@ -195,6 +220,7 @@ def run_command(args: argparse.Namespace) -> int:
         progress=args.progress,
         executor=executor,
         repeat=args.repeat,
+        perturb=perturb,
     )
     run.save(out)
     print(render_run(run))

@@ -15,6 +15,8 @@ provenance. Decisions where the SPEC is silent:
   baseline check off without a note (benchmarks: nothing to compare with, by design).
 - A suite restricted to some scenarios (`Suite.subset`) is not checked against baselines either (the same
   kind of note): baselines average whole categories of the whole suite, so a subset's means differ.
+  Nor is a perturbed suite (`Suite.perturbation`, `evalkit run --perturb`): its memory is not the
+  one any baseline was measured on, so its note names the perturbation.
 - A run whose recall is 0 on every query with relevant ids has a `degenerate` regression
   (`harness.verdict.degenerate_findings`): it is never PASS, whatever baseline it meets.
 - `config.require_baseline`: baseline check OFF for any of these reasons is itself a regression
@@ -153,7 +155,7 @@ def _gated_entry(
     suite: Suite, config: RunConfig, gated: PassResult | None, document: ThresholdsDocument | None
 ) -> GatedEntry | None:
     """The gated baseline the gated pass is checked against, or None (report-only)."""
-    if gated is None or document is None or suite.subset:
+    if gated is None or document is None or suite.subset or suite.perturbation is not None:
         return None
     return document.gated_entry(config.mode, config.top_k, gated.relevance_gate.min_relevance)
 
@@ -177,7 +179,12 @@ def _baseline_check(
         return [], [Regression(kind="baseline", message=missing)] if config.require_baseline else [], None
     entry = find_baseline(entries or {}, config.mode, config.top_k)
     mismatch = None if entry is None else baseline_mismatch(entry, config.mode, thresholds, *identity)
-    if suite.subset and entries is not None:
+    if suite.perturbation is not None:
+        reason = (
+            f"the suite is perturbed ({suite.perturbation}): a perturbed run is never compared with the "
+            "baselines of the unperturbed suite"
+        )
+    elif suite.subset and entries is not None:
         reason = "scenarios were selected by name: the baseline check is off, baselines cover the whole suite"
     elif entries is None:
         reason = f"no thresholds file at {thresholds}: the baseline check is off until a baseline is recorded"

@@ -94,6 +94,9 @@ class Suite:
     a baseline can name the files that changed since it was recorded (empty for suites built from
     other inputs, whose `digest` alone identifies them). `behaviour_metrics`: the suite file asks
     for the behaviour metrics (`evalkit.metrics.BEHAVIOUR`) to be scored per query.
+    `perturbation` names the perturbation applied to the loaded suite (`evalkit.scenarios.perturb`,
+    e.g. "distractors=10 (seed 0)"), None for the suite as its files hold it: a perturbed suite is
+    never compared with a baseline.
     """
 
     scenarios: tuple[Scenario, ...]
@@ -104,6 +107,7 @@ class Suite:
     categories: tuple[str, ...] = BUILTIN_CATEGORIES
     file_digests: Mapping[str, str] = field(default_factory=lambda: types.MappingProxyType({}))
     behaviour_metrics: bool = False
+    perturbation: str | None = None
 
     def __reduce__(self) -> tuple[Callable[..., Suite], tuple[object, ...]]:
         """Pickle (to ship a suite to worker processes) with `sources` as a plain dict, which
@@ -119,12 +123,15 @@ class Suite:
                 self.categories,
                 dict(self.file_digests),
                 self.behaviour_metrics,
+                self.perturbation,
             ),
         )
 
 
 def _unpickled_suite(*fields: Any) -> Suite:
-    scenarios, sources, distractors, digest, subset, categories, file_digests, behaviour = fields
+    scenarios, sources, distractors, digest, subset, categories, file_digests, behaviour, perturbation = (
+        fields
+    )
     return Suite(
         scenarios,
         types.MappingProxyType(sources),
@@ -134,6 +141,7 @@ def _unpickled_suite(*fields: Any) -> Suite:
         categories,
         types.MappingProxyType(file_digests),
         behaviour,
+        perturbation,
     )
 
 

@@ -359,6 +359,35 @@ def trend_chart(history: pd.DataFrame) -> ReportFigure:
     return fig
 
 
+def perturbation_chart(curve: pd.DataFrame) -> ReportFigure:
+    """A perturbation curve (`evalkit.perturbation_curve`): one panel per harness metric, the
+    overall mean over the perturbation's size (the curve's column name: "distractors" or
+    "stale-repeats"), one line per system, the legend below the panels."""
+    kind = str(curve.columns.name or "perturbation")
+    sizes = [int(n) for n in curve.columns]
+    fig = ReportFigure(figsize=(11, 6.5), layout="constrained")
+    axes = fig.subplots(2, -(-len(HARNESS_METRICS) // 2), sharey=True).flatten()
+    systems = list(dict.fromkeys(curve.index.get_level_values("system")))
+    for ax, metric in zip(axes, HARNESS_METRICS, strict=True):
+        for i, system in enumerate(systems):
+            ax.plot(
+                sizes,
+                curve.loc[(system, metric)].to_numpy(dtype=float),
+                marker="o",
+                color=SERIES_COLORS[i % len(SERIES_COLORS)],
+                label=system,
+            )
+        ax.set_title(METRIC_LABELS[metric])
+        ax.set_ylim(0, 1.05)
+        ax.set_xlabel(f"{kind} per scenario")
+        ax.grid(alpha=0.3)
+    for ax in axes[:: len(axes) // 2]:
+        ax.set_ylabel("overall mean")
+    fig.suptitle(f"Metrics as memory grows ({kind} added per scenario; ungated pass)")
+    fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncols=3, frameon=False)
+    return fig
+
+
 def _run_tick(generated_at: str, commit: object) -> str:
     """ "2026-11-30\nab12cd3": a run's UTC date and short commit, one x tick."""
     return f"{str(generated_at)[:10]}\n{commit[:7] if isinstance(commit, str) and commit else '?'}"

@@ -95,7 +95,17 @@ CHARTS = {
     "category_chart": lambda run: charts.category_chart(run),
     "rank_chart": lambda run: charts.rank_chart(run, "multi-hop"),
     "trend_chart": lambda run: charts.trend_chart(_history()),
+    "perturbation_chart": lambda run: charts.perturbation_chart(_curve()),
 }
+
+
+def _curve() -> pd.DataFrame:
+    """A perturbation curve of two systems, shaped as `evalkit.perturbation_curve` returns it."""
+    systems = ["reference", "keywords"]
+    index = pd.MultiIndex.from_product([systems, HARNESS_METRICS], names=["system", "metric"])
+    frame = pd.DataFrame([[0.95, 0.9, 0.8]] * len(index), index=index, columns=[0, 10, 50])
+    frame.columns = frame.columns.set_names("distractors")
+    return frame
 
 
 @pytest.mark.parametrize("name", list(CHARTS))

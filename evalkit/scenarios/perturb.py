@@ -1,0 +1,205 @@
+"""Deterministic perturbations of a loaded suite (`evalkit run --perturb`, `run_eval(perturb=...)`).
+
+A perturbation grows every scenario's memory in a way that must not help retrieval, so an analyst
+sees how fast a system degrades as memory grows (`evalkit.harness.curves.perturbation_curve`):
+
+- `distractors=N`: N extra distractor thoughts per scenario, drawn from the shipped pool of
+  generic, off-topic notes (`DISTRACTOR_POOL`, datasets/perturb/distractor_pool.yaml). The draw
+  is a shuffle of the pool seeded by (seed, scenario name), of which the first N are taken, so
+  the same seed always gives the same thoughts and a larger N keeps every thought of a smaller
+  one (a curve over N grows one memory instead of drawing unrelated ones). They are seeded as
+  the scenario's own `distractor: true` thoughts (ids `perturb-<pool id>`), in the project of the
+  scenario's first thought, so a project-scoped query sees them too. N larger than the pool is
+  a UsageError naming the pool's size.
+- `stale-repeats=K`: every superseded thought (the target of a `replaces` edge among the
+  scenario's initial edges) is repeated K times with the same content and status, each copy
+  dated one more day before the original (ids `<id>~stale<k>`), and superseded by the same
+  newer thought (a `replaces` edge from it). A query that forbids the original forbids its
+  copies too: a stale fact is as wrong in any of its copies.
+- A paraphrase perturbation is not offered: there is no deterministic paraphrase source
+  (rewording would need a model, whose output is neither shipped nor reproducible).
+
+A perturbed suite's digest is the original digest hashed with the perturbation, and
+`Suite.perturbation` names it, so it is never compared with a baseline recorded on the
+unperturbed suite: the run's baseline check is off with a note saying why (its verdict is NOT
+GATED unless an assertion fails), and `--update-baseline` refuses it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import re
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime, timedelta
+from functools import cache
+from pathlib import Path
+
+from evalkit.errors import UsageError
+from evalkit.packaged import BUILTIN_DATASETS
+from evalkit.scenarios.dates import resolve_created_at
+from evalkit.scenarios.loading import Suite
+from evalkit.scenarios.model import EdgeSpec, QuerySpec, Scenario, ThoughtSpec
+from evalkit.scenarios.parsing import parse_text
+
+DISTRACTOR_POOL: Path = BUILTIN_DATASETS / "perturb" / "distractor_pool.yaml"
+"""The shipped pool of generic, off-topic thoughts `distractors=N` draws from."""
+
+KINDS: tuple[str, ...] = ("distractors", "stale-repeats")
+"""The perturbations `--perturb` offers (`KIND=N`)."""
+
+PERTURB_HELP = "use --perturb distractors=N or --perturb stale-repeats=K (N, K whole numbers, 0 or more)"
+
+
+@dataclass(frozen=True)
+class Perturbation:
+    """What to add to every scenario: `distractors` pool thoughts and `stale_repeats` copies of
+    each superseded thought, drawn with `seed`. The zero perturbation changes nothing."""
+
+    distractors: int = 0
+    stale_repeats: int = 0
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        for name in ("distractors", "stale_repeats", "seed"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise UsageError(f"perturbation {name} must be a whole number, 0 or more; got {value!r}")
+
+    @property
+    def label(self) -> str:
+        """ "distractors=10, stale-repeats=2 (seed 0)"; "none" for the zero perturbation."""
+        parts = [f"distractors={self.distractors}"] if self.distractors else []
+        parts += [f"stale-repeats={self.stale_repeats}"] if self.stale_repeats else []
+        return f"{', '.join(parts)} (seed {self.seed})" if parts else "none"
+
+    @property
+    def empty(self) -> bool:
+        """True when nothing is added."""
+        return not self.distractors and not self.stale_repeats
+
+
+_SPEC = re.compile(r"^\s*([a-z-]+)\s*=\s*(.*?)\s*$")
+
+
+def parse_perturb(texts: list[str] | str, seed: int = 0) -> Perturbation:
+    """The perturbation that `--perturb` values (each `KIND=N`, repeatable, one value per kind)
+    name. UsageError naming the flag and the fix for an unknown kind, a value that is not a whole
+    number 0 or more, a list of values (a curve: `perturbation_curve`), or a kind given twice."""
+    given: dict[str, int] = {}
+    for text in [texts] if isinstance(texts, str) else texts:
+        match = _SPEC.match(text)
+        kind = match[1] if match else text.strip()
+        if match is None or kind not in KINDS:
+            hint = (
+                " (paraphrase is not offered: no deterministic paraphrase source exists)"
+                if kind.startswith("paraphrase")
+                else ""
+            )
+            raise UsageError(f"--perturb {text!r}: unknown perturbation{hint}; {PERTURB_HELP}")
+        value = match[2]
+        if "," in value:
+            raise UsageError(
+                f"--perturb {text!r}: one value per run; for a curve over several values use "
+                "evalkit.perturbation_curve(...) (see the README), or run once per value"
+            )
+        if not value.isdigit():
+            raise UsageError(f"--perturb {text!r}: {value!r} is not a whole number 0 or more; {PERTURB_HELP}")
+        if kind in given:
+            raise UsageError(f"--perturb {kind} is given twice; give each perturbation once")
+        given[kind] = int(value)
+    return Perturbation(given.get("distractors", 0), given.get("stale-repeats", 0), seed)
+
+
+@cache
+def distractor_pool() -> tuple[ThoughtSpec, ...]:
+    """The shipped pool's thoughts, in file order."""
+    data = parse_text(DISTRACTOR_POOL.read_text(encoding="utf-8"), DISTRACTOR_POOL.suffix)
+    return tuple(ThoughtSpec.model_validate(t) for t in data["thoughts"])
+
+
+def perturb_scenario(scenario: Scenario, perturbation: Perturbation) -> Scenario:
+    """`scenario` with the perturbation's thoughts, edges and forbids added (module docstring)."""
+    thoughts = list(scenario.thoughts)
+    edges = list(scenario.edges)
+    queries = list(scenario.queries)
+    if perturbation.stale_repeats:
+        copies = _stale_copies(scenario, perturbation.stale_repeats)
+        thoughts += [copy for group in copies.values() for copy, _ in group]
+        edges += [
+            EdgeSpec(source=source, target=copy.id, type="replaces")
+            for group in copies.values()
+            for copy, source in group
+        ]
+        queries = [_forbid_copies(q, copies) for q in queries]
+    if perturbation.distractors:
+        thoughts += _drawn(scenario, perturbation)
+    return scenario.model_copy(update={"thoughts": thoughts, "edges": edges, "queries": queries})
+
+
+def _drawn(scenario: Scenario, perturbation: Perturbation) -> list[ThoughtSpec]:
+    pool = list(distractor_pool())
+    if perturbation.distractors > len(pool):
+        raise UsageError(
+            f"--perturb distractors={perturbation.distractors}: the shipped pool holds {len(pool)} "
+            f"thoughts ({DISTRACTOR_POOL.name}); ask for {len(pool)} or fewer"
+        )
+    random.Random(f"{perturbation.seed}:{scenario.name}").shuffle(pool)
+    project = scenario.thoughts[0].project if scenario.thoughts else "default"
+    return [
+        t.model_copy(update={"id": f"perturb-{t.id}", "project": project, "distractor": True})
+        for t in pool[: perturbation.distractors]
+    ]
+
+
+def _stale_copies(scenario: Scenario, repeats: int) -> dict[str, list[tuple[ThoughtSpec, str]]]:
+    """For each superseded thought id: its copies with the id of the thought superseding it."""
+    by_id = {t.id: t for t in scenario.thoughts}
+    superseders = {e.target: e.source for e in scenario.edges if e.type == "replaces" and e.target in by_id}
+    return {
+        old: [
+            (
+                by_id[old].model_copy(
+                    update={"id": f"{old}~stale{k}", "created_at": _older(by_id[old].created_at, k)}
+                ),
+                source,
+            )
+            for k in range(1, repeats + 1)
+        ]
+        for old, source in superseders.items()
+    }
+
+
+def _forbid_copies(query: QuerySpec, copies: dict[str, list[tuple[ThoughtSpec, str]]]) -> QuerySpec:
+    extra = [copy.id for old in query.forbid if old in copies for copy, _ in copies[old]]
+    return query.model_copy(update={"forbid": [*query.forbid, *extra]}) if extra else query
+
+
+_A = datetime(2000, 1, 1, tzinfo=UTC)
+_B = datetime(2001, 1, 1, tzinfo=UTC)
+
+
+def _older(created_at: str | datetime | None, days: int) -> str | datetime:
+    """`created_at` moved `days` days earlier, in the same form: an absolute date stays absolute,
+    a date relative to the run's clock (an offset, or None = the clock) stays relative."""
+    at_a, at_b = resolve_created_at(created_at, _A), resolve_created_at(created_at, _B)
+    if at_a == at_b:
+        return at_a - timedelta(days=days)
+    offset_days = (at_a - _A).total_seconds() / 86400 - days
+    sign = "-" if offset_days < 0 else "+"
+    return f"{sign}{abs(offset_days):.6f}d"
+
+
+def perturb_suite(suite: Suite, perturbation: Perturbation) -> Suite:
+    """`suite` with every scenario perturbed, a digest of
+    its own and `perturbation` recorded (module docstring); the suite itself for the zero
+    perturbation. UsageError when `distractors` exceeds the pool."""
+    if perturbation.empty:
+        return suite
+    digest = hashlib.sha256(f"{suite.digest}\0perturb\0{perturbation.label}".encode()).hexdigest()
+    return replace(
+        suite,
+        scenarios=tuple(perturb_scenario(s, perturbation) for s in suite.scenarios),
+        digest=digest,
+        perturbation=perturbation.label,
+    )

@@ -1,0 +1,125 @@
+"""Deterministic perturbations of a suite (`evalkit.scenarios.perturb`, `evalkit run --perturb`,
+`evalkit.perturbation_curve` and its chart)."""
+
+from __future__ import annotations
+
+import pickle
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from evalkit import perturbation_curve, run_eval
+from evalkit.errors import UsageError
+from evalkit.metrics import HARNESS_METRICS
+from evalkit.scenarios import load_suite
+from evalkit.scenarios.dates import resolve_created_at
+from evalkit.scenarios.perturb import Perturbation, distractor_pool, parse_perturb, perturb_suite
+from evalkit.views.charts import perturbation_chart
+from tests.shared import DATASETS, cli, comparable
+
+
+def test_distractors_add_exactly_n_pool_thoughts_per_scenario_and_a_larger_n_keeps_the_smaller_draw() -> None:
+    suite = load_suite(DATASETS)
+    ten = perturb_suite(suite, Perturbation(distractors=10))
+    fifty = perturb_suite(suite, Perturbation(distractors=50))
+    pool = {t.content for t in distractor_pool()}
+    for plain, small, large in zip(suite.scenarios, ten.scenarios, fifty.scenarios, strict=True):
+        added_small = small.thoughts[len(plain.thoughts) :]
+        added_large = large.thoughts[len(plain.thoughts) :]
+        assert len(small.thoughts) == len(plain.thoughts) + 10
+        assert len(large.thoughts) == len(plain.thoughts) + 50
+        assert all(t.distractor and t.content in pool for t in added_large)
+        assert {t.id for t in added_small} <= {t.id for t in added_large}
+        assert small.queries == plain.queries and small.edges == plain.edges
+    assert ten.digest != suite.digest != fifty.digest != ten.digest
+    assert ten.perturbation == "distractors=10 (seed 0)" and suite.perturbation is None
+    shipped = pickle.loads(pickle.dumps(ten))  # how a suite reaches worker processes
+    assert shipped.perturbation == ten.perturbation and shipped.scenarios == ten.scenarios
+
+
+def test_the_draw_depends_on_the_seed_and_only_on_it() -> None:
+    suite = load_suite(DATASETS)
+    ids = [
+        [t.id for t in perturb_suite(suite, Perturbation(distractors=5, seed=seed)).scenarios[0].thoughts]
+        for seed in (0, 0, 1)
+    ]
+    assert ids[0] == ids[1] != ids[2]
+
+
+def test_stale_repeats_add_k_older_superseded_copies_that_the_same_queries_forbid() -> None:
+    suite = load_suite(DATASETS, ["supersession"])
+    (plain,) = suite.scenarios
+    (perturbed,) = perturb_suite(suite, Perturbation(stale_repeats=3)).scenarios
+    clock = datetime(2026, 1, 1, tzinfo=UTC)
+    superseded = {e.target: e.source for e in plain.edges if e.type == "replaces"}
+    assert len(perturbed.thoughts) == len(plain.thoughts) + 3 * len(superseded)
+    by_id = {t.id: t for t in perturbed.thoughts}
+    for old, newer in superseded.items():
+        for k in (1, 2, 3):
+            copy = by_id[f"{old}~stale{k}"]
+            assert copy.content == by_id[old].content
+            assert resolve_created_at(copy.created_at, clock) == resolve_created_at(
+                by_id[old].created_at, clock
+            ) - timedelta(days=k)
+            assert any(
+                e.source == newer and e.target == copy.id and e.type == "replaces" for e in perturbed.edges
+            )
+    for before, after in zip(plain.queries, perturbed.queries, strict=True):
+        assert after.forbid == [*before.forbid, *(f"{i}~stale{k}" for i in before.forbid for k in (1, 2, 3))]
+
+
+def test_a_perturbed_run_is_deterministic_and_never_compared_with_the_baseline() -> None:
+    perturbation = Perturbation(distractors=10, stale_repeats=2, seed=4)
+    first = run_eval(datasets=DATASETS, perturb=perturbation).result
+    second = run_eval(datasets=DATASETS, perturb=perturbation).result
+    assert comparable(first.model_dump(mode="json")) == comparable(second.model_dump(mode="json"))
+    assert first.baseline_check_off
+    assert any("the suite is perturbed (distractors=10, stale-repeats=2 (seed 4))" in n for n in first.notes)
+
+
+def test_recall_does_not_increase_as_distractors_grow_on_the_reference_store() -> None:
+    curve = perturbation_curve([0, 10, 50], datasets=DATASETS)
+    assert list(curve.columns) == [0, 10, 50] and curve.columns.name == "distractors"
+    assert list(curve.index) == [("reference", metric) for metric in HARNESS_METRICS]
+    recall = curve.loc[("reference", "recall")].tolist()
+    assert recall == sorted(recall, reverse=True)
+    assert recall[0] > recall[-1]  # the pool does cost the reference store something at 50
+    figure = perturbation_chart(curve)
+    assert "Metrics as memory grows" in figure.alt_text
+    assert len(figure.axes) == len(HARNESS_METRICS)
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["--perturb", "nope=1"], "--perturb 'nope=1': unknown perturbation; use --perturb distractors=N"),
+        (["--perturb", "distractors=-1"], "'-1' is not a whole number 0 or more"),
+        (["--perturb", "distractors=0,10"], "for a curve over several values use evalkit.perturbation_curve"),
+        (["--perturb", "paraphrase"], "paraphrase is not offered: no deterministic paraphrase source exists"),
+        (
+            ["--perturb", "distractors=1", "--perturb", "distractors=2"],
+            "--perturb distractors is given twice",
+        ),
+        (["--perturb", "distractors=999"], "the shipped pool holds 64 thoughts"),
+        (["--perturb", "distractors=1", "--update-baseline"], "a perturbed run is never a baseline"),
+    ],
+)
+def test_bad_perturbations_are_usage_errors_naming_the_flag_and_the_fix(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, argv: list[str], expected: str
+) -> None:
+    code, _, err = cli(
+        capsys, "run", "--datasets", str(DATASETS), "--thresholds", str(tmp_path / "t.json"),
+        "--out", str(tmp_path / "r.json"), "--no-history", *argv,
+    )  # fmt: skip
+    assert code == 2
+    assert expected in err
+    assert not (tmp_path / "t.json").exists()
+
+
+def test_the_api_refuses_what_the_flag_refuses() -> None:
+    with pytest.raises(UsageError, match="whole number"):
+        Perturbation(distractors=-3)
+    with pytest.raises(UsageError, match="unknown perturbation kind 'paraphrase'"):
+        perturbation_curve([1], kind="paraphrase")
+    assert parse_perturb(["stale-repeats=2", "distractors=3"], seed=7) == Perturbation(3, 2, 7)
