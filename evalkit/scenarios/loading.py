@@ -95,7 +95,7 @@ class Suite:
     other inputs, whose `digest` alone identifies them). `behaviour_metrics`: the suite file asks
     for the behaviour metrics (`evalkit.metrics.BEHAVIOUR`) to be scored per query.
     `perturbation` names the perturbation applied to the loaded suite (`evalkit.scenarios.perturb`,
-    e.g. "distractors=10 (seed 0)"), None for the suite as its files hold it: a perturbed suite is
+    e.g. "distractors=10, seed 0"), None for the suite as its files hold it: a perturbed suite is
     never compared with a baseline.
     """
 

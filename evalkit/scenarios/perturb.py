@@ -68,10 +68,10 @@ class Perturbation:
 
     @property
     def label(self) -> str:
-        """ "distractors=10, stale-repeats=2 (seed 0)"; "none" for the zero perturbation."""
+        """ "distractors=10, stale-repeats=2, seed 0"; "none" for the zero perturbation."""
         parts = [f"distractors={self.distractors}"] if self.distractors else []
         parts += [f"stale-repeats={self.stale_repeats}"] if self.stale_repeats else []
-        return f"{', '.join(parts)} (seed {self.seed})" if parts else "none"
+        return ", ".join([*parts, f"seed {self.seed}"]) if parts else "none"
 
     @property
     def empty(self) -> bool:

@@ -33,7 +33,7 @@ def test_distractors_add_exactly_n_pool_thoughts_per_scenario_and_a_larger_n_kee
         assert {t.id for t in added_small} <= {t.id for t in added_large}
         assert small.queries == plain.queries and small.edges == plain.edges
     assert ten.digest != suite.digest != fifty.digest != ten.digest
-    assert ten.perturbation == "distractors=10 (seed 0)" and suite.perturbation is None
+    assert ten.perturbation == "distractors=10, seed 0" and suite.perturbation is None
     shipped = pickle.loads(pickle.dumps(ten))  # how a suite reaches worker processes
     assert shipped.perturbation == ten.perturbation and shipped.scenarios == ten.scenarios
 
@@ -75,7 +75,7 @@ def test_a_perturbed_run_is_deterministic_and_never_compared_with_the_baseline()
     second = run_eval(datasets=DATASETS, perturb=perturbation).result
     assert comparable(first.model_dump(mode="json")) == comparable(second.model_dump(mode="json"))
     assert first.baseline_check_off
-    assert any("the suite is perturbed (distractors=10, stale-repeats=2 (seed 4))" in n for n in first.notes)
+    assert any("the suite is perturbed (distractors=10, stale-repeats=2, seed 4)" in n for n in first.notes)
 
 
 def test_recall_does_not_increase_as_distractors_grow_on_the_reference_store() -> None:
