@@ -194,9 +194,10 @@ def run_eval(
     finally:
         _release(chosen, built=system is None)
     result = results[0] if repeat == 1 else results[0].with_stability(compare_repeats(results))
-    result = result.model_copy(
-        update={"provenance": _with_suite_source(result.provenance, datasets, scenarios)}
-    )
+    provenance = _with_suite_source(result.provenance, datasets, scenarios)
+    if suite.perturbation is not None and perturb is not None:
+        provenance = provenance.model_copy(update={"perturbation": perturb.fields})
+    result = result.model_copy(update={"provenance": provenance})
     if mutations:
         detection = detect_mutations(suite, settings, executor=executor)
         result = result.with_detection(detection, fail_on_escaped=fail_on_escaped)

@@ -101,7 +101,9 @@ class Provenance(FrozenModel):
     packaged suite; None when not recorded: older reports, benchmark imports) and
     `scenarios` (the names selected, empty = all) let a report print the command that reproduces
     its run; `baseline` is the baseline its metrics were compared with (`ComparedBaseline`; None
-    when metrics were not compared). The three are left out of the JSON when unset."""
+    when metrics were not compared). `perturbation` is what `evalkit run --perturb` added to the
+    suite (`evalkit.scenarios.perturb.Perturbation` as {"distractors": N, "stale_repeats": K,
+    "seed": S}; empty for an unperturbed run). The four are left out of the JSON when unset."""
 
     config: RunConfig
     evalkit_version: str
@@ -118,13 +120,14 @@ class Provenance(FrozenModel):
     datasets: str | None = None
     scenarios: list[str] = Field(default_factory=list)
     baseline: ComparedBaseline | None = None
+    perturbation: dict[str, int] = Field(default_factory=dict)
 
     @model_serializer(mode="wrap")
     def _omit_absent_fields(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         data: dict[str, Any] = handler(self)
         if self.declaration is None:
             data.pop("declaration", None)
-        for name in ("question_categories", "datasets", "scenarios", "baseline"):
+        for name in ("question_categories", "datasets", "scenarios", "baseline", "perturbation"):
             if not getattr(self, name):
                 data.pop(name, None)
         return data

@@ -74,6 +74,11 @@ class Perturbation:
         return ", ".join([*parts, f"seed {self.seed}"]) if parts else "none"
 
     @property
+    def fields(self) -> dict[str, int]:
+        """{"distractors": N, "stale_repeats": K, "seed": S}: what a report's provenance records."""
+        return {"distractors": self.distractors, "stale_repeats": self.stale_repeats, "seed": self.seed}
+
+    @property
     def empty(self) -> bool:
         """True when nothing is added."""
         return not self.distractors and not self.stale_repeats

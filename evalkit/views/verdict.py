@@ -276,7 +276,7 @@ def margins(result: RunResult) -> tuple[Margin, ...]:
 
 def reproduce_command(result: RunResult) -> str | None:
     """The `evalkit run` command line that makes this run again (same system, mode, model, top_k,
-    gated pass and gate, suite folder, scenarios, thresholds file, --require-baseline), shell-
+    gated pass and gate, suite folder, scenarios, thresholds file, --require-baseline, --perturb), shell-
     quoted; None when the report does not record its suite (`Provenance.datasets`: a benchmark
     import, or a report written before evalkit recorded it). The thresholds flag is left out when
     it is the default (`<datasets>/thresholds.json`, or the built-in one for the built-in suite).
@@ -310,6 +310,12 @@ def reproduce_command(result: RunResult) -> str | None:
         argv += ["--thresholds", str(config.thresholds)]
     if config.require_baseline:
         argv.append("--require-baseline")
+    perturbed = prov.perturbation
+    for flag, key in (("distractors", "distractors"), ("stale-repeats", "stale_repeats")):
+        if perturbed.get(key):
+            argv += ["--perturb", f"{flag}={perturbed[key]}"]
+    if perturbed and perturbed.get("seed"):
+        argv += ["--perturb-seed", str(perturbed["seed"])]
     return shlex.join(argv)
 
 

@@ -16,6 +16,7 @@ from evalkit.scenarios import load_suite
 from evalkit.scenarios.dates import resolve_created_at
 from evalkit.scenarios.perturb import Perturbation, distractor_pool, parse_perturb, perturb_suite
 from evalkit.views.charts import perturbation_chart
+from evalkit.views.verdict import reproduce_command, run_verdict
 from tests.shared import DATASETS, cli, comparable
 
 
@@ -71,11 +72,19 @@ def test_stale_repeats_add_k_older_superseded_copies_that_the_same_queries_forbi
 
 def test_a_perturbed_run_is_deterministic_and_never_compared_with_the_baseline() -> None:
     perturbation = Perturbation(distractors=10, stale_repeats=2, seed=4)
-    first = run_eval(datasets=DATASETS, perturb=perturbation).result
+    run = run_eval(datasets=DATASETS, perturb=perturbation)
+    first = run.result
     second = run_eval(datasets=DATASETS, perturb=perturbation).result
     assert comparable(first.model_dump(mode="json")) == comparable(second.model_dump(mode="json"))
     assert first.baseline_check_off
     assert any("the suite is perturbed (distractors=10, stale-repeats=2, seed 4)" in n for n in first.notes)
+    assert first.provenance.perturbation == {"distractors": 10, "stale_repeats": 2, "seed": 4}
+    assert reproduce_command(first) == (
+        "evalkit run --top-k 5 --perturb distractors=10 --perturb stale-repeats=2 --perturb-seed 4"
+    )
+    assert run_verdict(run).value == "NOT GATED"
+    unperturbed = run_eval(datasets=DATASETS, scenarios=["temporal"]).result
+    assert "perturbation" not in unperturbed.provenance.model_dump(mode="json")
 
 
 def test_recall_does_not_increase_as_distractors_grow_on_the_reference_store() -> None:
