@@ -23,7 +23,7 @@ provenance. Decisions where the SPEC is silent:
   (kind `baseline`), so CI cannot pass without comparing metrics.
 - Scenarios that are not applicable to the system are listed in a note. They leave the overall
   mean and their categories' means over a different population than the baseline's, so those
-  are not metric-gated (see `metric_regressions`); categories whose scenarios all ran still are.
+  are not checked against baselines (see `metric_regressions`); categories whose scenarios all ran still are.
 - A system without a relevance gate gets no gated pass, with a note.
 - The gated pass is checked against a baseline only when the thresholds file holds a gated
   baseline for this mode, top_k and the gate the pass ran at (`ThresholdsDocument.gated_entry`),

@@ -159,7 +159,6 @@ def _behaviour_beyond(
     """The behaviour metrics the entry records (`ThresholdLevels.behaviour`) past their thresholds in
     `actual`: above the ceiling of a lower-is-better one, below the floor of the others. A metric
     the run did not measure is not compared."""
-    where = "overall" if category is None else f"category {category!r}"
     found = []
     recorded: Mapping[str, float] = levels.behaviour if isinstance(levels, ThresholdLevels) else {}
     for m, threshold in recorded.items():
@@ -167,17 +166,7 @@ def _behaviour_beyond(
             continue
         lower = BEHAVIOUR[m].lower_is_better
         if (actual[m] > threshold + TOLERANCE) if lower else (actual[m] + TOLERANCE < threshold):
-            side = "above" if lower else "below"
-            found.append(
-                Regression(
-                    kind="metric",
-                    category=category,
-                    metric=m,
-                    actual=actual[m],
-                    threshold=threshold,
-                    message=f"{where}: {m} {actual[m]:.4f} is {side} its threshold {threshold:.4f}",
-                )
-            )
+            found.append(_crossed(category, m, actual[m], threshold, "above" if lower else "below"))
     return found
 
 
@@ -185,7 +174,8 @@ def compared_levels(result: PassResult, entry: ModeEntry) -> list[tuple[str | No
     """The scopes `metric_regressions` compares (None = overall) with their thresholds: all of
     the entry's, except the overall means and the categories of scenarios that feed the means
     (outcome pass, not measure-only) but were not applicable to the system. Empty when nothing
-    can be compared: the run is then not metric-gated (`harness.evaluate` notes it)."""
+    can be compared: the run is then not checked against the baseline (`harness.evaluate`
+    notes it)."""
     skipped = {
         s.category
         for s in result.scenarios
@@ -200,22 +190,26 @@ def compared_levels(result: PassResult, entry: ModeEntry) -> list[tuple[str | No
 def _below(category: str | None, floor: MetricLevels, actual: Mapping[str, float]) -> list[Regression]:
     """The harness metrics of `actual` below their thresholds in `floor`; a metric the entry does
     not hold (recorded before the metric was registered) is not compared."""
-    where = "overall" if category is None else f"category {category!r}"
     found = []
     for m in HARNESS_METRICS:
         threshold = floor.value(m)
         if threshold is not None and actual[m] + TOLERANCE < threshold:
-            found.append(
-                Regression(
-                    kind="metric",
-                    category=category,
-                    metric=m,
-                    actual=actual[m],
-                    threshold=threshold,
-                    message=f"{where}: {m} {actual[m]:.4f} is below its threshold {threshold:.4f}",
-                )
-            )
+            found.append(_crossed(category, m, actual[m], threshold, "below"))
     return found
+
+
+def _crossed(category: str | None, metric: str, actual: float, threshold: float, side: str) -> Regression:
+    """The metric regression of `metric` in `category` (None = overall), `actual` being `side`
+    ("below" or "above") its `threshold`."""
+    where = "overall" if category is None else f"category {category!r}"
+    return Regression(
+        kind="metric",
+        category=category,
+        metric=metric,
+        actual=actual,
+        threshold=threshold,
+        message=f"{where}: {metric} {actual:.4f} is {side} its threshold {threshold:.4f}",
+    )
 
 
 def gated_regressions(gated: PassResult, entry: GatedEntry) -> list[Regression]:

@@ -88,7 +88,7 @@ class Suite:
     `distractors` are the shared distractor thoughts; `digest` is a sha256 (hex) over the relative
     path and bytes of every file read, sorted by path, identifying the dataset in reports.
     `subset` marks a suite restricted to some scenarios by name: its means are not comparable with
-    whole-suite baselines, so it is never metric-gated. `categories` are the categories the suite
+    whole-suite baselines, so it is never checked against them. `categories` are the categories the suite
     declares (its suite file, or the built-in ones). `file_digests` maps the relative posix path
     of every file read (scenario, distractor and suite files) to the sha256 (hex) of its bytes, so
     a baseline can name the files that changed since it was recorded (empty for suites built from
