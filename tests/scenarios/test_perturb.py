@@ -132,3 +132,95 @@ def test_the_api_refuses_what_the_flag_refuses() -> None:
     with pytest.raises(UsageError, match="unknown perturbation kind 'paraphrase'"):
         perturbation_curve([1], kind="paraphrase")
     assert parse_perturb(["stale-repeats=2", "distractors=3"], seed=7) == Perturbation(3, 2, 7)
+
+
+_LATE_CORRECTION = """\
+name: late-correction
+category: update
+distractors: false
+thoughts:
+  - {id: port-old, content: The staging server listens on port 8080., created_at: -30d}
+  - {id: lunch, content: Team lunch is on Friday at noon.}
+queries:
+  - query: Which port does the staging server listen on?
+    relevant: [port-old]
+  - query: Which port does the staging server listen on now?
+    relevant: [port-new]
+    forbid: [port-old]
+steps:
+  - after_query: 1
+    add:
+      thoughts:
+        - {id: port-new, content: The staging server now listens on port 9090., created_at: -1d}
+      edges:
+        - {source: port-new, target: port-old, type: replaces}
+"""
+
+_ARRIVES_LATE = """\
+name: arrives-late
+category: update
+distractors: false
+thoughts:
+  - {id: lunch, content: Team lunch is on Friday at noon.}
+queries:
+  - query: When is team lunch?
+    relevant: [lunch]
+  - query: Where is the release checklist?
+    relevant: [list-new]
+    forbid: [list-old]
+steps:
+  - after_query: 1
+    add:
+      thoughts:
+        - {id: list-old, content: The release checklist lives in the ops wiki., created_at: -20d}
+        - {id: list-new, content: The release checklist moved to the repo's docs folder., created_at: -2d}
+      edges:
+        - {source: list-new, target: list-old, type: replaces}
+"""
+
+
+@pytest.fixture
+def stepped_suite(tmp_path: Path) -> Path:
+    suite = tmp_path / "stepped"
+    (suite / "scenarios").mkdir(parents=True)
+    (suite / "suite.yaml").write_text("categories: [update]\nbehaviour_metrics: true\n", encoding="utf-8")
+    (suite / "scenarios" / "late-correction.yaml").write_text(_LATE_CORRECTION, encoding="utf-8")
+    (suite / "scenarios" / "arrives-late.yaml").write_text(_ARRIVES_LATE, encoding="utf-8")
+    return suite
+
+
+def test_stale_repeats_follow_a_fact_superseded_or_seeded_by_an_add_step(stepped_suite: Path) -> None:
+    suite = load_suite(stepped_suite)
+    perturbed = {s.name: s for s in perturb_suite(suite, Perturbation(stale_repeats=2)).scenarios}
+    copies = ["port-old~stale1", "port-old~stale2"]
+    late = perturbed["late-correction"]
+    # the original is seeded up front, so are its copies; they are superseded only by the step
+    assert [t.id for t in late.thoughts] == ["port-old", "lunch", *copies]
+    assert late.edges == []
+    (step,) = late.steps
+    assert step.add is not None and [t.id for t in step.add.thoughts] == ["port-new"]
+    assert [(e.source, e.target) for e in step.add.edges] == [("port-new", "port-old")] + [
+        ("port-new", c) for c in copies
+    ]
+    assert late.queries[0].forbid == [] and late.queries[1].forbid == ["port-old", *copies]
+    # the original and its correction both arrive in a step: the copies arrive with them
+    (step,) = perturbed["arrives-late"].steps
+    assert step.add is not None
+    assert [t.id for t in step.add.thoughts] == ["list-old", "list-new", "list-old~stale1", "list-old~stale2"]
+    assert [t.id for t in perturbed["arrives-late"].thoughts] == ["lunch"]
+    # stale only once superseded: the first query's memory holds no stale id, the second's does
+    run = run_eval(datasets=stepped_suite, thresholds=None, perturb=Perturbation(stale_repeats=2))
+    (late_result,) = [s for s in run.result.measurement.scenarios if s.name == "late-correction"]
+    first, second = late_result.queries
+    assert "stale_fact_rate" not in first.behaviour and "stale_fact_rate" in second.behaviour
+    assert not set(copies) & set(second.retrieved)  # the reference store suppresses every copy
+    assert set(copies) <= set(first.retrieved)  # before the step, the copies are current facts
+
+
+def test_distractors_are_seeded_up_front_and_leave_the_steps_alone(stepped_suite: Path) -> None:
+    suite = load_suite(stepped_suite)
+    for plain, grown in zip(
+        suite.scenarios, perturb_suite(suite, Perturbation(distractors=5)).scenarios, strict=True
+    ):
+        assert grown.steps == plain.steps
+        assert len(grown.thoughts) == len(plain.thoughts) + 5
