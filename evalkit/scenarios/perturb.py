@@ -1,7 +1,8 @@
 """Deterministic perturbations of a loaded suite (`evalkit run --perturb`, `run_eval(perturb=...)`).
 
 A perturbation grows every scenario's memory in a way that must not help retrieval, so an analyst
-sees how fast a system degrades as memory grows (`evalkit.harness.curves.perturbation_curve`):
+sees how fast a system degrades as memory grows (`CurveSpec`: one run per value, measured by
+`evalkit.perturbation_curve` and `evalkit run --perturb-curve`):
 
 - `distractors=N`: N extra distractor thoughts per scenario, drawn from the shipped pool of
   generic, off-topic notes (`DISTRACTOR_POOL`, datasets/perturb/distractor_pool.yaml). The draw
@@ -115,7 +116,7 @@ def parse_perturb(texts: list[str] | str, seed: int = 0) -> Perturbation:
         if "," in value:
             raise UsageError(
                 f"--perturb {text!r}: one value per run; for a curve over several values use "
-                "evalkit.perturbation_curve(...) (see the README), or run once per value"
+                f"--perturb-curve {kind}={value} (or evalkit.perturbation_curve)"
             )
         if not value.isdigit():
             raise UsageError(f"--perturb {text!r}: {value!r} is not a whole number 0 or more; {PERTURB_HELP}")
@@ -123,6 +124,81 @@ def parse_perturb(texts: list[str] | str, seed: int = 0) -> Perturbation:
             raise UsageError(f"--perturb {kind} is given twice; give each perturbation once")
         given[kind] = int(value)
     return Perturbation(given.get("distractors", 0), given.get("stale-repeats", 0), seed)
+
+
+CURVE_HELP = (
+    "use --perturb-curve distractors=N,N,... or --perturb-curve stale-repeats=K,K,... "
+    "(whole numbers 0 or more, each once, e.g. distractors=0,10,25,50)"
+)
+
+
+@dataclass(frozen=True)
+class CurveSpec:
+    """A perturbation curve to measure (`evalkit run --perturb-curve`, `evalkit.perturbation_curve`):
+    one run per value of `kind` ("distractors" or "stale-repeats"), in the order given, each drawn
+    with `seed`. UsageError for an unknown kind, no values, a value given twice, one that is not a
+    whole number 0 or more, or a distractor count above the shipped pool's size."""
+
+    kind: str
+    values: tuple[int, ...]
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise UsageError(f"unknown perturbation kind {self.kind!r}; use one of {', '.join(KINDS)}")
+        if not self.values:
+            raise UsageError(f"a perturbation curve needs at least one value; {CURVE_HELP}")
+        if len(set(self.values)) != len(self.values):
+            raise UsageError(f"a perturbation curve measures each value once; got {list(self.values)}")
+        for value in self.values:
+            Perturbation(**{_FIELD[self.kind]: value}, seed=self.seed)
+        pool = len(distractor_pool())
+        if self.kind == "distractors" and max(self.values) > pool:
+            raise UsageError(
+                f"--perturb-curve distractors={max(self.values)}: the shipped pool holds {pool} thoughts "
+                f"({DISTRACTOR_POOL.name}); ask for {pool} or fewer"
+            )
+
+    @property
+    def perturbations(self) -> list[Perturbation]:
+        """One perturbation per value, in order (value 0: the zero perturbation)."""
+        return [Perturbation(**{_FIELD[self.kind]: n}, seed=self.seed) for n in self.values]
+
+    @property
+    def flag(self) -> str:
+        """ "distractors=0,10,25": the `--perturb-curve` value that asks for this curve."""
+        return f"{self.kind}={','.join(str(n) for n in self.values)}"
+
+
+_FIELD = {"distractors": "distractors", "stale-repeats": "stale_repeats"}
+"""A kind → the `Perturbation` field it sets."""
+
+
+def parse_curve(text: str, seed: int = 0, flag: str = "--perturb-curve", fix: str = CURVE_HELP) -> CurveSpec:
+    """The curve a `--perturb-curve KIND=N,N,...` value names (`flag` and `fix`: how messages
+    name where it came from and what to give instead, for the report notebook's parameters).
+    UsageError naming the flag and the fix for an unknown kind, an empty or non-numeric value, a
+    value given twice, or a distractor count above the pool's size."""
+    match = _SPEC.match(text)
+    kind = match[1] if match else text.strip()
+    if match is None or kind not in KINDS:
+        hint = " (paraphrase is not offered: no deterministic paraphrase source exists)"
+        hint = hint if "paraphrase" in kind else ""
+        raise UsageError(f"{flag} {text!r}: unknown perturbation{hint}; {fix}")
+    parts = [part.strip() for part in match[2].split(",")]
+    bad = [part for part in parts if not part.isdigit()]
+    if bad:
+        raise UsageError(f"{flag} {text!r}: {bad[0]!r} is not a whole number 0 or more; {fix}")
+    values = tuple(int(part) for part in parts)
+    if len(set(values)) != len(values):
+        raise UsageError(f"{flag} {text!r}: a value is given twice; give each value once")
+    pool = len(distractor_pool())
+    if kind == "distractors" and max(values) > pool:
+        raise UsageError(
+            f"{flag} {text!r}: the shipped pool holds {pool} thoughts ({DISTRACTOR_POOL.name}); "
+            f"ask for {pool} or fewer distractors"
+        )
+    return CurveSpec(kind, values, seed)
 
 
 @cache

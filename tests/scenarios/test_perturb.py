@@ -14,7 +14,14 @@ from evalkit.errors import UsageError
 from evalkit.metrics import HARNESS_METRICS
 from evalkit.scenarios import load_suite
 from evalkit.scenarios.dates import resolve_created_at
-from evalkit.scenarios.perturb import Perturbation, distractor_pool, parse_perturb, perturb_suite
+from evalkit.scenarios.perturb import (
+    CurveSpec,
+    Perturbation,
+    distractor_pool,
+    parse_curve,
+    parse_perturb,
+    perturb_suite,
+)
 from evalkit.views.charts import perturbation_chart
 from evalkit.views.verdict import reproduce_command, run_verdict
 from tests.shared import DATASETS, cli, comparable
@@ -104,7 +111,10 @@ def test_recall_does_not_increase_as_distractors_grow_on_the_reference_store() -
     [
         (["--perturb", "nope=1"], "--perturb 'nope=1': unknown perturbation; use --perturb distractors=N"),
         (["--perturb", "distractors=-1"], "'-1' is not a whole number 0 or more"),
-        (["--perturb", "distractors=0,10"], "for a curve over several values use evalkit.perturbation_curve"),
+        (
+            ["--perturb", "distractors=0,10"],
+            "for a curve over several values use --perturb-curve distractors=0,10",
+        ),
         (["--perturb", "paraphrase"], "paraphrase is not offered: no deterministic paraphrase source exists"),
         (
             ["--perturb", "distractors=1", "--perturb", "distractors=2"],
@@ -224,3 +234,26 @@ def test_distractors_are_seeded_up_front_and_leave_the_steps_alone(stepped_suite
     ):
         assert grown.steps == plain.steps
         assert len(grown.thoughts) == len(plain.thoughts) + 5
+
+
+def test_a_curve_of_a_pack_also_follows_the_behaviour_metrics_it_scores() -> None:
+    pack = DATASETS / "packs" / "update-propagation"
+    curve = perturbation_curve([0, 2], kind="stale-repeats", datasets=pack, thresholds=None)
+    metrics = list(curve.loc["reference"].index)
+    assert metrics[: len(HARNESS_METRICS)] == list(HARNESS_METRICS)
+    assert "duplicate_rate" in metrics[len(HARNESS_METRICS) :]
+    assert curve.columns.name == "stale-repeats" and list(curve.columns) == [0, 2]
+
+
+def test_a_curve_spec_refuses_what_the_flag_refuses() -> None:
+    assert CurveSpec("distractors", (0, 10)).flag == "distractors=0,10"
+    assert [p.distractors for p in CurveSpec("distractors", (0, 10), seed=3).perturbations] == [0, 10]
+    with pytest.raises(UsageError, match="at least one value"):
+        CurveSpec("distractors", ())
+    with pytest.raises(UsageError, match="each value once"):
+        CurveSpec("stale-repeats", (1, 1))
+    with pytest.raises(UsageError, match="the shipped pool holds 64"):
+        CurveSpec("distractors", (0, 100))
+    with pytest.raises(UsageError, match="unknown perturbation kind"):
+        perturbation_curve([], kind="nope")
+    assert parse_curve(" stale-repeats = 0, 1 ,3 ", seed=5) == CurveSpec("stale-repeats", (0, 1, 3), 5)
