@@ -3,8 +3,9 @@
 Every finding is a warning (see `evalkit.scenarios.lint`): exit 0 with or without findings, 1
 with findings under `--strict` (EXIT_REGRESSIONS: the suite does not pass the check), 2 for a
 malformed suite (the loader's problems, as `evalkit run` prints them) or bad usage. `evalkit
-run` and `evalkit mutants` lint the suite they load too and print one warning line when it has
-findings (`warn_on_load`), so a weak suite is never silent.
+run`, `evalkit mutants`, `evalkit score --suite` and `evalkit report` (a notebook that runs a
+suite) lint the suite they load too and print one warning line when it has findings
+(`warn_on_load`, the one helper for that line), so a weak suite is never silent.
 """
 
 from __future__ import annotations

@@ -163,7 +163,11 @@ def degenerate_findings(measurement: PassResult) -> list[DegenerateFinding]:
                 f"{among} retrieved any of them",
             )
         )
-    elif not labelled and expected_misses and not any(set(q.retrieved) & set(q.relevant) for q in expected_misses):
+    elif (
+        not labelled
+        and expected_misses
+        and not any(set(q.retrieved) & set(q.relevant) for q in expected_misses)
+    ):
         found.append(
             DegenerateFinding(
                 kind="recall-zero-xfail",
