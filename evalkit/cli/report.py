@@ -1,8 +1,10 @@
 """`evalkit report`: execute a report notebook headless and write it as HTML (evalkit.notebooks).
 
 A notebook that evaluates a suite (it declares `datasets`, and a saved report it could show
-instead — `report_json`, `report_a`, `report_b` — is left at None) gets the suite linted first:
-the same one-line warning on stderr as `evalkit run` (`evalkit.cli.lint.warn_on_load`).
+instead — `report_json`, `report_a`, `report_b` — is left at None) gets that suite linted: the
+same one-line warning on stderr as `evalkit run` (`evalkit.cli.lint.warn_on_load`), printed once
+the notebook has run (passed or failed its threshold check), so a refused command (exit 2) or an
+interrupted one prints only its own message.
 """
 
 from __future__ import annotations
@@ -81,13 +83,14 @@ def report_command(args: argparse.Namespace) -> int:
     project = project_settings(args)
     out_dir = args.out_dir or project.reports
     values = {**_defaults(declared, notebook, project, out_dir), **given}
-    _warn_on_suite(values, project)
     try:
         outputs = run_notebook(notebook, values, out_dir, progress=args.progress)
     except NotebookRegressionError as exc:
+        _warn_on_suite(values, project)
         print(f"evalkit: {notebook.name}: the threshold check failed\n{exc.evalue}", file=sys.stderr)
         print(f"report: {exc.outputs.html} (executed notebook: {exc.outputs.notebook})", file=sys.stderr)
         return EXIT_REGRESSIONS
+    _warn_on_suite(values, project)
     print(f"report: {outputs.html} (executed notebook: {outputs.notebook})")
     return EXIT_OK
 

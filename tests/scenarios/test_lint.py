@@ -399,3 +399,22 @@ def test_the_corrected_pack_scenario_now_catches_the_bug_its_lint_finding_predic
     suite = load_suite(PACKS / "deletion-ghosts", ["delete-the-correction"])
     detection = run_mutants(suite, RunConfig(thresholds=None), ["supersession-not-suppressed"])
     assert detection.caught == 1
+
+
+def test_each_small_project_query_the_rule_exempts_in_the_filter_pack_catches_the_filter_bug():
+    """small-corpus exempts a small project among rivals because a broken filter can cost its
+    recall; in the filter-selectivity pack each such query does lose it to project-filter-after-cut
+    (filter-rollback-checklist's note shared every rival word and won their tie until its
+    answer was reworded), and the acknowledged control (filter-incident-runbook query 2) does not."""
+    from evalkit.suites.packs import PACKS
+
+    detection = run_mutants(
+        load_suite(PACKS / "filter-selectivity"), RunConfig(thresholds=None), ["project-filter-after-cut"]
+    )
+    (outcome,) = detection.outcomes
+    failed = sorted(r.message.split(" (")[0] for r in outcome.regressions if r.kind == "assertion")
+    assert failed == [
+        "filter-api-rate-limits query 1",
+        "filter-incident-runbook query 1",
+        "filter-rollback-checklist query 1",
+    ]
