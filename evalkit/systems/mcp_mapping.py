@@ -123,7 +123,8 @@ CLEANUP_PLACEHOLDERS = ("seeded_ids", *SCOPE_FIELDS)
 DELETE_PLACEHOLDERS = ("id", "ids", *SCOPE_FIELDS)
 UPDATE_PLACEHOLDERS = ("id", "content", "status", *SCOPE_FIELDS)
 SERVER_PLACEHOLDERS = ("python", "workdir", "scenario")
-"""Plus `{npm:PKG}` and `{venv:NAME}`. `{workdir}` and `{scenario}` make sense only with one process per scenario."""
+"""Plus `{npm:PKG}` and `{venv:NAME}`. `{workdir}` and `{scenario}` make sense only with one
+process per scenario."""
 
 
 class ServerSpec(FrozenModel):
@@ -616,10 +617,11 @@ def check_requirements(mapping: McpMapping, label: str) -> dict[str, str]:
         folder = venv_folder(name)
         if folder is None:
             searched = ", ".join(dict.fromkeys(str(f / name) for f in venv_folders()))
+            create = f"; create it with: python3 -m venv {MCP_VENVS}/{name} and install the server in it"
             raise AdapterError(
                 f"{label} needs the Python environment {name!r} of its server (NAME/bin/python), which "
                 f"is not installed (looked in {searched})"
-                f"{hint or f'; create it with: python3 -m venv {MCP_VENVS}/{name} and install the server in it'}"
+                f"{hint or create}"
             )
         found[f"venv:{name}"] = str(folder)
     return found

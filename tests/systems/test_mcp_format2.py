@@ -235,7 +235,8 @@ def test_the_presets_are_named_and_an_unknown_one_lists_them():
     assert mapping_source("server-memory").name == "server-memory.toml"
     assert mapping_source("reference") == DATASETS / "mcp" / "reference.toml"
     with pytest.raises(
-        AdapterError, match=r"no MCP preset 'nope'.*presets: mcp-kb-sqlite, mcp-memory-service, reference, server"
+        AdapterError,
+        match=r"no MCP preset 'nope'.*presets: mcp-kb-sqlite, mcp-memory-service, reference, server",
     ):
         mapping_source("nope")
 

@@ -30,7 +30,9 @@ queries:
 def test_mcp_memory_service_runs_the_builtin_suite_offline(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # nothing may come from a hub (the preset sets it too)
     out = tmp_path / "report.json"
-    code, stdout, err = cli(capsys, "run", "--system", "mcp:mcp-memory-service", "--out", str(out), "--no-history")
+    code, stdout, err = cli(
+        capsys, "run", "--system", "mcp:mcp-memory-service", "--out", str(out), "--no-history"
+    )
     assert code == 0, err  # NOT GATED: no baseline of its own, and every assertion holds
     report = json.loads(out.read_text())
     assert report["system"] == "mcp-memory-service"
@@ -43,8 +45,12 @@ def test_mcp_memory_service_runs_the_builtin_suite_offline(tmp_path, capsys, mon
     assert "needs global_thoughts" in stdout
     # semantic search over MiniLM vectors: one multi-hop thought missed, consolidation ranked 2nd-3rd
     metrics = report["overall"]["metrics"]
-    assert (metrics["recall"], metrics["mrr"], metrics["hit_rate"]) == pytest.approx((0.977, 0.925, 1.0), abs=5e-4)
-    scores = {s["name"]: s["metrics"]["metrics"]["recall"] for s in report["scenarios"] if s["status"] == "pass"}
+    assert (metrics["recall"], metrics["mrr"], metrics["hit_rate"]) == pytest.approx(
+        (0.977, 0.925, 1.0), abs=5e-4
+    )
+    scores = {
+        s["name"]: s["metrics"]["metrics"]["recall"] for s in report["scenarios"] if s["status"] == "pass"
+    }
     assert scores["project-scope"] == 1.0  # its project tag filters the search
 
 
@@ -64,7 +70,9 @@ def test_it_refuses_an_exact_duplicate_as_an_error(tmp_path, capsys, monkeypatch
 def test_a_missing_server_venv_says_how_to_install_it(tmp_path):
     path = tmp_path / "m.toml"
     path.write_text(PRESET.read_text().replace("venv:mcp-memory-service", "venv:evalkit-test-absent"))
-    path.write_text(path.read_text().replace('venv = ["mcp-memory-service"]', 'venv = ["evalkit-test-absent"]'))
+    path.write_text(
+        path.read_text().replace('venv = ["mcp-memory-service"]', 'venv = ["evalkit-test-absent"]')
+    )
     with pytest.raises(
         AdapterError,
         match=r"needs the Python environment 'evalkit-test-absent' of its server .*, which is not installed "

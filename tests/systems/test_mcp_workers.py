@@ -87,7 +87,15 @@ def test_reference_on_two_workers_gives_the_serial_report_and_stops_every_server
     for workers in ("1", "2"):
         out = tmp_path / f"w{workers}.json"
         code, _, err = cli(
-            capsys, "run", "--system", f"mcp:{mapping}", "--workers", workers, "--out", str(out), "--no-history"
+            capsys,
+            "run",
+            "--system",
+            f"mcp:{mapping}",
+            "--workers",
+            workers,
+            "--out",
+            str(out),
+            "--no-history",
         )
         assert code == 0, err
         reports[workers] = comparable_file(out)
