@@ -137,8 +137,20 @@ class _Shared:
 
     pid: int = field(default_factory=os.getpid)
     session: Session | None = None
+    tmpdir: Path | None = None  # the run-wide server's `{tmpdir}`, removed when it stops
     seeded_by: dict[str, list[str]] = field(default_factory=dict)  # thought id → its scenarios
     lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def stop(self) -> None:
+        """Stop the run-wide server and remove its `{tmpdir}` (a later use starts both again)."""
+        session, self.session = self.session, None
+        tmpdir, self.tmpdir = self.tmpdir, None
+        try:
+            if session is not None:
+                session.close()
+        finally:
+            if tmpdir is not None:
+                shutil.rmtree(tmpdir, ignore_errors=True)
 
 
 _SHARED: dict[str, _Shared] = {}
@@ -168,10 +180,8 @@ def _stop_servers() -> None:
     with _SHARED_LOCK:
         mine = [s for s in _SHARED.values() if s.pid == os.getpid() and s.session is not None]
     for shared in mine:
-        session, shared.session = shared.session, None
-        if session is not None:
-            with suppress(Exception):
-                session.close()
+        with suppress(Exception):
+            shared.stop()
 
 
 class McpSystem:
@@ -196,7 +206,7 @@ class McpSystem:
             finally:
                 shutil.rmtree(probe, ignore_errors=True)
         else:
-            self._state.session = self._checked(self._start(None, None))
+            self._start_run_server()
 
     def __getstate__(self) -> dict[str, Any]:
         """Everything but this process's session and seed map: a copy starts its own server."""
@@ -215,8 +225,16 @@ class McpSystem:
             return None
         with shared.lock:
             if shared.session is None:
-                shared.session = self._checked(self._start(None, None))
+                self._start_run_server()
             return shared.session
+
+    def _start_run_server(self) -> None:
+        """Start and check this process's run-wide server (its `{tmpdir}` removed if it fails)."""
+        try:
+            self._state.session = self._checked(self._start(None, None))
+        except BaseException:
+            self._state.stop()
+            raise
 
     @classmethod
     def from_mapping(cls, path: str | Path) -> McpSystem:
@@ -226,7 +244,12 @@ class McpSystem:
 
     def _start(self, workdir: Path | None, scenario: str | None) -> Session:
         spec = self.mapping.server
-        values = server_values(self._found, workdir, scenario)
+        tmpdir = None
+        if not self._per_scenario and any("tmpdir" in placeholders(t) for t in spec.templates() if t):
+            if self._state.tmpdir is None:
+                self._state.tmpdir = Path(tempfile.mkdtemp(prefix="evalkit-mcp-server-"))
+            tmpdir = self._state.tmpdir
+        values = server_values(self._found, workdir, scenario, tmpdir)
         rendered = ServerSpec(
             command=render(spec.command, values) if spec.command is not None else None,
             args=[str(render(a, values)) for a in spec.args],
@@ -258,9 +281,7 @@ class McpSystem:
 
     def close(self) -> None:
         """Stop this process's run-wide server (a later scenario starts it again)."""
-        session, self._state.session = self._state.session, None
-        if session is not None:
-            session.close()
+        self._state.stop()
 
     @contextmanager
     def open(self, workdir: Path, scenario: str | None = None) -> Iterator[McpMemory]:

@@ -63,7 +63,8 @@ so every file keeps working. Format 2 (`version = 2`) is what the README documen
 Placeholders (`evalkit.systems.mcp_templates`): thought fields in [store], edge fields in
 [edges], search options and `query_id` in [search], `{seeded_ids}` (the scenario's stored ids)
 in reset and drop, `{namespace}`, `{scenario}` and `{workdir}` everywhere, `{python}`,
-`{npm:PKG}`, `{venv:NAME}`, `{workdir}` and `{scenario}` in [server]. Without `{top_k}` in the search
+`{npm:PKG}`, `{venv:NAME}`, `{workdir}` and `{scenario}` in [server] (or `{tmpdir}`, a new folder
+for the run-wide server of each process, removed when it stops). Without `{top_k}` in the search
 arguments the adapter keeps the first top_k hits (the server has no limit).
 
 A preset is a mapping shipped in `evalkit/systems/mcp_presets/`, named by its file's stem
@@ -122,9 +123,10 @@ SEARCH_PLACEHOLDERS = (*SEARCH_OPTIONS, "query_id", *SCOPE_FIELDS)
 CLEANUP_PLACEHOLDERS = ("seeded_ids", *SCOPE_FIELDS)
 DELETE_PLACEHOLDERS = ("id", "ids", *SCOPE_FIELDS)
 UPDATE_PLACEHOLDERS = ("id", "content", "status", *SCOPE_FIELDS)
-SERVER_PLACEHOLDERS = ("python", "workdir", "scenario")
+SERVER_PLACEHOLDERS = ("python", "workdir", "scenario", "tmpdir")
 """Plus `{npm:PKG}` and `{venv:NAME}`. `{workdir}` and `{scenario}` make sense only with one
-process per scenario."""
+process per scenario; `{tmpdir}` (a new folder for the run-wide server of each process: the run's,
+or a worker's; removed when it stops) only without."""
 
 
 class ServerSpec(FrozenModel):
@@ -321,12 +323,17 @@ class McpMapping(FrozenModel):
                 if name not in SERVER_PLACEHOLDERS:
                     problems.append(
                         f"server: unknown placeholder {{{name}}}; known: {{python}}, {{npm:PACKAGE}}, "
-                        "{venv:NAME}, {workdir}, {scenario}"
+                        "{venv:NAME}, {workdir}, {scenario}, {tmpdir}"
                     )
                 elif name in ("workdir", "scenario") and self.isolation.strategy != "process":
                     problems.append(
                         f"server: {{{name}}} needs isolation.strategy = 'process' (one server per "
                         "scenario); with one server for the run there is no scenario to fill it"
+                    )
+                elif name == "tmpdir" and self.isolation.strategy == "process":
+                    problems.append(
+                        "server: {tmpdir} is the folder of a run-wide server; with isolation.strategy "
+                        "'process' (one server per scenario) use {workdir}, the scenario's folder"
                     )
         return problems
 
@@ -627,9 +634,13 @@ def check_requirements(mapping: McpMapping, label: str) -> dict[str, str]:
     return found
 
 
-def server_values(found: dict[str, str], workdir: Path | None, scenario: str | None) -> dict[str, str]:
+def server_values(
+    found: dict[str, str], workdir: Path | None, scenario: str | None, tmpdir: Path | None = None
+) -> dict[str, str]:
     """The values of [server]'s placeholders."""
     values = {"python": sys.executable, **found}
+    if tmpdir is not None:
+        values["tmpdir"] = str(tmpdir)
     if workdir is not None:
         values["workdir"] = str(workdir)
     if scenario is not None:

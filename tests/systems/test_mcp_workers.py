@@ -157,3 +157,20 @@ def test_a_copy_reports_a_server_that_cannot_start_in_its_process(tmp_path):
     )
     with pytest.raises(AdapterError, match="cannot start or reach the MCP server"):
         copy.call("info", {})  # the copy starts its server on first use: this one exits at once
+
+
+def test_tmpdir_is_a_new_folder_per_run_wide_server_removed_when_it_stops(tmp_path):
+    mapping = _reference_in(tmp_path / "srv")
+    mapping.write_text(
+        mapping.read_text().replace(f"cwd = {json.dumps(str(tmp_path / 'srv'))}", 'cwd = "{tmpdir}"')
+    )
+    system = McpSystem.from_mapping(mapping)
+    folder = system._state.tmpdir
+    assert folder is not None and folder.is_dir() and _servers_in(folder)  # the server runs in it
+    system.close()
+    assert not folder.exists()
+    assert _gone(folder) == []
+    process = mapping.read_text().replace('strategy = "namespace"', 'strategy = "process"')
+    mapping.write_text(process.replace('argument = "namespace"\n', ""))
+    with pytest.raises(AdapterError, match=r"\{tmpdir\} is the folder of a run-wide server.*use \{workdir\}"):
+        McpSystem.from_mapping(mapping)
