@@ -7,6 +7,7 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
+from evalkit.api import notebook_curve
 from evalkit.cli.args import add_system_arg, project_settings
 from evalkit.cli.exit_codes import EXIT_OK, EXIT_REGRESSIONS
 from evalkit.errors import UsageError
@@ -71,6 +72,10 @@ def report_command(args: argparse.Namespace) -> int:
             "run it without --system (it reads saved reports or the reference store)"
         )
     given = parse_parameters(declared, pairs, notebook)
+    if "perturbation_curve" in declared:  # a bad curve is refused here, before the kernel starts
+        chosen = {**{n: p.default for n, p in declared.items()}, **given}
+        sizes, kind = chosen.get("perturbation_curve"), chosen.get("perturbation_kind", "distractors")
+        notebook_curve(None if sizes is None else str(sizes), str(kind))
     project = project_settings(args)
     out_dir = args.out_dir or project.reports
     values = {**_defaults(declared, notebook, project, out_dir), **given}
