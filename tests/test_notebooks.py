@@ -144,6 +144,8 @@ def test_eval_report_declares_the_documented_parameters() -> None:
         "fail_on_regression": "bool",
         "mutants": "bool",
         "history": "str",
+        "perturbation_curve": "str | None",
+        "perturbation_kind": "str",
     }
     assert declared["datasets"].default is None  # the built-in suite, from any working directory
     assert declared["min_relevance"].default is None
@@ -253,6 +255,18 @@ def test_parse_parameters_converts_text_to_the_declared_types(tmp_path: Path) ->
         "data": "None",
     }
     assert parse_parameters(declared, [("gate", "none")], path) == {"gate": None}
+
+
+def test_none_is_none_for_an_optional_text_parameter_and_text_for_a_plain_one(tmp_path: Path) -> None:
+    source = 'label: "Optional[str]" = "x"  # a label; None for none\nname: str = "n"  # a name\n'
+    path = _write_notebook(tmp_path / "n.ipynb", source)
+    declared = read_parameters(path)
+    assert parse_parameters(declared, [("label", "None"), ("name", "None")], path) == {
+        "label": None,
+        "name": "None",
+    }
+    assert parse_parameters(declared, [("label", "null")], path) == {"label": None}
+    assert parse_parameters(declared, [("label", "0,10")], path) == {"label": "0,10"}
 
 
 @pytest.mark.parametrize(
@@ -484,6 +498,12 @@ def test_report_exits_1_with_regressions_on_stderr_and_still_writes_the_html(
         (["-p", "colour", "red"], "does not declare parameter 'colour'"),
         (["-p", "top_k", "many"], "parameter 'top_k' of eval_report.ipynb expects int, got 'many'"),
         (["--notebook", "nope"], "available notebooks: compare_runs, eval_report, scenario_drilldown"),
+        (
+            ["-p", "perturbation_curve", "0,x"],
+            "perturbation_kind 'distractors' with perturbation_curve 'distractors=0,x': 'x' is not a whole "
+            "number 0 or more; give perturbation_curve as comma-separated whole numbers",
+        ),
+        (["-p", "perturbation_kind", "paraphrase"], "no deterministic paraphrase source exists"),
     ],
 )
 def test_report_rejects_bad_parameters_with_exit_2(

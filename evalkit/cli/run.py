@@ -36,8 +36,8 @@ from evalkit.harness.project import NO_BASELINES
 from evalkit.harness.results import RunResult
 from evalkit.harness.thresholds_file import DEFAULT_GATED_TOLERANCE
 from evalkit.memory.options import TOKENIZERS
-from evalkit.scenarios.perturb import parse_perturb
-from evalkit.views.console import render_run
+from evalkit.scenarios.perturb import parse_curve, parse_perturb
+from evalkit.views.console import render_curve, render_run
 
 REPORT_NAME = "report.json"
 """The JSON report's file name in the reports folder."""
@@ -134,11 +134,18 @@ def register(commands: argparse._SubParsersAction) -> None:
         help="grow every scenario's memory deterministically (repeatable, one per kind): "
         "distractors=N adds N off-topic thoughts per scenario from the shipped pool, stale-repeats=K "
         "repeats each superseded thought K times with older dates; the run is never compared with "
-        "a baseline (NOT GATED, with a note); for a curve over N use evalkit.perturbation_curve",
+        "a baseline (NOT GATED, with a note); for a curve over several N use --perturb-curve",
+    )  # fmt: skip
+    run.add_argument(
+        "--perturb-curve", metavar="KIND=N,N,...",
+        help="also measure how the metrics move as memory grows: one more run per value (e.g. "
+        "distractors=0,10,25,50 or stale-repeats=0,1,3), printed as a table and saved in the report "
+        "(perturbation_curve); the run itself stays the unperturbed suite's, and no point of the curve "
+        "is compared with a baseline",
     )  # fmt: skip
     run.add_argument(
         "--perturb-seed", type=seed_number, default=0, metavar="S",
-        help="seed of the --perturb draw (default 0): the same seed gives the same report",
+        help="seed of the --perturb and --perturb-curve draws (default 0): the same seed, the same report",
     )  # fmt: skip
     add_embedder_args(run)
     add_execution_args(run)
@@ -185,6 +192,12 @@ def run_command(args: argparse.Namespace) -> int:
         raise UsageError(
             f"{flag} with --perturb: a perturbed run is never a baseline; drop --perturb to record one"
         )
+    curve = parse_curve(args.perturb_curve, args.perturb_seed) if args.perturb_curve is not None else None
+    if curve is not None and perturb is not None:
+        raise UsageError(
+            "--perturb with --perturb-curve: a curve starts from the unperturbed suite; drop --perturb "
+            "(the curve's own runs are the perturbed ones)"
+        )
     project = project_settings(args)
     config = make_config(project.config, **embedder_options(args))
     if args.tokenizer is not None:
@@ -221,9 +234,12 @@ def run_command(args: argparse.Namespace) -> int:
         executor=executor,
         repeat=args.repeat,
         perturb=perturb,
+        perturb_curve=curve,
     )
     run.save(out)
     print(render_run(run))
+    if run.result.perturbation_curve is not None:
+        print(render_curve(run.result.perturbation_curve))
     print(f"report: {out}")
     if not args.no_history:
         history = args.history or out.parent / HISTORY_FILE

@@ -59,6 +59,16 @@ def query_evidence(state: MemoryState, query: QuerySpec, hits: Sequence[Hit], to
     )
 
 
+def leaked_ids(evidence: QueryEvidence) -> dict[str, list[str]]:
+    """The returned ids, in rank order, that the stale-fact rate (`"stale"`) and contamination
+    (`"forbidden"`) count against a query (`QueryResult.leaked`); a kind with none is left out."""
+    found = {
+        "stale": [i for i in evidence.retrieved if i in evidence.stale],
+        "forbidden": [i for i in evidence.retrieved if i in evidence.forbidden],
+    }
+    return {kind: ids for kind, ids in found.items() if ids}
+
+
 def with_query_sensitivity(queries: Sequence[QueryResult]) -> list[QueryResult]:
     """`queries` (one scenario's, in order) with `query_sensitivity` added to each one's
     behaviour where it applies (the scenario has two or more query texts), in registry order."""

@@ -13,11 +13,12 @@ Decisions:
   data. The API and CLI take it beside the configuration (`executor=`, `--workers`/`--executor`).
 - `fn` and the units travel to the workers by pickling (cloudpickle on Ray). Systems that hold
   live resources pickle without them and reopen them in the worker: the HTTP adapter its
-  connection pool, real mode its embedding cache connection and its model (loaded once per
-  worker, on one torch thread, so the similarities of vectors a worker encodes can differ from a
-  serial run's in the last float32 bits; see `evalkit.embedders.sentence_transformer`). A system
-  that cannot be pickled (an MCP session, an open file) cannot run on workers, and the executor
-  says so with a UsageError before running anything.
+  connection pool, an MCP system its server (each worker starts its own; see
+  `evalkit.systems.mcp_adapter`), real mode its embedding cache connection and its model (loaded
+  once per worker, on one torch thread, so the similarities of vectors a worker encodes can differ
+  from a serial run's in the last float32 bits; see `evalkit.embedders.sentence_transformer`). A
+  system that cannot be pickled (an open file) cannot run on workers, and the executor says so
+  with a UsageError before running anything.
 - Local workers are forked where the platform can fork (Linux, macOS), so they start with evalkit
   already imported: `forkserver` and `spawn` import it again in every worker, which on a busy
   2-core machine made 150 scenarios on 2 workers take 12.9 s instead of 7.7 s. Forking is safe
@@ -208,6 +209,6 @@ def _check_picklable(fn: Callable[..., Any], where: str, dumps: Callable[[Any], 
     except Exception as exc:  # pickle raises TypeError, AttributeError, PicklingError, ...
         raise UsageError(
             f"{where} cannot ship this run to its workers ({type(exc).__name__}: {exc}); a system "
-            "holding a live resource that it does not reopen in the worker (an MCP session, an open "
-            "file) cannot be pickled: run it serially (--workers 1)"
+            "holding a live resource that it does not reopen in the worker (an open file, a "
+            "connection) cannot be pickled: run it serially (--workers 1)"
         ) from None

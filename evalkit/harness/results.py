@@ -12,7 +12,7 @@ a field changes meaning or shape.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     Field,
@@ -77,6 +77,10 @@ class CandidateRecord(_Model):
         return GateCandidate(self.id, self.bm25, self.similarity)
 
 
+LeakKind = Literal["stale", "forbidden"]
+"""The kinds of ids `QueryResult.leaked` names: stale (superseded or deleted) and forbidden."""
+
+
 class QueryResult(_Model):
     """One query of one pass: what came back, its scores and its assertion errors. `grades`
     holds the query's graded judgements when it has any (BEIR qrels: id → grade, 0 and negative
@@ -95,7 +99,11 @@ class QueryResult(_Model):
 
     `behaviour`: the behaviour metrics that apply to this query (`evalkit.metrics.BEHAVIOUR`:
     stale-fact rate, contamination, duplicate rate@k, query sensitivity, abstention), for suites
-    that ask for them; left out of the JSON when empty.
+    that ask for them; left out of the JSON when empty. `leaked`: the returned ids behind a
+    non-zero stale-fact rate (`"stale"`: superseded or deleted) or contamination
+    (`"forbidden"`), in rank order, for the same suites; a kind with no such id is left out, and
+    the key is left out of the JSON when both are (reports written before it was recorded read
+    as having none).
     """
 
     index: int
@@ -115,12 +123,15 @@ class QueryResult(_Model):
     gate_candidates: list[CandidateRecord] | None = None
     ties: TieRecord | None = None
     behaviour: dict[str, float] = Field(default_factory=dict)
+    leaked: dict[LeakKind, list[str]] = Field(default_factory=dict)
 
     @model_serializer(mode="wrap")
     def _omit_absent_fields(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         data: dict[str, Any] = handler(self)
         if not self.behaviour:
             data.pop("behaviour", None)
+        if not self.leaked:
+            data.pop("leaked", None)
         if not self.grades:
             data.pop("grades", None)
         if self.gate_candidates is None:
@@ -351,6 +362,35 @@ class DetectionPower(_Model):
         return found
 
 
+class PerturbationCurve(_Model):
+    """How the harness metrics move as a suite's memory grows (`evalkit.perturbation_curve`,
+    `evalkit run --perturb-curve`): the perturbation's `kind` ("distractors": N pool distractors
+    per scenario; "stale-repeats": K copies of each superseded thought), the `seed` of its draw,
+    the `values` measured (in the order given; 0 is the unperturbed suite) and `series`: per
+    system name, per harness metric, the measurement pass's overall mean at each value, in the
+    order of `values`. Each point is a run of the perturbed suite, never compared with a baseline.
+    Saved under the report's optional `perturbation_curve` key, left out when none was measured
+    (so reports written before it, and runs without it, read as having none)."""
+
+    kind: Literal["distractors", "stale-repeats"]
+    seed: int = Field(ge=0)
+    values: list[Annotated[int, Field(ge=0)]] = Field(min_length=1)
+    series: dict[str, dict[str, list[float]]] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _one_point_per_value(self) -> PerturbationCurve:
+        if len(set(self.values)) != len(self.values):
+            raise ValueError(f"a perturbation curve measures each value once; got {self.values}")
+        for system, metrics in self.series.items():
+            for metric, points in metrics.items():
+                if len(points) != len(self.values):
+                    raise ValueError(
+                        f"perturbation curve {system!r} {metric}: {len(points)} points for "
+                        f"{len(self.values)} values"
+                    )
+        return self
+
+
 BASELINE_CHECK_OFF = "baseline check OFF"
 """How every note that turns the baseline check off begins (console, JSON notes, the report's verdict)."""
 
@@ -426,6 +466,9 @@ class RunResult(_Model):
     """What `--repeat N` showed (`evalkit.harness.repeats`): the queries whose ids or order
     differed between the N runs, of which this is the first. None — and left out of the JSON —
     for a run that was not repeated."""
+    perturbation_curve: PerturbationCurve | None = None
+    """The perturbation curve measured with the run (`evalkit run --perturb-curve`), None — and
+    left out of the JSON — when none was; never part of the verdict."""
     verdict: RunVerdict | None = None
     """PASS, FAIL or NOT GATED with its reasons and the degenerate retrieval found
     (`evalkit.harness.verdict`). Never None on a built result: computed from the run when it is
@@ -544,6 +587,11 @@ class RunResult(_Model):
         passes = kept if one.name in {p.name for p in self.passes} else [*kept, one]
         return RunResult.model_validate({**dict(self), "passes": tuple(passes)})
 
+    def with_curve(self, curve: PerturbationCurve) -> RunResult:
+        """This run with the perturbation curve measured beside it saved (the verdict is kept:
+        a curve is never compared with a baseline)."""
+        return RunResult.model_validate({**dict(self), "perturbation_curve": curve})
+
     def with_stability(self, stability: Stability) -> RunResult:
         """This run (the first of repeated runs) with what the repeats showed, its verdict
         computed again (the reason naming the unstable queries added)."""
@@ -653,9 +701,10 @@ def _summary(value: Any) -> Any:
 def write_result(result: RunResult, path: str | Path) -> Path:
     """Write the run as indented JSON, atomically (temp file in the same folder + rename).
     `detection` is left out when mutation testing did not run, `gated_baseline` when the gated
-    pass was report-only, `stability` when the run was not repeated, `not_applicable` when every
-    scenario applied."""
-    exclude = {name for name in ("detection", "gated_baseline", "stability") if getattr(result, name) is None}
+    pass was report-only, `stability` when the run was not repeated, `perturbation_curve` when
+    none was measured, `not_applicable` when every scenario applied."""
+    optional = ("detection", "gated_baseline", "stability", "perturbation_curve")
+    exclude = {name for name in optional if getattr(result, name) is None}
     if not result.not_applicable:
         exclude.add("not_applicable")
     return write_atomic(path, result.model_dump_json(indent=2, exclude=exclude) + "\n")

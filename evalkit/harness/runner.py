@@ -38,7 +38,7 @@ from typing import Any
 from tqdm import tqdm
 
 from evalkit.harness.aggregation import latency_report, mean_metrics, pass_result
-from evalkit.harness.behaviour import MemoryState, query_evidence, with_query_sensitivity
+from evalkit.harness.behaviour import MemoryState, leaked_ids, query_evidence, with_query_sensitivity
 from evalkit.harness.checks import check_query, scenario_status
 from evalkit.harness.config import RunConfig
 from evalkit.harness.executors import Executor, SerialExecutor
@@ -397,6 +397,7 @@ def _query_result(
             else None,
             "ties": tie_record(response.hits, relevant, response.cut_tied),
             "behaviour": score_behaviour(evidence) if evidence is not None else {},
+            "leaked": leaked_ids(evidence) if evidence is not None else {},
         }
     )
 

@@ -1,7 +1,8 @@
 """Deterministic perturbations of a loaded suite (`evalkit run --perturb`, `run_eval(perturb=...)`).
 
 A perturbation grows every scenario's memory in a way that must not help retrieval, so an analyst
-sees how fast a system degrades as memory grows (`evalkit.harness.curves.perturbation_curve`):
+sees how fast a system degrades as memory grows (`CurveSpec`: one run per value, measured by
+`evalkit.perturbation_curve` and `evalkit run --perturb-curve`):
 
 - `distractors=N`: N extra distractor thoughts per scenario, drawn from the shipped pool of
   generic, off-topic notes (`DISTRACTOR_POOL`, datasets/perturb/distractor_pool.yaml). The draw
@@ -11,11 +12,20 @@ sees how fast a system degrades as memory grows (`evalkit.harness.curves.perturb
   the scenario's own `distractor: true` thoughts (ids `perturb-<pool id>`), in the project of the
   scenario's first thought, so a project-scoped query sees them too. N larger than the pool is
   a UsageError naming the pool's size.
-- `stale-repeats=K`: every superseded thought (the target of a `replaces` edge among the
-  scenario's initial edges) is repeated K times with the same content and status, each copy
-  dated one more day before the original (ids `<id>~stale<k>`), and superseded by the same
-  newer thought (a `replaces` edge from it). A query that forbids the original forbids its
-  copies too: a stale fact is as wrong in any of its copies.
+- `stale-repeats=K`: every superseded thought (the target of a `replaces` edge) is repeated K
+  times with the same content and status, each copy dated one more day before the original
+  (ids `<id>~stale<k>`), and superseded by the same newer thought (a `replaces` edge from it).
+  A query that forbids the original forbids its copies too: a stale fact is as wrong in any of
+  its copies.
+- Steps (`steps:` of a scenario). Distractors are seeded up front only, with the scenario's
+  initial thoughts: they stand for the memory that had grown before the scenario began, so an
+  `add` step gets none (the draw, and so the curve, does not depend on the steps). Stale repeats
+  follow the fact wherever it arrives: a copy is seeded where its original is (initially, or by
+  the `add` step that brings the original), and each copy's `replaces` edge arrives where the
+  original's edge does (initially, or with the `add` step that supersedes it), so before that
+  step the copies are as current as their original and after it as stale. A `delete` or `update`
+  step touches only the ids it names: deleting the original leaves its copies superseded, and
+  deleting the newer thought leaves them current, as it leaves the original.
 - A paraphrase perturbation is not offered: there is no deterministic paraphrase source
   (rewording would need a model, whose output is neither shipped nor reproducible).
 
@@ -39,7 +49,7 @@ from evalkit.errors import UsageError
 from evalkit.packaged import BUILTIN_DATASETS
 from evalkit.scenarios.dates import resolve_created_at
 from evalkit.scenarios.loading import Suite
-from evalkit.scenarios.model import EdgeSpec, QuerySpec, Scenario, ThoughtSpec
+from evalkit.scenarios.model import EdgeSpec, QuerySpec, Scenario, StepSpec, ThoughtSpec
 from evalkit.scenarios.parsing import parse_text
 
 DISTRACTOR_POOL: Path = BUILTIN_DATASETS / "perturb" / "distractor_pool.yaml"
@@ -106,7 +116,7 @@ def parse_perturb(texts: list[str] | str, seed: int = 0) -> Perturbation:
         if "," in value:
             raise UsageError(
                 f"--perturb {text!r}: one value per run; for a curve over several values use "
-                "evalkit.perturbation_curve(...) (see the README), or run once per value"
+                f"--perturb-curve {kind}={value} (or evalkit.perturbation_curve)"
             )
         if not value.isdigit():
             raise UsageError(f"--perturb {text!r}: {value!r} is not a whole number 0 or more; {PERTURB_HELP}")
@@ -114,6 +124,81 @@ def parse_perturb(texts: list[str] | str, seed: int = 0) -> Perturbation:
             raise UsageError(f"--perturb {kind} is given twice; give each perturbation once")
         given[kind] = int(value)
     return Perturbation(given.get("distractors", 0), given.get("stale-repeats", 0), seed)
+
+
+CURVE_HELP = (
+    "use --perturb-curve distractors=N,N,... or --perturb-curve stale-repeats=K,K,... "
+    "(whole numbers 0 or more, each once, e.g. distractors=0,10,25,50)"
+)
+
+
+@dataclass(frozen=True)
+class CurveSpec:
+    """A perturbation curve to measure (`evalkit run --perturb-curve`, `evalkit.perturbation_curve`):
+    one run per value of `kind` ("distractors" or "stale-repeats"), in the order given, each drawn
+    with `seed`. UsageError for an unknown kind, no values, a value given twice, one that is not a
+    whole number 0 or more, or a distractor count above the shipped pool's size."""
+
+    kind: str
+    values: tuple[int, ...]
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise UsageError(f"unknown perturbation kind {self.kind!r}; use one of {', '.join(KINDS)}")
+        if not self.values:
+            raise UsageError(f"a perturbation curve needs at least one value; {CURVE_HELP}")
+        if len(set(self.values)) != len(self.values):
+            raise UsageError(f"a perturbation curve measures each value once; got {list(self.values)}")
+        for value in self.values:
+            Perturbation(**{_FIELD[self.kind]: value}, seed=self.seed)
+        pool = len(distractor_pool())
+        if self.kind == "distractors" and max(self.values) > pool:
+            raise UsageError(
+                f"--perturb-curve distractors={max(self.values)}: the shipped pool holds {pool} thoughts "
+                f"({DISTRACTOR_POOL.name}); ask for {pool} or fewer"
+            )
+
+    @property
+    def perturbations(self) -> list[Perturbation]:
+        """One perturbation per value, in order (value 0: the zero perturbation)."""
+        return [Perturbation(**{_FIELD[self.kind]: n}, seed=self.seed) for n in self.values]
+
+    @property
+    def flag(self) -> str:
+        """ "distractors=0,10,25": the `--perturb-curve` value that asks for this curve."""
+        return f"{self.kind}={','.join(str(n) for n in self.values)}"
+
+
+_FIELD = {"distractors": "distractors", "stale-repeats": "stale_repeats"}
+"""A kind → the `Perturbation` field it sets."""
+
+
+def parse_curve(text: str, seed: int = 0, flag: str = "--perturb-curve", fix: str = CURVE_HELP) -> CurveSpec:
+    """The curve a `--perturb-curve KIND=N,N,...` value names (`flag` and `fix`: how messages
+    name where it came from and what to give instead, for the report notebook's parameters).
+    UsageError naming the flag and the fix for an unknown kind, an empty or non-numeric value, a
+    value given twice, or a distractor count above the pool's size."""
+    match = _SPEC.match(text)
+    kind = match[1] if match else text.strip()
+    if match is None or kind not in KINDS:
+        hint = " (paraphrase is not offered: no deterministic paraphrase source exists)"
+        hint = hint if "paraphrase" in kind else ""
+        raise UsageError(f"{flag} {text!r}: unknown perturbation{hint}; {fix}")
+    parts = [part.strip() for part in match[2].split(",")]
+    bad = [part for part in parts if not part.isdigit()]
+    if bad:
+        raise UsageError(f"{flag} {text!r}: {bad[0]!r} is not a whole number 0 or more; {fix}")
+    values = tuple(int(part) for part in parts)
+    if len(set(values)) != len(values):
+        raise UsageError(f"{flag} {text!r}: a value is given twice; give each value once")
+    pool = len(distractor_pool())
+    if kind == "distractors" and max(values) > pool:
+        raise UsageError(
+            f"{flag} {text!r}: the shipped pool holds {pool} thoughts ({DISTRACTOR_POOL.name}); "
+            f"ask for {pool} or fewer distractors"
+        )
+    return CurveSpec(kind, values, seed)
 
 
 @cache
@@ -124,22 +209,24 @@ def distractor_pool() -> tuple[ThoughtSpec, ...]:
 
 
 def perturb_scenario(scenario: Scenario, perturbation: Perturbation) -> Scenario:
-    """`scenario` with the perturbation's thoughts, edges and forbids added (module docstring)."""
+    """`scenario` with the perturbation's thoughts, edges and forbids added (module docstring:
+    distractors in the initial seeding only, stale copies beside their original and their edges
+    beside the original's, initially or in the `add` step that brings them)."""
     thoughts = list(scenario.thoughts)
     edges = list(scenario.edges)
     queries = list(scenario.queries)
+    steps = list(scenario.steps)
     if perturbation.stale_repeats:
-        copies = _stale_copies(scenario, perturbation.stale_repeats)
-        thoughts += [copy for group in copies.values() for copy, _ in group]
-        edges += [
-            EdgeSpec(source=source, target=copy.id, type="replaces")
-            for group in copies.values()
-            for copy, source in group
-        ]
+        copies, home = _stale_copies(scenario, perturbation.stale_repeats)
+        thoughts += [copy for old, group in copies.items() if home[old] is None for copy in group]
+        edges += _copy_edges(edges, copies)
+        steps = [_step_with_copies(step, i, copies, home) for i, step in enumerate(steps)]
         queries = [_forbid_copies(q, copies) for q in queries]
     if perturbation.distractors:
         thoughts += _drawn(scenario, perturbation)
-    return scenario.model_copy(update={"thoughts": thoughts, "edges": edges, "queries": queries})
+    return scenario.model_copy(
+        update={"thoughts": thoughts, "edges": edges, "queries": queries, "steps": steps}
+    )
 
 
 def _drawn(scenario: Scenario, perturbation: Perturbation) -> list[ThoughtSpec]:
@@ -157,26 +244,68 @@ def _drawn(scenario: Scenario, perturbation: Perturbation) -> list[ThoughtSpec]:
     ]
 
 
-def _stale_copies(scenario: Scenario, repeats: int) -> dict[str, list[tuple[ThoughtSpec, str]]]:
-    """For each superseded thought id: its copies with the id of the thought superseding it."""
-    by_id = {t.id: t for t in scenario.thoughts}
-    superseders = {e.target: e.source for e in scenario.edges if e.type == "replaces" and e.target in by_id}
-    return {
+def _stale_copies(
+    scenario: Scenario, repeats: int
+) -> tuple[dict[str, list[ThoughtSpec]], dict[str, int | None]]:
+    """For each superseded thought id (the target of a `replaces` edge, initially or in an `add`
+    step; in edge order): its `repeats` copies, made from the thought as first seeded; and where
+    that is, the copies' home: None for the initial seeding, else the index of the first `add`
+    step that brings it (an id deleted and re-added later keeps the copies of its first seeding)."""
+    by_id: dict[str, ThoughtSpec] = {}
+    home: dict[str, int | None] = {}
+    edges = list(scenario.edges)
+    for thought in scenario.thoughts:
+        by_id.setdefault(thought.id, thought)
+        home.setdefault(thought.id, None)
+    for i, step in enumerate(scenario.steps):
+        if step.add is not None:
+            for thought in step.add.thoughts:
+                by_id.setdefault(thought.id, thought)
+                home.setdefault(thought.id, i)
+            edges += step.add.edges
+    superseded = dict.fromkeys(e.target for e in edges if e.type == "replaces" and e.target in by_id)
+    copies = {
         old: [
-            (
-                by_id[old].model_copy(
-                    update={"id": f"{old}~stale{k}", "created_at": _older(by_id[old].created_at, k)}
-                ),
-                source,
+            by_id[old].model_copy(
+                update={"id": f"{old}~stale{k}", "created_at": _older(by_id[old].created_at, k)}
             )
             for k in range(1, repeats + 1)
         ]
-        for old, source in superseders.items()
+        for old in superseded
     }
+    return copies, {old: home[old] for old in copies}
 
 
-def _forbid_copies(query: QuerySpec, copies: dict[str, list[tuple[ThoughtSpec, str]]]) -> QuerySpec:
-    extra = [copy.id for old in query.forbid if old in copies for copy, _ in copies[old]]
+def _copy_edges(edges: list[EdgeSpec], copies: dict[str, list[ThoughtSpec]]) -> list[EdgeSpec]:
+    """One `replaces` edge from the same source to each copy of the target of every `replaces`
+    edge in `edges`: the copies are superseded where (and when) their original is."""
+    return [
+        EdgeSpec(source=e.source, target=copy.id, type="replaces")
+        for e in edges
+        if e.type == "replaces" and e.target in copies
+        for copy in copies[e.target]
+    ]
+
+
+def _step_with_copies(
+    step: StepSpec, index: int, copies: dict[str, list[ThoughtSpec]], home: dict[str, int | None]
+) -> StepSpec:
+    """An `add` step with the copies whose home it is (`_stale_copies`) after its thoughts and
+    the copies' edges of the `replaces` edges it brings after its edges; any other step as it is."""
+    if step.add is None:
+        return step
+    thoughts = [copy for old, group in copies.items() if home[old] == index for copy in group]
+    edges = _copy_edges(list(step.add.edges), copies)
+    if not thoughts and not edges:
+        return step
+    add = step.add.model_copy(
+        update={"thoughts": [*step.add.thoughts, *thoughts], "edges": [*step.add.edges, *edges]}
+    )
+    return step.model_copy(update={"add": add})
+
+
+def _forbid_copies(query: QuerySpec, copies: dict[str, list[ThoughtSpec]]) -> QuerySpec:
+    extra = [copy.id for old in query.forbid if old in copies for copy in copies[old]]
     return query.model_copy(update={"forbid": [*query.forbid, *extra]}) if extra else query
 
 

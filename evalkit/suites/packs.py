@@ -8,7 +8,8 @@ what it tests and which user reports are behind it (`evalkit run --pack list` pr
 
 Several packs run as one suite: `combined_pack` writes their scenario files, their (identical)
 shared distractors and the union of their categories into one directory, which the loader then
-reads like any suite. Decisions where the issue is silent: the packs share the built-in suite's
+reads like any suite; it asks for the behaviour metrics when any of the packs does (every
+shipped pack does). Decisions where the issue is silent: the packs share the built-in suite's
 distractors file (one corpus of noise, so combining them needs no renaming); a combined suite is
 written under the caller's folder (the CLI: `<reports>/packs/<a>+<b>/`) so that the report's
 source paths stay readable after the run; scenario names are unique across packs (the loader
@@ -80,11 +81,16 @@ def pack_directory(names: Sequence[str], folder: Path) -> Path:
         raise UsageError(f"packs {', '.join(names)} have different distractors files; run them one by one")
     (target / f"{DISTRACTORS_STEM}.yaml").write_bytes(distractors.pop())
     categories: list[str] = []
+    behaviour = False
     for name in names:
         for path in sorted((PACKS / name / SCENARIOS_SUBDIR).iterdir()):
             if path.is_file():
                 shutil.copyfile(path, target / SCENARIOS_SUBDIR / path.name)
-        categories += [c for c in load_suite(PACKS / name).categories if c not in categories]
+        pack = load_suite(PACKS / name)
+        categories += [c for c in pack.categories if c not in categories]
+        behaviour = behaviour or pack.behaviour_metrics
     suite = "# The packs " + ", ".join(names) + " combined by evalkit run --pack.\ncategories:\n"
-    (target / f"{SUITE_STEM}.yaml").write_text(suite + "".join(f"  - {c}\n" for c in categories), "utf-8")
+    suite += "".join(f"  - {c}\n" for c in categories)
+    suite += "behaviour_metrics: true\n" if behaviour else ""
+    (target / f"{SUITE_STEM}.yaml").write_text(suite, "utf-8")
     return target

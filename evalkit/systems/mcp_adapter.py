@@ -58,6 +58,16 @@ start that every mapped tool exists and that every mapped argument fits the tool
 (`evalkit.systems.mcp_schema`), and raises AdapterError naming the system, the tool and what was
 wrong: a tool error (`isError`), a result without JSON, a missing path, a hit without an id.
 
+Workers (`--workers N`, Ray): a system pickles without its session; a copy in another process
+starts its own server on its first scenario (with one process per scenario, nothing is shared:
+every scenario starts its own), checks the tools again, and shares that server, and the seed map
+of the isolation check, with every other copy of the same system in that process (the process
+executor unpickles one copy per chunk of scenarios). This process's servers are stopped when it
+ends: at the interpreter's exit and, in a multiprocessing worker (which skips `atexit`), by a
+`multiprocessing.util.Finalize` that runs when the worker returns, fails or is interrupted
+(Ctrl-C). A worker killed outright leaves its servers reading EOF on stdin, which ends a stdio
+server. Results equal the serial run's: each scenario gets its fresh memory either way.
+
 Isolation is verified, whatever the strategy: a hit that is a thought another scenario seeded
 (and this one did not), or the same thought returned twice in one search (copies of a shared
 distractor left by other scenarios), is an AdapterError saying the system is not isolated,
@@ -76,6 +86,7 @@ the original error is what the run reports.
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import sys
@@ -85,7 +96,8 @@ import uuid
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
-from dataclasses import asdict
+from dataclasses import asdict, dataclass, field
+from multiprocessing import util as multiprocessing_util
 from pathlib import Path
 from typing import Any
 
@@ -118,9 +130,64 @@ __all__ = [
 ]  # fmt: skip
 
 
+@dataclass
+class _Shared:
+    """What the copies of one McpSystem in one process share: the run-wide session (None until
+    started, and with one process per scenario) and the isolation check's seed map."""
+
+    pid: int = field(default_factory=os.getpid)
+    session: Session | None = None
+    tmpdir: Path | None = None  # the run-wide server's `{tmpdir}`, removed when it stops
+    seeded_by: dict[str, list[str]] = field(default_factory=dict)  # thought id → its scenarios
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def stop(self) -> None:
+        """Stop the run-wide server and remove its `{tmpdir}` (a later use starts both again)."""
+        session, self.session = self.session, None
+        tmpdir, self.tmpdir = self.tmpdir, None
+        try:
+            if session is not None:
+                session.close()
+        finally:
+            if tmpdir is not None:
+                shutil.rmtree(tmpdir, ignore_errors=True)
+
+
+_SHARED: dict[str, _Shared] = {}
+"""This process's `_Shared` of each system, by the system's token. A forked worker inherits the
+parent's entries (their `pid` is the parent's): those are replaced, never used or closed."""
+
+_SHARED_LOCK = threading.Lock()
+_FINALIZED_IN: list[int] = []  # the process whose servers the Finalize below stops
+
+
+def _shared(token: str) -> _Shared:
+    """This process's shared state of the system `token` (new in a process that has none)."""
+    with _SHARED_LOCK:
+        shared = _SHARED.get(token)
+        if shared is None or shared.pid != os.getpid():
+            shared = _SHARED[token] = _Shared()
+        if _FINALIZED_IN[-1:] != [os.getpid()]:
+            # a multiprocessing worker ends through `multiprocessing.util._exit_function`, not
+            # atexit: this runs there (and at a normal interpreter exit), Ctrl-C included
+            multiprocessing_util.Finalize(None, _stop_servers, exitpriority=100)
+            _FINALIZED_IN.append(os.getpid())
+        return shared
+
+
+def _stop_servers() -> None:
+    """Stop every run-wide server this process started (a worker's, when it ends)."""
+    with _SHARED_LOCK:
+        mine = [s for s in _SHARED.values() if s.pid == os.getpid() and s.session is not None]
+    for shared in mine:
+        with suppress(Exception):
+            shared.stop()
+
+
 class McpSystem:
     """The MCP server a mapping describes. The session (or, with one process per scenario, a
-    probe session) starts when the object is built, and the mapping is checked against it."""
+    probe session) starts when the object is built, and the mapping is checked against it.
+    It pickles without its session (see "Workers" in the module docstring)."""
 
     def __init__(self, mapping: McpMapping, source: str = "<mapping>") -> None:
         self.mapping = mapping
@@ -130,9 +197,8 @@ class McpSystem:
         self._label = f"system {mapping.name!r} (MCP, {source})"
         self._found = check_requirements(mapping, self._label)
         self._per_scenario = mapping.isolation.strategy == "process"
-        self._seeded_by: dict[str, list[str]] = {}  # thought id → the scenarios that seeded it
-        self._lock = threading.Lock()
-        self._session: Session | None = None
+        self._token = uuid.uuid4().hex
+        self._state = _shared(self._token)
         if self._per_scenario:
             probe = Path(tempfile.mkdtemp(prefix="evalkit-mcp-probe-"))
             try:
@@ -140,7 +206,35 @@ class McpSystem:
             finally:
                 shutil.rmtree(probe, ignore_errors=True)
         else:
-            self._session = self._checked(self._start(None, None))
+            self._start_run_server()
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Everything but this process's session and seed map: a copy starts its own server."""
+        return {k: v for k, v in self.__dict__.items() if k != "_state"}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._state = _shared(self._token)
+
+    @property
+    def _session(self) -> Session | None:
+        """The run-wide session, started (and checked) in a copy's process on first use; None
+        with one process per scenario."""
+        shared = self._state
+        if self._per_scenario:
+            return None
+        with shared.lock:
+            if shared.session is None:
+                self._start_run_server()
+            return shared.session
+
+    def _start_run_server(self) -> None:
+        """Start and check this process's run-wide server (its `{tmpdir}` removed if it fails)."""
+        try:
+            self._state.session = self._checked(self._start(None, None))
+        except BaseException:
+            self._state.stop()
+            raise
 
     @classmethod
     def from_mapping(cls, path: str | Path) -> McpSystem:
@@ -150,7 +244,12 @@ class McpSystem:
 
     def _start(self, workdir: Path | None, scenario: str | None) -> Session:
         spec = self.mapping.server
-        values = server_values(self._found, workdir, scenario)
+        tmpdir = None
+        if not self._per_scenario and any("tmpdir" in placeholders(t) for t in spec.templates() if t):
+            if self._state.tmpdir is None:
+                self._state.tmpdir = Path(tempfile.mkdtemp(prefix="evalkit-mcp-server-"))
+            tmpdir = self._state.tmpdir
+        values = server_values(self._found, workdir, scenario, tmpdir)
         rendered = ServerSpec(
             command=render(spec.command, values) if spec.command is not None else None,
             args=[str(render(a, values)) for a in spec.args],
@@ -181,8 +280,8 @@ class McpSystem:
         return {"system": "mcp", "mapping": self.source, **self.mapping.model_dump(exclude={"server"})}
 
     def close(self) -> None:
-        if self._session is not None:
-            self._session.close()
+        """Stop this process's run-wide server (a later scenario starts it again)."""
+        self._state.stop()
 
     @contextmanager
     def open(self, workdir: Path, scenario: str | None = None) -> Iterator[McpMemory]:
@@ -217,15 +316,15 @@ class McpSystem:
 
     def seeded(self, scenario: str, ids: Sequence[str]) -> None:
         """Remember that `scenario` seeded `ids` (for the isolation check)."""
-        with self._lock:
+        with self._state.lock:
             for thought_id in ids:
-                owners = self._seeded_by.setdefault(thought_id, [])
+                owners = self._state.seeded_by.setdefault(thought_id, [])
                 if scenario not in owners:
                     owners.append(scenario)
 
     def seeders(self, thought_id: str) -> list[str]:
-        with self._lock:
-            return list(self._seeded_by.get(thought_id, ()))
+        with self._state.lock:
+            return list(self._state.seeded_by.get(thought_id, ()))
 
 
 class McpMemory:

@@ -12,11 +12,13 @@ so every file keeps working. Format 2 (`version = 2`) is what the README documen
     [requires]                              # optional: checked before the server starts
     npm = ["@scope/server"]                 # npm packages found in a node_modules folder
     python = ["my_server"]                  # Python modules importable by evalkit's interpreter
+    venv = ["my-server"]                    # the server's own Python environment (`{venv:NAME}`)
     install = "npm install @scope/server"   # the fix the error names
 
     [server]                                # stdio (command) or streamable HTTP (url)
     command = "node"                        # "{python}" = evalkit's interpreter
-    args = ["{npm:@scope/server}"]          # {npm:PKG} = the package's bin script
+    args = ["{npm:@scope/server}"]          # {npm:PKG} = the package's bin script,
+                                            # {venv:NAME} = the folder of the server's venv NAME
     env = {DATA = "{workdir}/memory.db"}    # {workdir}/{scenario}: only with strategy "process"
     inherit_env = ["PYTHONPATH"]            # variables copied from evalkit's environment
     cwd = "{workdir}"
@@ -61,7 +63,8 @@ so every file keeps working. Format 2 (`version = 2`) is what the README documen
 Placeholders (`evalkit.systems.mcp_templates`): thought fields in [store], edge fields in
 [edges], search options and `query_id` in [search], `{seeded_ids}` (the scenario's stored ids)
 in reset and drop, `{namespace}`, `{scenario}` and `{workdir}` everywhere, `{python}`,
-`{npm:PKG}`, `{workdir}` and `{scenario}` in [server]. Without `{top_k}` in the search
+`{npm:PKG}`, `{venv:NAME}`, `{workdir}` and `{scenario}` in [server] (or `{tmpdir}`, a new folder
+for the run-wide server of each process, removed when it stops). Without `{top_k}` in the search
 arguments the adapter keeps the first top_k hits (the server has no limit).
 
 A preset is a mapping shipped in `evalkit/systems/mcp_presets/`, named by its file's stem
@@ -97,6 +100,13 @@ PRESETS = Path(__file__).with_name("mcp_presets")
 NODE_MODULES_ENV = "EVALKIT_NODE_MODULES"
 """A `node_modules` folder searched first for a mapping's npm packages."""
 
+MCP_VENVS_ENV = "EVALKIT_MCP_VENVS"
+"""A folder of server environments (`NAME/bin/python`) searched first for `{venv:NAME}`."""
+
+MCP_VENVS = ".venv-mcp"
+"""The folder of server environments that `make setup` fills (`.venv-mcp/NAME`), looked for in
+the current folder, its parents and the checkout evalkit runs from."""
+
 THOUGHT_FIELDS = SENT_THOUGHT_FIELDS
 EDGE_FIELDS = ("source", "target", "type")
 SEARCH_OPTIONS = (
@@ -113,8 +123,10 @@ SEARCH_PLACEHOLDERS = (*SEARCH_OPTIONS, "query_id", *SCOPE_FIELDS)
 CLEANUP_PLACEHOLDERS = ("seeded_ids", *SCOPE_FIELDS)
 DELETE_PLACEHOLDERS = ("id", "ids", *SCOPE_FIELDS)
 UPDATE_PLACEHOLDERS = ("id", "content", "status", *SCOPE_FIELDS)
-SERVER_PLACEHOLDERS = ("python", "workdir", "scenario")
-"""Plus `{npm:PKG}`. `{workdir}` and `{scenario}` make sense only with one process per scenario."""
+SERVER_PLACEHOLDERS = ("python", "workdir", "scenario", "tmpdir")
+"""Plus `{npm:PKG}` and `{venv:NAME}`. `{workdir}` and `{scenario}` make sense only with one
+process per scenario; `{tmpdir}` (a new folder for the run-wide server of each process: the run's,
+or a worker's; removed when it stops) only without."""
 
 
 class ServerSpec(FrozenModel):
@@ -209,6 +221,7 @@ class OperationSpec(FrozenModel):
 class Requires(FrozenModel):
     npm: list[str] = Field(default_factory=list)
     python: list[str] = Field(default_factory=list)
+    venv: list[str] = Field(default_factory=list)
     install: str = ""
 
 
@@ -305,17 +318,22 @@ class McpMapping(FrozenModel):
         problems = []
         for template in self.server.templates():
             for name in sorted(_names(template)):
-                if name.startswith("npm:"):
+                if name.startswith(("npm:", "venv:")):
                     continue
                 if name not in SERVER_PLACEHOLDERS:
                     problems.append(
                         f"server: unknown placeholder {{{name}}}; known: {{python}}, {{npm:PACKAGE}}, "
-                        "{workdir}, {scenario}"
+                        "{venv:NAME}, {workdir}, {scenario}, {tmpdir}"
                     )
                 elif name in ("workdir", "scenario") and self.isolation.strategy != "process":
                     problems.append(
                         f"server: {{{name}}} needs isolation.strategy = 'process' (one server per "
                         "scenario); with one server for the run there is no scenario to fill it"
+                    )
+                elif name == "tmpdir" and self.isolation.strategy == "process":
+                    problems.append(
+                        "server: {tmpdir} is the folder of a run-wide server; with isolation.strategy "
+                        "'process' (one server per scenario) use {workdir}, the scenario's folder"
                     )
         return problems
 
@@ -551,16 +569,41 @@ def npm_script(package: str) -> Path | None:
     return None
 
 
-def check_requirements(mapping: McpMapping, label: str) -> dict[str, str]:
-    """The `{npm:PKG}` values of the mapping's server; AdapterError naming what is missing and
-    the fix (`requires.install`) when a required npm package or Python module is not installed."""
-    hint = f"; install it with: {mapping.requires.install}" if mapping.requires.install else ""
-    npm = set(mapping.requires.npm) | {
-        name.removeprefix("npm:")
+def venv_folders() -> Iterator[Path]:
+    """Where a server's Python environment NAME is looked for (`FOLDER/NAME/bin/python`), in
+    order: $EVALKIT_MCP_VENVS, `.venv-mcp` in the current folder and each parent, and in the
+    checkout evalkit runs from (an editable install)."""
+    if os.environ.get(MCP_VENVS_ENV):
+        yield Path(os.environ[MCP_VENVS_ENV])
+    for folder in [Path.cwd(), *Path.cwd().parents]:
+        yield folder / MCP_VENVS
+    yield Path(__file__).resolve().parents[2] / MCP_VENVS
+
+
+def venv_folder(name: str) -> Path | None:
+    """The folder of the server environment `name` (one whose `bin/python` exists), or None."""
+    for folder in venv_folders():
+        if (folder / name / "bin" / "python").exists():
+            return (folder / name).absolute()
+    return None
+
+
+def _server_names(mapping: McpMapping, kind: str) -> set[str]:
+    """The `{KIND:NAME}` names in the mapping's [server] values."""
+    return {
+        name.removeprefix(f"{kind}:")
         for template in mapping.server.templates()
         for name in _names(template)
-        if name.startswith("npm:")
+        if name.startswith(f"{kind}:")
     }
+
+
+def check_requirements(mapping: McpMapping, label: str) -> dict[str, str]:
+    """The `{npm:PKG}` and `{venv:NAME}` values of the mapping's server; AdapterError naming what
+    is missing and the fix (`requires.install`) when a required npm package, Python module or
+    server environment is not installed."""
+    hint = f"; install it with: {mapping.requires.install}" if mapping.requires.install else ""
+    npm = set(mapping.requires.npm) | _server_names(mapping, "npm")
     found: dict[str, str] = {}
     for package in sorted(npm):
         script = npm_script(package)
@@ -577,12 +620,27 @@ def check_requirements(mapping: McpMapping, label: str) -> dict[str, str]:
                 f"{label} needs the Python module {module!r}, which {sys.executable} cannot import"
                 f"{hint or f'; install it with: pip install {module}'}"
             )
+    for name in sorted(set(mapping.requires.venv) | _server_names(mapping, "venv")):
+        folder = venv_folder(name)
+        if folder is None:
+            searched = ", ".join(dict.fromkeys(str(f / name) for f in venv_folders()))
+            create = f"; create it with: python3 -m venv {MCP_VENVS}/{name} and install the server in it"
+            raise AdapterError(
+                f"{label} needs the Python environment {name!r} of its server (NAME/bin/python), which "
+                f"is not installed (looked in {searched})"
+                f"{hint or create}"
+            )
+        found[f"venv:{name}"] = str(folder)
     return found
 
 
-def server_values(found: dict[str, str], workdir: Path | None, scenario: str | None) -> dict[str, str]:
+def server_values(
+    found: dict[str, str], workdir: Path | None, scenario: str | None, tmpdir: Path | None = None
+) -> dict[str, str]:
     """The values of [server]'s placeholders."""
     values = {"python": sys.executable, **found}
+    if tmpdir is not None:
+        values["tmpdir"] = str(tmpdir)
     if workdir is not None:
         values["workdir"] = str(workdir)
     if scenario is not None:

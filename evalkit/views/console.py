@@ -18,7 +18,7 @@ from typing import Any
 
 import pandas as pd
 
-from evalkit.harness.results import DetectionPower, PassResult
+from evalkit.harness.results import DetectionPower, PassResult, PerturbationCurve
 from evalkit.metrics import HARNESS, HARNESS_METRICS
 from evalkit.metrics.registry import BEHAVIOUR, BEHAVIOUR_METRICS
 from evalkit.views.compare import RunComparison, changed_queries
@@ -161,6 +161,36 @@ def render_run(run: EvalRun) -> str:
     listed = _not_applicable_notes(run)
     lines += [f"note: {n}" for n in result.notes if n != off and n not in listed]
     return "\n".join(lines)
+
+
+def render_curve(curve: PerturbationCurve) -> str:
+    """A perturbation curve (`evalkit run --perturb-curve`): a title line naming the kind and the
+    seed, then one row per system and metric (harness metrics, then any behaviour metric measured
+    at every value) and one column per value, three places; a closing line says the curve is never
+    compared with a baseline."""
+    labels = {**{m: HARNESS[m].label for m in HARNESS_METRICS}, **{m: BEHAVIOUR[m].label for m in BEHAVIOUR}}
+    several = len(curve.series) > 1
+    header = [*(["system"] if several else []), "metric", *(str(n) for n in curve.values)]
+    rows = [
+        [*([system] if several else []), labels.get(metric, metric), *(f"{v:.3f}" for v in points)]
+        for system, metrics in curve.series.items()
+        for metric, points in metrics.items()
+    ]
+    first = len(header) - len(curve.values)
+    head, *body = _columns([header, *rows], right=frozenset(range(first, len(header))))
+    rule = "-" * max(len(line) for line in (head, *body))
+    systems = ", ".join(curve.series)
+    return "\n".join(
+        [
+            "",
+            f"Perturbation curve ({curve.kind} added per scenario, seed {curve.seed}; {systems}; "
+            "overall means, ungated pass):",
+            head,
+            rule,
+            *body,
+            "  each value is one run of the perturbed suite; never compared with a baseline",
+        ]
+    )
 
 
 def render_behaviour(result: PassResult) -> list[str]:

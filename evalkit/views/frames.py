@@ -27,6 +27,7 @@ from evalkit.harness.results import (
     DetectionPower,
     GateSummary,
     PassResult,
+    PerturbationCurve,
     RunResult,
     read_result,
     write_result,
@@ -34,6 +35,7 @@ from evalkit.harness.results import (
 from evalkit.harness.sweep import lost_from_top_k
 from evalkit.harness.uncertainty import DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED, SMALL_SAMPLE
 from evalkit.metrics import HARNESS_METRICS
+from evalkit.metrics.registry import BEHAVIOUR_METRICS
 from evalkit.records import REPORTED_HIT_FIELDS, HitField
 from evalkit.scenarios import stable_query_id
 from evalkit.views.intervals import interval_frame, power_frame
@@ -382,6 +384,21 @@ class EvalRun:
         ]
         return pd.DataFrame(rows, columns=list(BEHAVIOUR_COLUMNS))
 
+    @property
+    def behaviour_metrics(self) -> list[str]:
+        """The behaviour metrics (`evalkit.metrics.BEHAVIOUR`) the measurement pass scored on
+        some query, in registry order; [] for a run of a suite that asked for none (its report,
+        tables and console show none of them)."""
+        scored = {m for s in self.result.scenarios for q in s.queries for m in q.behaviour}
+        return [m for m in BEHAVIOUR_METRICS if m in scored]
+
+    @property
+    def perturbation_curve(self) -> pd.DataFrame | None:
+        """The perturbation curve saved with the run (`curve_frame`), None when none was
+        measured (every report written before curves were saved reads as None)."""
+        curve = self.result.perturbation_curve
+        return None if curve is None else curve_frame(curve)
+
     def mutations(self) -> pd.DataFrame:
         """The detection power measured with this run (see `mutation_frame`); empty when mutation
         testing did not run with it.
@@ -532,6 +549,23 @@ def _frame_value(spec: HitField, value: Any) -> Any:
 
 def _metric_values(metrics: dict[str, float], names: list[str]) -> dict[str, float | None]:
     return {m: metrics.get(m) for m in names}
+
+
+def curve_frame(curve: PerturbationCurve) -> pd.DataFrame:
+    """A perturbation curve as a wide frame (what `evalkit.perturbation_curve` returns): one row
+    per (system, metric) — the index levels `system` and `metric`, the harness metrics first, then
+    any behaviour metric measured at every value — and one column per value in the order measured
+    (the columns' name is the curve's kind: "distractors" or "stale-repeats"), holding the overall
+    mean of the measurement pass."""
+    rows = {
+        (system, metric): points
+        for system, metrics in curve.series.items()
+        for metric, points in metrics.items()
+    }
+    frame = pd.DataFrame.from_dict(rows, orient="index", columns=list(curve.values))
+    frame.index = pd.MultiIndex.from_tuples(list(rows), names=["system", "metric"])
+    frame.columns = frame.columns.set_names(curve.kind)
+    return frame
 
 
 def mutation_frame(detection: DetectionPower | None) -> pd.DataFrame:

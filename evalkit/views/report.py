@@ -19,6 +19,16 @@ When a section applies (decisions where the issue is silent):
   when the history holds runs.
 - Benchmark metrics and their children: only for a run with benchmark metrics (`evalkit bench`).
 - Detection power: when the run's system declares mutation testing; "not measured" otherwise.
+- Behaviour metrics (stale-fact rate, contamination, duplicate rate@k, query sensitivity,
+  abstention): only for a run of a suite scored on them (`behaviour_metrics: true`, every pack).
+  Their means sit beside the four harness metrics in the per-scenario and per-category tables,
+  with a legend above the first (what 0 and 1 mean, which way is better), and "Stale and
+  forbidden ids returned" names, per scenario, the stale or forbidden ids that came back. For
+  any other run these sections are absent, not "not shown" (`_Spec.absent`: hidden and left out
+  of the contents), and the tables have no such column, so its report reads exactly as before.
+- The perturbation curve ("How fast does this system degrade as memory grows?"): only for a
+  run saved with one (`evalkit run --perturb-curve`, the notebook's `perturbation_curve`),
+  absent otherwise in the same way.
 - "Queries to look at" lists every query of the measurement pass that failed an assertion or
   missed a relevant id, failing scenarios first, each linked to its scenario's drill-down
   section (`#scenario-<name>`, `scenario_anchor`), which "Drill-down per scenario" holds for
@@ -47,6 +57,7 @@ from evalkit.harness.sweep import unavailable
 from evalkit.views import charts, tables
 from evalkit.views.frames import EvalRun
 from evalkit.views.styles import status_css, styled
+from evalkit.views.tables import leak_frame
 from evalkit.views.verdict import PAGE_TITLE_KEY, Verdict, run_verdict
 from evalkit.wording import counted
 
@@ -118,6 +129,7 @@ class _Spec:
     reason: Callable[[EvalRun, dict[str, Any]], str | None] = lambda run, options: None
     parent: str | None = None
     options: tuple[str, ...] = field(default=())
+    absent: Callable[[EvalRun], bool] = lambda run: False
 
 
 def scenario_anchor(scenario: str) -> str:
@@ -218,6 +230,8 @@ def section(run: EvalRun, key: str, **options: Any) -> Section:
     if key == "contents":
         return contents(run, **options)
     spec = specs[key]
+    if spec.absent(run):
+        return Section(spec.key, spec.title, spec.level, hidden=True)
     if spec.parent is not None and specs[spec.parent].reason(run, options) is not None:
         return Section(spec.key, spec.title, spec.level, hidden=True)
     reason = spec.reason(run, options)
@@ -308,6 +322,32 @@ def _no_drilldown(run: EvalRun, options: dict[str, Any]) -> str | None:
     return None if _drilled(run) else "no query to look at"
 
 
+def _no_behaviour(run: EvalRun) -> bool:
+    return not run.behaviour_metrics
+
+
+def _no_leak_metrics(run: EvalRun, options: dict[str, Any]) -> str | None:
+    if leak_frame(run).empty:
+        return "no query of this suite has a stale id in memory or a forbid list, so nothing could leak"
+    return None
+
+
+def _no_curve(run: EvalRun) -> bool:
+    return run.result.perturbation_curve is None
+
+
+def _curve(run: EvalRun) -> pd.DataFrame:
+    curve = run.perturbation_curve
+    if curve is None:  # the section is absent without one (`_no_curve`)
+        raise ValueError("the run has no perturbation curve")
+    return curve
+
+
+def _scenario_parts(run: EvalRun) -> tuple[Any, ...]:
+    legend = (tables.behaviour_legend(run),) if run.behaviour_metrics else ()
+    return (*legend, tables.scenario_table(run))
+
+
 def _drilled(run: EvalRun) -> list[str]:
     """The scenarios of the failure table's shown rows, in the order they first appear there."""
     return list(dict.fromkeys(failures_frame(run).head(FAILURE_ROWS)["scenario"]))
@@ -348,7 +388,7 @@ SECTIONS: tuple[_Spec, ...] = (
             "did: the gated pass's status, the rows it dropped and how many of them were relevant. "
             "Measure-only and xfail scenarios never count toward category and overall means."
         ),
-        lambda run, o: (tables.scenario_table(run),),
+        lambda run, o: _scenario_parts(run),
     ),
     _Spec("charts", "Charts", 2, "", lambda run, o: ()),
     _Spec(
@@ -420,6 +460,19 @@ SECTIONS: tuple[_Spec, ...] = (
         parent="categories",
     ),
     _Spec(
+        "leaks",
+        "Stale and forbidden ids returned",
+        2,
+        _p(
+            "Per scenario, the ids that should not have come back: superseded or deleted ones (the "
+            "stale-fact rate counts them) and ones a query forbids (contamination counts them). 0 is the "
+            "goal for both; an xfail scenario may leak by design (its reason is in its file)."
+        ),
+        lambda run, o: (tables.leak_table(run),),
+        _no_leak_metrics,
+        absent=_no_behaviour,
+    ),
+    _Spec(
         "not-applicable",
         "Not applicable scenarios",
         2,
@@ -452,6 +505,21 @@ SECTIONS: tuple[_Spec, ...] = (
         ),
         lambda run, o: (charts.trend_chart(o["history"]),),
         _no_trend,
+    ),
+    _Spec(
+        "perturbation",
+        "How fast does this system degrade as memory grows?",
+        2,
+        _p(
+            "The overall means as every scenario's memory is grown deterministically: "
+            "<code>distractors</code> adds N off-topic notes per scenario from a shipped pool (a larger N "
+            "keeps every note of a smaller one), <code>stale-repeats</code> K older copies of each "
+            "superseded fact. Value 0 is this run's "
+            "own suite. A flat line is a system that holds up; each point is one run of the perturbed suite, "
+            "never compared with a baseline."
+        ),
+        lambda run, o: (charts.perturbation_chart(_curve(run)), tables.curve_table(run)),
+        absent=_no_curve,
     ),
     _Spec(
         "gate-recommendation",

@@ -16,13 +16,14 @@ Conventions:
 from __future__ import annotations
 
 import warnings
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 
 import pandas as pd
 from pandas.io.formats.style import Styler
 
 from evalkit.harness.provenance import system_declaration
 from evalkit.harness.regressions import assert_no_regressions
+from evalkit.harness.results import LeakKind, QueryResult
 from evalkit.harness.sweep import unavailable
 from evalkit.harness.uncertainty import (
     DEFAULT_LEVEL,
@@ -31,7 +32,8 @@ from evalkit.harness.uncertainty import (
     SMALL_SAMPLE,
     queries_to_judge,
 )
-from evalkit.metrics import HARNESS_METRICS
+from evalkit.metrics import HARNESS, HARNESS_METRICS
+from evalkit.metrics.registry import BEHAVIOUR
 from evalkit.views.compare import RunComparison, changed_queries, identity_fields
 from evalkit.views.compare_many import MultiComparison
 from evalkit.views.frames import (
@@ -39,6 +41,7 @@ from evalkit.views.frames import (
     benchmark_metric_frame,
     by_pass,
     check_scenario,
+    curve_frame,
     gate_label,
     missing_gated_pass,
     question_category_frame,
@@ -48,6 +51,7 @@ from evalkit.views.styles import (
     GOOD_CSS,
     METRIC_LABELS,
     NA_TEXT,
+    QUIET_CSS,
     WARN_CSS,
     delta_css,
     dropped_label,
@@ -178,9 +182,11 @@ def run_summary(run: EvalRun) -> Styler:
 def scenario_table(run: EvalRun, scenario: str | None = None) -> Styler:
     """One row per scenario (or only `scenario`): category, status, counted (whether it feeds the
     category and overall means: outcome pass and not measure-only), queries, then recall,
-    precision, MRR and hit rate ungated | gated | Δ, then the gate's status, the rows it dropped
-    from the over-fetched pool, how many of those were relevant, and the relevant rows it took
-    out of the ungated top-k ("relevant lost from top-k", the gate's real cost). Fail statuses,
+    precision, MRR and hit rate ungated | gated | Δ, then — for a suite scored on behaviour
+    metrics only (`behaviour_columns`) — each behaviour metric's mean, then the gate's status,
+    the rows it dropped from the over-fetched pool, how many of those were relevant, and the
+    relevant rows it took out of the ungated top-k ("relevant lost from top-k", the gate's real
+    cost). Fail statuses,
     negative Δ and relevant rows lost from the top-k are red; pool drops are amber."""
     names = [scenario] if scenario is not None else None
     if scenario is not None:
@@ -193,6 +199,7 @@ def scenario_table(run: EvalRun, scenario: str | None = None) -> Styler:
         ("", "counted"): counted.map({True: "yes", False: "no"}),
         ("", "queries"): ungated["queries"],
         **metric_columns(ungated, gated),
+        **behaviour_columns(run, {s.name: s.metrics.behaviour for s in run.result.scenarios}, ungated.index),
     }
     if gated is not None:
         columns |= {
@@ -203,20 +210,232 @@ def scenario_table(run: EvalRun, scenario: str | None = None) -> Styler:
         }
     table = pd.DataFrame(columns)
     table.index.name = None
-    return style_side_by_side(table, caption(run, "Per scenario"))
+    return _styled_behaviour(style_side_by_side(table, caption(run, "Per scenario")), table)
 
 
 def category_table(run: EvalRun) -> Styler:
     """One row per category plus an `overall` row (means over counted queries only): queries, then
-    recall, precision, MRR and hit rate ungated | gated | Δ."""
+    recall, precision, MRR and hit rate ungated | gated | Δ, then — for a suite scored on
+    behaviour metrics only — each behaviour metric's mean (`behaviour_columns`; measure-only
+    scenarios count toward these, as `evalkit.harness.aggregation.counts_toward_behaviour` says)."""
     ungated, gated = by_pass(run.categories, "category", None)
     overall_u, overall_g = by_pass(run.overall.assign(category="overall"), "category", None)
     ungated = pd.concat([ungated, overall_u])
     gated = None if gated is None or overall_g is None else pd.concat([gated, overall_g])
-    table = pd.DataFrame({("", "queries"): ungated["queries"], **metric_columns(ungated, gated)})
+    measurement = run.result.measurement
+    means = {name: aggregate.behaviour for name, aggregate in measurement.categories.items()}
+    means["overall"] = measurement.overall.behaviour
+    table = pd.DataFrame(
+        {
+            ("", "queries"): ungated["queries"],
+            **metric_columns(ungated, gated),
+            **behaviour_columns(run, means, ungated.index),
+        }
+    )
     table.index.name = None
     styler = style_side_by_side(table, caption(run, "Per category and overall (counted scenarios only)"))
+    styler = _styled_behaviour(styler, table)
     return styler.set_properties(subset=pd.IndexSlice[["overall"], :], **{"font-weight": "bold"})
+
+
+BEHAVIOUR_GROUP = "behaviour (ungated)"
+"""The upper header of the behaviour metric columns in the scenario and category tables."""
+
+NOT_SCORED = "–"
+"""What a behaviour cell shows where the metric applies to none of the scope's queries (a
+scenario without `forbid` has no contamination): not a zero, which would read as a good score."""
+
+BEHAVIOUR_SCALE: dict[str, tuple[str, str]] = {
+    "stale_fact_rate": (
+        "no superseded or deleted id came back",
+        "every id returned was superseded or deleted",
+    ),
+    "contamination": ("no forbidden id came back", "every id returned is one the query forbids"),
+    "duplicate_rate": (
+        "every hit in the top k says something new",
+        "every hit below the first repeats content already shown",
+    ),
+    "query_sensitivity": (
+        "another query of the scenario got the very same ranking (the query was ignored)",
+        "each query text got a ranking of its own",
+    ),
+    "abstention": (
+        "a query with no answer in memory still got confident hits",
+        "it got no hit, or only hits flagged low-confidence",
+    ),
+}
+"""What 0 and 1 mean for each behaviour metric (one query), for the report's legend."""
+
+
+def behaviour_label(metric: str) -> str:
+    """A behaviour metric's column header: its label and which way is better ("stale-fact rate ↓")."""
+    return f"{BEHAVIOUR[metric].label} {'↓' if BEHAVIOUR[metric].lower_is_better else '↑'}"
+
+
+def behaviour_columns(
+    run: EvalRun, means: dict[str, dict[str, float]], index: pd.Index
+) -> dict[tuple[str, str], pd.Series]:
+    """The behaviour metric columns of a table whose rows are `index` (scenario or category
+    names): one per metric the run scored (`EvalRun.behaviour_metrics`), under BEHAVIOUR_GROUP,
+    each row's mean from `means` (row name → the measurement pass's behaviour means), NaN where
+    the metric applies to none of the row's queries. No column at all for a run of a suite not
+    scored on them, so its tables look exactly as before."""
+    return {
+        (BEHAVIOUR_GROUP, behaviour_label(metric)): pd.Series(
+            [means.get(name, {}).get(metric, float("nan")) for name in index], index=index, dtype=float
+        )
+        for metric in run.behaviour_metrics
+    }
+
+
+def behaviour_css(metric: str) -> Callable[[object], str]:
+    """CSS of one behaviour cell: amber when the value is worse than the metric's best (above 0
+    for a lower-is-better metric, below 1 otherwise); never red, since a behaviour metric is
+    checked only against a baseline that records it."""
+    lower = BEHAVIOUR[metric].lower_is_better
+
+    def css(value: object) -> str:
+        number = float(value)  # type: ignore[arg-type]
+        if number != number:
+            return QUIET_CSS
+        worse = number > 1e-9 if lower else number < 1 - 1e-9
+        return WARN_CSS if worse else ""
+
+    return css
+
+
+def _styled_behaviour(styler: Styler, table: pd.DataFrame) -> Styler:
+    """`styler` with its behaviour columns (if any) shown to three places, NOT_SCORED where a
+    metric does not apply, amber where worse than best (`behaviour_css`)."""
+    for metric in BEHAVIOUR:
+        column = (BEHAVIOUR_GROUP, behaviour_label(metric))
+        if column in table.columns:
+            styler = styler.format(precision=3, subset=[column], na_rep=NOT_SCORED)
+            styler = styler.map(behaviour_css(metric), subset=[column])
+    return styler
+
+
+def behaviour_legend(run: EvalRun) -> Styler:
+    """What each behaviour metric the run scored measures, per query: its summary, what 0 and
+    1 mean, which way is better, and over how many counted queries its overall mean is
+    (the measurement pass)."""
+    overall = run.result.measurement.overall
+    rows = [
+        {
+            "metric": BEHAVIOUR[m].label,
+            "per query": BEHAVIOUR[m].summary,
+            "0 means": BEHAVIOUR_SCALE.get(m, ("", ""))[0],
+            "1 means": BEHAVIOUR_SCALE.get(m, ("", ""))[1],
+            "better": "lower (0)" if BEHAVIOUR[m].lower_is_better else "higher (1)",
+            "queries": overall.behaviour_queries.get(m, 0),
+        }
+        for m in run.behaviour_metrics
+    ]
+    frame = pd.DataFrame(rows, columns=["metric", "per query", "0 means", "1 means", "better", "queries"])
+    caption = (
+        "Behaviour metrics (this suite asks for them: behaviour_metrics: true): means over the queries "
+        f"each applies to, {NOT_SCORED} where none; checked only against a baseline that records them"
+    )
+    styler = styled(frame, caption).hide(axis="index")
+    return styler.set_table_styles(
+        {
+            column: [{"selector": "td", "props": "white-space: normal; min-width: 14em"}]
+            for column in ("per query", "0 means", "1 means")
+        },
+        overwrite=False,
+    )
+
+
+LEAK_COLUMNS: tuple[str, ...] = (
+    "scenario", "category", "status", "queries", "leaking queries", "stale-fact rate", "stale ids returned",
+    "contamination", "forbidden ids returned",
+)  # fmt: skip
+"""One row per scenario of the measurement pass where the stale-fact rate or contamination
+applies to some query (`leak_table`)."""
+
+
+def leak_frame(run: EvalRun) -> pd.DataFrame:
+    """LEAK_COLUMNS: for each applicable scenario where the stale-fact rate or contamination
+    applies to at least one query, in suite order: how many queries they apply to, which of
+    those (numbers from 1) returned a stale or forbidden id, the two means (NaN where one does not
+    apply) and the ids behind them (`QueryResult.leaked`, rank order, each once; "not recorded"
+    for a report written before they were saved, whose rates are above 0)."""
+    rows = []
+    for s in run.result.measurement.scenarios:
+        applies = [q for q in s.queries if {"stale_fact_rate", "contamination"} & set(q.behaviour)]
+        if not applies:
+            continue
+        leaking = [
+            q
+            for q in applies
+            if q.behaviour.get("stale_fact_rate", 0) > 0 or q.behaviour.get("contamination", 0) > 0
+        ]
+        rows.append(
+            {
+                "scenario": s.name,
+                "category": s.category,
+                "status": s.status,
+                "queries": len(applies),
+                "leaking queries": ", ".join(str(q.index + 1) for q in leaking),
+                "stale-fact rate": s.metrics.behaviour.get("stale_fact_rate", float("nan")),
+                "stale ids returned": _leaked(applies, "stale", "stale_fact_rate"),
+                "contamination": s.metrics.behaviour.get("contamination", float("nan")),
+                "forbidden ids returned": _leaked(applies, "forbidden", "contamination"),
+            }
+        )
+    return pd.DataFrame(rows, columns=list(LEAK_COLUMNS))
+
+
+def _leaked(queries: Sequence[QueryResult], kind: LeakKind, metric: str) -> str:
+    ids = list(dict.fromkeys(i for q in queries for i in q.leaked.get(kind, [])))
+    if ids:
+        return ", ".join(ids)
+    return "not recorded" if any(q.behaviour.get(metric, 0) > 0 for q in queries) else ""
+
+
+def leak_table(run: EvalRun) -> Styler:
+    """`leak_frame` as a table: rates to three places (NOT_SCORED where one does not apply),
+    scenarios that returned a stale or forbidden id in amber, and a caption counting them."""
+    frame = leak_frame(run)
+    leaking = int((frame["leaking queries"] != "").sum())
+    caption = (
+        f"Stale and forbidden ids returned (measurement pass): {leaking} of "
+        f"{counted(len(frame), 'scenario')} returned some"
+    )
+    styler = styled(frame, caption).hide(axis="index")
+    styler = styler.format(precision=3, subset=["stale-fact rate", "contamination"], na_rep=NOT_SCORED)
+    styler = styler.map(status_css, subset=["status"])
+    styler = styler.map(
+        lambda v: WARN_CSS if v else "",
+        subset=["leaking queries", "stale ids returned", "forbidden ids returned"],
+    )
+    return styler.set_table_styles(
+        {
+            column: [{"selector": "td", "props": "white-space: normal; min-width: 10em"}]
+            for column in ("stale ids returned", "forbidden ids returned")
+        },
+        overwrite=False,
+    )
+
+
+def curve_table(run: EvalRun) -> Styler:
+    """The perturbation curve saved with the run (`EvalRun.perturbation_curve`): one row per
+    system and metric (its label), one column per value, three places. An empty table whose
+    caption says so when the run has none."""
+    curve = run.result.perturbation_curve
+    if curve is None:
+        return styled(pd.DataFrame(), "Perturbation curve: none was measured with this run")
+    frame = curve_frame(curve)
+    labels = {**{m: HARNESS[m].label for m in HARNESS_METRICS}, **{m: behaviour_label(m) for m in BEHAVIOUR}}
+    frame.index = pd.MultiIndex.from_tuples(
+        [(system, labels.get(metric, metric)) for system, metric in frame.index], names=["system", "metric"]
+    )
+    frame.columns = pd.Index([f"{curve.kind}={n}" for n in curve.values])
+    caption = (
+        f"Overall means (ungated pass) as {curve.kind} per scenario grow (seed {curve.seed}): each column "
+        "is one run of the perturbed suite, never compared with a baseline"
+    )
+    return styled(frame, caption).format(precision=3)
 
 
 def interval_table(

@@ -276,7 +276,8 @@ def margins(result: RunResult) -> tuple[Margin, ...]:
 
 def reproduce_command(result: RunResult) -> str | None:
     """The `evalkit run` command line that makes this run again (same system, mode, model, top_k,
-    gated pass and gate, suite folder, scenarios, thresholds file, --require-baseline, --perturb), shell-
+    gated pass and gate, suite folder, scenarios, thresholds file, --require-baseline, --perturb,
+    --perturb-curve), shell-
     quoted; None when the report does not record its suite (`Provenance.datasets`: a benchmark
     import, or a report written before evalkit recorded it). The thresholds flag is left out when
     it is the default (`<datasets>/thresholds.json`, or the built-in one for the built-in suite).
@@ -314,8 +315,12 @@ def reproduce_command(result: RunResult) -> str | None:
     for flag, key in (("distractors", "distractors"), ("stale-repeats", "stale_repeats")):
         if perturbed.get(key):
             argv += ["--perturb", f"{flag}={perturbed[key]}"]
-    if perturbed and perturbed.get("seed"):
-        argv += ["--perturb-seed", str(perturbed["seed"])]
+    curve = result.perturbation_curve
+    if curve is not None:
+        argv += ["--perturb-curve", f"{curve.kind}={','.join(str(n) for n in curve.values)}"]
+    seed = perturbed.get("seed") if perturbed else curve.seed if curve is not None else 0
+    if seed:
+        argv += ["--perturb-seed", str(seed)]
     return shlex.join(argv)
 
 

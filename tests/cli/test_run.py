@@ -238,3 +238,55 @@ def test_python_dash_m_entry_point(workspace):
     )
     assert proc.returncode == 2
     assert "--top-k" in proc.stderr
+
+
+def test_perturb_curve_prints_the_curve_saves_it_and_keeps_the_run_checked_against_its_baseline(
+    workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run(workspace, "--no-history", "--perturb-curve", "distractors=0,5,10", "--perturb-seed", "2") == 0
+    out = capsys.readouterr().out
+    assert "Verdict: PASS" in out  # the run is the unperturbed suite's
+    table = out[out.index("Perturbation curve (distractors added per scenario, seed 2; reference;") :]
+    assert table.splitlines()[1].split() == ["metric", "0", "5", "10"]
+    assert "never compared with a baseline" in table
+    saved = json.loads((workspace / "report.json").read_text())
+    curve = saved["perturbation_curve"]
+    assert curve["kind"] == "distractors" and curve["seed"] == 2 and curve["values"] == [0, 5, 10]
+    recall = curve["series"]["reference"]["recall"]
+    assert recall[0] == saved["overall"]["metrics"]["recall"]
+    assert f"{recall[1]:.3f}" in table.splitlines()[3]
+    assert "perturbation" not in saved["provenance"]  # the run itself is not perturbed
+    assert run(workspace, "--no-history", "--perturb-curve", "distractors=0,5,10", "--perturb-seed", "2") == 0
+    again = json.loads((workspace / "report.json").read_text())["perturbation_curve"]
+    assert again == curve  # seeded: the same curve every time
+
+
+def test_a_run_without_perturb_curve_saves_no_curve(workspace: Path) -> None:
+    assert run(workspace, "--no-history", "--scenario", "temporal") == 0
+    assert "perturbation_curve" not in json.loads((workspace / "report.json").read_text())
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (
+            ["--perturb-curve", "distractors=0,x"],
+            "--perturb-curve 'distractors=0,x': 'x' is not a whole number",
+        ),
+        (["--perturb-curve", "distractors=0,,5"], "'' is not a whole number 0 or more"),
+        (["--perturb-curve", "distractors=5,5"], "a value is given twice; give each value once"),
+        (["--perturb-curve", "distractors=0,65"], "the shipped pool holds 64 thoughts"),
+        (["--perturb-curve", "paraphrase=1,2"], "paraphrase is not offered"),
+        (["--perturb-curve", "nope"], "unknown perturbation; use --perturb-curve distractors=N,N,..."),
+        (
+            ["--perturb-curve", "distractors=0,5", "--perturb", "stale-repeats=1"],
+            "--perturb with --perturb-curve: a curve starts from the unperturbed suite; drop --perturb",
+        ),
+    ],
+)
+def test_bad_perturb_curves_exit_2_naming_the_flag_and_the_fix(
+    workspace: Path, capsys: pytest.CaptureFixture[str], argv: list[str], expected: str
+) -> None:
+    assert run(workspace, "--no-history", *argv) == 2
+    assert expected in capsys.readouterr().err
+    assert not (workspace / "report.json").exists()

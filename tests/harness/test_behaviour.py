@@ -70,3 +70,24 @@ def test_behaviour_metrics_are_checked_only_against_a_baseline_that_records_them
     stale = [r for r in found if r.kind == "metric" and r.metric == "stale_fact_rate" and r.category is None]
     assert stale and stale[0].message.startswith("overall: stale_fact_rate ")
     assert stale[0].message.endswith("is above its threshold 0.0200")
+
+
+def test_the_ids_behind_a_stale_or_contaminated_query_are_saved_in_rank_order(tmp_path):
+    leaky = ReferenceSystem(pipeline=PACK_MUTATIONS["deletion-keeps-text"].build())
+    run = run_eval(datasets=PACK, system=leaky)
+    queries = [q for s in run.result.scenarios for q in s.queries]
+    leaking = [q for q in queries if q.behaviour.get("stale_fact_rate", 0) > 0]
+    assert leaking
+    for q in queries:
+        stale = [i for i in q.retrieved if i in q.leaked.get("stale", [])]
+        assert q.leaked.get("stale", []) == stale  # rank order, only returned ids
+        assert (q.behaviour.get("stale_fact_rate", 0) > 0) == bool(q.leaked.get("stale"))
+        assert (q.behaviour.get("contamination", 0) > 0) == bool(q.leaked.get("forbidden"))
+        if "stale_fact_rate" in q.behaviour and q.retrieved:
+            assert q.behaviour["stale_fact_rate"] == len(q.leaked.get("stale", [])) / len(q.retrieved)
+    saved = json.loads(run.save(tmp_path / "r.json").read_text())
+    written = [q for s in saved["scenarios"] for q in s["queries"]]
+    assert [q.get("leaked", {}) for q in written] == [q.leaked for q in queries]
+    assert load_run(tmp_path / "r.json").result.scenarios == run.result.scenarios
+    clean = json.loads(run_eval(datasets=PACK).save(tmp_path / "clean.json").read_text())
+    assert not [q for s in clean["scenarios"] for q in s["queries"] if "leaked" in q]  # left out when none

@@ -8,11 +8,12 @@ import json
 import pytest
 from pydantic import ValidationError
 
+from evalkit import EvalRun, load_run, run_eval
 from evalkit.errors import ReportError
 from evalkit.harness.results import CandidateRecord, GatedBaselineRef, RunResult, read_result, write_result
 from evalkit.harness.sweep import regate_pass
 from tests.factories import a_pass, a_run, query, scenario
-from tests.shared import ROOT, comparable
+from tests.shared import DATASETS, ROOT, comparable
 
 GOLDEN = ROOT / "tests" / "golden" / "builtin_deterministic.json"
 
@@ -137,3 +138,28 @@ def _with_candidates(run: RunResult) -> RunResult:
         for s in gated.scenarios
     ]
     return run.with_pass(gated.model_copy(update={"scenarios": scenarios}))
+
+
+def test_a_perturbation_curve_holds_one_point_per_value_and_is_left_out_when_absent(tmp_path):
+    from evalkit.harness.results import PerturbationCurve
+
+    good = {
+        "kind": "distractors",
+        "seed": 0,
+        "values": [0, 10],
+        "series": {"reference": {"recall": [1.0, 0.5]}},
+    }
+    assert PerturbationCurve.model_validate(good).values == [0, 10]
+    with pytest.raises(ValidationError, match="2 points for 3 values"):
+        PerturbationCurve.model_validate({**good, "values": [0, 10, 20]})
+    with pytest.raises(ValidationError, match="measures each value once"):
+        PerturbationCurve.model_validate({**good, "values": [10, 10]})
+    with pytest.raises(ValidationError):
+        PerturbationCurve.model_validate({**good, "kind": "paraphrase"})
+    run = run_eval(datasets=DATASETS, scenarios=["temporal"], thresholds=None)
+    saved = json.loads(run.save(tmp_path / "r.json").read_text())
+    assert "perturbation_curve" not in saved and load_run(tmp_path / "r.json").perturbation_curve is None
+    with_curve = run.result.with_curve(PerturbationCurve.model_validate(good))
+    assert with_curve.verdict == run.result.verdict
+    EvalRun(with_curve).save(tmp_path / "c.json")
+    assert json.loads((tmp_path / "c.json").read_text())["perturbation_curve"] == good

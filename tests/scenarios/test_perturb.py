@@ -14,7 +14,14 @@ from evalkit.errors import UsageError
 from evalkit.metrics import HARNESS_METRICS
 from evalkit.scenarios import load_suite
 from evalkit.scenarios.dates import resolve_created_at
-from evalkit.scenarios.perturb import Perturbation, distractor_pool, parse_perturb, perturb_suite
+from evalkit.scenarios.perturb import (
+    CurveSpec,
+    Perturbation,
+    distractor_pool,
+    parse_curve,
+    parse_perturb,
+    perturb_suite,
+)
 from evalkit.views.charts import perturbation_chart
 from evalkit.views.verdict import reproduce_command, run_verdict
 from tests.shared import DATASETS, cli, comparable
@@ -104,7 +111,10 @@ def test_recall_does_not_increase_as_distractors_grow_on_the_reference_store() -
     [
         (["--perturb", "nope=1"], "--perturb 'nope=1': unknown perturbation; use --perturb distractors=N"),
         (["--perturb", "distractors=-1"], "'-1' is not a whole number 0 or more"),
-        (["--perturb", "distractors=0,10"], "for a curve over several values use evalkit.perturbation_curve"),
+        (
+            ["--perturb", "distractors=0,10"],
+            "for a curve over several values use --perturb-curve distractors=0,10",
+        ),
         (["--perturb", "paraphrase"], "paraphrase is not offered: no deterministic paraphrase source exists"),
         (
             ["--perturb", "distractors=1", "--perturb", "distractors=2"],
@@ -132,3 +142,118 @@ def test_the_api_refuses_what_the_flag_refuses() -> None:
     with pytest.raises(UsageError, match="unknown perturbation kind 'paraphrase'"):
         perturbation_curve([1], kind="paraphrase")
     assert parse_perturb(["stale-repeats=2", "distractors=3"], seed=7) == Perturbation(3, 2, 7)
+
+
+_LATE_CORRECTION = """\
+name: late-correction
+category: update
+distractors: false
+thoughts:
+  - {id: port-old, content: The staging server listens on port 8080., created_at: -30d}
+  - {id: lunch, content: Team lunch is on Friday at noon.}
+queries:
+  - query: Which port does the staging server listen on?
+    relevant: [port-old]
+  - query: Which port does the staging server listen on now?
+    relevant: [port-new]
+    forbid: [port-old]
+steps:
+  - after_query: 1
+    add:
+      thoughts:
+        - {id: port-new, content: The staging server now listens on port 9090., created_at: -1d}
+      edges:
+        - {source: port-new, target: port-old, type: replaces}
+"""
+
+_ARRIVES_LATE = """\
+name: arrives-late
+category: update
+distractors: false
+thoughts:
+  - {id: lunch, content: Team lunch is on Friday at noon.}
+queries:
+  - query: When is team lunch?
+    relevant: [lunch]
+  - query: Where is the release checklist?
+    relevant: [list-new]
+    forbid: [list-old]
+steps:
+  - after_query: 1
+    add:
+      thoughts:
+        - {id: list-old, content: The release checklist lives in the ops wiki., created_at: -20d}
+        - {id: list-new, content: The release checklist moved to the repo's docs folder., created_at: -2d}
+      edges:
+        - {source: list-new, target: list-old, type: replaces}
+"""
+
+
+@pytest.fixture
+def stepped_suite(tmp_path: Path) -> Path:
+    suite = tmp_path / "stepped"
+    (suite / "scenarios").mkdir(parents=True)
+    (suite / "suite.yaml").write_text("categories: [update]\nbehaviour_metrics: true\n", encoding="utf-8")
+    (suite / "scenarios" / "late-correction.yaml").write_text(_LATE_CORRECTION, encoding="utf-8")
+    (suite / "scenarios" / "arrives-late.yaml").write_text(_ARRIVES_LATE, encoding="utf-8")
+    return suite
+
+
+def test_stale_repeats_follow_a_fact_superseded_or_seeded_by_an_add_step(stepped_suite: Path) -> None:
+    suite = load_suite(stepped_suite)
+    perturbed = {s.name: s for s in perturb_suite(suite, Perturbation(stale_repeats=2)).scenarios}
+    copies = ["port-old~stale1", "port-old~stale2"]
+    late = perturbed["late-correction"]
+    # the original is seeded up front, so are its copies; they are superseded only by the step
+    assert [t.id for t in late.thoughts] == ["port-old", "lunch", *copies]
+    assert late.edges == []
+    (step,) = late.steps
+    assert step.add is not None and [t.id for t in step.add.thoughts] == ["port-new"]
+    assert [(e.source, e.target) for e in step.add.edges] == [("port-new", "port-old")] + [
+        ("port-new", c) for c in copies
+    ]
+    assert late.queries[0].forbid == [] and late.queries[1].forbid == ["port-old", *copies]
+    # the original and its correction both arrive in a step: the copies arrive with them
+    (step,) = perturbed["arrives-late"].steps
+    assert step.add is not None
+    assert [t.id for t in step.add.thoughts] == ["list-old", "list-new", "list-old~stale1", "list-old~stale2"]
+    assert [t.id for t in perturbed["arrives-late"].thoughts] == ["lunch"]
+    # stale only once superseded: the first query's memory holds no stale id, the second's does
+    run = run_eval(datasets=stepped_suite, thresholds=None, perturb=Perturbation(stale_repeats=2))
+    (late_result,) = [s for s in run.result.measurement.scenarios if s.name == "late-correction"]
+    first, second = late_result.queries
+    assert "stale_fact_rate" not in first.behaviour and "stale_fact_rate" in second.behaviour
+    assert not set(copies) & set(second.retrieved)  # the reference store suppresses every copy
+    assert set(copies) <= set(first.retrieved)  # before the step, the copies are current facts
+
+
+def test_distractors_are_seeded_up_front_and_leave_the_steps_alone(stepped_suite: Path) -> None:
+    suite = load_suite(stepped_suite)
+    for plain, grown in zip(
+        suite.scenarios, perturb_suite(suite, Perturbation(distractors=5)).scenarios, strict=True
+    ):
+        assert grown.steps == plain.steps
+        assert len(grown.thoughts) == len(plain.thoughts) + 5
+
+
+def test_a_curve_of_a_pack_also_follows_the_behaviour_metrics_it_scores() -> None:
+    pack = DATASETS / "packs" / "update-propagation"
+    curve = perturbation_curve([0, 2], kind="stale-repeats", datasets=pack, thresholds=None)
+    metrics = list(curve.loc["reference"].index)
+    assert metrics[: len(HARNESS_METRICS)] == list(HARNESS_METRICS)
+    assert "duplicate_rate" in metrics[len(HARNESS_METRICS) :]
+    assert curve.columns.name == "stale-repeats" and list(curve.columns) == [0, 2]
+
+
+def test_a_curve_spec_refuses_what_the_flag_refuses() -> None:
+    assert CurveSpec("distractors", (0, 10)).flag == "distractors=0,10"
+    assert [p.distractors for p in CurveSpec("distractors", (0, 10), seed=3).perturbations] == [0, 10]
+    with pytest.raises(UsageError, match="at least one value"):
+        CurveSpec("distractors", ())
+    with pytest.raises(UsageError, match="each value once"):
+        CurveSpec("stale-repeats", (1, 1))
+    with pytest.raises(UsageError, match="the shipped pool holds 64"):
+        CurveSpec("distractors", (0, 100))
+    with pytest.raises(UsageError, match="unknown perturbation kind"):
+        perturbation_curve([], kind="nope")
+    assert parse_curve(" stale-repeats = 0, 1 ,3 ", seed=5) == CurveSpec("stale-repeats", (0, 1, 3), 5)

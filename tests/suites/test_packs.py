@@ -91,6 +91,7 @@ def test_several_packs_combine_into_one_suite(tmp_path):
     suite = load_suite(folder)
     assert folder == tmp_path / "deletion-ghosts+update-propagation"
     assert suite.categories == ("deletion", "update", "over-invalidation")
+    assert suite.behaviour_metrics  # as each of the packs asks
     assert len(suite.scenarios) == len(load_suite(PACKS / "deletion-ghosts").scenarios) + len(
         load_suite(PACKS / "update-propagation").scenarios
     )

@@ -231,11 +231,12 @@ def test_a_batch_search_tool_answers_a_scenario_in_one_call(tmp_path, monkeypatc
 
 
 def test_the_presets_are_named_and_an_unknown_one_lists_them():
-    assert preset_names() == ["mcp-kb-sqlite", "reference", "server-memory"]
+    assert preset_names() == ["mcp-kb-sqlite", "mcp-memory-service", "reference", "server-memory"]
     assert mapping_source("server-memory").name == "server-memory.toml"
     assert mapping_source("reference") == DATASETS / "mcp" / "reference.toml"
     with pytest.raises(
-        AdapterError, match=r"no MCP preset 'nope'.*presets: mcp-kb-sqlite, reference, server"
+        AdapterError,
+        match=r"no MCP preset 'nope'.*presets: mcp-kb-sqlite, mcp-memory-service, reference, server",
     ):
         mapping_source("nope")
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from evalkit.views.console import render_gate_comparison, render_pass_table
+from evalkit.views.console import render_curve, render_gate_comparison, render_pass_table
 from evalkit.views.frames import EvalRun
 from tests.factories import a_pass, a_run, query, scenario
 
@@ -71,3 +71,30 @@ def test_the_header_counts_in_the_right_number_and_not_applicable_scenarios_are_
     assert "note: not applicable" not in text and "note: another note" in text
     alone = render_run(EvalRun(a_run(a_pass(scenario("short", "cat", [query(0)])))))
     assert alone.splitlines()[0].endswith("· 1 scenario · 1 query")
+
+
+def test_a_curve_of_several_systems_names_each_row_and_aligns_the_values() -> None:
+    from evalkit.harness.results import PerturbationCurve
+
+    curve = PerturbationCurve.model_validate(
+        {
+            "kind": "stale-repeats",
+            "seed": 3,
+            "values": [0, 1, 10],
+            "series": {
+                "reference": {"recall": [1.0, 0.75, 0.5], "stale_fact_rate": [0.0, 0.1, 0.25]},
+                "other-store": {"recall": [0.5, 0.5, 0.25]},
+            },
+        }
+    )
+    lines = render_curve(curve).splitlines()
+    assert lines[1] == (
+        "Perturbation curve (stale-repeats added per scenario, seed 3; reference, other-store; "
+        "overall means, ungated pass):"
+    )
+    assert lines[2].split() == ["system", "metric", "0", "1", "10"]
+    assert lines[4].split() == ["reference", "recall", "1.000", "0.750", "0.500"]
+    assert lines[5].split() == ["reference", "stale-fact", "rate", "0.000", "0.100", "0.250"]
+    assert lines[6].split() == ["other-store", "recall", "0.500", "0.500", "0.250"]
+    assert len({len(line) for line in lines[2:3] + lines[4:7]}) == 1  # one width: the values align
+    assert lines[-1].endswith("never compared with a baseline")

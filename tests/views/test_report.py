@@ -18,7 +18,7 @@ from bs4 import BeautifulSoup
 from evalkit import ReferenceSystem, load_run, run_eval
 from evalkit.harness.thresholds_file import find_baseline, read_thresholds
 from evalkit.notebooks import page_title
-from evalkit.views import report
+from evalkit.views import report, tables
 from evalkit.views.frames import EvalRun
 from evalkit.views.verdict import PAGE_TITLE_KEY, run_verdict
 from tests.shared import DATASETS, cli
@@ -223,3 +223,120 @@ def test_the_failure_table_and_drilldowns_are_capped_to_the_worst_queries(
     hits = drill.parts[0].parts[2].data
     first = every.iloc[0]
     assert set(hits.index.get_level_values("query #")) == {first["query #"]}
+
+
+PACK = DATASETS / "packs" / "deletion-ghosts"
+OPT_IN = ("leaks", "perturbation")
+"""The sections a run has only when it computed them (behaviour metrics, a perturbation curve)."""
+
+
+@pytest.fixture(scope="module")
+def leaky_pack() -> EvalRun:
+    """The deletion pack on a reference store whose delete keeps the FTS5 row (deleted ids leak)."""
+    from evalkit.suites.mutations import PACK_MUTATIONS
+
+    leaky = ReferenceSystem(pipeline=PACK_MUTATIONS["deletion-keeps-text"].build())
+    return run_eval(datasets=PACK, system=leaky)
+
+
+def test_a_run_without_behaviour_metrics_or_a_curve_shows_no_trace_of_them(reference: EvalRun) -> None:
+    for key in OPT_IN:
+        shown = report.section(reference, key)
+        assert shown.hidden and shown._repr_html_() == "" and repr(shown) == ""
+    contents = report.contents(reference)._repr_html_()
+    assert "#leaks" not in contents and "#perturbation" not in contents and "(not shown)</i>" in contents
+    for key in ("scenarios", "categories"):
+        html = report.section(reference, key)._repr_html_()
+        assert "behaviour" not in html and "↓" not in html
+    assert len(tables.scenario_table(reference).data.columns) == 20
+
+
+def test_a_pack_shows_its_behaviour_metrics_beside_the_harness_metrics_with_a_legend(
+    leaky_pack: EvalRun,
+) -> None:
+    scenarios = report.section(leaky_pack, "scenarios")
+    legend, table = scenarios.parts
+    assert list(legend.data["metric"]) == [
+        "stale-fact rate",
+        "contamination",
+        "duplicate rate@k",
+        "query sensitivity",
+    ]
+    assert (
+        legend.data.set_index("metric").loc["stale-fact rate", "0 means"]
+        == "no superseded or deleted id came back"
+    )
+    assert set(legend.data["better"]) == {"lower (0)", "higher (1)"}
+    columns = list(table.data.columns)
+    after_hit_rate = columns.index(("hit rate", "Δ")) + 1
+    assert columns[after_hit_rate][0] == tables.BEHAVIOUR_GROUP
+    assert columns[after_hit_rate][1] == "stale-fact rate ↓"
+    stale = table.data[(tables.BEHAVIOUR_GROUP, "stale-fact rate ↓")]
+    means = {s.name: s.metrics.behaviour.get("stale_fact_rate") for s in leaky_pack.result.scenarios}
+    assert stale.to_dict() == pytest.approx({name: v for name, v in means.items()}, nan_ok=True)
+    categories = tables.category_table(leaky_pack).data
+    overall = leaky_pack.result.overall.behaviour["stale_fact_rate"]
+    assert categories.loc["overall", (tables.BEHAVIOUR_GROUP, "stale-fact rate ↓")] == pytest.approx(overall)
+    assert overall > 0
+    html = scenarios._repr_html_()
+    assert "stale-fact rate ↓" in html and "query sensitivity ↑" in html
+
+
+def test_the_leak_section_names_the_stale_and_forbidden_ids_each_scenario_returned(
+    leaky_pack: EvalRun,
+) -> None:
+    leaks = tables.leak_frame(leaky_pack)
+    assert list(leaks.columns) == list(tables.LEAK_COLUMNS)
+    by_name = leaks.set_index("scenario")
+    for s in leaky_pack.result.scenarios:
+        returned = {i for q in s.queries for i in q.leaked.get("stale", [])}
+        assert set(filter(None, by_name.loc[s.name, "stale ids returned"].split(", "))) == returned
+    assert (by_name["leaking queries"] != "").any()
+    section = report.section(leaky_pack, "leaks")
+    assert section.reason is None and "#leaks" in report.contents(leaky_pack)._repr_html_()
+    caption = section.parts[0].caption
+    leaking = int((leaks["leaking queries"] != "").sum())
+    assert caption == (
+        "Stale and forbidden ids returned (measurement pass): "
+        f"{leaking} of {len(leaks)} scenarios returned some"
+    )
+    clean = run_eval(datasets=PACK, scenarios=["forget-api-key"], thresholds=None)
+    assert tables.leak_frame(clean)["leaking queries"].tolist() == [""]
+    page = _page(leaky_pack)
+    assert not [c for c in (td.get_text(strip=True) for td in page.find_all("td")) if c.lower() == "nan"]
+
+
+def test_an_older_pack_report_without_leaked_ids_says_they_were_not_recorded(
+    leaky_pack: EvalRun, tmp_path: Path
+) -> None:
+    saved = json.loads(leaky_pack.save(tmp_path / "r.json").read_text(encoding="utf-8"))
+    for name in ("scenarios",):
+        for s in saved[name]:
+            for q in s["queries"]:
+                q.pop("leaked", None)
+    (tmp_path / "old.json").write_text(json.dumps(saved), encoding="utf-8")
+    old = load_run(tmp_path / "old.json")
+    ids = tables.leak_frame(old)["stale ids returned"]
+    assert "not recorded" in set(ids) and set(ids) <= {"not recorded", ""}
+
+
+def test_the_perturbation_curve_is_a_section_of_a_run_saved_with_one(tmp_path: Path) -> None:
+    from evalkit.scenarios.perturb import CurveSpec
+
+    run = run_eval(
+        datasets=DATASETS,
+        thresholds=DATASETS / "thresholds.json",
+        perturb_curve=CurveSpec("distractors", (0, 10)),
+    )
+    assert run_verdict(run).value == "PASS"  # the run is the unperturbed suite's; the curve is never compared
+    again = load_run(run.save(tmp_path / "r.json"))
+    curve = again.perturbation_curve
+    assert curve is not None and list(curve.columns) == [0, 10] and curve.columns.name == "distractors"
+    assert curve.loc[("reference", "recall"), 0] == run.result.overall.metrics["recall"]
+    section = report.section(again, "perturbation")
+    assert section.title == "How fast does this system degrade as memory grows?"
+    chart, table = section.parts
+    assert "Metrics as memory grows" in chart.alt_text
+    assert list(table.data.columns) == ["distractors=0", "distractors=10"]
+    assert "#perturbation" in report.contents(again)._repr_html_()
+    assert run_verdict(again).command == "evalkit run --top-k 5 --perturb-curve distractors=0,10"

@@ -1,0 +1,176 @@
+"""MCP systems on `--workers`: a copy pickles without its session, each worker starts its own
+server(s), every server is stopped when the worker ends (normally, on an error, on Ctrl-C), and
+the report equals the serial run's."""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from evalkit.errors import AdapterError
+from evalkit.systems.mcp_adapter import McpSystem
+from tests.shared import DATASETS, cli, comparable_file
+
+REFERENCE = DATASETS / "mcp" / "reference.toml"
+
+
+LINGER = (
+    "import subprocess, sys, time; subprocess.run([sys.executable, '-m', 'evalkit', 'serve', '--mcp']); "
+    "time.sleep(120)"
+)
+"""The reference server behind a process that outlives its stdin by two minutes (as a server with
+other threads may): only evalkit stopping it (SIGTERM after its stdin closes) ends it in time."""
+
+
+def _reference_in(folder: Path) -> Path:
+    """`mcp:reference`'s mapping with its server started in `folder` (so its processes can be
+    found by their working folder), behind `LINGER`."""
+    folder.mkdir(exist_ok=True)
+    text = REFERENCE.read_text(encoding="utf-8").replace(
+        'inherit_env = ["PYTHONPATH"]', f'inherit_env = ["PYTHONPATH"]\ncwd = {json.dumps(str(folder))}'
+    )
+    text = text.replace('args = ["-m", "evalkit", "serve", "--mcp"]', f"args = ['-c', {json.dumps(LINGER)}]")
+    assert LINGER in text
+    path = folder.parent / "reference-here.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def _servers_in(folder: Path) -> list[int]:
+    """The processes whose working folder is `folder` (the mapping's servers)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if Path(os.readlink(entry / "cwd")) == folder:
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return found
+
+
+def _gone(folder: Path, seconds: float = 10.0) -> list[int]:
+    """The servers still running in `folder` after waiting up to `seconds` for them to exit."""
+    deadline = time.monotonic() + seconds
+    while (left := _servers_in(folder)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return left
+
+
+def test_a_pickled_copy_drops_its_session_and_shares_this_processes_server(tmp_path):
+    system = McpSystem.from_mapping(_reference_in(tmp_path / "srv"))
+    try:
+        state = system.__getstate__()
+        assert "_state" not in state  # the session and the seed map stay in this process
+        running = _servers_in(tmp_path / "srv")
+        copy = pickle.loads(pickle.dumps(system))
+        assert copy.call("info", {}) == system.call("info", {})
+        assert _servers_in(tmp_path / "srv") == running  # a copy in the same process: the same server
+        copy.seeded("alpha", ["a1"])
+        assert system.seeders("a1") == ["alpha"]
+    finally:
+        system.close()
+    assert _gone(tmp_path / "srv") == []
+
+
+def test_reference_on_two_workers_gives_the_serial_report_and_stops_every_server(tmp_path, capsys):
+    mapping = _reference_in(tmp_path / "srv")
+    reports = {}
+    for workers in ("1", "2"):
+        out = tmp_path / f"w{workers}.json"
+        code, _, err = cli(
+            capsys,
+            "run",
+            "--system",
+            f"mcp:{mapping}",
+            "--workers",
+            workers,
+            "--out",
+            str(out),
+            "--no-history",
+        )
+        assert code == 0, err
+        reports[workers] = comparable_file(out)
+        assert _gone(tmp_path / "srv") == []
+    assert reports["2"] == reports["1"]
+
+
+def test_server_memory_on_two_workers_gives_the_serial_report(tmp_path, capsys):
+    reports = {}
+    for workers in ("1", "2"):
+        out = tmp_path / f"w{workers}.json"
+        code, _, err = cli(
+            capsys, "run", "--system", "mcp:server-memory", "--workers", workers, "--out", str(out),
+            "--no-history",
+        )  # fmt: skip
+        assert code == 1, err  # its FAIL verdict (no whole question is a substring), the same on both
+        reports[workers] = comparable_file(out)
+    assert reports["2"] == reports["1"]
+
+
+def test_a_failing_worker_stops_its_server(tmp_path, capsys):
+    mapping = _reference_in(tmp_path / "srv")
+    text = mapping.read_text(encoding="utf-8")
+    mapping.write_text(text.replace('hits = "hits"', 'hits = "no-such-key"', 1), encoding="utf-8")
+    code, _, err = cli(capsys, "run", "--system", f"mcp:{mapping}", "--workers", "2", "--no-history")
+    assert code == 2, err  # the workers' first search fails
+    assert "no 'no-such-key' in the result" in err
+    assert _gone(tmp_path / "srv") == []
+
+
+def test_ctrl_c_stops_the_servers_of_every_worker(tmp_path):
+    mapping = _reference_in(tmp_path / "srv")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path.cwd()), *sys.path])}
+    run = subprocess.Popen(
+        [sys.executable, "-m", "evalkit", "run", "--system", f"mcp:{mapping}", "--workers", "2",
+         "--out", str(tmp_path / "r.json"), "--no-history"],
+        cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 120
+        while len(_servers_in(tmp_path / "srv")) < 4 and run.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)  # the run's own server and at least one worker's (2 processes each)
+        assert run.poll() is None, "the run ended before its workers started their servers"
+        os.killpg(run.pid, signal.SIGINT)  # Ctrl-C reaches the run and its workers, not the servers
+        run.wait(timeout=60)
+    finally:
+        if run.poll() is None:
+            os.killpg(run.pid, signal.SIGKILL)
+            run.wait()
+    assert _gone(tmp_path / "srv") == []
+
+
+def test_a_copy_reports_a_server_that_cannot_start_in_its_process(tmp_path):
+    system = McpSystem.from_mapping(_reference_in(tmp_path / "srv"))
+    copy = pickle.loads(pickle.dumps(system))
+    system.close()
+    copy.mapping = copy.mapping.model_copy(
+        update={"server": copy.mapping.server.model_copy(update={"args": ["-c", "raise SystemExit(3)"]})}
+    )
+    with pytest.raises(AdapterError, match="cannot start or reach the MCP server"):
+        copy.call("info", {})  # the copy starts its server on first use: this one exits at once
+
+
+def test_tmpdir_is_a_new_folder_per_run_wide_server_removed_when_it_stops(tmp_path):
+    mapping = _reference_in(tmp_path / "srv")
+    mapping.write_text(
+        mapping.read_text().replace(f"cwd = {json.dumps(str(tmp_path / 'srv'))}", 'cwd = "{tmpdir}"')
+    )
+    system = McpSystem.from_mapping(mapping)
+    folder = system._state.tmpdir
+    assert folder is not None and folder.is_dir() and _servers_in(folder)  # the server runs in it
+    system.close()
+    assert not folder.exists()
+    assert _gone(folder) == []
+    process = mapping.read_text().replace('strategy = "namespace"', 'strategy = "process"')
+    mapping.write_text(process.replace('argument = "namespace"\n', ""))
+    with pytest.raises(AdapterError, match=r"\{tmpdir\} is the folder of a run-wide server.*use \{workdir\}"):
+        McpSystem.from_mapping(mapping)
