@@ -133,9 +133,9 @@ def parse_text(parameter: Parameter, text: str, notebook: str | Path) -> object:
     """A command-line value as the declared type: `None`/`null` give None where allowed; booleans
     accept true/false, yes/no, 1/0 (any case). NotebookParameterError when nothing fits."""
     word = text.strip().lower()
+    if None in parameter.types and word in _NONE_WORDS:  # before str, which would take any text
+        return None
     for kind in parameter.types:
-        if kind is None and word in _NONE_WORDS:
-            return None
         if kind is bool and word in _BOOL_WORDS:
             return _BOOL_WORDS[word]
         if kind is int or kind is float:

@@ -257,6 +257,18 @@ def test_parse_parameters_converts_text_to_the_declared_types(tmp_path: Path) ->
     assert parse_parameters(declared, [("gate", "none")], path) == {"gate": None}
 
 
+def test_none_is_none_for_an_optional_text_parameter_and_text_for_a_plain_one(tmp_path: Path) -> None:
+    source = 'label: "Optional[str]" = "x"  # a label; None for none\nname: str = "n"  # a name\n'
+    path = _write_notebook(tmp_path / "n.ipynb", source)
+    declared = read_parameters(path)
+    assert parse_parameters(declared, [("label", "None"), ("name", "None")], path) == {
+        "label": None,
+        "name": "None",
+    }
+    assert parse_parameters(declared, [("label", "null")], path) == {"label": None}
+    assert parse_parameters(declared, [("label", "0,10")], path) == {"label": "0,10"}
+
+
 @pytest.mark.parametrize(
     ("pairs", "message"),
     [

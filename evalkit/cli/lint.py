@@ -2,9 +2,13 @@
 
 Every finding is a warning (see `evalkit.scenarios.lint`): exit 0 with or without findings, 1
 with findings under `--strict` (EXIT_REGRESSIONS: the suite does not pass the check), 2 for a
-malformed suite (the loader's problems, as `evalkit run` prints them) or bad usage. `evalkit
-run` and `evalkit mutants` lint the suite they load too and print one warning line when it has
-findings (`warn_on_load`), so a weak suite is never silent.
+malformed suite (the loader's problems, as `evalkit run` prints them) or bad usage. Findings a
+scenario acknowledges (`lint: {allow, reason}`) are listed after the findings, one line each
+with the reason, and counted apart: they are not findings (no exit 1 under `--strict`, no
+warning on load). `evalkit run`, `evalkit mutants`, `evalkit score --suite` and `evalkit
+report` (a notebook that runs a suite) lint the suite they load too and print one warning line
+when it has findings (`warn_on_load`, the one helper for that line), so a weak suite is never
+silent.
 """
 
 from __future__ import annotations
@@ -12,13 +16,14 @@ from __future__ import annotations
 import argparse
 import sys
 from collections import Counter
+from collections.abc import Iterable
 from pathlib import Path
 
 from evalkit.cli.args import add_top_k_arg, project_settings
 from evalkit.cli.exit_codes import EXIT_OK, EXIT_REGRESSIONS
 from evalkit.errors import DatasetError
 from evalkit.scenarios import load_suite
-from evalkit.scenarios.lint import Finding, lint_suite
+from evalkit.scenarios.lint import Acknowledged, Finding, lint_report, lint_suite
 from evalkit.wording import counted
 
 
@@ -47,23 +52,37 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 def lint_command(args: argparse.Namespace) -> int:
     project = project_settings(args)
     suite = load_suite(project.datasets)
-    findings = lint_suite(suite, project.config.top_k)
-    for finding in findings:
-        print(finding)
+    report = lint_report(suite, project.config.top_k)
+    findings = report.findings
+    for line in (*findings, *report.acknowledged):
+        print(line)
     scenarios = counted(len(suite.scenarios), "scenario")
     where = f"{project.datasets} ({scenarios}, top_k {project.config.top_k})"
+    also = acknowledged_summary(report.acknowledged)
     if not findings:
-        print(f"No lint findings in {where}.")
+        print(f"No lint findings in {where}" + (f"; {also}." if also else "."))
         return EXIT_OK
-    print(f"{summary(findings)} in {where}: " + ("an error under --strict" if args.strict else "warnings"))
+    verdict = "an error under --strict" if args.strict else "warnings"
+    print(f"{summary(findings)} in {where}: {verdict}" + (f"; {also}" if also else ""))
     return EXIT_REGRESSIONS if args.strict else EXIT_OK
 
 
 def summary(findings: list[Finding]) -> str:
     """ "5 lint findings (2 forbid-out-of-reach, 2 small-corpus, 1 no-shared-word)": most
     frequent first, ties by name."""
-    kinds = sorted(Counter(f.code for f in findings).items(), key=lambda item: (-item[1], item[0]))
-    return f"{counted(len(findings), 'lint finding')} ({', '.join(f'{n} {code}' for code, n in kinds)})"
+    return f"{counted(len(findings), 'lint finding')} ({_kinds(f.code for f in findings)})"
+
+
+def acknowledged_summary(acknowledged: list[Acknowledged]) -> str:
+    """ "2 acknowledged (1 duplicate-content, 1 small-corpus)", ordered as `summary`; "" for none."""
+    if not acknowledged:
+        return ""
+    return f"{len(acknowledged)} acknowledged ({_kinds(a.finding.code for a in acknowledged)})"
+
+
+def _kinds(codes: Iterable[str]) -> str:
+    counts = sorted(Counter(codes).items(), key=lambda item: (-item[1], item[0]))
+    return ", ".join(f"{n} {code}" for code, n in counts)
 
 
 def warn_on_load(datasets: Path, top_k: int) -> None:

@@ -1,4 +1,11 @@
-"""`evalkit report`: execute a report notebook headless and write it as HTML (evalkit.notebooks)."""
+"""`evalkit report`: execute a report notebook headless and write it as HTML (evalkit.notebooks).
+
+A notebook that evaluates a suite (it declares `datasets`, and a saved report it could show
+instead — `report_json`, `report_a`, `report_b` — is left at None) gets that suite linted: the
+same one-line warning on stderr as `evalkit run` (`evalkit.cli.lint.warn_on_load`), printed once
+the notebook has run (passed or failed its threshold check), so a refused command (exit 2) or an
+interrupted one prints only its own message.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +17,7 @@ from pathlib import Path
 from evalkit.api import notebook_curve
 from evalkit.cli.args import add_system_arg, project_settings
 from evalkit.cli.exit_codes import EXIT_OK, EXIT_REGRESSIONS
+from evalkit.cli.lint import warn_on_load
 from evalkit.errors import UsageError
 from evalkit.harness.history import HISTORY_FILE
 from evalkit.harness.project import Project
@@ -22,6 +30,7 @@ from evalkit.notebooks import (
     resolve_notebook,
     run_notebook,
 )
+from evalkit.packaged import BUILTIN_DATASETS
 from evalkit.parameters import Parameter
 
 DEFAULT_NOTEBOOK = "eval_report"
@@ -82,11 +91,31 @@ def report_command(args: argparse.Namespace) -> int:
     try:
         outputs = run_notebook(notebook, values, out_dir, progress=args.progress)
     except NotebookRegressionError as exc:
+        _warn_on_suite(values, project)
         print(f"evalkit: {notebook.name}: the threshold check failed\n{exc.evalue}", file=sys.stderr)
         print(f"report: {exc.outputs.html} (executed notebook: {exc.outputs.notebook})", file=sys.stderr)
         return EXIT_REGRESSIONS
+    _warn_on_suite(values, project)
     print(f"report: {outputs.html} (executed notebook: {outputs.notebook})")
     return EXIT_OK
+
+
+SAVED_REPORTS = ("report_json", "report_a", "report_b")
+"""Parameters naming a saved report a notebook shows instead of running the suite."""
+
+
+def _warn_on_suite(values: Mapping[str, object], project: Project) -> None:
+    """The lint warning of the suite the notebook runs (`values["datasets"]`; None = the built-in
+    suite, a relative path from here), at its `top_k` (else the project's); nothing when the
+    notebook declares no `datasets` or shows only saved reports (each of its SAVED_REPORTS set)."""
+    if "datasets" not in values:
+        return
+    saved = [name for name in SAVED_REPORTS if name in values]
+    if saved and all(values[name] is not None for name in saved):
+        return
+    datasets = values["datasets"]
+    top_k = values.get("top_k", project.config.top_k)
+    warn_on_load(BUILTIN_DATASETS if datasets is None else Path(str(datasets)), int(str(top_k)))
 
 
 def _defaults(

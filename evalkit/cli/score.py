@@ -5,7 +5,8 @@ The run is replayed through the one evaluation path (`evalkit.score_run`). Query
 query ids: a benchmark query's own id, `<scenario>/<query index>` for the built-in suite. Exit
 0 = no regressions, 1 = regressions (built-in suite: assertions and metric thresholds;
 benchmarks: assertions only), 2 = bad input (a malformed run file, unknown query or document
-ids) or usage.
+ids) or usage. With `--suite`, the suite is linted on load and a weak one gets the same one-line
+warning as `evalkit run` (`evalkit.cli.lint.warn_on_load`).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from evalkit.api import score_run
 from evalkit.cli.args import add_dataset_args, add_top_k_arg, project_settings
 from evalkit.cli.bench import finish_benchmark, parse_categories, parse_ks
 from evalkit.cli.exit_codes import EXIT_OK, EXIT_REGRESSIONS
+from evalkit.cli.lint import warn_on_load
 from evalkit.errors import UsageError
 from evalkit.suites.benchmarks import (
     DEFAULT_BEIR_KS,
@@ -87,6 +89,7 @@ def score_command(args: argparse.Namespace) -> int:
         if args.k is not None:
             raise UsageError("--k applies to benchmarks; with --suite use --top-k")
         project = project_settings(args)
+        warn_on_load(project.datasets, project.config.top_k)
         run = score_run(
             args.run,
             format=args.format,

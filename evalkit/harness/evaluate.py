@@ -17,8 +17,10 @@ provenance. Decisions where the SPEC is silent:
   kind of note): baselines average whole categories of the whole suite, so a subset's means differ.
   Nor is a perturbed suite (`Suite.perturbation`, `evalkit run --perturb`): its memory is not the
   one any baseline was measured on, so its note names the perturbation.
-- A run whose recall is 0 on every query with relevant ids has a `degenerate` regression
-  (`harness.verdict.degenerate_findings`): it is never PASS, whatever baseline it meets.
+- A run whose recall is 0 on every query with relevant ids of the scenarios expected to pass
+  has a `degenerate` regression (`harness.verdict.degenerate_findings`): it is never PASS,
+  whatever baseline it meets. xfail scenarios are expected to miss: they do not count, and a
+  run of xfail scenarios only gets a note in its verdict instead.
 - `config.require_baseline`: baseline check OFF for any of these reasons is itself a regression
   (kind `baseline`), so CI cannot pass without comparing metrics.
 - Scenarios that are not applicable to the system are listed in a note. They leave the overall
@@ -129,8 +131,9 @@ def evaluate(
 
 
 def _degenerate(measurement: PassResult) -> list[Regression]:
-    """A regression (kind `degenerate`) when recall is 0 on every query with relevant ids: a run
-    that retrieved nothing relevant at all is never PASS, even against a baseline recorded at 0.
+    """A regression (kind `degenerate`) when recall is 0 on every query with relevant ids of the
+    scenarios expected to pass (xfail ones left out): a run that retrieved nothing relevant where
+    it should is never PASS, even against a baseline recorded at 0.
     The other degenerate findings are listed in the verdict, not regressions."""
     return [
         Regression(kind="degenerate", message=d.message)

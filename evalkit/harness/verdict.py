@@ -15,7 +15,13 @@ between the runs (`evalkit.harness.repeats`); the value stays that of the report
 
 `degenerate` names retrieval that averages would hide (`degenerate_findings`), whatever the
 value: a query with relevant ids that retrieved none of them, a scenario whose queries all got
-the same ranking, a run whose recall is 0 everywhere. Only the last one fails a run.
+the same ranking, a run whose recall is 0 everywhere. Only the last one fails a run, and it
+counts only the queries of scenarios expected to pass (outcome `pass`, measure-only ones
+included): an xfail scenario is expected to miss. A run whose every query with relevant ids is
+in an xfail scenario, none of them retrieving any, gets the `recall-zero-xfail` finding instead:
+a note (also among the verdict's reasons) that fails nothing, since nothing expected to pass
+was asked — a suite of known failures needs a control scenario expected to pass to tell a
+system that finds nothing from one that fails only those.
 
 `strength` is the suite strength when the mutation suite ran with the run (`evalkit run
 --mutants`): "suite strength: caught N of M injected bugs", and for each escaped mutation what
@@ -46,7 +52,8 @@ VerdictValue = Literal["PASS", "FAIL", "NOT GATED"]
 
 NOT_GATED: VerdictValue = "NOT GATED"
 
-DegenerateKind = Literal["no-relevant-hit", "same-ranking", "recall-zero"]
+DegenerateKind = Literal["no-relevant-hit", "same-ranking", "recall-zero", "recall-zero-xfail"]
+"""The degenerate findings (see the module docstring); only `recall-zero` fails a run."""
 
 
 class DegenerateFinding(FrozenModel):
@@ -135,19 +142,39 @@ class RunVerdict(FrozenModel):
 
 def degenerate_findings(measurement: PassResult) -> list[DegenerateFinding]:
     """Degenerate retrieval in the measurement pass, over the scenarios that ran (not
-    applicable ones asked nothing): first the whole run's recall-zero finding (when at least one
-    query has relevant ids and none of them retrieved any), then per scenario in suite order its
+    applicable ones asked nothing): first the whole run's finding — `recall-zero` when at least
+    one query of a scenario expected to pass has relevant ids and none of those queries
+    retrieved any (xfail scenarios' queries left out, whatever they got; the message says so
+    when there were some), else `recall-zero-xfail` when no such query exists but xfail
+    scenarios have some and none of those retrieved any — then per scenario in suite order its
     same-ranking finding (two queries or more, every one given the same ids in the same order)
-    and the no-relevant-hit finding of each query with relevant ids that retrieved none."""
+    and the no-relevant-hit finding of each query with relevant ids that retrieved none (xfail
+    scenarios included: it names where retrieval found nothing, it fails nothing)."""
     ran = [s for s in measurement.scenarios if s.status != "not_applicable"]
-    labelled = [(s, q) for s in ran for q in s.queries if q.relevant]
+    labelled = [q for s in ran if s.outcome == "pass" for q in s.queries if q.relevant]
+    expected_misses = [q for s in ran if s.outcome == "xfail" for q in s.queries if q.relevant]
     found: list[DegenerateFinding] = []
-    if labelled and not any(set(q.retrieved) & set(q.relevant) for _, q in labelled):
+    if labelled and not any(set(q.retrieved) & set(q.relevant) for q in labelled):
+        among = " in scenarios expected to pass" if expected_misses else ""
         found.append(
             DegenerateFinding(
                 kind="recall-zero",
-                message=f"recall is 0 everywhere: none of the {len(labelled)} queries with relevant ids "
-                "retrieved any of them",
+                message=f"recall is 0 everywhere: none of the {len(labelled)} queries with relevant ids"
+                f"{among} retrieved any of them",
+            )
+        )
+    elif (
+        not labelled
+        and expected_misses
+        and not any(set(q.retrieved) & set(q.relevant) for q in expected_misses)
+    ):
+        found.append(
+            DegenerateFinding(
+                kind="recall-zero-xfail",
+                message="recall is 0 on every query with relevant ids "
+                f"({counted(len(expected_misses), 'query', 'queries')}), all in xfail scenarios: expected, "
+                "so not a failure; a scenario expected to pass would tell a system that finds nothing "
+                "from one that fails only these",
             )
         )
     for scenario in ran:
@@ -188,10 +215,14 @@ def judge(
 ) -> RunVerdict:
     """The verdict of a run with `regressions`, whose metrics were not compared with a baseline
     for the reason `not_compared` (None: they were), its `degenerate` findings and the suite
-    `strength` (None: the mutation suite did not run with it), which closes the reasons. For a
+    `strength` (None: the mutation suite did not run with it), which closes the reasons. A
+    `recall-zero-xfail` finding's message follows the value's own reasons. For a
     repeated run (`stability`, `evalkit.harness.repeats`), the reason before the strength says
     whether the runs agreed and names the unstable queries; it does not change the value."""
     verdict = _judge(regressions, not_compared, degenerate)
+    expected = [d.message for d in degenerate if d.kind == "recall-zero-xfail"]
+    if expected:  # the note of an all-xfail run with recall 0: a reason, not a failure
+        verdict = verdict.model_copy(update={"reasons": [*verdict.reasons, *expected]})
     if stability is not None:
         verdict = verdict.model_copy(update={"reasons": [*verdict.reasons, stability.summary()]})
     if strength is None:

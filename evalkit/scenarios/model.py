@@ -144,6 +144,42 @@ class AddSpec(_Frozen):
         return self
 
 
+LintRule = Literal[
+    "small-corpus", "unreachable-id", "forbid-out-of-reach", "no-shared-word", "duplicate-content",
+    "id-collision",
+]  # fmt: skip
+"""The rules of `evalkit lint` (`evalkit.scenarios.lint`), by code."""
+
+
+class LintAllowance(_Frozen):
+    """A scenario's `lint:` key: the lint rules whose findings in this scenario are expected by
+    design (`allow`: rule codes, each once) and why (`reason`, required: it is shown wherever the
+    acknowledged findings are). `evalkit lint` then lists those findings as acknowledged, not as
+    findings (`--strict` passes, `run` does not warn); other rules still report. It changes
+    nothing else: the scenario runs and is scored the same."""
+
+    allow: list[LintRule] = Field(min_length=1)
+    reason: str
+
+    @model_validator(mode="before")
+    @classmethod
+    def _a_mapping(cls, data: object) -> object:
+        if not isinstance(data, dict | LintAllowance):
+            raise ValueError(
+                "`lint` is a mapping: lint: {allow: [RULE, ...], reason: why the scenario means it}"
+            )
+        return data
+
+    @model_validator(mode="after")
+    def _explained_once(self) -> LintAllowance:
+        if not self.reason.strip():
+            raise ValueError("`reason` is blank; say why the scenario means what these rules flag")
+        twice = sorted({code for code in self.allow if self.allow.count(code) > 1})
+        if twice:
+            raise ValueError(f"`allow` lists {', '.join(twice)} more than once; list each rule once")
+        return self
+
+
 OPERATIONS: tuple[str, ...] = ("delete", "update", "add")
 """The operations a step may hold, one per step."""
 
@@ -209,6 +245,7 @@ class Scenario(_Frozen):
     (`evalkit.harness.floors`; each query may also carry its own).
     `steps` delete, update or add thoughts between queries (`StepSpec`); a scenario with a delete
     step needs the `deletion` capability, one with an update step `update`.
+    `lint` acknowledges lint rules whose findings the scenario means (`LintAllowance`).
     """
 
     name: str = Field(pattern=r"^[a-z0-9]+(-[a-z0-9]+)*$")
@@ -225,6 +262,7 @@ class Scenario(_Frozen):
     steps: list[StepSpec] = Field(default_factory=list)
     min_recall: float | None = Field(default=None, ge=0.0, le=1.0, allow_inf_nan=False)
     min_hit_rate: float | None = Field(default=None, ge=0.0, le=1.0, allow_inf_nan=False)
+    lint: LintAllowance | None = None
 
     def steps_before(self, index: int) -> list[StepSpec]:
         """The steps applied just before query `index` (0-based), i.e. those with

@@ -58,11 +58,68 @@ def test_run_warns_about_lint_findings_in_one_line(tmp_path, capsys):
         capsys, "run", "--datasets", str(suite), "--out", str(tmp_path / "r.json"), "--no-history"
     )
     assert code == 0
-    assert err == (
+    assert err == _warning(suite)
+
+
+def _warning(suite: Path) -> str:
+    """The one line `run`, `mutants`, `report` and `score --suite` print for the weak suite."""
+    return (
         "evalkit: warning: 1 lint finding (1 forbid-out-of-reach) in the suite: queries a broken search can "
-        "still pass; "
-        f"`evalkit lint {suite}` lists each with its fix\n"
+        f"still pass; `evalkit lint {suite}` lists each with its fix\n"
     )
+
+
+def test_score_suite_prints_the_same_lint_warning_as_run(tmp_path, capsys):
+    suite = _weak_suite(tmp_path / "weak")
+    ranking = tmp_path / "run.jsonl"
+    ranking.write_text(
+        '{"query_id": "deploy-facts#1", "results": ["region"]}\n'
+        '{"query_id": "deploy-facts#2", "results": ["db-new"]}\n'
+    )
+    argv = ("score", "--run", str(ranking), "--suite", "builtin", "--datasets", str(suite))
+    code, _, err = cli(capsys, *argv, "--out", str(tmp_path / "s.json"))
+    assert code == 0 and err == _warning(suite)
+
+
+def _tiny_notebook(path: Path, parameters: str) -> Path:
+    """A notebook of one parameters cell and one cell that does nothing: it runs in a second."""
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    nb.metadata = {"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"}}
+    nb.cells = [
+        nbformat.v4.new_code_cell(parameters, metadata={"tags": ["parameters"]}),
+        nbformat.v4.new_code_cell("pass"),
+    ]
+    nbformat.write(nb, path)
+    return path
+
+
+def test_report_prints_the_lint_warning_of_the_suite_its_notebook_runs(tmp_path, capsys):
+    suite = _weak_suite(tmp_path / "weak")
+    parameters = (
+        'datasets: "Optional[str]" = None  # the suite\n'
+        "top_k: int = 5  # results per query\n"
+        'report_json: "Optional[str]" = None  # a saved report to show instead\n'
+    )
+    notebook = _tiny_notebook(tmp_path / "tiny.ipynb", parameters)
+    argv = ("report", "--notebook", str(notebook), "--out-dir", str(tmp_path / "out"), "--no-progress")
+    code, _, err = cli(capsys, *argv, "-p", "datasets", str(suite))
+    assert code == 0 and err == _warning(suite)
+    # at top_k 6 the superseded row would rank inside: the finding is another one
+    code, _, err = cli(capsys, *argv, "-p", "datasets", str(suite), "-p", "top_k", "6")
+    assert code == 0 and "1 lint finding (1 small-corpus)" in err
+    # a saved report is shown, nothing is run: nothing to lint
+    code, _, err = cli(
+        capsys, *argv, "-p", "datasets", str(suite), "-p", "report_json", str(tmp_path / "r.json")
+    )
+    assert code == 0 and err == ""
+    # a notebook without a suite (no `datasets`): nothing to lint
+    plain = _tiny_notebook(tmp_path / "plain.ipynb", "top_k: int = 5  # results per query\n")
+    code, _, err = cli(
+        capsys, "report", "--notebook", str(plain), "--out-dir", str(tmp_path / "o2"), "--no-progress"
+    )
+    assert code == 0 and err == ""
 
 
 def test_run_mutants_saves_the_suite_strength_and_the_hints_in_the_report(tmp_path, capsys):

@@ -119,6 +119,91 @@ def test_degenerate_retrieval_is_named_per_query_per_scenario_and_for_the_whole_
     assert judge([], None, zero).value == "FAIL"  # recall 0 everywhere is never PASS
 
 
+def test_recall_zero_counts_only_scenarios_expected_to_pass() -> None:
+    nothing = query(0).model_copy(update={"retrieved": []})
+    found = query(0)  # retrieves its relevant id
+    # an xfail scenario that misses does not make recall 0 "everywhere" when one expected to pass finds
+    mixed = degenerate_findings(
+        a_pass(scenario("ok", "c", [found]), scenario("known", "c", [nothing], outcome="xfail"))
+    )
+    assert [d.kind for d in mixed] == ["no-relevant-hit"]
+    assert judge([], None, mixed).value == "PASS"
+    # nor does an xfail scenario's hit hide that every scenario expected to pass found nothing
+    hidden = degenerate_findings(
+        a_pass(scenario("bad", "c", [nothing]), scenario("lucky", "c", [found], outcome="xfail"))
+    )
+    assert [d.kind for d in hidden] == ["recall-zero", "no-relevant-hit"]
+    assert hidden[0].message == (
+        "recall is 0 everywhere: none of the 1 queries with relevant ids in scenarios expected to pass "
+        "retrieved any of them"
+    )
+    assert judge([], None, hidden).value == "FAIL"
+
+
+def test_a_run_of_xfail_scenarios_only_with_recall_0_gets_a_note_not_a_failure() -> None:
+    nothing = query(0).model_copy(update={"retrieved": []})
+    found = degenerate_findings(
+        a_pass(
+            scenario("a", "c", [nothing], outcome="xfail"),
+            scenario("b", "c", [nothing, nothing], outcome="xfail"),
+        )
+    )
+    assert [d.kind for d in found] == [
+        "recall-zero-xfail",
+        "no-relevant-hit",
+        "same-ranking",
+        "no-relevant-hit",
+        "no-relevant-hit",
+    ]
+    note = (
+        "recall is 0 on every query with relevant ids (3 queries), all in xfail scenarios: expected, so not "
+        "a failure; a scenario expected to pass would tell a system that finds nothing from one that fails "
+        "only these"
+    )
+    assert found[0].message == note
+    verdict = judge([], None, found)
+    assert verdict.value == "PASS" and verdict.reasons[-1] == note
+    assert judge([], "no baseline here", found).reasons == [
+        "metrics were not compared with a baseline: no baseline here",
+        "assertions held",
+        note,
+    ]
+    # an xfail scenario that found its answer (xpass): nothing to note
+    assert [
+        d.kind for d in degenerate_findings(a_pass(scenario("a", "c", [query(0)], outcome="xfail")))
+    ] == []
+
+
+def test_an_all_xfail_suite_that_finds_nothing_runs_green_from_the_command_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.syspath_prepend(str(Path(__file__).parent))
+    suite = _suite(tmp_path / "suite")
+    for path in (suite / "scenarios").iterdir():
+        path.write_text(
+            path.read_text(encoding="utf-8").replace("\ndistractors:", "\noutcome: xfail\ndistractors:"),
+            encoding="utf-8",
+        )
+    out = tmp_path / "r.json"
+    common = [
+        "run",
+        "--datasets",
+        str(suite),
+        "--no-history",
+        "--out",
+        str(out),
+        "--system",
+        "test_verdict:no_hit_system",
+    ]
+    code, stdout, _ = cli(capsys, *common, "--thresholds", "none")
+    assert code == 0, stdout
+    verdict = _verdict(out)
+    assert verdict["value"] == "NOT GATED"
+    assert verdict["degenerate"][0]["kind"] == "recall-zero-xfail"
+    assert "all in xfail scenarios: expected, so not a failure" in stdout
+    assert "[degenerate]" not in stdout  # no regression of that kind
+
+
 def test_a_finding_of_an_older_report_reads_its_0_based_query_as_a_number() -> None:
     old = {"kind": "no-relevant-hit", "message": "m", "scenario": "s", "query": 3}
     assert DegenerateFinding.model_validate(old).query_number == 4
