@@ -76,6 +76,7 @@ from evalkit.systems.wire import (
     SystemInfo,
     ThoughtsIn,
     edges_in,
+    search_in,
     search_response,
     thoughts_in,
 )
@@ -546,11 +547,11 @@ class HttpMemory:
     def search(self, query: str, **options: Any) -> SearchResponse:
         """POST .../search with `query` and the options of `ScenarioMemory.search`."""
         with self._request("search"):
-            body = SearchIn(query=query, **options)
+            body = search_in(query, options)
         return search_response(self._system.call("POST", f"{self.flush()}/search", SearchOut, body))
 
     def _search_in(self, request: SearchRequest) -> SearchIn:
-        return SearchIn(query=request.query, **request.options)
+        return search_in(request.query, request.options)
 
     @contextmanager
     def _request(self, endpoint: str) -> Iterator[None]:

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from contextvars import ContextVar
 from dataclasses import asdict
 from datetime import datetime
@@ -80,7 +81,22 @@ IsoDatetime = Annotated[datetime, Field(strict=False)]
 
 def _surrogate_path(data: Any) -> str | None:
     """The path (`a.0.b`) of the first string in `data` (keys included) holding a lone
-    surrogate, or None. Iterative, so a deeply nested value cannot exhaust the stack."""
+    surrogate, or None. Iterative, so a deeply nested value cannot exhaust the stack. A first
+    walk only gathers the strings (one regex over them all: building a path per value cost most
+    of a request's validation); the paths are built only when a surrogate is there."""
+    texts: list[str] = []
+    pending: list[Any] = [data]
+    while pending:
+        value = pending.pop()
+        if isinstance(value, str):
+            texts.append(value)
+        elif isinstance(value, dict):
+            texts.extend(key for key in value if isinstance(key, str))
+            pending.extend(value.values())
+        elif isinstance(value, list | tuple):
+            pending.extend(value)
+    if not _SURROGATE.search("".join(texts)):
+        return None
     stack: list[tuple[str, Any]] = [("", data)]
     while stack:
         path, value = stack.pop()
@@ -441,11 +457,30 @@ class ErrorOut(WireModel):
     )
 
 
+_SCALARS = (bool, int, float, datetime, type(None))
+
+
+def scalar_context(*rows: dict[str, Any]) -> dict[str, bool] | None:
+    """The validation context of request `rows` built from evalkit's records: `{NO_SURROGATES:
+    True}` when every value is a scalar and no string holds a lone surrogate (one regex over all
+    the strings instead of the wire models' walk of every value, which built a path per value
+    and cost more than the rest of the validation), else None: the walk runs and names the path."""
+    texts = []
+    for row in rows:
+        for value in row.values():
+            if isinstance(value, str):
+                texts.append(value)
+            elif not isinstance(value, _SCALARS):
+                return None
+    return None if _SURROGATE.search("".join(texts)) else {NO_SURROGATES: True}
+
+
 def thoughts_in(thoughts: list[Thought]) -> ThoughtsIn:
     """Thoughts as a request body (embeddings are not sent: the server's system embeds)."""
-    return ThoughtsIn(
-        thoughts=[ThoughtIn(**{name: getattr(t, name) for name in SENT_THOUGHT_FIELDS}) for t in thoughts]
-    )
+    rows = [{name: getattr(t, name) for name in SENT_THOUGHT_FIELDS} for t in thoughts]
+    context = scalar_context(*rows)
+    items = [ThoughtIn.model_validate(row, context=context) for row in rows]
+    return ThoughtsIn.model_validate({"thoughts": items}, context=context)
 
 
 def thoughts_out(body: ThoughtsIn | NamespaceIn) -> list[Thought]:
@@ -453,7 +488,17 @@ def thoughts_out(body: ThoughtsIn | NamespaceIn) -> list[Thought]:
 
 
 def edges_in(edges: list[Edge]) -> EdgesIn:
-    return EdgesIn(edges=[EdgeIn(**asdict(e)) for e in edges])
+    rows = [asdict(e) for e in edges]
+    context = scalar_context(*rows)
+    return EdgesIn.model_validate(
+        {"edges": [EdgeIn.model_validate(r, context=context) for r in rows]}, context=context
+    )
+
+
+def search_in(query: str, options: Mapping[str, Any]) -> SearchIn:
+    """A search as a request body (`SearchIn(query=query, **options)`, see `scalar_context`)."""
+    row = {"query": query, **options}
+    return SearchIn.model_validate(row, context=scalar_context(row))
 
 
 def edges_out(body: EdgesIn | NamespaceIn) -> list[Edge]:
