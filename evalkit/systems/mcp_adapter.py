@@ -484,11 +484,15 @@ class McpMemory:
         if top_k is not None and "top_k" not in placeholders(spec.arguments):
             listed = listed[:top_k]  # the server takes no limit: its first top_k hits are the answer
         hits = []
+        flat = all("." not in key for key in spec.hit.values())  # every hit field a key of the hit
         for position, raw in enumerate(listed, start=1):
-            fields = {
-                name: _at(label, tool, raw, key, optional=name != "id") for name, key in spec.hit.items()
-            }
-            fields = {k: v for k, v in fields.items() if v is not None}
+            if flat and isinstance(raw, dict) and spec.hit["id"] in raw:  # what _at finds, directly
+                fields = {name: raw[key] for name, key in spec.hit.items() if raw.get(key) is not None}
+            else:
+                fields = {
+                    name: _at(label, tool, raw, key, optional=name != "id") for name, key in spec.hit.items()
+                }
+                fields = {k: v for k, v in fields.items() if v is not None}
             if "id" not in fields:
                 raise AdapterError(
                     f"{label}: tool {tool!r}: hit {position} has a null id ({spec.hit['id']!r}); "
