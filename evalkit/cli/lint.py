@@ -5,10 +5,11 @@ with findings under `--strict` (EXIT_REGRESSIONS: the suite does not pass the ch
 malformed suite (the loader's problems, as `evalkit run` prints them) or bad usage. Findings a
 scenario acknowledges (`lint: {allow, reason}`) are listed after the findings, one line each
 with the reason, and counted apart: they are not findings (no exit 1 under `--strict`, no
-warning on load). `evalkit run`, `evalkit mutants`, `evalkit score --suite` and `evalkit
-report` (a notebook that runs a suite) lint the suite they load too and print one warning line
-when it has findings (`warn_on_load`, the one helper for that line), so a weak suite is never
-silent.
+warning on load). An allowed rule without a finding in its scenario gets a note line (stale, or
+meant for another top_k), which changes no exit code. `evalkit run`, `evalkit mutants`,
+`evalkit score --suite` and `evalkit report` (a notebook that runs a suite) lint the suite they
+load too and print one warning line when it has findings (`warn_on_load`, the one helper for
+that line), so a weak suite is never silent.
 """
 
 from __future__ import annotations
@@ -56,6 +57,11 @@ def lint_command(args: argparse.Namespace) -> int:
     findings = report.findings
     for line in (*findings, *report.acknowledged):
         print(line)
+    for name, code in report.unused:
+        print(
+            f"{suite.sources[name]}: scenario {name!r}: note: lint.allow lists {code}, which has no finding "
+            f"here at top_k {project.config.top_k}; drop it unless another top_k needs it"
+        )
     scenarios = counted(len(suite.scenarios), "scenario")
     where = f"{project.datasets} ({scenarios}, top_k {project.config.top_k})"
     also = acknowledged_summary(report.acknowledged)

@@ -120,10 +120,13 @@ class Acknowledged:
 @dataclass(frozen=True, slots=True)
 class LintReport:
     """What the lint found in a suite: the `findings` to act on, and the `acknowledged` ones
-    (findings of rules their scenario allows), both in `lint_suite`'s order."""
+    (findings of rules their scenario allows), both in `lint_suite`'s order; and the `unused`
+    acknowledgements — (scenario, rule) pairs, in suite order, of an allowed rule with no finding
+    in that scenario at this top_k: stale, or meant for another top_k (a note, never a finding)."""
 
     findings: list[Finding]
     acknowledged: list[Acknowledged]
+    unused: list[tuple[str, LintCode]]
 
 
 def lint_dataset(directory: str | Path, top_k: int) -> list[Finding]:
@@ -151,13 +154,20 @@ def lint_report(suite: Suite, top_k: int) -> LintReport:
         found += _duplicates(suite.distractors, distractors, None, frozenset())
     found += _collisions(suite)
     allowances = {s.name: s.lint for s in suite.scenarios if s.lint is not None}
-    report = LintReport([], [])
+    report = LintReport([], [], [])
     for finding in found:
         allowance = allowances.get(finding.scenario or "")
         if allowance is not None and finding.code in allowance.allow:
             report.acknowledged.append(Acknowledged(finding, allowance.reason))
         else:
             report.findings.append(finding)
+    used = {(a.finding.scenario, a.finding.code) for a in report.acknowledged}
+    report.unused.extend(
+        (name, code)
+        for name, allowance in allowances.items()
+        for code in allowance.allow
+        if (name, code) not in used
+    )
     return report
 
 

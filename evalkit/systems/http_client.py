@@ -17,6 +17,9 @@ error; a missing or mistyped field still is. The system is named by `/info`'s `n
 credentials redacted, is in `describe()` and in every error message). When `/info` advertises
 `search_batch` (the server's batch endpoint), the memory offers `search_many` and the harness
 sends all searches of a scenario in requests of at most that many (`batch=False` turns it off).
+When it advertises `seeded_create`, a scenario's namespace is created with its thoughts and edges
+in one request (`seeded_create=False` turns it off; see `HttpMemory`). Requests go straight to
+httpx's transport (no cookies kept, no redirects followed), each in one write.
 
 Bounds, so that no server can hang or exhaust a run:
 - a wall-clock deadline per request, `timeout` seconds (default $EVALKIT_SYSTEM_TIMEOUT, else
@@ -62,13 +65,16 @@ from evalkit.systems.protocol import SearchRequest
 from evalkit.systems.secrets import check_token, redact_url
 from evalkit.systems.wire import (
     NO_SURROGATES,
+    SURROGATE_BYTES,
     AddedOut,
+    NamespaceIn,
     NamespaceOut,
     SearchBatchIn,
     SearchBatchOut,
     SearchIn,
     SearchOut,
     SystemInfo,
+    ThoughtsIn,
     edges_in,
     search_response,
     thoughts_in,
@@ -102,10 +108,6 @@ NAMESPACE_PATTERN = re.compile(r"[A-Za-z0-9._~-]{1,200}")
 
 _Model = TypeVar("_Model", bound=BaseModel)
 
-_SURROGATE_BYTES = re.compile(rb"\\u[dD][89a-fA-F]|\xed[\xa0-\xbf]")
-"""Where a lone surrogate could hide in raw JSON: a `\\udXXX` escape, or the UTF-8-style bytes
-of a surrogate (Python's json reads them with surrogatepass). A reply without either holds none."""
-
 
 class HttpSystem:
     """The system behind `url`. Its name, capabilities and description come from `GET /info`,
@@ -124,12 +126,13 @@ class HttpSystem:
         timeout: float | None = None,
         max_reply_bytes: int | None = None,
         batch: bool = True,
+        seeded_create: bool = True,
     ) -> None:
         self._url = url.rstrip("/")
         self.url = redact_url(self._url)
         self.timeout = client_limits.timeout(timeout, TIMEOUT)
         self.max_reply_bytes = client_limits.max_reply_bytes(max_reply_bytes)
-        self._client = _client(self._url, transport)
+        self._client, self._transport, self._headers = _client(self._url, transport)
         self._ignored: set[str] = set()
         self.name = self.url
         self._where = f"system {self.url!r}"
@@ -142,13 +145,14 @@ class HttpSystem:
         self._where = f"system {self.name!r} at {self.url}"
         self.capabilities = frozenset(self.info.capabilities)
         self.batch = batch and self.info.search_batch > 0
+        self.seeded_create = seeded_create and self.info.seeded_create
 
     def __getstate__(self) -> dict[str, Any]:
-        return {key: value for key, value in self.__dict__.items() if key != "_client"}
+        return {k: v for k, v in self.__dict__.items() if k not in {"_client", "_transport", "_headers"}}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
-        self._client = _client(self._url, None)
+        self._client, self._transport, self._headers = _client(self._url, None)
 
     def describe(self) -> dict[str, Any]:
         """The URL (credentials redacted) and what the server says about its system (recorded
@@ -159,22 +163,25 @@ class HttpSystem:
     def open(self, workdir: Path) -> Iterator[HttpMemory]:
         """A fresh namespace on the server, dropped when the context exits (`workdir` is unused:
         the server keeps its own files). After a failure or an interrupt the drop is
-        best-effort within `CLEANUP_TIMEOUT`, and the original error is what propagates."""
-        namespace = self.call("POST", "/namespaces", NamespaceOut).namespace
-        if not NAMESPACE_PATTERN.fullmatch(namespace):
-            raise AdapterError(
-                f"{self._where}: POST /namespaces: the server returned the namespace "
-                f"{namespace[:100]!r}, which is not a safe URL segment ({NAMESPACE_PATTERN.pattern}); "
-                "the server must return plain ids"
-            )
-        path = f"/namespaces/{quote(namespace, safe='')}"
+        best-effort within `CLEANUP_TIMEOUT`, and the original error is what propagates.
+
+        On a server with `seeded_create` (see `HttpMemory`) the namespace is created by the
+        memory's first call, seeded in the same request, and nothing is sent for a memory that
+        was never called."""
+        memory = HttpBatchMemory(self) if self.batch else HttpMemory(self)
+        if not self.seeded_create:
+            memory.create(NamespaceIn())
         try:
-            yield HttpBatchMemory(self, path) if self.batch else HttpMemory(self, path)
+            yield memory
+            if memory.holding:
+                memory.flush()
         except BaseException:
-            with suppress(BaseException):  # the scenario's failure (or the Ctrl-C) is what counts
-                self.call("DELETE", path, None, timeout=CLEANUP_TIMEOUT)
+            if memory.path is not None:
+                with suppress(BaseException):  # the scenario's failure (or the Ctrl-C) is what counts
+                    self.call("DELETE", memory.path, None, timeout=CLEANUP_TIMEOUT)
             raise
-        self.call("DELETE", path, None)
+        if memory.path is not None:
+            self.call("DELETE", memory.path, None)
 
     def call(
         self,
@@ -191,11 +198,15 @@ class HttpSystem:
         seconds = self.timeout if timeout is None else timeout
         try:
             with _deadline(seconds):
-                request = self._client.build_request(
-                    method, path, content=None if body is None else body.model_dump_json(),
-                    headers={"content-type": "application/json"},
-                )  # fmt: skip
-                reply = self._client.send(request, stream=True)
+                content = None if body is None else body.model_dump_json().encode()
+                if self._transport is None:  # credentials in the URL: httpx's client sends them
+                    request = self._client.build_request(method, path, content=content, headers=_JSON)
+                    reply = self._client.send(request, stream=True)
+                else:
+                    reply = self._transport.handle_request(
+                        httpx.Request(method, self._url + path, headers=self._headers, content=content,
+                                      extensions=_EXTENSIONS)
+                    )  # fmt: skip
                 try:
                     raw = _read_body(reply, self.max_reply_bytes, where)
                 finally:
@@ -226,7 +237,7 @@ class HttpSystem:
         docstring). Fast path: pydantic parses and validates the JSON at once when it cannot
         hold a surrogate or too many objects; any failure takes the careful path, which names
         the problem."""
-        if raw.count(b"{") <= MAX_REPLY_OBJECTS and not _SURROGATE_BYTES.search(raw):
+        if raw.count(b"{") <= MAX_REPLY_OBJECTS and not SURROGATE_BYTES.search(raw):
             try:
                 return shape.model_validate_json(raw, context={NO_SURROGATES: True})
             except ValidationError:
@@ -279,17 +290,31 @@ class HttpSystem:
         self._client.close()
 
 
-def _client(url: str, transport: httpx.BaseTransport | None) -> httpx.Client:
-    """A connection pool for `url` with the deadline, retries and bearer token described above.
-    UsageError for a URL httpx cannot use or a token that cannot travel in a header."""
+_JSON = {"content-type": "application/json"}
+_TIMEOUT = httpx.Timeout(None, connect=CONNECT_TIMEOUT)
+_EXTENSIONS = {"timeout": _TIMEOUT.as_dict()}
+
+
+def _client(
+    url: str, transport: httpx.BaseTransport | None
+) -> tuple[httpx.Client, httpx.BaseTransport | None, httpx.Headers]:
+    """A connection pool for `url` with the deadline, retries and bearer token described above,
+    its transport, which `HttpSystem.call` calls directly with the client's headers (the third
+    value, with the JSON content type every request of the client carries; httpx's
+    client adds a few hundred microseconds per request for cookies, auth and redirect handling,
+    none of which the contract uses: no cookies are kept, redirects are not followed, as httpx's
+    default). None instead of the transport for a URL with credentials, which httpx's client
+    turns into basic auth (its `send` is used then). UsageError for a URL httpx cannot use or a
+    token that cannot travel in a header."""
     token = os.environ.get(TOKEN_ENV)
     if token:
         check_token(token, TOKEN_ENV)
+    transport = transport or _deadline_transport()
     try:
-        return httpx.Client(
+        client = httpx.Client(
             base_url=url,
-            timeout=httpx.Timeout(None, connect=CONNECT_TIMEOUT),
-            transport=transport or _deadline_transport(),
+            timeout=_TIMEOUT,
+            transport=transport,
             headers={
                 **({"Authorization": f"Bearer {token}"} if token else {}),
                 "Accept-Encoding": "gzip, deflate",
@@ -299,6 +324,8 @@ def _client(url: str, transport: httpx.BaseTransport | None) -> httpx.Client:
         raise UsageError(
             f"system {redact_url(url)!r} is not a usable URL ({exc}); give http://HOST:PORT[/PREFIX]"
         ) from None
+    headers = httpx.Headers({**client.headers, **_JSON})
+    return client, None if client.base_url.userinfo else transport, headers
 
 
 _current = threading.local()
@@ -328,16 +355,31 @@ def _left(timeout: float | None) -> float | None:
 
 
 class _DeadlineStream(httpcore.NetworkStream):
+    """A connection whose reads and writes wait at most until the deadline, and whose writes are
+    held until the next read: httpcore writes a request's head and body separately, and each
+    write woke the server for half a request (two reads and two passes of its event loop per
+    request, and on a busy machine two waits for a core); held, the request goes in one send. A
+    write error while sending is swallowed as httpcore itself does (a server may close early and
+    still answer; the read then tells what happened)."""
+
     def __init__(self, stream: httpcore.NetworkStream) -> None:
         self._stream = stream
+        self._held: list[bytes] = []
 
     def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        if self._held:
+            data = b"".join(self._held)
+            self._held.clear()
+            with suppress(httpcore.WriteError):
+                self._stream.write(data, _left(timeout))
         return self._stream.read(max_bytes, _left(timeout))
 
     def write(self, buffer: bytes, timeout: float | None = None) -> None:
-        self._stream.write(buffer, _left(timeout))
+        if buffer:
+            self._held.append(buffer)
 
     def close(self) -> None:
+        self._held.clear()
         self._stream.close()
 
     def start_tls(
@@ -431,40 +473,81 @@ def _parse(raw: bytes) -> Any:
 
 
 class HttpMemory:
-    """One namespace on the server, as a ScenarioMemory."""
+    """One namespace on the server, as a ScenarioMemory.
 
-    def __init__(self, system: HttpSystem, path: str) -> None:
-        self._system, self._path = system, path
+    On a server with `seeded_create` the namespace does not exist until the memory's first call
+    creates it: the first `add_thoughts` is held (its body built and checked at once, so a
+    thought the contract cannot carry fails there) and sent with the next call, the
+    `add_edges` that follows it in every scenario, as one `POST /namespaces` with thoughts and
+    edges; any other next call (or the end of the scenario) sends it alone first. So the
+    system's rejection of a seeded thought is reported by that next call, and a search is never
+    timed with the seeding in it: the runner always seeds (add_thoughts, add_edges) first."""
+
+    def __init__(self, system: HttpSystem) -> None:
+        self._system = system
+        self.path: str | None = None
+        self._held: ThoughtsIn | None = None
+
+    def create(self, body: NamespaceIn) -> None:
+        """POST /namespaces (seeded with `body` on a server with `seeded_create`); the
+        namespace's path is kept."""
+        sent = body if self._system.seeded_create else None
+        namespace = self._system.call("POST", "/namespaces", NamespaceOut, sent).namespace
+        if not NAMESPACE_PATTERN.fullmatch(namespace):
+            raise AdapterError(
+                f"{self._system._where}: POST /namespaces: the server returned the namespace "
+                f"{namespace[:100]!r}, which is not a safe URL segment ({NAMESPACE_PATTERN.pattern}); "
+                "the server must return plain ids"
+            )
+        self.path = f"/namespaces/{quote(namespace, safe='')}"
+
+    @property
+    def holding(self) -> bool:
+        """Whether thoughts are held, not sent yet."""
+        return self._held is not None
+
+    def flush(self) -> str:
+        """The namespace's path, after creating it with the held thoughts when it has not been."""
+        if self.path is None:
+            held, self._held = self._held, None
+            self.create(NamespaceIn.model_construct(thoughts=held.thoughts if held else [], edges=[]))
+        assert self.path is not None
+        return self.path
 
     def add_thoughts(self, thoughts: Sequence[Thought]) -> None:
         with self._request("thoughts"):
             body = thoughts_in(list(thoughts))
-        self._system.call("POST", f"{self._path}/thoughts", AddedOut, body)
+        if self.path is None and self._held is None:
+            self._held = body
+            return
+        self._system.call("POST", f"{self.flush()}/thoughts", AddedOut, body)
 
     def add_edges(self, edges: Sequence[Edge]) -> None:
-        """POST .../edges; nothing is sent for no edges (most scenarios have none: a round trip
-        saved)."""
-        if not edges:
-            return
+        """The namespace's creation with the held thoughts and these edges, else POST .../edges;
+        nothing is sent for no edges (most scenarios have none: a round trip saved)."""
         with self._request("edges"):
             body = edges_in(list(edges))
-        self._system.call("POST", f"{self._path}/edges", AddedOut, body)
+        if self._held is not None:
+            held, self._held = self._held, None
+            self.create(NamespaceIn.model_construct(thoughts=held.thoughts, edges=body.edges))
+        elif edges:
+            self._system.call("POST", f"{self.flush()}/edges", AddedOut, body)
 
     def delete_thoughts(self, ids: Sequence[str]) -> None:
         """POST .../thoughts/delete (`evalkit.systems.http_operations`)."""
         with self._request("thoughts/delete"):
-            http_operations.delete_thoughts(self._system, self._path, list(ids))
+            http_operations.delete_thoughts(self._system, self.flush(), list(ids))
 
     def update_thought(self, id: str, *, content: str | None = None, status: str | None = None) -> None:
         """POST .../thoughts/update (`evalkit.systems.http_operations`)."""
         with self._request("thoughts/update"):
-            http_operations.update_thought(self._system, self._path, id, content, status)
+            http_operations.update_thought(self._system, self.flush(), id, content, status)
 
     def search(self, query: str, **options: Any) -> SearchResponse:
         """POST .../search with `query` and the options of `ScenarioMemory.search`."""
         with self._request("search"):
             body = SearchIn(query=query, **options)
-        return search_response(self._system.call("POST", f"{self._path}/search", SearchOut, body))
+        return search_response(self._system.call("POST", f"{self.flush()}/search", SearchOut, body))
 
     def _search_in(self, request: SearchRequest) -> SearchIn:
         return SearchIn(query=request.query, **request.options)
@@ -478,8 +561,8 @@ class HttpMemory:
         except ValidationError as exc:
             problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
             raise AdapterError(
-                f"{self._system._where}: POST {self._path}/{endpoint}: the contract cannot carry "
-                f"this request: {problems}"
+                f"{self._system._where}: POST {self.path or '/namespaces/{ns}'}/{endpoint}: the "
+                f"contract cannot carry this request: {problems}"
             ) from exc
 
 
@@ -490,7 +573,7 @@ class HttpBatchMemory(HttpMemory):
     def search_many(self, requests: Sequence[SearchRequest]) -> list[SearchResponse]:
         """POST .../search/batch with `requests`, in order; one SearchResponse per request."""
         size = self._system.info.search_batch
-        endpoint = f"{self._path}/search/batch"
+        endpoint = f"{self.flush()}/search/batch"
         out: list[SearchResponse] = []
         for start in range(0, len(requests), size):
             chunk = requests[start : start + size]

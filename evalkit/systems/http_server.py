@@ -2,7 +2,10 @@
 
 Endpoints (JSON; shapes in `evalkit.systems.wire`; the OpenAPI document is at `/openapi.json`):
 - `GET /info` → SystemInfo: name, capabilities, describe()
-- `POST /namespaces` → NamespaceOut: a fresh, isolated memory
+- `POST /namespaces` (no body, or NamespaceIn: thoughts and edges) → 201 NamespaceOut: a fresh,
+  isolated memory, seeded with the body in the same call (advertised as `/info`'s
+  `seeded_create`, so the client creates and seeds a scenario's memory in one request; a seed
+  the system rejects is the reply's error and leaves no namespace)
 - `DELETE /namespaces/{ns}` → 204: the memory and its files are gone
 - `POST /namespaces/{ns}/thoughts` (ThoughtsIn) → AddedOut
 - `POST /namespaces/{ns}/edges` (EdgesIn) → AddedOut
@@ -10,10 +13,14 @@ Endpoints (JSON; shapes in `evalkit.systems.wire`; the OpenAPI document is at `/
 - `POST /namespaces/{ns}/search/batch` (SearchBatchIn) → SearchBatchOut: up to
   `MAX_SEARCH_BATCH` searches answered in order, in one call on the store thread (advertised
   as `/info`'s `search_batch`, so the client uses it)
-Replies that carry search results are serialised straight from the system's records
-(`wire.search_json`), not validated again: the client validates what it receives.
 - `POST /namespaces/{ns}/thoughts/delete` and `.../thoughts/update`: the operations of a
   scenario's steps (`evalkit.systems.http_operations`)
+Replies that carry search results are serialised straight from the system's records
+(`wire.search_json`), not validated again: the client validates what it receives. The busiest
+endpoints (all of the above but `/info` and the two operations) are answered without FastAPI's
+routing and dependency machinery when the request is plain and valid (`_FastPath`; the same code
+and the same bytes as the routes), and uvicorn parses HTTP with httptools when it is installed
+(`_http_protocol`).
 Errors, all `ErrorOut` (`{"detail": ...}`, JSON in ASCII, so any input can be echoed): 400 for a
 body that is not JSON (or not UTF-8, or nested too deeply), 401 without the bearer token (when
 one is set), 404 for an unknown namespace, 408 for a body that does not arrive within the request
@@ -41,13 +48,14 @@ import socket
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
 from contextlib import asynccontextmanager, suppress
-from typing import Any
+from typing import Any, TypeVar
 
 import uvicorn
 from fastapi import FastAPI, Request, Response
 from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.utils import get_openapi
 from fastapi.responses import JSONResponse
+from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
@@ -58,9 +66,12 @@ from evalkit.systems.namespaces import Limits, NamespaceLimit, Namespaces, Reque
 from evalkit.systems.protocol import MemorySystem
 from evalkit.systems.wire import (
     MAX_SEARCH_BATCH,
+    NO_SURROGATES,
+    SURROGATE_BYTES,
     AddedOut,
     EdgesIn,
     ErrorOut,
+    NamespaceIn,
     NamespaceOut,
     SearchBatchIn,
     SearchBatchOut,
@@ -77,8 +88,13 @@ from evalkit.systems.wire import (
 MAX_BODY_BYTES = 16 * 1024 * 1024
 """The largest request body the server reads (a larger one is a 413)."""
 
+BACKLOG = 2048
+"""Connections the listening socket queues before the server accepts them (uvicorn's default)."""
+
 HEADER_TIMEOUT = 10.0
 """Seconds a connection has to deliver a request's headers before it is closed."""
+
+_Body = TypeVar("_Body", bound=BaseModel)
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -114,12 +130,21 @@ def create_app(
     token: str | None = None,
     max_body_bytes: int = MAX_BODY_BYTES,
     limits: Limits | None = None,
+    fast: bool = True,
 ) -> FastAPI:
     """A FastAPI app serving `system` under the contract above. With `token` (printable ASCII,
     see `evalkit.systems.secrets.check_token`), every request must carry
     `Authorization: Bearer <token>` (401 otherwise). Namespaces are dropped at shutdown, and
-    every `limits.idle_timeout / 2` seconds those idle for longer."""
+    every `limits.idle_timeout / 2` seconds those idle for longer. `fast=False` sends every
+    request through FastAPI (see `_FastPath`; the replies are the same, only slower)."""
     namespaces = Namespaces(system, limits)
+    operations = _Operations(namespaces)
+    statuses: dict[type[Exception], int] = {
+        UnknownNamespace: 404,
+        NamespaceLimit: 503,
+        RequestTimeout: 503,
+        EvalkitError: 422,
+    }
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -142,8 +167,9 @@ def create_app(
     )
     app.state.namespaces = namespaces
     app.add_middleware(
-        _Guard, token=token, max_body_bytes=max_body_bytes, timeout=namespaces.limits.request_timeout
-    )
+        _Guard, token=token, max_body_bytes=max_body_bytes, timeout=namespaces.limits.request_timeout,
+        fast=_FastPath(operations, statuses) if fast else None,
+    )  # fmt: skip
 
     def openapi() -> dict[str, Any]:
         """FastAPI's document, plus the bearer scheme (required when the server has a token)."""
@@ -160,12 +186,6 @@ def create_app(
 
     app.openapi = openapi  # type: ignore[method-assign]  # FastAPI's documented way to extend it
 
-    statuses: dict[type[Exception], int] = {
-        UnknownNamespace: 404,
-        NamespaceLimit: 503,
-        RequestTimeout: 503,
-        EvalkitError: 422,
-    }
     for kind, status in statuses.items():
         app.add_exception_handler(kind, _status_handler(status))
 
@@ -201,16 +221,18 @@ def create_app(
             capabilities=sorted(declared_capabilities(system)),
             describe=system.describe(),
             search_batch=MAX_SEARCH_BATCH,
+            seeded_create=True,
         )
 
     @app.post(
         "/namespaces",
         status_code=201,
-        summary="Open a fresh, empty, isolated memory (one per scenario)",
+        response_model=NamespaceOut,
+        summary="Open a fresh, isolated memory (one per scenario), empty or seeded with the body",
         response_description="Created: the namespace's id",
     )
-    async def create() -> NamespaceOut:
-        return NamespaceOut(namespace=await namespaces.run(namespaces.create))
+    async def create(body: NamespaceIn | None = None) -> Response:
+        return await operations.create(body)
 
     @app.delete(
         "/namespaces/{namespace}",
@@ -219,26 +241,25 @@ def create_app(
         response_description="Dropped (no body)",
     )
     async def drop(namespace: str) -> Response:
-        await namespaces.run(namespaces.drop, namespace)
-        return Response(status_code=204)
+        return await operations.drop(namespace)
 
     @app.post(
         "/namespaces/{namespace}/thoughts",
+        response_model=AddedOut,
         summary="Add thoughts (the system embeds them)",
         response_description="How many were added",
     )
-    async def add_thoughts(namespace: str, body: ThoughtsIn) -> AddedOut:
-        await namespaces.run(namespaces.get(namespace).add_thoughts, thoughts_out(body))
-        return AddedOut(added=len(body.thoughts))
+    async def add_thoughts(namespace: str, body: ThoughtsIn) -> Response:
+        return await operations.add_thoughts(namespace, body)
 
     @app.post(
         "/namespaces/{namespace}/edges",
+        response_model=AddedOut,
         summary="Add typed edges between added thoughts",
         response_description="How many were added",
     )
-    async def add_edges(namespace: str, body: EdgesIn) -> AddedOut:
-        await namespaces.run(namespaces.get(namespace).add_edges, edges_out(body))
-        return AddedOut(added=len(body.edges))
+    async def add_edges(namespace: str, body: EdgesIn) -> Response:
+        return await operations.add_edges(namespace, body)
 
     @app.post(
         "/namespaces/{namespace}/search",
@@ -247,11 +268,7 @@ def create_app(
         response_description="The hits, best first, and what the relevance gate saw",
     )
     async def search(namespace: str, body: SearchIn) -> Response:
-        memory = namespaces.get(namespace)
-        options = body.model_dump()
-        query = options.pop("query")
-        response = await namespaces.run(lambda: memory.search(query, **options))
-        return Response(search_json(response), media_type="application/json")
+        return await operations.search(namespace, body)
 
     @app.post(
         "/namespaces/{namespace}/search/batch",
@@ -260,16 +277,140 @@ def create_app(
         response_description="One result per search, in the order asked",
     )
     async def search_batch(namespace: str, body: SearchBatchIn) -> Response:
-        memory = namespaces.get(namespace)
+        return await operations.search_batch(namespace, body)
+
+    add_operation_routes(app, namespaces, declared_capabilities(system), _error)
+    return app
+
+
+class _Operations:
+    """What the contract's endpoints do, each answering its reply (the FastAPI routes and the
+    fast path call the same code, so their replies are the same bytes)."""
+
+    def __init__(self, namespaces: Namespaces) -> None:
+        self.namespaces = namespaces
+
+    async def create(self, body: NamespaceIn | None) -> Response:
+        """A fresh memory, seeded with `body`'s thoughts then edges (all or nothing: a rejected
+        seed drops the new namespace and raises its error)."""
+        namespaces = self.namespaces
+        thoughts = thoughts_out(body) if body else []
+        edges = edges_out(body) if body else []
+
+        def seeded() -> str:
+            namespace = namespaces.create()
+            try:
+                memory = namespaces.get(namespace)
+                if thoughts:
+                    memory.add_thoughts(thoughts)
+                if edges:
+                    memory.add_edges(edges)
+            except BaseException:
+                with suppress(Exception):
+                    namespaces.drop(namespace)
+                raise
+            return namespace
+
+        namespace = await namespaces.run(seeded)
+        return _AsciiJSON({"namespace": namespace}, status_code=201)
+
+    async def drop(self, namespace: str) -> Response:
+        await self.namespaces.run(self.namespaces.drop, namespace)
+        return Response(status_code=204)
+
+    async def add_thoughts(self, namespace: str, body: ThoughtsIn) -> Response:
+        await self.namespaces.run(self.namespaces.get(namespace).add_thoughts, thoughts_out(body))
+        return _AsciiJSON({"added": len(body.thoughts)})
+
+    async def add_edges(self, namespace: str, body: EdgesIn) -> Response:
+        await self.namespaces.run(self.namespaces.get(namespace).add_edges, edges_out(body))
+        return _AsciiJSON({"added": len(body.edges)})
+
+    async def search(self, namespace: str, body: SearchIn) -> Response:
+        memory = self.namespaces.get(namespace)
+        options = body.model_dump()
+        query = options.pop("query")
+        response = await self.namespaces.run(lambda: memory.search(query, **options))
+        return Response(search_json(response), media_type="application/json")
+
+    async def search_batch(self, namespace: str, body: SearchBatchIn) -> Response:
+        memory = self.namespaces.get(namespace)
         asked = [search.model_dump() for search in body.searches]
 
         def run_all() -> list[Any]:
             return [memory.search(options.pop("query"), **options) for options in asked]
 
-        return Response(search_batch_json(await namespaces.run(run_all)), media_type="application/json")
+        return Response(search_batch_json(await self.namespaces.run(run_all)), media_type="application/json")
 
-    add_operation_routes(app, namespaces, declared_capabilities(system), _error)
-    return app
+
+class _FastPath:
+    """The contract's busiest endpoints (create, drop, thoughts, edges, search, search/batch),
+    answered by `_Guard` without FastAPI's routing, dependency solving and exception machinery,
+    which cost more than the store's work per request. Only the plain case takes it: the exact
+    path and method, no root path, a `content-type: application/json` body (or none where
+    none is needed) that pydantic validates straight from the bytes. Anything else (another
+    endpoint, a body that does not validate, a trailing slash) goes to the FastAPI app, which
+    answers it, errors included, exactly as before; so does every request when `create_app`
+    is given `fast=False`. The work is `_Operations`', as from the routes, and an exception
+    it raises gets the status the app's exception handlers give it (the most specific class
+    first, as Starlette looks them up); any other goes to `_Guard` (a 500)."""
+
+    def __init__(self, operations: _Operations, statuses: dict[type[Exception], int]) -> None:
+        self.operations = operations
+        self.statuses = statuses
+        self.routes: dict[str, tuple[type[BaseModel], Callable[[str, Any], Awaitable[Response]]]] = {
+            "thoughts": (ThoughtsIn, operations.add_thoughts),
+            "edges": (EdgesIn, operations.add_edges),
+            "search": (SearchIn, operations.search),
+            "search/batch": (SearchBatchIn, operations.search_batch),
+        }
+
+    async def answer(
+        self, scope: Scope, headers: dict[bytes, bytes], body: bytes, receive: Receive, send: Send
+    ) -> bool:
+        """Answer the request and return True, or return False (nothing sent) to leave it to the app."""
+        if scope.get("root_path"):
+            return False
+        method, path = scope["method"], scope["path"]
+        parts = path.split("/")
+        if len(parts) < 2 or parts[1] != "namespaces" or any(not part for part in parts[2:]):
+            return False
+        json_body = headers.get(b"content-type", b"").split(b";")[0].strip().lower() == b"application/json"
+        ops = self.operations
+        reply: Awaitable[Response] | None = None
+        if len(parts) == 2 and method == "POST":
+            if not body:
+                reply = ops.create(None)
+            elif json_body and (seed := _valid(NamespaceIn, body)) is not None:
+                reply = ops.create(seed)
+        elif len(parts) == 3 and method == "DELETE":
+            reply = ops.drop(parts[2])
+        elif method == "POST" and json_body:
+            route = self.routes.get("/".join(parts[3:]))
+            if route is not None and (valid := _valid(route[0], body)) is not None:
+                reply = route[1](parts[2], valid)
+        if reply is None:
+            return False
+        try:
+            response = await reply
+        except Exception as exc:
+            status = next((self.statuses[k] for k in type(exc).__mro__ if k in self.statuses), None)
+            if status is None:
+                raise
+            response = _error(status, str(exc))
+        await response(scope, receive, send)
+        return True
+
+
+def _valid(shape: type[_Body], body: bytes) -> _Body | None:
+    """`body` validated as `shape` straight from the JSON bytes, or None when it does not validate
+    (the app then answers it, with its own error). A body without a surrogate escape skips the
+    wire models' surrogate walk: it cannot hold one."""
+    context = None if SURROGATE_BYTES.search(body) else {NO_SURROGATES: True}
+    try:
+        return shape.model_validate_json(body, context=context)
+    except ValueError:  # pydantic's ValidationError is one
+        return None
 
 
 async def _evict_periodically(namespaces: Namespaces) -> None:
@@ -295,13 +436,15 @@ class _Guard:
     """The outermost checks of every HTTP request, as plain ASGI: the bearer token (compared as
     bytes in constant time, so a non-ASCII header is a 401, not a 500), then the body, read here
     within `timeout` seconds and counted while it streams (413 at the limit, whether or not a
-    Content-Length was sent), then handed to the app. An exception the app lets through is a
+    Content-Length was sent), then handed to `fast` (a `_FastPath`), and to the app when that
+    leaves it. An exception the app lets through is a
     500 naming it, logged as one line on stderr (Starlette's error middleware would print a
     traceback and leave the connection unusable)."""
 
     def __init__(self, app: Callable[[Scope, Receive, Send], Awaitable[None]], *, token: str | None,
-                 max_body_bytes: int, timeout: float) -> None:  # fmt: skip
+                 max_body_bytes: int, timeout: float, fast: _FastPath | None = None) -> None:  # fmt: skip
         self.app = app
+        self.fast = fast
         self.expected = None if token is None else b"Bearer " + token.encode("utf-8")
         self.max_body_bytes = max_body_bytes
         self.timeout = timeout
@@ -360,7 +503,8 @@ class _Guard:
             await send(message)
 
         try:
-            await self.app(scope, replay, tracked)
+            if self.fast is None or not await self.fast.answer(scope, headers, body, replay, tracked):
+                await self.app(scope, replay, tracked)
         except Exception as exc:  # the served system's bug: one line, a 500, and keep serving
             print(f"evalkit serve: {scope.get('method')} {scope.get('path')}: {type(exc).__name__}: {exc}",
                   file=sys.stderr)  # fmt: skip
@@ -379,15 +523,16 @@ async def _send_error(send: Send, status: int, detail: str) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
-def header_timeout_protocol(seconds: float) -> type[H11Protocol]:
-    """uvicorn's h11 protocol, closing a connection that has not sent a whole request head within
-    `seconds` of opening or of its previous response (uvicorn has no such timeout: 500 half-open
-    connections were still held after 20 s)."""
+def header_timeout_protocol(seconds: float) -> type[asyncio.Protocol]:
+    """uvicorn's HTTP protocol (`_http_protocol`), closing a connection that has not sent a whole
+    request head within `seconds` of opening or of its previous response (uvicorn has no such
+    timeout: 500 half-open connections were still held after 20 s)."""
+    base: Any = _http_protocol()
 
-    class Protocol(H11Protocol):
+    class Protocol(base):
         _head_timer: asyncio.TimerHandle | None = None
 
-        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        def connection_made(self, transport: asyncio.Transport) -> None:
             super().connection_made(transport)
             self._arm()
 
@@ -413,17 +558,30 @@ def header_timeout_protocol(seconds: float) -> type[H11Protocol]:
     return Protocol
 
 
+def _http_protocol() -> type[asyncio.Protocol]:
+    """The protocol uvicorn itself would pick ("auto"): its httptools one when `httptools` is
+    installed (a C parser: about a third of the server's time per request went to h11), else h11.
+    Both have the hooks `header_timeout_protocol` uses."""
+    try:
+        from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+    except ImportError:
+        return H11Protocol
+    return HttpToolsProtocol
+
+
 def listening_socket(host: str, port: int) -> socket.socket:
     """A socket bound to `host`:`port` (0 = a free port); UsageError naming the address when it
-    cannot be bound (a busy port, an address this machine does not have). Made with the protocol
-    IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY only on connections whose socket says TCP, and
-    without it a reply written in two pieces (head, then body) waited for the client's delayed
-    ACK, about 40 ms per request."""
+    cannot be bound (a busy port, an address this machine does not have). It is listening when
+    returned, so a client that connects before the server runs waits instead of being refused.
+    Made with the protocol IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY only on connections whose
+    socket says TCP, and without it a reply written in two pieces (head, then body) waited for
+    the client's delayed ACK, about 40 ms per request."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((host, port))
+        sock.listen(BACKLOG)  # from now on a client's connection waits for the server, not refused
     except OSError as exc:
         sock.close()
         raise UsageError(

@@ -23,18 +23,22 @@ it quietly instead of with the SDK's traceback.
 
 from __future__ import annotations
 
+import asyncio
+import json
 import logging
 import os
 import sys
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager, suppress
 from datetime import datetime
 from functools import wraps
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
 import anyio
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import CallToolResult, TextContent
 from pydantic import ValidationError
 
 from evalkit.errors import EvalkitError
@@ -54,7 +58,6 @@ from evalkit.systems.wire import (
     ThoughtsIn,
     edges_out,
     plain_search_out,
-    search_out,
     thoughts_out,
 )
 
@@ -150,7 +153,7 @@ def create_server(system: MemorySystem, namespaces: Namespaces | None = None) ->
         min_relevance: float | None = None,
         recency_weight: float = 0.0,
         recency_half_life_days: float = DEFAULT_HALF_LIFE_DAYS,
-    ) -> SearchOut:
+    ) -> Annotated[CallToolResult, SearchOut]:
         options = SearchIn(
             query=query,
             top_k=top_k,
@@ -162,14 +165,17 @@ def create_server(system: MemorySystem, namespaces: Namespaces | None = None) ->
             recency_half_life_days=recency_half_life_days,
         ).model_dump()
         query = options.pop("query")
-        return search_out(await namespaces.run(lambda: namespaces.ensure(namespace).search(query, **options)))
+        response = await namespaces.run(lambda: namespaces.ensure(namespace).search(query, **options))
+        return _structured(plain_search_out(response))
 
     @server.tool(
         description="Several searches of a namespace in one call (each with the arguments of search), "
         "answered in order: {results: [the result of search, ...]}."
     )
     @_reasoned
-    async def search_batch(namespace: str, searches: list[SearchIn]) -> dict[str, Any]:
+    async def search_batch(
+        namespace: str, searches: list[SearchIn]
+    ) -> Annotated[CallToolResult, dict[str, Any]]:
         def answer() -> dict[str, Any]:
             memory = namespaces.ensure(namespace)
             results = []
@@ -179,7 +185,7 @@ def create_server(system: MemorySystem, namespaces: Namespaces | None = None) ->
                 results.append(plain_search_out(memory.search(query, **options)))
             return {"results": results}
 
-        return await namespaces.run(answer)
+        return _structured(await namespaces.run(answer))
 
     add_operation_tools(server, namespaces, declared_capabilities(system))
 
@@ -190,6 +196,15 @@ def create_server(system: MemorySystem, namespaces: Namespaces | None = None) ->
         return AddedOut(added=0)
 
     return server
+
+
+def _structured(value: dict[str, Any]) -> CallToolResult:
+    """A search tool's result: `value` as its structured output and, once serialised, as its
+    text (compact JSON). The SDK still checks the structured output against the tool's output
+    schema (the `Annotated` return type), but no longer dumps it twice more (a JSON-mode copy and
+    an indented text) on every call: those passes cost more than the searches."""
+    text = json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=value)
 
 
 def serve_stdio(system: MemorySystem, limits: Limits | None = None) -> None:
@@ -230,7 +245,7 @@ async def _run_stdio(server: MCPServer) -> None:
 
     logging.getLogger("mcp").setLevel(logging.WARNING)
     lowlevel = server._lowlevel_server  # what run_stdio_async runs; it has no public handle
-    async with stdio_server() as (read, write):
+    async with _pipes() as streams, stdio_server(*(streams or ())) as (read, write):
         forward, received = anyio.create_memory_object_stream[Any](0)
 
         async def answer_unreadable() -> None:
@@ -259,3 +274,99 @@ def _client_gone(exc: BaseException) -> bool:
     return isinstance(
         exc, BrokenPipeError | ConnectionResetError | anyio.BrokenResourceError | anyio.ClosedResourceError
     )
+
+
+@asynccontextmanager
+async def _pipes() -> AsyncIterator[tuple[Any, Any] | None]:
+    """stdin and stdout as the SDK's `stdio_server` takes them (lines in, text out), read and
+    written by the event loop itself; None when they are not pipes, sockets or terminals (a
+    regular file), or when stdout and stderr are one file, and the SDK's own streams serve then.
+    The SDK reads and writes through anyio's file wrapper, a hop to a worker thread for every
+    line each way: on a busy machine a wait for a core per message. As the SDK does, fds 0 and 1
+    point at the null device and at stderr while serving (the system's stray output misses the
+    wire) and at the wire again afterwards."""
+    loop = asyncio.get_running_loop()
+    try:
+        if os.fstat(1)[:2] == os.fstat(2)[:2]:  # one file: non-blocking stdout would be stderr too
+            yield None
+            return
+        wire_in, wire_out = os.dup(0), os.dup(1)
+    except OSError:
+        yield None
+        return
+    reading = os.fdopen(wire_in, "rb", buffering=0)
+    writing = os.fdopen(wire_out, "wb", buffering=0)
+    reader = asyncio.StreamReader()
+    try:
+        read_transport, _ = await loop.connect_read_pipe(
+            lambda: asyncio.StreamReaderProtocol(reader), reading
+        )
+    except (ValueError, OSError):
+        reading.close()
+        writing.close()
+        yield None
+        return
+    try:
+        write_transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, writing)
+    except (ValueError, OSError):
+        read_transport.close()
+        writing.close()
+        yield None
+        return
+    writer = asyncio.StreamWriter(write_transport, protocol, None, loop)
+    quiet = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(quiet, 0)
+    os.close(quiet)
+    os.dup2(2, 1)
+    try:
+        yield _Lines(reader), _Text(writer)
+    finally:
+        with suppress(OSError):
+            os.dup2(wire_in, 0)
+            os.dup2(wire_out, 1)
+        read_transport.close()
+        write_transport.close()
+
+
+class _Lines:
+    """The lines of an asyncio stream as text (UTF-8, undecodable bytes replaced, as the SDK
+    reads stdin), each with its newline; the last one without, if the stream ends without one."""
+
+    def __init__(self, reader: asyncio.StreamReader) -> None:
+        self._reader = reader
+        self._buffer = bytearray()
+        self._scanned = 0
+
+    def __aiter__(self) -> _Lines:
+        return self
+
+    async def __anext__(self) -> str:
+        while True:
+            end = self._buffer.find(b"\n", self._scanned)
+            if end >= 0:
+                line = bytes(self._buffer[: end + 1])
+                del self._buffer[: end + 1]
+                self._scanned = 0
+                return line.decode("utf-8", "replace")
+            self._scanned = len(self._buffer)
+            chunk = await self._reader.read(1 << 16)
+            if not chunk:
+                if not self._buffer:
+                    raise StopAsyncIteration
+                line = bytes(self._buffer)
+                self._buffer.clear()
+                return line.decode("utf-8", "replace")
+            self._buffer += chunk
+
+
+class _Text:
+    """An asyncio stream writer as the SDK's stdout (text written, then flushed)."""
+
+    def __init__(self, writer: asyncio.StreamWriter) -> None:
+        self._writer = writer
+
+    async def write(self, text: str) -> None:
+        self._writer.write(text.encode("utf-8"))
+
+    async def flush(self) -> None:
+        await self._writer.drain()

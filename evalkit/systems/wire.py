@@ -6,7 +6,8 @@ document `evalkit serve` publishes is the contract's reference (the meaning of `
 `include_global`, `min_relevance` null vs 0, the ranking order, the supersession the harness
 expects: `SUPERSESSION_RULE`). Everything a scenario can ask is here: thoughts with every field
 of `Thought` (dates as ISO-8601 with a timezone), edges, and a search with every query option
-the harness uses, alone or several in one request (`SearchBatchIn`, at most `MAX_SEARCH_BATCH`).
+the harness uses, alone or several in one request (`SearchBatchIn`, at most `MAX_SEARCH_BATCH`),
+and a namespace created with its seed (`NamespaceIn`).
 A response hit needs only `id`; every other field is optional (see `Hit`). Request batches are
 bounded by `MAX_BATCH` (a longer list is a 422 error from the server), a search's query by
 `MAX_QUERY_CHARS` and `MAX_QUERY_TERMS` (so that no single search can hold the server for long:
@@ -96,6 +97,11 @@ def _surrogate_path(data: Any) -> str | None:
     return None
 
 
+SURROGATE_BYTES = re.compile(rb"\\u[dD][89a-fA-F]|\xed[\xa0-\xbf]")
+"""Where a lone surrogate could hide in raw JSON: a `\\udXXX` escape, or the UTF-8-style bytes
+of a surrogate (Python's json reads them with surrogatepass). A body without either holds none,
+so its validation can skip the walk (`NO_SURROGATES`)."""
+
 _WALKED: ContextVar[bool] = ContextVar("evalkit_wire_walked", default=False)
 """True while an enclosing wire model validates: it has walked the whole value already."""
 
@@ -166,6 +172,25 @@ class EdgesIn(WireModel):
     """Edges to add to a namespace, in order (at most `MAX_BATCH`)."""
 
     edges: list[EdgeIn] = Field(max_length=MAX_BATCH, description=f"the edges to add (at most {MAX_BATCH})")
+
+
+class NamespaceIn(WireModel):
+    """The optional body of `POST /namespaces` on a server whose /info says `seeded_create`: the
+    new memory is seeded with `thoughts`, then `edges`, in the same request (what a client would
+    otherwise send as `POST .../thoughts` and `POST .../edges` right after creating it). All or
+    nothing: when the system rejects a thought or an edge, the error is the reply and no
+    namespace is left behind."""
+
+    thoughts: list[ThoughtIn] = Field(
+        default_factory=list,
+        max_length=MAX_BATCH,
+        description=f"thoughts to add first, in order (at most {MAX_BATCH}); ids are unique in a namespace",
+    )
+    edges: list[EdgeIn] = Field(
+        default_factory=list,
+        max_length=MAX_BATCH,
+        description=f"edges to add after the thoughts, in order (at most {MAX_BATCH})",
+    )
 
 
 class SearchIn(WireModel):
@@ -369,6 +394,15 @@ class SystemInfo(WireModel):
             "absent) = the server has no batch endpoint, and the client sends one search per request"
         ),
     )
+    seeded_create: bool = Field(
+        default=False,
+        description=(
+            "true: `POST /namespaces` takes an optional NamespaceIn body (thoughts and edges) and seeds "
+            "the new memory with it in the same request, so a client creates and seeds a scenario's "
+            "memory in one round trip; false (or absent): it takes no body, and the client sends the "
+            "thoughts and edges to `POST /namespaces/{ns}/thoughts` and `.../edges`"
+        ),
+    )
 
 
 class NamespaceOut(WireModel):
@@ -414,7 +448,7 @@ def thoughts_in(thoughts: list[Thought]) -> ThoughtsIn:
     )
 
 
-def thoughts_out(body: ThoughtsIn) -> list[Thought]:
+def thoughts_out(body: ThoughtsIn | NamespaceIn) -> list[Thought]:
     return [Thought(**t.model_dump()) for t in body.thoughts]
 
 
@@ -422,7 +456,7 @@ def edges_in(edges: list[Edge]) -> EdgesIn:
     return EdgesIn(edges=[EdgeIn(**asdict(e)) for e in edges])
 
 
-def edges_out(body: EdgesIn) -> list[Edge]:
+def edges_out(body: EdgesIn | NamespaceIn) -> list[Edge]:
     return [Edge(**e.model_dump()) for e in body.edges]
 
 

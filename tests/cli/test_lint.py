@@ -38,6 +38,26 @@ def test_lint_prints_each_finding_and_exits_0_or_1_under_strict(tmp_path, capsys
     assert code == 1 and "[small-corpus]" in out and "[forbid-out-of-reach]" not in out
 
 
+def test_lint_lists_acknowledged_findings_and_notes_an_unused_acknowledgement(tmp_path, capsys):
+    suite = _weak_suite(tmp_path / "weak")
+    scenario = suite / "scenarios" / "deploy-facts.yaml"
+    allow = "lint: {allow: [forbid-out-of-reach, duplicate-content], reason: the newcomer's example}\n"
+    scenario.write_text(scenario.read_text().replace("distractors: false\n", "distractors: false\n" + allow))
+    code, out, _ = cli(capsys, "lint", str(suite), "--strict")
+    assert code == 0
+    where = f"{scenario}: scenario 'deploy-facts'"
+    assert out.splitlines() == [
+        f"{where} query 2: [forbid-out-of-reach] acknowledged: the newcomer's example",
+        f"{where}: note: lint.allow lists duplicate-content, which has no finding here at top_k 5; drop it "
+        "unless another top_k needs it",
+        f"No lint findings in {suite} (1 scenario, top_k 5); 1 acknowledged (1 forbid-out-of-reach).",
+    ]
+    code, _, err = cli(
+        capsys, "run", "--datasets", str(suite), "--out", str(tmp_path / "r.json"), "--no-history"
+    )
+    assert code == 0 and err == ""  # nothing to warn about on load
+
+
 def test_lint_of_a_clean_suite_and_of_a_malformed_one(tmp_path, capsys):
     from evalkit.scaffold import init_project
 

@@ -347,6 +347,16 @@ queries:
             5,
         )
     ) == [("no-shared-word", "copies", 1)]
+    assert report.unused == []
+    # an allowed rule without a finding there is a note (stale, or for another top_k), not a finding
+    stale = copies.replace("allow: [duplicate-content]", "allow: [duplicate-content, small-corpus]")
+    stale_root = _suite(
+        tmp_path / "u",
+        {"copies": stale},
+        "thoughts:\n" + _fillers("default", 6).replace(", project: default", ""),
+    )
+    assert lint_report(load_suite(stale_root), 5).unused == [("copies", "small-corpus")]
+    assert lint_report(load_suite(stale_root), 8).unused == []  # at top_k 8 the 8 thoughts fit: it fires
 
 
 @pytest.mark.parametrize(

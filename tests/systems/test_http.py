@@ -449,3 +449,131 @@ def test_served_connections_have_tcp_nodelay():
                 writer.close()
 
     assert asyncio.run(accepted_nodelay()) == 1
+
+
+def test_a_server_with_seeded_create_gets_three_requests_per_scenario_the_old_path_five():
+    app, seen = _counting(create_app(ReferenceSystem()))
+    options = dict(datasets=DATASETS, scenarios=["explicit-fact", "supersession"], thresholds=None)
+    local = run_eval(**options)
+    with serving(app) as url:
+        assert HttpSystem(url).info.seeded_create
+        seen.clear()
+        seeded = run_eval(system=HttpSystem(url), **options)
+        assert dict(seen) == {
+            "GET /info": 1, "POST /namespaces": 2, "POST /namespaces/{ns}/search/batch": 2,
+            "DELETE /namespaces/{ns}": 2,
+        }  # fmt: skip
+        seen.clear()
+        plain = run_eval(system=HttpSystem(url, seeded_create=False), **options)
+        assert dict(seen) == {
+            "GET /info": 1, "POST /namespaces": 2, "POST /namespaces/{ns}/thoughts": 2,
+            "POST /namespaces/{ns}/edges": 1, "POST /namespaces/{ns}/search/batch": 2,
+            "DELETE /namespaces/{ns}": 2,
+        }  # fmt: skip
+    assert seeded.result.overall == plain.result.overall == local.result.overall
+    assert seeded.result.scenarios == local.result.scenarios
+
+
+def test_a_seeded_create_the_system_rejects_is_its_error_and_leaves_no_namespace(tmp_path):
+    from evalkit import Thought
+
+    app = create_app(ReferenceSystem())
+    with serving(app) as url, HttpSystem(url).open(tmp_path) as memory:
+        memory.add_thoughts([Thought("a", "alpha")])
+        assert memory.path is None  # held until the next call
+        with pytest.raises(AdapterError, match=r"POST /namespaces: HTTP 422: edge 'a' -\[replaces\]-> 'b'"):
+            memory.add_edges([Edge("a", "b", "replaces")])
+        assert len(app.state.namespaces) == 0
+
+
+def test_a_memory_never_called_sends_nothing_and_one_with_held_thoughts_still_sends_them(tmp_path):
+    from evalkit import Thought
+
+    app, seen = _counting(create_app(ReferenceSystem()))
+    with serving(app) as url:
+        system = HttpSystem(url)
+        seen.clear()
+        with system.open(tmp_path):
+            pass
+        assert not seen
+        with system.open(tmp_path) as memory:
+            memory.add_thoughts([Thought("a", "alpha")])
+        assert dict(seen) == {"POST /namespaces": 1, "DELETE /namespaces/{ns}": 1}
+
+
+def test_the_fast_path_answers_exactly_as_fastapi_does():
+    """`evalkit serve` answers its busiest endpoints without FastAPI's machinery (`_FastPath`);
+    the same requests, valid or not, get the same status, headers and body through both."""
+    import httpx
+
+    search = {"query": "alpha", "top_k": 2, "min_relevance": 0.0, "now": "2026-01-01T00:00:00Z"}
+    two = [{"id": "a", "content": "alpha beta"}, {"id": "b", "content": "gamma"}]
+    thoughts = {"thoughts": two}
+    weak = {"thoughts": [{"id": "c", "content": "x", "importance": 3}]}
+    replaces = {"edges": [{"source": "a", "target": "b", "type": "replaces"}]}
+    dangling = {"edges": [{"source": "a", "target": "zz"}]}
+    batch = {"searches": [search, {**search, "query": "gamma"}]}
+    seed = {"thoughts": two, "edges": [{"source": "b", "target": "a"}]}
+    bad_seed = {"thoughts": two, "edges": [{"source": "a", "target": "q"}]}
+    js, text = {"content-type": "application/json"}, {"content-type": "text/plain"}
+    ns = "/namespaces/{ns}"
+    script: list[tuple[str, str, object, dict[str, str]]] = [
+        ("POST", "/namespaces", None, {}),
+        ("POST", f"{ns}/thoughts", thoughts, js),
+        ("POST", f"{ns}/thoughts", thoughts, js),  # duplicate ids: the store's 422
+        ("POST", f"{ns}/thoughts", weak, js),
+        ("POST", f"{ns}/thoughts", b"{not json", js),
+        ("POST", f"{ns}/thoughts", thoughts, text),
+        ("POST", f"{ns}/edges", replaces, js),
+        ("POST", f"{ns}/edges", dangling, js),
+        ("POST", f"{ns}/search", search, js),
+        ("POST", f"{ns}/search", {**search, "min_relevance": None}, js),
+        ("POST", f"{ns}/search", {**search, "query": "al\ud800pha"}, js),
+        ("POST", f"{ns}/search", {**search, "extra": 1}, js),
+        ("POST", f"{ns}/search/batch", batch, js),
+        ("POST", "/namespaces/nope/search", search, js),
+        ("POST", f"{ns}/search/", search, js),
+        ("POST", "/namespaces", seed, js),
+        ("POST", "/namespaces", bad_seed, js),
+        ("POST", "/namespaces", {"thoughts": "none"}, js),
+        ("DELETE", ns, None, {}),
+        ("DELETE", ns, None, {}),
+        ("POST", f"{ns}/search", search, js),
+    ]
+    answers = []
+    for fast in (True, False):
+        app = create_app(ReferenceSystem(), fast=fast)
+        got: list[tuple[str, str, int, dict[str, str], str]] = []
+        with serving(app) as url:
+            namespace = "unset"
+            for method, path, body, headers in script:
+                content = body if isinstance(body, bytes | None) else json.dumps(body).encode()
+                reply = httpx.request(
+                    method, url + path.format(ns=namespace), content=content, headers=headers
+                )
+                created = path == "/namespaces" and reply.status_code == 201
+                if created and body is None:
+                    namespace = reply.json()["namespace"]
+                shown = {k: v for k, v in reply.headers.items() if k in {"content-type", "content-length"}}
+                reply_text = "{created}" if created else reply.text.replace(namespace, "{ns}")
+                got.append((method, path, reply.status_code, {} if created else shown, reply_text))
+            got.append(("open namespaces", "", len(app.state.namespaces), {}, ""))
+        answers.append(got)
+    assert answers[0] == answers[1]
+    statuses = [status for _, _, status, _, _ in answers[0]]
+    assert statuses[:15] == [201, 200, 422, 422, 400, 422, 200, 422, 200, 200, 422, 422, 200, 404, 307]
+    assert statuses[15:] == [201, 422, 422, 204, 404, 404, 1]
+
+
+def test_openapi_document_describes_the_seeded_create(reference_url):
+    import httpx
+
+    document = httpx.get(f"{reference_url}/openapi.json").json()
+    body = document["paths"]["/namespaces"]["post"]["requestBody"]
+    assert {"$ref": "#/components/schemas/NamespaceIn"} in body["content"]["application/json"]["schema"][
+        "anyOf"
+    ]
+    assert not body.get("required")  # no body: an empty memory, as before
+    schemas = document["components"]["schemas"]
+    assert set(schemas["NamespaceIn"]["properties"]) == {"thoughts", "edges"}
+    assert "seeds the new memory" in schemas["SystemInfo"]["properties"]["seeded_create"]["description"]
