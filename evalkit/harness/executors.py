@@ -25,7 +25,11 @@ Decisions:
   here because nothing the parent holds is used by the children: each shard opens its own store
   in the worker, and the units reach the workers pickled, exactly as with the other start
   methods. Elsewhere (Windows) workers are spawned. Units go out in chunks of about a quarter
-  of a worker's share, so thousands of small scenarios do not pay one round trip each.
+  of a worker's share, so thousands of small scenarios do not pay one round trip each. A unit's
+  error and Ctrl-C let the workers finish (and stop what they started); when the consumer drops
+  the iterator or a test's timeout fires, the workers get `STOP_GRACE` seconds and are then
+  terminated, so a stuck worker (e.g. one forked while another thread held a lock it needs)
+  cannot hold the caller for ever.
 - Ray: `RayExecutor` uses the Ray instance this process is connected to, or connects to
   `address` (e.g. "auto" or "ray://host:10001"; a HOST:PORT where nothing listens is a
   UsageError after `RAY_PROBE_TIMEOUT` — Ray itself retried for minutes), or starts a local
@@ -43,6 +47,7 @@ from __future__ import annotations
 import multiprocessing
 import pickle
 import socket
+import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any, Literal, Protocol, TypeVar, get_args
@@ -92,8 +97,45 @@ class ProcessExecutor:
         context = multiprocessing.get_context(
             "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
         )
-        with ProcessPoolExecutor(self._workers, mp_context=context) as pool:
+        pool = ProcessPoolExecutor(self._workers, mp_context=context)
+        try:
             yield from pool.map(fn, units, chunksize=chunk)
+        except (Exception, KeyboardInterrupt):  # a unit's error, Ctrl-C (the workers got it too)
+            pool.shutdown(wait=True)  # each worker ends its unit and runs its Finalize callbacks
+            raise
+        except BaseException:  # the consumer dropped the iterator, or a test's timeout fired
+            _stop_workers(pool)
+            raise
+        pool.shutdown(wait=True)
+
+
+STOP_GRACE = 10.0
+"""Seconds the workers of a map that ended early get to finish their current unit and exit on
+their own (running their `multiprocessing.util.Finalize` callbacks, e.g. an MCP system's server
+stop) before they are terminated."""
+
+
+def _stop_workers(pool: ProcessPoolExecutor) -> None:
+    """End `pool` without waiting on a stuck worker: no unit starts any more; each worker gets
+    `STOP_GRACE` s to finish its unit and exit, then SIGTERM, then SIGKILL after 5 s. Python 3.14
+    has `terminate_workers()`; before it the workers and the pool's manager thread are reachable
+    only through the pool's private attributes (unchanged since 3.9)."""
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    manager = getattr(pool, "_executor_manager_thread", None)
+    pool.shutdown(wait=False, cancel_futures=True)
+    deadline = time.monotonic() + STOP_GRACE
+    for process in processes:
+        process.join(timeout=max(0.0, deadline - time.monotonic()))
+    for process in processes:
+        if process.is_alive():
+            process.terminate()
+    for process in processes:
+        process.join(timeout=5)
+        if process.is_alive():
+            process.kill()
+            process.join(timeout=5)
+    if manager is not None:
+        manager.join(timeout=5)
 
 
 class RayExecutor:

@@ -52,8 +52,9 @@ recency_weight, recency_half_life_days, now (ISO-8601). Hit fields: those of `ev
 Paths are dot-separated keys (digits index lists). A scenario-wide `namespace.argument` is added
 to every store, edges, search, reset and drop call.
 
-The adapter keeps one MCP session for the whole run on a background event loop (with isolation
-strategy "process": one server, and session, per scenario, after a probe at start), checks at
+The adapter keeps one MCP session for the whole run on a background event loop (one per process
+on workers; with isolation strategy "process": one server, and session, per scenario, after a
+probe at start), checks at
 start that every mapped tool exists and that every mapped argument fits the tool's inputSchema
 (`evalkit.systems.mcp_schema`), and raises AdapterError naming the system, the tool and what was
 wrong: a tool error (`isError`), a result without JSON, a missing path, a hit without an id.

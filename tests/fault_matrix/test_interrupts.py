@@ -24,6 +24,7 @@ from fastapi.responses import JSONResponse
 from evalkit import run_eval
 from evalkit.errors import AdapterError
 from tests.fault_matrix.common import assert_refused, cli, fake_mcp_mapping, run_args
+from tests.processes import started as running
 from tests.servers import contract_app, raw_server, serving
 from tests.shared import DATASETS, ROOT
 
@@ -64,20 +65,18 @@ def test_ctrl_c_against_a_hanging_server_exits_130_within_seconds(tmp_path: Path
     hang, started = threading.Event(), threading.Event()
     with raw_server(_contract(hang, started)) as url:
         env = {**os.environ, "PYTHONPATH": str(ROOT), "EVALKIT_FORBID_SKIPS": ""}
-        child = subprocess.Popen(
+        with running(
             [sys.executable, "-m", "evalkit", *run_args("--system", url, "--out", "r.json")],
             cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        )  # fmt: skip
-        try:
-            assert started.wait(60), child.communicate(timeout=5)
-            signalled = time.monotonic()
-            child.send_signal(signal.SIGINT)
-            _, err = child.communicate(timeout=30)
-            took = time.monotonic() - signalled
-        finally:
-            hang.set()
-            if child.poll() is None:
-                child.kill()
+        ) as child:  # fmt: skip
+            try:
+                assert started.wait(60), child.communicate(timeout=5)
+                signalled = time.monotonic()
+                child.send_signal(signal.SIGINT)
+                _, err = child.communicate(timeout=30)
+                took = time.monotonic() - signalled
+            finally:
+                hang.set()
     assert child.returncode == 130, err
     assert "interrupted" in err and "Traceback" not in err
     assert took < 8, took  # the cleanup DELETE gets 2 s
@@ -139,18 +138,18 @@ def test_ctrl_c_against_a_hanging_mcp_server_exits_130_and_stops_it(tmp_path: Pa
     pidfile = tmp_path / "server.pid"
     mapping = fake_mcp_mapping(tmp_path, "slow", pidfile)
     env = {**os.environ, "PYTHONPATH": str(ROOT), "EVALKIT_FORBID_SKIPS": ""}
-    child = subprocess.Popen(
+    with running(
         [sys.executable, "-m", "evalkit", *run_args("--system", f"mcp:{mapping}")],
         cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    deadline = time.monotonic() + 60
-    while not Path(f"{pidfile}.search").exists():
-        assert child.poll() is None and time.monotonic() < deadline, child.communicate(timeout=5)
-        time.sleep(0.05)
-    signalled = time.monotonic()
-    child.send_signal(signal.SIGINT)
-    _, err = child.communicate(timeout=30)
-    took = time.monotonic() - signalled
+    ) as child:  # fmt: skip
+        deadline = time.monotonic() + 60
+        while not Path(f"{pidfile}.search").exists():
+            assert child.poll() is None and time.monotonic() < deadline, child.communicate(timeout=5)
+            time.sleep(0.05)
+        signalled = time.monotonic()
+        child.send_signal(signal.SIGINT)
+        _, err = child.communicate(timeout=30)
+        took = time.monotonic() - signalled
     assert child.returncode == 130, err
     assert "Traceback" not in err and took < 10, (took, err)
     assert _gone(int(pidfile.read_text()))

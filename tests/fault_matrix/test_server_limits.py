@@ -28,6 +28,7 @@ from evalkit.systems.http_server import create_app, header_timeout_protocol
 from evalkit.systems.namespaces import Limits
 from evalkit.systems.wire import MAX_QUERY_CHARS, MAX_QUERY_TERMS
 from tests.fault_matrix.common import assert_refused
+from tests.processes import read_line, started
 from tests.servers import serving
 from tests.shared import ROOT
 from tests.systems_fixtures import SlowSystem
@@ -255,10 +256,11 @@ def test_the_openapi_document_declares_every_status_the_422_shape_and_the_bearer
     assert document["security"] == [{"bearer": []}]
 
 
-def _serve(tmp_path: Path, *argv: str) -> subprocess.Popen[str]:
+def _serve(tmp_path: Path, *argv: str) -> contextlib.AbstractContextManager[subprocess.Popen[str]]:
+    """`evalkit serve ARGV` in a subprocess, stopped when the `with` block ends (tests.processes)."""
     env = {**os.environ, "PYTHONPATH": str(ROOT), "TMPDIR": str(tmp_path), "EVALKIT_FORBID_SKIPS": ""}
     env.pop("EVALKIT_SERVE_TOKEN", None)
-    return subprocess.Popen(
+    return started(
         [sys.executable, "-m", "evalkit", "serve", *argv], env=env, cwd=tmp_path,
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
@@ -266,16 +268,15 @@ def _serve(tmp_path: Path, *argv: str) -> subprocess.Popen[str]:
 
 @pytest.mark.parametrize(("signum", "expected"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_serve_prints_its_url_and_exits_130_or_143_dropping_its_namespaces(tmp_path, signum, expected):
-    child = _serve(tmp_path, "--port", "0")
-    assert child.stdout is not None
-    line = child.stdout.readline()
-    assert line.startswith("evalkit serve: http://127.0.0.1:"), line
-    url = line.split()[2]
-    assert f"(OpenAPI document: {url}/openapi.json)" in line
-    namespace = _namespace(url)
-    httpx.post(f"{url}/namespaces/{namespace}/thoughts", json={"thoughts": [{"id": "a", "content": "b"}]})
-    child.send_signal(signum)
-    _, err = child.communicate(timeout=30)
+    with _serve(tmp_path, "--port", "0") as child:
+        line = read_line(child.stdout)
+        assert line.startswith("evalkit serve: http://127.0.0.1:"), line
+        url = line.split()[2]
+        assert f"(OpenAPI document: {url}/openapi.json)" in line
+        namespace = _namespace(url)
+        httpx.post(f"{url}/namespaces/{namespace}/thoughts", json={"thoughts": [{"id": "a", "content": "b"}]})
+        child.send_signal(signum)
+        _, err = child.communicate(timeout=30)
     assert child.returncode == expected, err
     assert "Traceback" not in err
     assert list(tmp_path.glob("evalkit-serve-*")) == []
@@ -292,21 +293,20 @@ def test_serve_stops_on_a_signal_during_a_long_request(tmp_path):
         "sys.exit(main(['serve', '--port', '0']))\n"
     )
     env = {**os.environ, "PYTHONPATH": str(ROOT), "TMPDIR": str(tmp_path), "EVALKIT_FORBID_SKIPS": ""}
-    child = subprocess.Popen(
+    with started(
         [sys.executable, "-c", script], env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         text=True,
-    )  # fmt: skip
-    assert child.stdout is not None
-    url = child.stdout.readline().split()[2]
-    namespace = _namespace(url)
-    waiting = threading.Thread(target=lambda: _search_quietly(url, namespace), daemon=True)
-    waiting.start()
-    time.sleep(0.5)  # the search is running (it would take 30 s)
-    started = time.monotonic()
-    child.send_signal(signal.SIGINT)
-    _, err = child.communicate(timeout=30)
+    ) as child:  # fmt: skip
+        url = read_line(child.stdout).split()[2]
+        namespace = _namespace(url)
+        waiting = threading.Thread(target=lambda: _search_quietly(url, namespace), daemon=True)
+        waiting.start()
+        time.sleep(0.5)  # the search is running (it would take 30 s)
+        signalled = time.monotonic()
+        child.send_signal(signal.SIGINT)
+        _, err = child.communicate(timeout=30)
     assert child.returncode == 130, err
-    assert time.monotonic() - started < 15
+    assert time.monotonic() - signalled < 15
     assert "Traceback" not in err
     assert list(tmp_path.glob("evalkit-serve-*")) == []
 
@@ -337,54 +337,54 @@ _INIT = {
 
 
 def _mcp_ready(child: subprocess.Popen[str]) -> None:
-    assert child.stdin is not None and child.stdout is not None
+    assert child.stdin is not None
     child.stdin.write(json.dumps(_INIT) + "\n")
     child.stdin.flush()
-    assert '"id":1' in child.stdout.readline().replace(" ", "")
+    assert '"id":1' in read_line(child.stdout).replace(" ", "")
 
 
 @pytest.mark.parametrize(("signum", "expected"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_serve_mcp_stops_on_a_signal_while_stdin_is_open(tmp_path, signum, expected):
-    child = _serve(tmp_path, "--mcp")
-    _mcp_ready(child)
-    started = time.monotonic()
-    child.send_signal(signum)
-    child.wait(timeout=30)
-    assert child.returncode == expected
-    assert time.monotonic() - started < 10
-    assert child.stderr is not None and "Traceback" not in child.stderr.read()
+    with _serve(tmp_path, "--mcp") as child:
+        _mcp_ready(child)
+        signalled = time.monotonic()
+        child.send_signal(signum)
+        child.wait(timeout=30)
+        assert child.returncode == expected
+        assert time.monotonic() - signalled < 10
+        assert child.stderr is not None and "Traceback" not in child.stderr.read()
 
 
 def test_serve_mcp_ends_quietly_when_its_client_goes_away(tmp_path):
-    child = _serve(tmp_path, "--mcp")
-    _mcp_ready(child)
-    assert child.stdin is not None and child.stdout is not None and child.stderr is not None
-    child.stdout.close()  # the client is gone: nobody reads the replies
-    tools = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
-    child.stdin.write(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n")
-    for _ in range(50):
-        child.stdin.write(json.dumps(tools) + "\n")
-    child.stdin.close()
-    child.wait(timeout=30)
-    err = child.stderr.read()
+    with _serve(tmp_path, "--mcp") as child:
+        _mcp_ready(child)
+        assert child.stdin is not None and child.stdout is not None and child.stderr is not None
+        child.stdout.close()  # the client is gone: nobody reads the replies
+        tools = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+        child.stdin.write(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n")
+        for _ in range(50):
+            child.stdin.write(json.dumps(tools) + "\n")
+        child.stdin.close()
+        child.wait(timeout=30)
+        err = child.stderr.read()
     assert child.returncode == 0, err
     assert "Traceback" not in err and "BrokenPipe" not in err
 
 
 def test_serve_mcp_answers_every_request_and_names_evalkit_reasons(tmp_path):
     """Lines that are not JSON-RPC got no reply; tool errors said only "Error executing tool X"."""
-    child = _serve(tmp_path, "--mcp")
-    _mcp_ready(child)
-    assert child.stdin is not None and child.stdout is not None
-    drop = {"name": "drop_namespace", "arguments": {"namespace": "zz"}}
-    for line in ["not json", '{"jsonrpc": "2.0", "id": 5}', json.dumps(
-        {"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": drop}
-    )]:  # fmt: skip
-        child.stdin.write(line + "\n")
-    child.stdin.flush()
-    replies = [json.loads(child.stdout.readline()) for _ in range(3)]
-    child.stdin.close()
-    child.wait(timeout=30)
+    with _serve(tmp_path, "--mcp") as child:
+        _mcp_ready(child)
+        assert child.stdin is not None
+        drop = {"name": "drop_namespace", "arguments": {"namespace": "zz"}}
+        for line in ["not json", '{"jsonrpc": "2.0", "id": 5}', json.dumps(
+            {"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": drop}
+        )]:  # fmt: skip
+            child.stdin.write(line + "\n")
+        child.stdin.flush()
+        replies = [json.loads(read_line(child.stdout)) for _ in range(3)]
+        child.stdin.close()
+        child.wait(timeout=30)
     assert [r.get("error", {}).get("code") for r in replies[:2]] == [-32700, -32600]
     assert [r["id"] for r in replies] == [None, None, 9]
     assert replies[2]["result"]["isError"] is True

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.processes import started
 from tests.shared import ROOT
 
 # --- signals (subprocesses) ------------------------------------------------------------------------
@@ -56,13 +57,13 @@ def test_signal_during_a_run_removes_the_stores_and_writes_nothing(
     _big_dataset(tmp_path / "data")
     (tmp_path / "tmp").mkdir()
     argv = ["run", "--datasets", "data", "--thresholds", "none.json", "--out", "r.json", "--no-gated-pass"]
-    child = subprocess.Popen(
+    with started(
         [sys.executable, "-m", "evalkit", *argv], cwd=tmp_path, env=_child_env(tmp_path / "tmp"),
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    _wait_for("evalkit-*", tmp_path / "tmp", child)  # a scenario's store is open
-    child.send_signal(signum)
-    out, err = child.communicate(timeout=60)
+    ) as child:  # fmt: skip
+        _wait_for("evalkit-*", tmp_path / "tmp", child)  # a scenario's store is open
+        child.send_signal(signum)
+        out, err = child.communicate(timeout=60)
     assert child.returncode == expected, err
     assert word in err and "Traceback" not in err and out == ""
     assert list((tmp_path / "tmp").iterdir()) == []
@@ -109,17 +110,17 @@ def test_signal_during_report_leaves_no_kernel_files_or_stores(
 ) -> None:
     """As a terminal (or CI) does: signals to the process group while the notebook's run is seeding."""
     (tmp_path / "tmp").mkdir()
-    child = subprocess.Popen(
+    with started(
         [sys.executable, "-m", "evalkit", "report", "--out-dir", str(tmp_path / "out"), "--no-progress"],
         cwd=ROOT, env=_child_env(tmp_path / "tmp"), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         start_new_session=True,
-    )  # fmt: skip
-    _wait_for("evalkit-notebook-*/tmp/evalkit-*", tmp_path / "tmp", child)
-    for signum in signals:
-        if child.poll() is None:
-            os.killpg(child.pid, signum)
-            time.sleep(0.3)
-    out, err = child.communicate(timeout=60)
+    ) as child:  # fmt: skip
+        _wait_for("evalkit-notebook-*/tmp/evalkit-*", tmp_path / "tmp", child)
+        for signum in signals:
+            if child.poll() is None:
+                os.killpg(child.pid, signum)
+                time.sleep(0.3)
+        out, err = child.communicate(timeout=60)
     assert child.returncode == expected, err
     assert err == message and out == ""  # no traceback, no [IPKernelApp] noise
     time.sleep(0.5)  # the kernel notices its parent left

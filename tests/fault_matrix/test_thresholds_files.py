@@ -111,7 +111,9 @@ def test_concurrent_updates_of_different_entries_all_survive(tmp_path: Path) -> 
     jobs = [
         (str(path), mode, {**entry, "top_k": k}) for mode in ("deterministic", "real") for k in range(1, 21)
     ]
-    with multiprocessing.get_context("fork").Pool(4) as pool:
+    # not "fork": this test process has threads (an xdist worker's; servers of earlier tests), and
+    # a worker forked while one of them held a lock waited for ever (a full run stalled here)
+    with multiprocessing.get_context("forkserver").Pool(4) as pool:
         pool.map(_update, jobs)
     expected = [f"{mode}@{k}" for mode in ("deterministic", "real") for k in range(1, 21)]
     assert list(load_thresholds(path) or {}) == expected  # every entry, ordered by mode then top_k

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import multiprocessing
 import pickle
 import shutil
 import time
@@ -31,6 +32,7 @@ from evalkit.harness.executors import (
 from evalkit.harness.runner import plan_shards
 from evalkit.scenarios.model import BUILTIN_CATEGORIES
 from evalkit.suites.mutations import run_mutants
+from tests.harness import units
 from tests.shared import BEIR_TINY, DATASETS, LOCOMO_TINY, comparable
 
 THRESHOLDS = DATASETS / "thresholds.json"
@@ -99,6 +101,17 @@ def test_a_failing_unit_raises_its_own_error(executor):
 def test_a_unit_that_cannot_be_pickled_is_a_usage_error_before_running():
     with pytest.raises(UsageError, match=r"cannot ship this run to its workers.*--workers 1"):
         list(ProcessExecutor(2).map(lambda n: n, [1, 2]))
+
+
+def test_a_stuck_worker_is_stopped_when_the_caller_stops_reading():
+    """A worker stuck in its unit held the pool's shutdown (and the test waiting on it) for ever."""
+    results = ProcessExecutor(2).map(units.sleep_then_return, [0.0, 3600.0])
+    assert next(results) == 0.0
+    workers = multiprocessing.active_children()
+    stopped = time.monotonic()
+    results.close()
+    assert time.monotonic() - stopped < 30
+    assert not any(worker.is_alive() for worker in workers)
 
 
 @pytest.mark.parametrize(

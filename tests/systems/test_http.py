@@ -16,6 +16,7 @@ from evalkit.systems.capabilities import CAPABILITIES
 from evalkit.systems.http_client import HttpSystem
 from evalkit.systems.http_server import create_app
 from evalkit.systems.wire import MAX_SEARCH_BATCH, NamespaceOut
+from tests.processes import started
 from tests.servers import contract_app, serving
 from tests.shared import DATASETS, comparable_file
 from tests.systems_fixtures import LimitedSystem
@@ -196,7 +197,6 @@ def test_a_fake_reply_with_nan_scores_is_an_error():
 
 def test_evalkit_serve_in_a_subprocess_reproduces_the_in_process_run(tmp_path):
     import socket
-    import subprocess
     import sys
     import time
 
@@ -205,8 +205,7 @@ def test_evalkit_serve_in_a_subprocess_reproduces_the_in_process_run(tmp_path):
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    server = subprocess.Popen([sys.executable, "-m", "evalkit", "serve", "--port", str(port)])
-    try:
+    with started([sys.executable, "-m", "evalkit", "serve", "--port", str(port)]) as server:
         url = f"http://127.0.0.1:{port}"
         deadline = time.monotonic() + 60
         while True:
@@ -233,9 +232,6 @@ def test_evalkit_serve_in_a_subprocess_reproduces_the_in_process_run(tmp_path):
             )
             == 0
         )
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
     assert comparable_file(tmp_path / "b.json") == comparable_file(tmp_path / "a.json")
 
 
