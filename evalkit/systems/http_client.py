@@ -148,6 +148,9 @@ class HttpSystem:
         self.batch = batch and self.info.search_batch > 0
         self.seeded_create = seeded_create and self.info.seeded_create
 
+    needs_workdir = False
+    """The server keeps its own files: `open` needs no directory (`evalkit.systems.protocol`)."""
+
     def __getstate__(self) -> dict[str, Any]:
         return {k: v for k, v in self.__dict__.items() if k not in {"_client", "_transport", "_headers"}}
 

@@ -119,6 +119,13 @@ class ReferenceSystem:
         another system built on the store, which that suite does not measure."""
         return type(self) is ReferenceSystem
 
+    @property
+    def needs_workdir(self) -> bool:
+        """False while `open` is this class's own, which keeps the store in RAM (so the runner
+        and `evalkit serve` make no directory per scenario; see `evalkit.systems.protocol`); a
+        subclass overriding `open` may keep files there, so it gets a directory."""
+        return type(self).open is not ReferenceSystem.open
+
     def describe(self) -> dict[str, Any]:
         """Settings recorded in the report's provenance: the store options and the embedder."""
         return {
