@@ -551,7 +551,8 @@ async def _send_error(send: Send, status: int, detail: str) -> None:
 def header_timeout_protocol(seconds: float) -> type[asyncio.Protocol]:
     """uvicorn's HTTP protocol (`_http_protocol`), closing a connection that has not sent a whole
     request head within `seconds` of opening or of its previous response (uvicorn has no such
-    timeout: 500 half-open connections were still held after 20 s)."""
+    timeout: 500 half-open connections were still held after 20 s), and writing a response's
+    head and the first piece of its body in one send (`_HeldHead`)."""
     base: Any = _http_protocol()
 
     class Protocol(base):
@@ -559,9 +560,11 @@ def header_timeout_protocol(seconds: float) -> type[asyncio.Protocol]:
 
         def connection_made(self, transport: asyncio.Transport) -> None:
             super().connection_made(transport)
+            self.transport = _HeldHead(transport, self)
             self._arm()
 
         def on_response_complete(self) -> None:
+            self.transport.flush()
             super().on_response_complete()
             self._arm()
 
@@ -581,6 +584,45 @@ def header_timeout_protocol(seconds: float) -> type[asyncio.Protocol]:
                 self.transport.close()
 
     return Protocol
+
+
+class _HeldHead:
+    """A connection's transport as uvicorn's protocol sees it: a response's head (the first
+    write after the response started) is held and sent with the next write, the body's first
+    piece, in one send. uvicorn writes them separately, and each send woke the client for half
+    a reply (two reads and two wake-ups per request, as the client's own `_DeadlineStream` found
+    for requests). The head is sent at the latest when the response completes (`flush`, also
+    for a reply without a body) or the connection closes; everything else passes through."""
+
+    def __init__(self, transport: asyncio.Transport, protocol: Any) -> None:
+        self._transport = transport
+        self._protocol = protocol
+        self._held: bytes | None = None
+        self._headed: Any = None  # the cycle whose head was held (each response's head once)
+
+    def write(self, data: bytes) -> None:
+        cycle = self._protocol.cycle
+        if (
+            self._held is None and cycle is not None and cycle is not self._headed
+            and cycle.response_started and not cycle.response_complete
+        ):  # fmt: skip
+            self._held, self._headed = bytes(data), cycle
+            return
+        if self._held is not None:
+            data, self._held = self._held + data, None
+        self._transport.write(data)
+
+    def flush(self) -> None:
+        if self._held is not None:
+            held, self._held = self._held, None
+            self._transport.write(held)
+
+    def close(self) -> None:
+        self.flush()
+        self._transport.close()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._transport, name)
 
 
 def _http_protocol() -> type[asyncio.Protocol]:
