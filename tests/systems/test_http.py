@@ -711,3 +711,26 @@ def test_evalkit_serves_protocol_answers_every_kind_of_reply_whole(parser, monke
         assert failed.status_code == 500
         assert failed.json()["detail"] == "internal error of the served system: RuntimeError: search broke"
         assert client.get("/info").status_code == 200
+
+
+def test_search_replies_are_ascii_json_of_the_same_values_and_refuse_what_json_cannot_carry():
+    import math
+
+    from evalkit import Hit, SearchResponse
+    from evalkit.systems.wire import search_batch_json, search_json
+
+    hits = (
+        Hit(id="a", content='café 日本 "quoted" x:NaN', similarity=1e-05, relevance=0.1),
+        Hit(id="b", content="plain", similarity=0.3333333333333333, match_source=("bm25",)),
+    )
+    response = SearchResponse(hits=hits, candidates=2, dropped_ids=("c",))
+    for body in (search_json(response), search_json(SearchResponse(hits=hits[1:]))):
+        assert body.isascii()
+        assert json.loads(body)["hits"][-1]["similarity"] == 0.3333333333333333
+    assert json.loads(search_json(response))["hits"][0]["content"] == 'café 日本 "quoted" x:NaN'
+    assert json.loads(search_batch_json([response, response]))["results"][1]["dropped_ids"] == ["c"]
+    for bad in (math.nan, math.inf, -math.inf):
+        with pytest.raises(ValueError, match="Out of range float values are not JSON compliant"):
+            search_json(SearchResponse(hits=(Hit(id="a", relevance=bad),)))
+    with pytest.raises(TypeError, match="is not JSON serializable"):
+        search_json(SearchResponse(hits=(Hit(id="a", relevance=object()),)))  # type: ignore[arg-type]
