@@ -2,11 +2,11 @@
 
 Each namespace is a fresh `system.open(workdir)` memory in its own temporary directory, created
 on demand and removed on `drop` or `close` (none for a system declaring `needs_workdir = False`,
-such as the reference store: it gets `evalkit.systems.protocol.NO_WORKDIR`). Every call on a
-memory (open, add, search, close) runs on one worker thread, the store thread, so the reference
-store's SQLite connections stay in the thread that opened them and requests run one at a time;
-the servers' event loops only wait for it (`await namespaces.run(...)`), so they keep answering
-signals and other connections. A server for evaluation, not for throughput.
+such as the reference store `evalkit serve` serves: it gets `evalkit.systems.protocol.NO_WORKDIR`).
+Every call on a memory (open, add, search, close) runs on one worker thread, the store thread, so
+the reference store's SQLite connections stay in the thread that opened them and requests run one
+at a time; the servers' event loops only wait for it (`await namespaces.run(...)`), so they keep
+answering signals and other connections. A server for evaluation, not for throughput.
 
 Limits (`Limits`), so that no client can exhaust the server:
 - `request_timeout`: the deadline of one call on a memory (default 60 s, the clients' own

@@ -25,7 +25,7 @@ from evalkit.harness.runner import (
 from evalkit.harness.sweep import regate_pass
 from evalkit.scenarios import QuerySpec, Scenario, Suite, ThoughtSpec, load_suite
 from evalkit.systems import MemorySystem, ReferenceSystem
-from evalkit.systems.protocol import NO_WORKDIR, needs_workdir
+from evalkit.systems.protocol import NO_WORKDIR
 from tests.shared import DATASETS
 
 CLOCK = datetime(2026, 1, 15, 12, 0, tzinfo=UTC)
@@ -252,20 +252,6 @@ def test_a_system_declaring_needs_workdir_false_gets_no_directory_the_others_a_f
         assert [made for _, made in system.workdirs] == [True, True]
         assert len({path for path, _ in system.workdirs}) == 2  # one per scenario
         assert not any(path.exists() for path, _ in system.workdirs)
-
-
-def test_the_reference_store_needs_no_workdir_but_a_subclass_with_its_own_open_does():
-    class FileBacked(ReferenceSystem):
-        @contextmanager
-        def open(self, workdir: Path):
-            with super().open(workdir) as memory:
-                yield memory
-
-    class Tuned(ReferenceSystem):
-        pass
-
-    assert not needs_workdir(ReferenceSystem()) and not needs_workdir(Tuned())
-    assert needs_workdir(FileBacked())
 
 
 def test_builtin_suite_every_counted_scenario_passes_contradiction_is_xfail_and_gate_drops_rows():

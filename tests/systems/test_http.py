@@ -619,6 +619,16 @@ def test_a_namespace_gets_a_temporary_directory_only_when_its_system_needs_one(n
         namespaces.close()
 
 
+def test_evalkit_serve_declares_its_reference_store_needs_no_folder_an_in_process_one_keeps_it():
+    from evalkit.cli import build_parser
+    from evalkit.cli import serve as serve_cli
+    from evalkit.systems.protocol import needs_workdir
+
+    served = serve_cli._reference(build_parser().parse_args(["serve", "--port", "0"]))
+    assert isinstance(served, ReferenceSystem) and not needs_workdir(served)
+    assert needs_workdir(ReferenceSystem())  # the runner's scratch folder per scenario stays
+
+
 class _Transport:
     def __init__(self) -> None:
         self.writes: list[bytes] = []
@@ -734,3 +744,71 @@ def test_search_replies_are_ascii_json_of_the_same_values_and_refuse_what_json_c
             search_json(SearchResponse(hits=(Hit(id="a", relevance=bad),)))
     with pytest.raises(TypeError, match="is not JSON serializable"):
         search_json(SearchResponse(hits=(Hit(id="a", relevance=object()),)))  # type: ignore[arg-type]
+
+
+_REPLIES = [
+    {"hits": []},
+    {"hits": [{"id": "a"}]},
+    {"hits": [{"id": "a", "rank": 1, "relevance": 1, "match_source": ["bm25"], "standing": "superseded"}]},
+    {
+        "hits": [{"id": "a", "similarity": None, "low_confidence": True, "superseded_by": ["b"]}],
+        "cut_tied": True,
+    },
+    {
+        "hits": [{"id": "a"}],
+        "candidates": 3,
+        "filtered_out": 2,
+        "min_relevance": 0.4,
+        "dropped_ids": ["b", "c"],
+    },
+    {"hits": [], "gate_candidates": [{"id": "a"}, {"id": "b", "bm25": True, "similarity": 0.25}]},
+    {"hits": [{"id": "a", "relevance": True}]},
+    {"hits": [{"id": "a", "rank": "1"}]},
+    {"hits": [{"id": 1}]},
+    {"hits": [{"content": "no id"}]},
+    {"hits": [{"id": "a", "score": 0.5}]},
+    {"hits": [], "extra": 1},
+    {"hits": [], "candidates": 1.5},
+    {"hits": [], "min_relevance": "0.4"},
+    {"hits": [], "gate_candidates": [{"id": "a", "bm25": 1}]},
+    {"hits": [{"id": "a", "match_source": "bm25"}]},
+    {"hits": {"id": "a"}},
+    {},
+    [],
+]
+
+
+@pytest.mark.parametrize("reply", _REPLIES, ids=[json.dumps(r)[:60] for r in _REPLIES])
+def test_the_plain_reader_accepts_exactly_what_the_reply_models_accept_and_reads_the_same(reply):
+    from pydantic import ValidationError
+
+    from evalkit.systems.wire import (
+        SearchBatchOut,
+        SearchOut,
+        plain_reader,
+        plain_search_response,
+        search_response,
+    )
+
+    for shape, raw, unwrap in [
+        (SearchOut, json.dumps(reply), lambda body: [body]),
+        (SearchBatchOut, json.dumps({"results": [reply, reply]}), lambda body: body["results"]),
+    ]:
+        try:
+            model = shape.model_validate_json(raw)
+        except ValidationError:
+            with pytest.raises(ValidationError):
+                plain_reader(shape).validate_json(raw)
+            continue
+        plain = plain_reader(shape).validate_json(raw)
+        models = [model] if shape is SearchOut else model.results
+        expected = [search_response(m) for m in models]
+        assert [plain_search_response(p) for p in unwrap(plain)] == expected
+        assert [plain_search_response(p) for p in unwrap(model.model_dump())] == expected
+
+
+def test_the_plain_reader_refuses_a_model_with_validators_of_its_own():
+    from evalkit.systems.wire import SearchIn, plain_reader
+
+    with pytest.raises(TypeError, match=r"SearchIn has validators of its own \(_few_terms\)"):
+        plain_reader(SearchIn)
