@@ -249,7 +249,7 @@ class HttpSystem:
         if raw.count(b"{") <= MAX_REPLY_OBJECTS and not SURROGATE_BYTES.search(raw):
             try:
                 if plain:
-                    return plain_reader(shape).validate_json(raw)  # type: ignore[arg-type]
+                    return plain_reader(shape).validate_json(raw)
                 return shape.model_validate_json(raw, context={NO_SURROGATES: True})
             except ValidationError:
                 pass

@@ -597,6 +597,7 @@ def plain_reader(model: type[WireModel]) -> TypeAdapter[Any]:
 
 
 _PLAIN_TYPES: dict[type[WireModel], Any] = {}
+_TYPED_DICT: Any = TypedDict  # called with a computed name and fields, which type checkers refuse
 
 
 def _plain_type(annotation: Any) -> Any:
@@ -613,7 +614,7 @@ def _plain_type(annotation: Any) -> Any:
                 kind = _plain_type(field.annotation)
                 kind = Annotated[kind, *field.metadata] if field.metadata else kind
                 fields[name] = kind if field.is_required() else NotRequired[kind]
-            plain: Any = TypedDict(f"Plain{annotation.__name__}", fields)  # type: ignore[operator]
+            plain = _TYPED_DICT(f"Plain{annotation.__name__}", fields)
             plain.__pydantic_config__ = ConfigDict(strict=True, extra="forbid")
             _PLAIN_TYPES[annotation] = plain
         return _PLAIN_TYPES[annotation]
