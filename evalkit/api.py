@@ -26,6 +26,7 @@ import pandas as pd
 from evalkit.embedders import Embedder
 from evalkit.embedders.factory import EmbedderInfo, embedder_provenance, make_embedder
 from evalkit.errors import UsageError
+from evalkit.files import shown_path
 from evalkit.harness.baselines import record_baseline as record_mode_baseline
 from evalkit.harness.baselines import record_gated_baseline
 from evalkit.harness.config import DEFAULT_DATASETS, RunConfig
@@ -228,12 +229,13 @@ def _with_suite_source(
     provenance: Provenance, datasets: str | Path, scenarios: Sequence[str] | None
 ) -> Provenance:
     """`provenance` with the suite folder (BUILTIN_SUITE for the built-in suite: the command's
-    default; relative to the working directory when it lies below it) and the selected scenario
-    names, so a report can print the command that reproduces its run."""
+    default; relative to the working directory when it lies below it: `shown_path`, which for
+    `evalkit report`'s kernel means the directory the command was typed in) and the selected
+    scenario names, so a report can print the command that reproduces its run."""
     folder = Path(datasets).resolve()
     shown = BUILTIN_SUITE
     if folder != Path(DEFAULT_DATASETS).resolve():
-        shown = str(folder.relative_to(Path.cwd())) if folder.is_relative_to(Path.cwd()) else str(folder)
+        shown = shown_path(folder)
     return provenance.model_copy(update={"datasets": shown, "scenarios": list(scenarios or [])})
 
 

@@ -1,6 +1,7 @@
 """Files evalkit reads and writes: atomic writes (readers see the old file or the new one, never
-a partial one), a check that an output path can be written before any work starts, and reads
-that only open regular files (a named pipe would block forever)."""
+a partial one), a check that an output path can be written before any work starts, reads that
+only open regular files (a named pipe would block forever), and how a report shows a path
+(`shown_path`: relative to the working directory when below it)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,11 @@ import tempfile
 from pathlib import Path
 
 from evalkit.errors import OutputError
+
+WORKDIR_ENV = "EVALKIT_WORKDIR"
+"""The directory `shown_path` makes paths relative to, when set: `evalkit report` sets it for the
+notebook's kernel (which runs in the notebook's folder) to the directory the command was typed
+in. Unset: the process's working directory."""
 
 _FIXES = {
     errno.ENOSPC: "the disk is full; free some space or write somewhere else",
@@ -117,6 +123,21 @@ def file_kind(mode: int) -> str:
 def os_reason(exc: OSError) -> str:
     """Why an OSError happened and how to fix it, for messages (`the disk is full; free ...`)."""
     return _FIXES.get(exc.errno or 0, exc.strerror or str(exc))
+
+
+def shown_path(path: str | Path) -> str:
+    """`path` as a report shows it to a reader: relative to the working directory (`WORKDIR_ENV`
+    when set, else the process's) when it lies below it ("datasets/thresholds.json", "." for the
+    directory itself), else absolute as given ("/home/runner/x" of a report from another machine
+    stays as it is: the reader learns where it was). A relative `path` is returned as given: it
+    already is relative to where the run was. Only the text is compared: nothing is resolved on
+    disk, since the path may be another machine's."""
+    given = Path(path)
+    if not given.is_absolute():
+        return str(path)
+    target = Path(os.path.normpath(given))
+    base = Path(os.path.normpath(os.path.abspath(os.environ.get(WORKDIR_ENV) or os.getcwd())))
+    return str(target.relative_to(base)) if target.is_relative_to(base) else str(target)
 
 
 def _umask() -> int:

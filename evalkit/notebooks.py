@@ -59,7 +59,7 @@ import nbformat
 from nbformat import NotebookNode
 
 from evalkit.errors import RegressionError, ReportError, UsageError
-from evalkit.files import check_writable, write_atomic
+from evalkit.files import WORKDIR_ENV, check_writable, write_atomic
 from evalkit.packaged import NOTEBOOKS
 from evalkit.parameters import Parameter, check_names, check_value, parse_parameters_cell, parse_text
 from evalkit.progress import progress_enabled
@@ -366,10 +366,13 @@ def _kernel_environment(folder: Path) -> Iterator[None]:
       kernel before its own cleanup ran;
     - PYTHONPATH entries are made absolute against the caller's working directory, because the
       kernel runs in the notebook's folder: `PYTHONPATH=. evalkit report --system mine:factory`
-      imports `mine` from where the command was typed, as `evalkit run` does.
-    Both variables are restored after."""
+      imports `mine` from where the command was typed, as `evalkit run` does;
+    - EVALKIT_WORKDIR (`evalkit.files.WORKDIR_ENV`) is that working directory (unless already
+      set), so the report shows paths below it relative to it (`shown_path`: the thresholds
+      file, the suite folder) as `evalkit run` there would, not relative to the notebook's folder.
+    The variables are restored after."""
     folder.mkdir()
-    values = {"TMPDIR": str(folder)}
+    values = {"TMPDIR": str(folder), WORKDIR_ENV: os.environ.get(WORKDIR_ENV) or os.getcwd()}
     if os.environ.get("PYTHONPATH"):
         entries = os.environ["PYTHONPATH"].split(os.pathsep)
         values["PYTHONPATH"] = os.pathsep.join(str(Path(entry or ".").resolve()) for entry in entries)

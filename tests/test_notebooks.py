@@ -418,6 +418,7 @@ def test_report_writes_self_contained_html_with_scenario_table_and_charts(
     assert "Verdict: PASS" in opening
     assert "system reference · mode deterministic · top_k 5 · gate min_relevance 0.4" in opening
     assert "Reproduce this run evalkit run --top-k 5" in visible_text(html)
+    assert "Baseline: datasets/thresholds.json, recorded " in visible_text(html)  # not the kernel's folder
     assert "No description has been provided" not in html
     assert 'alt="Chart: Ungated vs gated, per scenario; recall; precision; MRR"' in html
     plain = [o["data"]["text/plain"] for c in executed.cells for o in c.get("outputs", []) if "data" in o]

@@ -304,7 +304,9 @@ def run_suite(
     `clock` resolves relative dates and is the "now" of every search (default: the current UTC time,
     truncated to seconds). `executor` runs the shards of the applicable scenarios (`plan_shards`;
     default: serially, in this process); results come back in scenario and query order, identical on
-    every executor (latencies apart).
+    every executor (latencies apart). A system with a `settle()` method (the MCP adapter: its last
+    scenario's drop is sent without waiting) has it called once every shard is done, so that what
+    it left in flight is answered, or its error raised, within the run.
     """
     now = clock or datetime.now(UTC).replace(microsecond=0)
     capabilities = declared_capabilities(system)
@@ -339,6 +341,9 @@ def run_suite(
                 gate_values[i].update(*(part.gate_values[i] for part in parts))
             latencies[scenario.name] = [ms for part in parts for ms in part.latencies_ms]
             bar.update(sum(len(part.queries[0]) for part in parts))
+        settle = getattr(system, "settle", None)
+        if callable(settle):
+            settle()  # what the system sent without waiting (an MCP drop) is answered, or fails, here
     finally:
         bar.close()
     return SuiteResult(

@@ -19,7 +19,8 @@ is scored per query from a `QueryEvidence` (what came back and what the scenario
 memory at that query) and only where it applies (None otherwise: a query without `forbid` has no
 contamination); they are computed for suites that ask for them (`behaviour_metrics: true` in
 suite.yaml), so reports of other suites keep their shape. A new one is a module here plus one
-`BehaviourMetric` line below.
+`BehaviourMetric` entry below, which must say what a score of 0 and of 1 means for one query
+(the report's legend shows both; the entry is refused without them).
 
 Cutoff rules: `ndcg`, `map`, `recall_all` and `success` need `@k`; `recall`, `precision` and
 `mrr` take an optional `@k` (without it they are the SPEC §3.3 harness metrics over everything
@@ -199,39 +200,61 @@ EvidenceScorer = Callable[[QueryEvidence], "float | None"]
 
 @dataclass(frozen=True, slots=True)
 class BehaviourMetric:
-    """A behaviour metric: its name, label and summary, whether lower is better, and its per-query
-    scorer (None for `query_sensitivity`, which compares the queries of a scenario with each other
-    and is scored by the harness when a scenario's queries are assembled)."""
+    """A behaviour metric: its name, label and summary, whether lower is better, what a score of
+    0 and of 1 means for one query (`zero_means`, `one_means`: the report's legend shows them, so
+    both are required and must say something: UsageError for a blank one), and its per-query
+    scorer (None for `query_sensitivity`, which compares the queries of a scenario with each
+    other and is scored by the harness when a scenario's queries are assembled)."""
 
     name: str
     label: str
     summary: str
     lower_is_better: bool
+    zero_means: str
+    one_means: str
     score: EvidenceScorer | None = None
+
+    def __post_init__(self) -> None:
+        blank = [field for field in ("zero_means", "one_means") if not getattr(self, field).strip()]
+        if blank:
+            raise UsageError(
+                f"behaviour metric {self.name!r} leaves {' and '.join(blank)} blank: say what a score of "
+                "0 and of 1 means for one query (the report's legend shows it)"
+            )
 
 
 _BEHAVIOUR = (
     BehaviourMetric(
         "stale_fact_rate", "stale-fact rate",
         "share of returned ids superseded or deleted (queries whose memory holds stale ids)", True,
-        lambda e: stale_fact_rate(e.retrieved, e.stale) if e.stale else None,
+        zero_means="no superseded or deleted id came back",
+        one_means="every id returned was superseded or deleted",
+        score=lambda e: stale_fact_rate(e.retrieved, e.stale) if e.stale else None,
     ),
     BehaviourMetric(
         "contamination", "contamination",
         "share of returned ids that are forbidden (queries with forbid)", True,
-        lambda e: contamination(e.retrieved, e.forbidden) if e.forbidden else None,
+        zero_means="no forbidden id came back",
+        one_means="every id returned is one the query forbids",
+        score=lambda e: contamination(e.retrieved, e.forbidden) if e.forbidden else None,
     ),
     BehaviourMetric(
         "duplicate_rate", "duplicate rate@k", "share of the top k repeating the content of a hit above", True,
-        lambda e: duplicate_rate_at_k(e.retrieved, e.contents, e.top_k),
+        zero_means="every hit in the top k says something new",
+        one_means="every hit below the first repeats content already shown",
+        score=lambda e: duplicate_rate_at_k(e.retrieved, e.contents, e.top_k),
     ),
     BehaviourMetric(
         "query_sensitivity", "query sensitivity", "1 when no query of another text in the scenario got the "
         "same ranking (scenarios of two or more query texts)", False,
+        zero_means="another query of the scenario got the very same ranking (the query was ignored)",
+        one_means="each query text got a ranking of its own",
     ),
     BehaviourMetric(
         "abstention", "abstention", "1 when a no-match query got no hit or only low-confidence ones", False,
-        lambda e: abstained(e.low_confidence) if e.no_match else None,
+        zero_means="a query with no answer in memory still got confident hits",
+        one_means="it got no hit, or only hits flagged low-confidence",
+        score=lambda e: abstained(e.low_confidence) if e.no_match else None,
     ),
 )  # fmt: skip
 

@@ -40,7 +40,7 @@ from __future__ import annotations
 import hashlib
 import random
 import re
-from dataclasses import dataclass, replace
+from dataclasses import InitVar, dataclass, replace
 from datetime import UTC, datetime, timedelta
 from functools import cache
 from pathlib import Path
@@ -137,26 +137,37 @@ class CurveSpec:
     """A perturbation curve to measure (`evalkit run --perturb-curve`, `evalkit.perturbation_curve`):
     one run per value of `kind` ("distractors" or "stale-repeats"), in the order given, each drawn
     with `seed`. UsageError for an unknown kind, no values, a value given twice, one that is not a
-    whole number 0 or more, or a distractor count above the shipped pool's size."""
+    whole number 0 or more, or a distractor count above the shipped pool's size.
+
+    `given_as` (not a field: it is not kept, compared or shown) is how the curve was asked for,
+    e.g. "--perturb-curve 'distractors=5,5'" (`parse_curve`): a value given twice or a distractor
+    count above the pool is then refused in those words, so the message names the flag (or the
+    notebook parameters) the user typed. Without it the messages name the curve itself."""
 
     kind: str
     values: tuple[int, ...]
     seed: int = 0
+    given_as: InitVar[str | None] = None
 
-    def __post_init__(self) -> None:
+    def __post_init__(self, given_as: str | None) -> None:
         if self.kind not in KINDS:
             raise UsageError(f"unknown perturbation kind {self.kind!r}; use one of {', '.join(KINDS)}")
         if not self.values:
             raise UsageError(f"a perturbation curve needs at least one value; {CURVE_HELP}")
         if len(set(self.values)) != len(self.values):
-            raise UsageError(f"a perturbation curve measures each value once; got {list(self.values)}")
+            raise UsageError(
+                f"{given_as}: a value is given twice; give each value once"
+                if given_as
+                else f"a perturbation curve measures each value once; got {list(self.values)}"
+            )
         for value in self.values:
             Perturbation(**{_FIELD[self.kind]: value}, seed=self.seed)
         pool = len(distractor_pool())
         if self.kind == "distractors" and max(self.values) > pool:
+            where = given_as or f"--perturb-curve distractors={max(self.values)}"
             raise UsageError(
-                f"--perturb-curve distractors={max(self.values)}: the shipped pool holds {pool} thoughts "
-                f"({DISTRACTOR_POOL.name}); ask for {pool} or fewer"
+                f"{where}: the shipped pool holds {pool} thoughts ({DISTRACTOR_POOL.name}); "
+                f"ask for {pool} or fewer distractors"
             )
 
     @property
@@ -190,15 +201,7 @@ def parse_curve(text: str, seed: int = 0, flag: str = "--perturb-curve", fix: st
     if bad:
         raise UsageError(f"{flag} {text!r}: {bad[0]!r} is not a whole number 0 or more; {fix}")
     values = tuple(int(part) for part in parts)
-    if len(set(values)) != len(values):
-        raise UsageError(f"{flag} {text!r}: a value is given twice; give each value once")
-    pool = len(distractor_pool())
-    if kind == "distractors" and max(values) > pool:
-        raise UsageError(
-            f"{flag} {text!r}: the shipped pool holds {pool} thoughts ({DISTRACTOR_POOL.name}); "
-            f"ask for {pool} or fewer distractors"
-        )
-    return CurveSpec(kind, values, seed)
+    return CurveSpec(kind, values, seed, given_as=f"{flag} {text!r}")
 
 
 @cache

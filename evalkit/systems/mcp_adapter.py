@@ -59,6 +59,13 @@ start that every mapped tool exists and that every mapped argument fits the tool
 (`evalkit.systems.mcp_schema`), and raises AdapterError naming the system, the tool and what was
 wrong: a tool error (`isError`), a result without JSON, a missing path, a hit without an id.
 
+Fewer waits: with one run-wide server, a scenario's drop is sent without waiting for its reply
+(`Session.send`): the next call waits for it first, and `McpSystem.settle()` (called by the
+runner at the end of every run) or `close()` does for the last one; its error is raised there,
+naming the scenario and the namespace. A copy on a worker waits for every drop (it sees no end
+of the run). With `edges.with_store` the store call is held by `add_thoughts` until `add_edges`
+(or the next operation) sends it with the edges, so seeding is one call.
+
 Workers (`--workers N`, Ray): a system pickles without its session; a copy in another process
 starts its own server on its first scenario (with one process per scenario, nothing is shared:
 every scenario starts its own), checks the tools again, and shares that server, and the seed map
@@ -198,6 +205,7 @@ class McpSystem:
         self._label = f"system {mapping.name!r} (MCP, {source})"
         self._found = check_requirements(mapping, self._label)
         self._per_scenario = mapping.isolation.strategy == "process"
+        self._home = os.getpid()  # where the system was built: the run's process (drops deferred)
         self._token = uuid.uuid4().hex
         self._state = _shared(self._token)
         if self._per_scenario:
@@ -281,8 +289,23 @@ class McpSystem:
         return {"system": "mcp", "mapping": self.source, **self.mapping.model_dump(exclude={"server"})}
 
     def close(self) -> None:
-        """Stop this process's run-wide server (a later scenario starts it again)."""
+        """Stop this process's run-wide server (a later scenario starts it again); a drop still
+        pending is answered first, and its error raised once the server is stopped."""
         self._state.stop()
+
+    def settle(self) -> None:
+        """Wait for the drop of the last scenario, sent without waiting (see `McpMemory.cleanup`);
+        its error is raised here. The runner calls it at the end of every run."""
+        session = self._state.session
+        if session is not None:
+            session.settle()
+
+    @property
+    def defers_drops(self) -> bool:
+        """Whether a scenario's drop is sent without waiting for its reply: with one run-wide
+        server, in the process that built the system (whose runner calls `settle` at the end of
+        the run). A copy on a worker, which sees no end of the run, waits for every drop."""
+        return not self._per_scenario and os.getpid() == self._home
 
     @contextmanager
     def open(self, workdir: Path, scenario: str | None = None) -> Iterator[McpMemory]:
@@ -300,7 +323,7 @@ class McpSystem:
                 with suppress(BaseException):  # the scenario's failure (or the Ctrl-C) is what counts
                     memory.cleanup(CLEANUP_TIMEOUT)
                 raise
-            memory.cleanup(None)
+            memory.cleanup(None, defer=self.defers_drops)
         finally:
             if self._per_scenario:
                 session.close()
@@ -338,6 +361,7 @@ class McpMemory:
         self._stored: list[str] = []  # evalkit ids, in order
         self._server_ids: list[Any] = []  # what {seeded_ids} holds: the server's ids when it assigns them
         self._reset_done = False
+        self._held: list[Any] | None = None  # edges.with_store: the store call's items, until the edges come
 
     # --- calls -------------------------------------------------------------------------------
 
@@ -345,26 +369,50 @@ class McpMemory:
               timeout: float | None = None, extra: Mapping[str, Any] | None = None) -> Any:  # fmt: skip
         """Call `tool` with `template` rendered from `values` and the scope (plus `extra`, already
         rendered, and the namespace argument under its name)."""
+        return self._session.call(tool, self._arguments(template, values, extra), timeout=timeout)
+
+    def _arguments(
+        self, template: Mapping[str, Any], values: Mapping[str, Any], extra: Mapping[str, Any] | None = None
+    ) -> dict[str, Any]:
+        """A call's arguments: `template` rendered, `extra` and the namespace argument added."""
         arguments = render(dict(template), {**self._scope, **values}, send_null=self._mapping.null == "send")
         arguments.update(extra or {})
         isolation = self._mapping.isolation
         if isolation.strategy == "namespace" and isolation.argument:
             arguments.setdefault(isolation.argument, self._scope["namespace"])
-        return self._session.call(tool, arguments, timeout=timeout)
+        return arguments
 
     def _item(self, template: Mapping[str, Any], values: Mapping[str, Any]) -> Any:
         return render(dict(template), {**self._scope, **values}, send_null=self._mapping.null == "send")
 
-    def cleanup(self, timeout: float | None) -> None:
-        """The drop call, with the scenario's stored ids (`{seeded_ids}`)."""
+    def cleanup(self, timeout: float | None, *, defer: bool = False) -> None:
+        """The drop call, with the scenario's stored ids (`{seeded_ids}`), after a store still
+        held (edges.with_store) is sent. `defer`: sent without waiting for its reply (the
+        session's next call, `McpSystem.settle` at the end of the run, or its close waits for it
+        and raises its error, naming this scenario and namespace): the server drops while the
+        runner scores. `timeout` (after a failure): the store held is discarded, the drop waited
+        for at most that long."""
+        if timeout is None:
+            self._flush()
+        self._held = None
         drop = self._mapping.isolation.drop
-        if drop is not None:
+        if drop is None:
+            return
+        if not defer:
             self._call(drop.tool, drop.arguments, {"seeded_ids": list(self._server_ids)}, timeout=timeout)
+            return
+        scope = self._scope
+        what = f"the drop after scenario {scope['scenario']!r}, namespace {scope['namespace']!r}"
+        arguments = self._arguments(drop.arguments, {"seeded_ids": list(self._server_ids)})
+        self._session.send(drop.tool, arguments, what)
 
     # --- seeding -------------------------------------------------------------------------------
 
     def add_thoughts(self, thoughts: Sequence[Thought]) -> None:
+        """Store `thoughts`: one call per thought, or one batch call; with edges.with_store that
+        call is held until `add_edges` (or the next operation) sends it with the edges."""
         spec = self._mapping.store
+        self._flush()
         reset = self._mapping.isolation.reset
         if reset is not None and not self._reset_done:
             self._call(reset.tool, reset.arguments, {"seeded_ids": [t.id for t in thoughts]})
@@ -372,7 +420,10 @@ class McpMemory:
         rows = [{name: getattr(t, name) for name in THOUGHT_FIELDS} for t in thoughts]
         if spec.batch is not None:
             items = [self._item(spec.item or {}, row) for row in rows]
-            self._call(spec.tool, spec.arguments, {}, extra={spec.batch: items})
+            if self._with_store is not None:
+                self._held = items
+            else:
+                self._call(spec.tool, spec.arguments, {}, extra={spec.batch: items})
             self._server_ids += [t.id for t in thoughts]
         else:
             for thought, row in zip(thoughts, rows, strict=True):
@@ -388,15 +439,39 @@ class McpMemory:
 
     def add_edges(self, edges: Sequence[Edge]) -> None:
         spec = self._mapping.edges
-        if spec is None or not edges:
+        if spec is None:
             return
         rows = [asdict(e) for e in edges]
+        if self._with_store is not None:
+            if self._held is not None or rows:  # edges alone: a store call with no thoughts
+                self._store_held([self._item(spec.item or {}, row) for row in rows])
+            return
+        if not edges:
+            return
+        assert spec.tool is not None  # a write of its own (EdgesSpec)
         if spec.batch is not None:
             items = [self._item(spec.item or {}, row) for row in rows]
             self._call(spec.tool, spec.arguments, {}, extra={spec.batch: items})
         else:
             for row in rows:
                 self._call(spec.tool, spec.arguments, row)
+
+    @property
+    def _with_store(self) -> str | None:
+        """The store call's argument for the edges (edges.with_store), or None."""
+        return self._mapping.edges.with_store if self._mapping.edges is not None else None
+
+    def _store_held(self, edge_items: list[Any]) -> None:
+        """The store call held by `add_thoughts` (no thoughts when none is), with `edge_items`."""
+        spec = self._mapping.store
+        assert spec.batch is not None and self._with_store is not None  # checked at load
+        held, self._held = self._held or [], None
+        self._call(spec.tool, spec.arguments, {}, extra={spec.batch: held, self._with_store: edge_items})
+
+    def _flush(self) -> None:
+        """Send the store call still held (edges.with_store), with no edges."""
+        if self._held is not None:
+            self._store_held([])
 
     # --- operations (a scenario's steps) ---------------------------------------------------------
 
@@ -411,6 +486,7 @@ class McpMemory:
             raise AdapterError(
                 f"{self._system.label}: the mapping has no [delete] section (capability 'deletion')"
             )
+        self._flush()
         server_ids = [self._server_id(i) for i in ids]
         if "ids" in placeholders(spec.arguments):
             self._call(spec.tool, spec.arguments, {"ids": server_ids})
@@ -425,6 +501,7 @@ class McpMemory:
             raise AdapterError(
                 f"{self._system.label}: the mapping has no [update] section (capability 'update')"
             )
+        self._flush()
         self._call(
             spec.tool, spec.arguments, {"id": self._server_id(id), "content": content, "status": status}
         )
@@ -433,6 +510,7 @@ class McpMemory:
 
     def search(self, query: str, **options: Any) -> SearchResponse:
         spec = self._mapping.search
+        self._flush()
         result = self._call(spec.tool, spec.arguments, {"query": query, **options})
         return self._response(result, options.get("top_k"))
 
@@ -442,6 +520,7 @@ class McpMemory:
         batch = self._mapping.search.batch
         if batch is None:
             return [self.search(r.query, **r.options) for r in requests]
+        self._flush()
         label, spec = self._system.label, self._mapping.search
         items = [self._item(spec.arguments, {"query": r.query, **r.options}) for r in requests]
         answer = self._call(batch.tool, batch.arguments, {}, extra={batch.list: items})

@@ -38,7 +38,10 @@ so every file keeps working. Format 2 (`version = 2`) is what the README documen
                                             # per-thought template)
     # result_id = "memory.id"               # the server's own id in each store result
 
-    [edges]                                 # optional, like [store] (fields source, target, type)
+    [edges]                                 # optional, like [store] (fields source, target, type),
+    # with_store = "edges"                  # or no call of its own: the edges go in this list
+                                            # argument of the store call (needs store.batch;
+                                            # item = the template of one edge)
 
     [delete]                                # optional; needed for capability "deletion"
     tool = "forget"
@@ -82,7 +85,7 @@ import sys
 import tomllib
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import Field, ValidationError, model_validator
 
@@ -185,6 +188,37 @@ class WriteSpec(FrozenModel):
         return (self.item or {}) if self.batch is not None else self.arguments
 
 
+class EdgesSpec(WriteSpec):
+    """[edges]: a write of its own (`tool`, like [store]), or, with `with_store`, no call of its
+    own: the edges go with the store call, in its list argument `with_store`, each rendered with
+    `item` (one call fewer per scenario; needs store.batch, and `tool`, `batch`, `arguments` and
+    `result_id` are then not given). The store call then always sends that list, empty when the
+    scenario has no edges, and a step adding edges only sends the store call with no thoughts."""
+
+    tool: str | None = None  # type: ignore[assignment]
+    with_store: str | None = None
+
+    @model_validator(mode="after")
+    def _one_way(self) -> EdgesSpec:
+        if self.with_store is None:
+            if self.tool is None:
+                raise ValueError("give edges.tool (the tool that links) or edges.with_store")
+            return self
+        given = [k for k in ("tool", "batch", "result_id") if getattr(self, k) is not None]
+        given += ["arguments"] if self.arguments else []
+        if given:
+            raise ValueError(
+                f"edges.with_store sends the edges with the store call: edges.{', edges.'.join(given)} "
+                "cannot be given with it"
+            )
+        if self.item is None:
+            raise ValueError("edges.with_store needs edges.item (the template of one edge)")
+        return self
+
+    def per_item(self) -> dict[str, Any]:
+        return (self.item or {}) if self.with_store is not None else super().per_item()
+
+
 class BatchSearchSpec(FrozenModel):
     """A tool that answers several searches in one call: `list` is the argument holding the
     searches (each rendered with [search] arguments), `results` the path of the list of their
@@ -236,7 +270,7 @@ class McpMapping(FrozenModel):
     server: ServerSpec
     isolation: IsolationSpec
     store: WriteSpec
-    edges: WriteSpec | None = None
+    edges: EdgesSpec | None = None
     search: SearchSpec
     delete: OperationSpec | None = None
     update: OperationSpec | None = None
@@ -292,6 +326,13 @@ class McpMapping(FrozenModel):
             )
         if self.store.batch is not None and self.store.item is None:
             problems.append("store.batch needs store.item (the template of one thought)")
+        if self.edges is not None and self.edges.with_store is not None:
+            if self.store.batch is None:
+                problems.append("edges.with_store needs store.batch (one store call for all the thoughts)")
+            elif self.edges.with_store in {self.store.batch, *self.store.arguments}:
+                problems.append(
+                    f"edges.with_store {self.edges.with_store!r} is already an argument of the store call"
+                )
         problems += self._isolation_problems()
         problems += self._operation_problems()
         if self.search.error is not None:
@@ -383,6 +424,9 @@ def _names(template: Any) -> set[str]:
     return set() if template is None else placeholders(template)
 
 
+_Write = TypeVar("_Write", bound=WriteSpec)
+
+
 # --- format 1 -------------------------------------------------------------------------------------
 
 
@@ -461,7 +505,7 @@ class McpMappingV1(FrozenModel):
         return McpMapping(
             name=self.name, capabilities=self.capabilities, null="send", server=self.server,
             isolation=IsolationSpec(strategy=strategy, argument=ns.argument, reset=reset, drop=drop),
-            store=_write(self.store), edges=_write(self.edges) if self.edges else None,
+            store=_write(self.store), edges=_write(self.edges, EdgesSpec) if self.edges else None,
             search=SearchSpec(
                 tool=self.search.tool, arguments=_fields(self.search.arguments), hits=self.search.hits,
                 hit=self.search.hit, response=self.search.response, result=self.search.result,
@@ -474,10 +518,10 @@ def _fields(names: dict[str, str]) -> dict[str, str]:
     return {argument: "{" + name + "}" for name, argument in names.items()}
 
 
-def _write(spec: _WriteV1) -> WriteSpec:
+def _write(spec: _WriteV1, kind: type[_Write] = WriteSpec) -> _Write:  # type: ignore[assignment]
     if spec.batch is None:
-        return WriteSpec(tool=spec.tool, arguments=_fields(spec.arguments), result_id=spec.result_id)
-    return WriteSpec(tool=spec.tool, batch=spec.batch, item=_fields(spec.arguments), result_id=spec.result_id)
+        return kind(tool=spec.tool, arguments=_fields(spec.arguments), result_id=spec.result_id)
+    return kind(tool=spec.tool, batch=spec.batch, item=_fields(spec.arguments), result_id=spec.result_id)
 
 
 # --- loading -----------------------------------------------------------------------------------------

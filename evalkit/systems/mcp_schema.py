@@ -5,7 +5,8 @@ names it sends — its template's keys, plus the namespace argument — are comp
 schema: an argument the schema's `properties` do not list (unless `additionalProperties` allows
 it) and a `required` property the mapping never sends are errors naming the tool, the argument,
 the mapping's place and the schema's properties. With a batch, each item's keys are checked the
-same way against the list's `items` schema when it is an object schema. A schema without
+same way against the list's `items` schema when it is an object schema (and so are the edges'
+with `edges.with_store`: they are items of the store call's list argument of that name). A schema without
 `properties` (any object) accepts every argument. All problems are reported at once.
 """
 
@@ -18,27 +19,34 @@ from evalkit.errors import AdapterError
 from evalkit.systems.mcp_mapping import McpMapping
 
 
-def mapped_calls(mapping: McpMapping) -> list[tuple[str, str, set[str], tuple[str, set[str]] | None]]:
-    """(place, tool, argument names, (list argument, item keys) or None) for each call."""
+def mapped_calls(mapping: McpMapping) -> list[tuple[str, str, set[str], list[tuple[str, str, set[str]]]]]:
+    """(place, tool, argument names, [(items' place, list argument, item keys), ...]) for each call."""
     namespace = {mapping.isolation.argument} if mapping.isolation.argument else set()
-    calls: list[tuple[str, str, set[str], tuple[str, set[str]] | None]] = []
-    for place, spec in (("store", mapping.store), ("edges", mapping.edges)):
-        if spec is None:
-            continue
+    calls: list[tuple[str, str, set[str], list[tuple[str, str, set[str]]]]] = []
+    edges = mapping.edges
+    with_store = edges.with_store if edges is not None else None
+    for place, spec in (("store", mapping.store), ("edges", edges)):
+        if spec is None or spec.tool is None:
+            continue  # edges.with_store: the edges are items of the store call
         if spec.batch is None:
-            calls.append((place, spec.tool, set(spec.arguments) | namespace, None))
-        else:
-            names = {spec.batch, *spec.arguments} | namespace
-            calls.append((place, spec.tool, names, (spec.batch, set(spec.item or {}))))
+            calls.append((place, spec.tool, set(spec.arguments) | namespace, []))
+            continue
+        names = {spec.batch, *spec.arguments} | namespace
+        lists = [(f"{place} items ({spec.batch}[])", spec.batch, set(spec.item or {}))]
+        if place == "store" and edges is not None and with_store is not None:
+            names.add(with_store)
+            lists.append((f"edges.with_store items ({with_store}[])", with_store, set(edges.item or {})))
+        calls.append((place, spec.tool, names, lists))
     search = mapping.search
-    calls.append(("search", search.tool, set(search.arguments) | namespace, None))
+    calls.append(("search", search.tool, set(search.arguments) | namespace, []))
     if search.batch is not None:
         names = {search.batch.list, *search.batch.arguments} | namespace
-        calls.append(("search.batch", search.batch.tool, names, (search.batch.list, set(search.arguments))))
+        items = (f"search.batch items ({search.batch.list}[])", search.batch.list, set(search.arguments))
+        calls.append(("search.batch", search.batch.tool, names, [items]))
     for place in ("reset", "drop"):
         call = getattr(mapping.isolation, place)
         if call is not None:
-            calls.append((f"isolation.{place}", call.tool, set(call.arguments) | namespace, None))
+            calls.append((f"isolation.{place}", call.tool, set(call.arguments) | namespace, []))
     return calls
 
 
@@ -46,15 +54,15 @@ def check_arguments(mapping: McpMapping, schemas: Mapping[str, Mapping[str, Any]
     """AdapterError listing every mapped argument that `schemas` (tool name → inputSchema) does
     not take and every required one that is not mapped."""
     problems: list[str] = []
-    for place, tool, names, batch in mapped_calls(mapping):
+    for place, tool, names, lists in mapped_calls(mapping):
         schema = schemas.get(tool)
         if schema is None:
             continue  # a missing tool is reported by the caller
         problems += _problems(tool, place, names, schema, mapping)
-        if batch is not None:
-            items = resolved_ref(schema, (schema.get("properties") or {}).get(batch[0], {}).get("items"))
+        for items_place, argument, keys in lists:
+            items = resolved_ref(schema, (schema.get("properties") or {}).get(argument, {}).get("items"))
             if isinstance(items, dict) and items.get("type") in (None, "object"):
-                problems += _problems(tool, f"{place} items ({batch[0]}[])", batch[1], items, mapping)
+                problems += _problems(tool, items_place, keys, items, mapping)
     if problems:
         raise AdapterError(f"{label}: the mapping does not fit the server's tools: {'; '.join(problems)}")
 

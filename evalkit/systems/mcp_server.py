@@ -3,7 +3,8 @@
 Tools (arguments and results are the shapes of `evalkit.systems.wire`; every result is
 structured output, and the same JSON as text):
 - `info()` → SystemInfo
-- `store_thoughts(namespace, thoughts)` → AddedOut — the namespace is opened on first use
+- `store_thoughts(namespace, thoughts, edges=[])` → AddedOut (added = the thoughts) — the
+  namespace is opened on first use; `edges` are linked after the thoughts, in the same call
 - `add_edges(namespace, edges)` → AddedOut
 - `search(namespace, query, top_k, now, project?, include_global?, min_relevance?,
   recency_weight?, recency_half_life_days?)` → SearchOut
@@ -127,11 +128,22 @@ def create_server(system: MemorySystem, namespaces: Namespaces | None = None) ->
             name=system.name, capabilities=sorted(declared_capabilities(system)), describe=system.describe()
         )
 
-    @server.tool(description="Store thoughts in a namespace (opened on first use).")
+    @server.tool(
+        description="Store thoughts in a namespace (opened on first use), and optionally link "
+        "thoughts with typed edges in the same call (stored after the thoughts)."
+    )
     @_reasoned
-    async def store_thoughts(namespace: str, thoughts: list[ThoughtIn]) -> AddedOut:
+    async def store_thoughts(namespace: str, thoughts: list[ThoughtIn], edges: list[EdgeIn] = []) -> AddedOut:  # noqa: B006 - pydantic copies it
         batch = thoughts_out(ThoughtsIn(thoughts=thoughts))
-        await namespaces.run(lambda: namespaces.ensure(namespace).add_thoughts(batch))
+        links = edges_out(EdgesIn(edges=edges)) if edges else []
+
+        def store() -> None:
+            memory = namespaces.ensure(namespace)
+            memory.add_thoughts(batch)
+            if links:
+                memory.add_edges(links)
+
+        await namespaces.run(store)
         return AddedOut(added=len(thoughts))
 
     @server.tool(description="Link thoughts of a namespace with typed edges (replaces, contradicts, ...).")

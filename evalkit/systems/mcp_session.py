@@ -3,10 +3,11 @@ the runner's thread, with the bounds the `evalkit.systems.mcp_adapter` docstring
 
 `Session(label, server)` starts the server (stdio) or connects (url), runs the handshake and lists
 the tools (`tools`: names; `schemas`: each tool's inputSchema; `descriptions`,
-`output_schemas`); `call(tool,
-arguments)` returns the structured output and text blocks; `close()` ends it and stops the
-process. The SDK's check of each result against the tool's outputSchema is turned off: the
-adapter reads and checks every result itself, and that check was most of its time.
+`output_schemas`); `call(tool, arguments)` returns the structured output and text blocks;
+`send(tool, arguments, what)` calls without waiting (the next call, `settle()` or `close()` waits
+for the reply and raises its error, naming `what`); `close()` ends it and stops the process. The
+SDK's check of each result against the tool's outputSchema is turned off: the adapter reads and
+checks every result itself, and that check was most of its time.
 """
 
 from __future__ import annotations
@@ -43,6 +44,8 @@ class Session:
         self._label = label
         self.timeout = client_limits.timeout(None, CALL_TIMEOUT)
         self._failure: list[str] = []  # what the stdio transport saw go wrong, if anything
+        self._pending: tuple[str, Future[Any], str] | None = None  # a call sent with `send`
+        self._lock = threading.Lock()
         target: Any = server.url
         self._transport: _StdioTransport | None = None
         if server.command is not None:
@@ -100,19 +103,46 @@ class Session:
 
     def call(self, tool: str, arguments: dict[str, Any], timeout: float | None = None) -> Any:
         """The tool's result: its structured output and its text blocks; AdapterError on isError,
-        past the deadline (`timeout`, default the session's) or when the server breaks."""
-        from mcp.types import TextContent
+        past the deadline (`timeout`, default the session's) or when the server breaks. A call
+        sent with `send` is answered first (its error is raised instead)."""
+        self.settle()
+        return self._answer(tool, self._submit(tool, arguments), timeout, "")
 
+    def send(self, tool: str, arguments: dict[str, Any], what: str) -> None:
+        """Call `tool` without waiting for its reply: the next `call` or `send`, `settle()` or
+        `close()` waits for it first (within the session's deadline, counted from then) and raises
+        its error there, as an AdapterError naming `what` (e.g. "the drop of scenario 'x',
+        namespace 'evalkit-…'"). The server works on it while the caller goes on (one call at a
+        time still reaches the server: nothing else is sent before its reply)."""
+        self.settle()
+        with self._lock:
+            self._pending = (tool, self._submit(tool, arguments), what)
+
+    def settle(self) -> None:
+        """Wait for the reply to the call `send` left pending, if any; its error is raised here."""
+        with self._lock:
+            pending, self._pending = self._pending, None
+        if pending is not None:
+            tool, future, what = pending
+            self._answer(tool, future, None, what)
+
+    def _submit(self, tool: str, arguments: dict[str, Any]) -> Future[Any]:
         if self._failure:
             raise AdapterError(f"{self._label}: tool {tool!r} not called: {self._failure[0]}{self._stderr()}")
+        return asyncio.run_coroutine_threadsafe(self._client.call_tool(tool, arguments), self._loop)
+
+    def _answer(self, tool: str, future: Future[Any], timeout: float | None, what: str) -> Any:
+        """The result of the call `future` (see `call`); `what` names a call sent earlier."""
+        from mcp.types import TextContent
+
         seconds = self.timeout if timeout is None else timeout
-        future = asyncio.run_coroutine_threadsafe(self._client.call_tool(tool, arguments), self._loop)
+        named = f"tool {tool!r} ({what})" if what else f"tool {tool!r}"
         try:
             result = future.result(timeout=seconds)
         except TimeoutError as exc:
             future.cancel()
             raise AdapterError(
-                f"{self._label}: tool {tool!r}: no answer within {seconds:g} s; is the server stuck? "
+                f"{self._label}: {named}: no answer within {seconds:g} s; is the server stuck? "
                 f"(raise the deadline with ${client_limits.TIMEOUT_ENV})"
             ) from exc
         except BaseException as exc:
@@ -120,10 +150,10 @@ class Session:
             if not isinstance(exc, Exception):
                 raise
             reason = self._failure[0] if self._failure else repr(exc)
-            raise AdapterError(f"{self._label}: tool {tool!r} failed: {reason}{self._stderr()}") from exc
+            raise AdapterError(f"{self._label}: {named} failed: {reason}{self._stderr()}") from exc
         texts = [block.text for block in result.content if isinstance(block, TextContent)]
         if result.is_error:
-            raise AdapterError(f"{self._label}: tool {tool!r} reported an error: {' '.join(texts)[:500]}")
+            raise AdapterError(f"{self._label}: {named} reported an error: {' '.join(texts)[:500]}")
         return result.structured_content, texts
 
     def _stderr(self) -> str:
@@ -134,8 +164,20 @@ class Session:
     def close(self) -> None:
         """End the session and stop the server: a clean close when the handshake succeeded, then
         (or at once, when it did not) the session's task is cancelled, and the transport
-        terminates, then kills, the process. Safe to call twice."""
+        terminates, then kills, the process. Safe to call twice. A call `send` left pending is
+        answered first; its error is raised once the server is stopped."""
         atexit.unregister(self.close)  # one server per scenario: closed sessions must not pile up
+        failed: AdapterError | None = None
+        if self._thread.is_alive():
+            try:
+                self.settle()
+            except AdapterError as exc:
+                failed = exc
+        self._stop_loop()
+        if failed is not None:
+            raise failed
+
+    def _stop_loop(self) -> None:
         if not self._thread.is_alive():
             return
         if self._ready.done() and self._ready.exception() is None:  # a session to close cleanly

@@ -245,27 +245,6 @@ NOT_SCORED = "–"
 """What a behaviour cell shows where the metric applies to none of the scope's queries (a
 scenario without `forbid` has no contamination): not a zero, which would read as a good score."""
 
-BEHAVIOUR_SCALE: dict[str, tuple[str, str]] = {
-    "stale_fact_rate": (
-        "no superseded or deleted id came back",
-        "every id returned was superseded or deleted",
-    ),
-    "contamination": ("no forbidden id came back", "every id returned is one the query forbids"),
-    "duplicate_rate": (
-        "every hit in the top k says something new",
-        "every hit below the first repeats content already shown",
-    ),
-    "query_sensitivity": (
-        "another query of the scenario got the very same ranking (the query was ignored)",
-        "each query text got a ranking of its own",
-    ),
-    "abstention": (
-        "a query with no answer in memory still got confident hits",
-        "it got no hit, or only hits flagged low-confidence",
-    ),
-}
-"""What 0 and 1 mean for each behaviour metric (one query), for the report's legend."""
-
 
 def behaviour_label(metric: str) -> str:
     """A behaviour metric's column header: its label and which way is better ("stale-fact rate ↓")."""
@@ -324,8 +303,8 @@ def behaviour_legend(run: EvalRun) -> Styler:
         {
             "metric": BEHAVIOUR[m].label,
             "per query": BEHAVIOUR[m].summary,
-            "0 means": BEHAVIOUR_SCALE.get(m, ("", ""))[0],
-            "1 means": BEHAVIOUR_SCALE.get(m, ("", ""))[1],
+            "0 means": BEHAVIOUR[m].zero_means,
+            "1 means": BEHAVIOUR[m].one_means,
             "better": "lower (0)" if BEHAVIOUR[m].lower_is_better else "higher (1)",
             "queries": overall.behaviour_queries.get(m, 0),
         }

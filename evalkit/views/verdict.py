@@ -28,8 +28,13 @@ Rules (the verdict is the run's own, `RunResult.outcome`; see `evalkit.harness.v
   compared scope (overall first, then each category) and harness metric, the run's value, the
   recorded baseline value, Δ = run − baseline and the margin = run − threshold (negative = a
   regression). Read from the report (`Provenance.baseline`); a report written before evalkit
-  recorded it says so instead of reading a thresholds file that may have moved on.
-- The command that reproduces the run (`reproduce_command`).
+  recorded it says so instead of reading a thresholds file that may have moved on. The file is
+  shown relative to the working directory when it lies below it, absolute otherwise
+  (`evalkit.files.shown_path`; the report keeps it as recorded): a report rendered in a CI
+  checkout says `datasets/thresholds.json`, not the runner's home directory. For `evalkit
+  report` the working directory is the one the command was typed in, not the notebook's.
+- The command that reproduces the run (`reproduce_command`; a `--thresholds` file shown the
+  same way, so the command works where it was typed).
 - `page_title`: the verdict and the system, what the HTML report's <title> says.
 """
 
@@ -40,6 +45,7 @@ import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
+from evalkit.files import shown_path
 from evalkit.harness.config import DEFAULT_SYSTEM, DEFAULT_THRESHOLDS
 from evalkit.harness.provenance import BUILTIN_SUITE, ComparedBaseline, ComparedScope
 from evalkit.harness.results import Aggregate, RunResult, baseline_check_reason
@@ -308,7 +314,7 @@ def reproduce_command(result: RunResult) -> str | None:
         not _builtin_thresholds(config.thresholds)
         and Path(config.thresholds) != Path(prov.datasets) / "thresholds.json"
     ):
-        argv += ["--thresholds", str(config.thresholds)]
+        argv += ["--thresholds", shown_path(config.thresholds)]
     if config.require_baseline:
         argv.append("--require-baseline")
     perturbed = prov.perturbation
@@ -332,7 +338,8 @@ def _baseline_line(compared: ComparedBaseline | None, result: RunResult) -> str 
     if compared is None:
         return None
     return (
-        f"Baseline: {compared.file}, recorded {compared.recorded_at} for system {compared.system} "
+        f"Baseline: {shown_path(compared.file)}, recorded {compared.recorded_at} "
+        f"for system {compared.system} "
         f"(mode {result.mode}, top_k {result.top_k})"
     )
 

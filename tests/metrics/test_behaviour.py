@@ -3,11 +3,20 @@ each applies to a query."""
 
 from __future__ import annotations
 
+import pytest
+
+from evalkit.errors import UsageError
 from evalkit.metrics.abstention import abstained
 from evalkit.metrics.contamination import contamination
 from evalkit.metrics.duplicate_rate import content_key, duplicate_rate_at_k
 from evalkit.metrics.query_sensitivity import query_sensitivity
-from evalkit.metrics.registry import BEHAVIOUR, BEHAVIOUR_METRICS, QueryEvidence, score_behaviour
+from evalkit.metrics.registry import (
+    BEHAVIOUR,
+    BEHAVIOUR_METRICS,
+    BehaviourMetric,
+    QueryEvidence,
+    score_behaviour,
+)
 from evalkit.metrics.stale_rate import stale_fact_rate
 
 
@@ -61,3 +70,12 @@ def test_each_metric_applies_only_where_its_evidence_exists():
     assert [m for m in BEHAVIOUR_METRICS if BEHAVIOUR[m].lower_is_better] == [
         "stale_fact_rate", "contamination", "duplicate_rate",
     ]  # fmt: skip
+
+
+def test_a_behaviour_metric_says_what_0_and_1_mean_or_is_refused():
+    assert all(BEHAVIOUR[m].zero_means.strip() and BEHAVIOUR[m].one_means.strip() for m in BEHAVIOUR_METRICS)
+    assert BEHAVIOUR["contamination"].zero_means == "no forbidden id came back"
+    with pytest.raises(TypeError, match="zero_means"):
+        BehaviourMetric("echo", "echo", "share of hits echoing the query", True)  # type: ignore[call-arg]
+    with pytest.raises(UsageError, match=r"'echo' leaves one_means blank: say what a score of 0 and of 1"):
+        BehaviourMetric("echo", "echo", "share of hits echoing the query", True, "no hit echoes it", " ")

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import pickle
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -257,3 +258,38 @@ def test_a_curve_spec_refuses_what_the_flag_refuses() -> None:
     with pytest.raises(UsageError, match="unknown perturbation kind"):
         perturbation_curve([], kind="nope")
     assert parse_curve(" stale-repeats = 0, 1 ,3 ", seed=5) == CurveSpec("stale-repeats", (0, 1, 3), 5)
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (
+            lambda: CurveSpec("stale-repeats", (1, 1)),
+            "a perturbation curve measures each value once; got [1, 1]",
+        ),
+        (
+            lambda: CurveSpec("distractors", (0, 100)),
+            "--perturb-curve distractors=100: the shipped pool holds 64 thoughts (distractor_pool.yaml); "
+            "ask for 64 or fewer distractors",
+        ),
+        (
+            lambda: parse_curve("distractors=5,5"),
+            "--perturb-curve 'distractors=5,5': a value is given twice; give each value once",
+        ),
+        (
+            lambda: parse_curve("distractors=0,65", flag="perturbation_curve"),
+            "perturbation_curve 'distractors=0,65': the shipped pool holds 64 thoughts "
+            "(distractor_pool.yaml); ask for 64 or fewer distractors",
+        ),
+    ],
+)
+def test_a_curve_is_refused_in_the_words_it_was_asked_in(make: Callable[[], object], message: str) -> None:
+    with pytest.raises(UsageError) as raised:
+        make()
+    assert str(raised.value) == message
+
+
+def test_how_a_curve_was_asked_for_is_not_part_of_it() -> None:
+    spec = CurveSpec("distractors", (0, 10), given_as="--perturb-curve 'distractors=0,10'")
+    assert spec == CurveSpec("distractors", (0, 10)) and "given_as" not in repr(spec)
+    assert pickle.loads(pickle.dumps(spec)) == spec

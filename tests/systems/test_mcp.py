@@ -59,9 +59,9 @@ def test_builtin_suite_over_mcp_stdio_equals_the_in_process_run(tmp_path):
 
 def test_the_reference_mappings_are_valid():
     assert load_mapping(FORMAT1).tools() == ["store_thoughts", "search", "drop_namespace", "add_edges"]
+    # the edges go with the store call (edges.with_store): add_edges is not called
     assert load_mapping(MAPPING).tools() == [
-        "store_thoughts", "search", "drop_namespace", "add_edges", "search_batch", "delete_thoughts",
-        "update_thought",
+        "store_thoughts", "search", "drop_namespace", "search_batch", "delete_thoughts", "update_thought",
     ]  # fmt: skip
 
 

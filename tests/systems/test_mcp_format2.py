@@ -133,6 +133,135 @@ def test_batch_items_are_checked_against_the_item_schema(tmp_path):
         McpSystem.from_mapping(path)
 
 
+def test_edges_with_the_store_call_are_checked_against_the_store_tools_schema(tmp_path):
+    path = _leaky(tmp_path, 'strategy = "namespace"\nargument = "namespace"')
+    path.write_text(path.read_text() + '[edges]\nwith_store = "links"\nitem = {source = "{source}"}\n')
+    # the leaky server's store takes no edges: the argument is named, with the store's properties
+    with pytest.raises(
+        AdapterError,
+        match=r"tool 'store' has no argument 'links', sent by store; its inputSchema's properties: "
+        r"namespace \(required\), thoughts \(required\)",
+    ):
+        McpSystem.from_mapping(path)
+
+
+def test_edges_with_the_store_call_items_are_checked_against_the_edge_schema(tmp_path):
+    mapping = (DATASETS / "mcp" / "reference.toml").read_text()
+    path = tmp_path / "m.toml"
+    path.write_text(mapping.replace('item = {source = "{source}",', 'item = {from = "{source}",'))
+    with pytest.raises(AdapterError) as caught:
+        McpSystem.from_mapping(path)
+    assert "tool 'store_thoughts' has no argument 'from', sent by edges.with_store items (edges[])" in str(
+        caught.value
+    ), caught.value
+    assert "tool 'store_thoughts' requires argument 'source', which edges.with_store items (edges[])" in str(
+        caught.value
+    )
+
+
+@pytest.mark.parametrize(
+    ("store", "edges", "needle"),
+    [
+        ('arguments = {id = "{id}", content = "{content}"}', 'with_store = "edges"\nitem = {}',
+         "edges.with_store needs store.batch (one store call for all the thoughts)"),
+        (None, 'with_store = "edges"\ntool = "link"\nitem = {}',
+         "edges.with_store sends the edges with the store call: edges.tool cannot be given with it"),
+        (None, 'with_store = "edges"', "edges.with_store needs edges.item (the template of one edge)"),
+        (None, 'with_store = "thoughts"\nitem = {}', "edges.with_store 'thoughts' is already an argument"),
+        (None, 'item = {}', "give edges.tool (the tool that links) or edges.with_store"),
+    ],
+)  # fmt: skip
+def test_edges_with_the_store_call_mistakes_are_named(tmp_path, store, edges, needle):
+    path = _leaky(tmp_path, 'strategy = "none"')
+    text = path.read_text() + f"[edges]\n{edges}\n"
+    if store is not None:
+        text = text.replace('batch = "thoughts"\nitem = {id = "{id}", content = "{content}"}', store)
+    path.write_text(text)
+    with pytest.raises(AdapterError) as caught:
+        load_mapping(path)
+    assert needle in str(caught.value), caught.value
+
+
+def test_edges_with_the_store_call_go_in_one_call_and_an_edges_only_add_too(tmp_path, monkeypatch):
+    from evalkit import ReferenceSystem
+    from evalkit.records import Edge
+    from evalkit.systems import mcp_session
+
+    sent: list[tuple[str, dict]] = []
+    original = mcp_session.Session.call
+
+    def counted(self, tool, arguments, timeout=None):
+        sent.append((tool, arguments))
+        return original(self, tool, arguments, timeout)
+
+    monkeypatch.setattr(mcp_session.Session, "call", counted)
+    thoughts = [Thought(id=i, content=f"the {i} note", created_at=NOW) for i in ("a", "b", "c")]
+    hits = []
+    options = dict(
+        top_k=5, min_relevance=0.0, now=NOW, project=None, recency_weight=0.0, recency_half_life_days=30.0
+    )
+    for system in (McpSystem.from_mapping(DATASETS / "mcp" / "reference.toml"), ReferenceSystem()):
+        try:
+            with system.open(tmp_path / type(system).__name__) as memory:
+                memory.add_thoughts(thoughts[:2])
+                assert sent == [] or not isinstance(system, McpSystem)  # held until the edges come
+                memory.add_edges([Edge("a", "b", "replaces")])
+                memory.add_thoughts(thoughts[2:])
+                memory.search("note", **options)  # sends the held store first
+                memory.add_edges([Edge("c", "a", "replaces")])  # edges alone: a store call, no thoughts
+                hits.append([(h.id, h.standing) for h in memory.search("note", **options).hits])
+        finally:
+            getattr(system, "close", lambda: None)()
+    stores = [(len(a["thoughts"]), len(a["edges"])) for tool, a in sent if tool == "store_thoughts"]
+    assert stores == [(2, 1), (1, 0), (0, 1)]
+    assert [t for t, _ in sent] == ["store_thoughts", "store_thoughts", "search", "store_thoughts", "search"]
+    assert hits[0] == hits[1] and len(hits[0]) >= 1, hits  # what the reference store gives in-process
+
+
+# --- drops sent without waiting ----------------------------------------------------------------------------
+
+
+def _failing_drop(tmp_path: Path) -> Path:
+    """The reference mapping whose drop names a namespace that does not exist (the server's error)."""
+    path = tmp_path / "m.toml"
+    path.write_text(
+        (DATASETS / "mcp" / "reference.toml")
+        .read_text()
+        .replace(
+            'drop = {tool = "drop_namespace"}',
+            'drop = {tool = "drop_namespace", arguments = {namespace = "gone"}}',
+        )
+    )
+    return path
+
+
+@pytest.mark.parametrize("scenarios", [["explicit-fact", "supersession"], ["explicit-fact"]])
+def test_a_failed_drop_sent_without_waiting_stops_the_run_naming_its_scenario(tmp_path, scenarios):
+    from evalkit import run_eval
+
+    system = McpSystem.from_mapping(_failing_drop(tmp_path))
+    try:
+        # with two scenarios the second one's store call raises it, with one the run's end does
+        with pytest.raises(AdapterError) as caught:
+            run_eval(system=system, datasets=DATASETS, scenarios=scenarios, thresholds=None)
+    finally:
+        system.close()
+    message = str(caught.value)
+    assert "tool 'drop_namespace' (the drop after scenario 'explicit-fact', namespace 'evalkit-" in message
+    assert "reported an error" in message and "no namespace 'gone'" in message, message
+
+
+def test_a_drop_still_pending_is_answered_by_close(tmp_path):
+    system = McpSystem.from_mapping(_failing_drop(tmp_path))
+    with system.open(tmp_path, "s") as memory:
+        memory.add_thoughts([Thought(id="a", content="a note", created_at=NOW)])
+        memory.add_edges([])
+    assert system.defers_drops
+    with pytest.raises(AdapterError, match=r"the drop after scenario 's', namespace .*no namespace 'gone'"):
+        system.close()
+    system.close()  # closed: nothing pending any more
+
+
 # --- isolation -----------------------------------------------------------------------------------------
 
 
@@ -214,6 +343,13 @@ def test_a_batch_search_tool_answers_a_scenario_in_one_call(tmp_path, monkeypatc
         return original(self, tool, arguments, timeout)
 
     monkeypatch.setattr(mcp_session.Session, "call", counted)
+    sent = mcp_session.Session.send
+
+    def counted_send(self, tool, arguments, what):  # the drop: sent without waiting for its reply
+        calls.append(tool)
+        return sent(self, tool, arguments, what)
+
+    monkeypatch.setattr(mcp_session.Session, "send", counted_send)
     from evalkit import run_eval
 
     system = McpSystem.from_mapping(DATASETS / "mcp" / "reference.toml")

@@ -3,12 +3,17 @@ degenerate retrieval found, as text and as HTML, on hand-built runs."""
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
-from evalkit import EvalRun, run_verdict
+import pytest
+
+from evalkit import EvalRun, run_eval, run_verdict
+from evalkit.files import WORKDIR_ENV
 from evalkit.harness.results import Regression
 from tests.factories import a_pass, a_run, query, scenario
+from tests.shared import DATASETS, ROOT
 
 TWO = [
     Regression(kind="assertion", message="facts: forbid: 'x' was retrieved at rank 1", scenario="facts"),
@@ -76,3 +81,23 @@ def test_a_report_written_before_the_rename_still_reads_as_not_compared() -> Non
 
 def test_identity_says_when_the_gated_pass_was_skipped() -> None:
     assert run_verdict(_run([], gate=False)).identity.endswith("top_k 7 · gated pass skipped")
+
+
+def test_the_thresholds_file_is_shown_relative_to_the_working_directory_below_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    thresholds = tmp_path / "project" / "t.json"
+    thresholds.parent.mkdir()
+    shutil.copy(DATASETS / "thresholds.json", thresholds)
+    run = run_eval(datasets=DATASETS, thresholds=thresholds, progress=False)
+    assert run.result.provenance.baseline is not None
+    assert run.result.provenance.baseline.file == str(thresholds)  # the report keeps it as recorded
+    monkeypatch.delenv(WORKDIR_ENV, raising=False)
+    monkeypatch.chdir(thresholds.parent)
+    verdict = run_verdict(run)
+    assert verdict.baseline is not None and verdict.baseline.startswith("Baseline: t.json, recorded ")
+    assert verdict.command is not None and "--thresholds t.json" in verdict.command
+    monkeypatch.chdir(ROOT)  # not below it: the absolute path
+    verdict = run_verdict(run)
+    assert verdict.baseline is not None and verdict.baseline.startswith(f"Baseline: {thresholds}, recorded ")
+    assert verdict.command is not None and f"--thresholds {thresholds}" in verdict.command
