@@ -283,16 +283,23 @@ def render_html(notebook: NotebookNode, title: str) -> str:
     its CDN scripts): code cells and prompts hidden, images inline as base64 data URIs with their
     alt text, error outputs shortened to `Name: message`, and papermill's error banner cells left
     out — a report opens with its own first cells (the verdict), not with an exception banner;
-    the failing cell's `Name: message` still shows where it failed."""
+    the failing cell's `Name: message` still shows where it failed. Outputs with nothing to show
+    are left out (`_shows_something`: a section that does not apply to the run, such as "leaks"
+    without behaviour metrics, still returns an empty result, which nbconvert would draw as an
+    empty output box), and so is every code cell left without an output (its input is hidden):
+    the page holds no empty boxes or gaps. The executed notebook keeps every cell as it ran."""
     from jinja2 import DictLoader
     from nbconvert import HTMLExporter
 
     shown = copy.deepcopy(notebook)
     shown.cells = [c for c in shown.cells if PAPERMILL_ERROR_TAG not in c.get("metadata", {}).get("tags", [])]
     for cell in shown.cells:
+        if cell.cell_type == "code":
+            cell.outputs = [output for output in cell.get("outputs", []) if _shows_something(output)]
         for output in cell.get("outputs", []):
             if output.get("output_type") == "error":
                 output["traceback"] = [f"{output.get('ename')}: {output.get('evalue')}"]
+    shown.cells = [c for c in shown.cells if c.cell_type != "code" or c.outputs]
     exporter = HTMLExporter(
         extra_loaders=[DictLoader({"evalkit_report.html.j2": _TEMPLATE})],
         template_file="evalkit_report.html.j2",
@@ -305,6 +312,25 @@ def render_html(notebook: NotebookNode, title: str) -> str:
 
 
 # --- helpers -------------------------------------------------------------------------------------
+
+
+def _shows_something(output: NotebookNode) -> bool:
+    """False for an output a reader would see as an empty box: a result or display whose every
+    representation is empty or whitespace, or a stream with no text. Errors always show."""
+    kind = output.get("output_type")
+    if kind == "stream":
+        return bool(_text(output.get("text", "")).strip())
+    if kind in ("execute_result", "display_data"):
+        data = output.get("data", {})
+        return any(
+            _text(value).strip() if isinstance(value, str | list) else value for value in data.values()
+        )
+    return True
+
+
+def _text(value: str | list[str]) -> str:
+    """A notebook text field: a string, or the list of lines nbformat may store it as."""
+    return value if isinstance(value, str) else "".join(value)
 
 
 def _read(path: Path) -> NotebookNode:

@@ -23,6 +23,7 @@ from evalkit.notebooks import (
     available_notebooks,
     parse_parameters,
     read_parameters,
+    render_html,
     resolve_notebook,
     run_notebook,
 )
@@ -419,10 +420,42 @@ def test_report_writes_self_contained_html_with_scenario_table_and_charts(
     assert "system reference · mode deterministic · top_k 5 · gate min_relevance 0.4" in opening
     assert "Reproduce this run evalkit run --top-k 5" in visible_text(html)
     assert "Baseline: datasets/thresholds.json, recorded " in visible_text(html)  # not the kernel's folder
+    assert not empty_boxes(html)  # sections that do not apply here ("leaks", ...) leave no box
     assert "No description has been provided" not in html
     assert 'alt="Chart: Ungated vs gated, per scenario; recall; precision; MRR"' in html
     plain = [o["data"]["text/plain"] for c in executed.cells for o in c.get("outputs", []) if "data" in o]
     assert plain and not [text for text in plain if "Styler at 0x" in text or "<Figure size" in text]
+
+
+def empty_boxes(html: str) -> list[str]:
+    """The ids of the page's cells that draw an output area or a cell with nothing in it."""
+    from bs4 import BeautifulSoup
+
+    soup = BeautifulSoup(html, "html.parser")
+    cells = soup.select("div.jp-CodeCell") + soup.select("div.jp-OutputArea-output")
+    return [str(c.get("id") or c.find_parent(id=True).get("id")) for c in cells if not c.get_text().strip()]
+
+
+def test_the_html_leaves_out_outputs_with_nothing_to_show_and_the_cells_left_empty() -> None:
+    from bs4 import BeautifulSoup
+
+    def result(html: str, plain: str) -> nbformat.NotebookNode:
+        data = {"text/html": html, "text/plain": plain}
+        return nbformat.v4.new_output("execute_result", data=data, execution_count=1)
+
+    blank = nbformat.v4.new_output("stream", text="\n")
+    cells = [
+        nbformat.v4.new_code_cell("x = 1", id="quiet"),
+        nbformat.v4.new_code_cell("section", id="hidden", outputs=[result("", "")]),
+        nbformat.v4.new_code_cell("print()", id="blank", outputs=[blank]),
+        nbformat.v4.new_markdown_cell("## Kept", id="heading"),
+        nbformat.v4.new_code_cell("shown", id="shown", outputs=[result("", ""), result("<p>hi</p>", "hi")]),
+    ]
+    html = render_html(nbformat.v4.new_notebook(cells=cells), title="t")
+    soup = BeautifulSoup(html, "html.parser")
+    assert [cell["id"] for cell in soup.select("div.jp-Cell")] == ["cell-id=heading", "cell-id=shown"]
+    assert [str(o.p) for o in soup.select("div.jp-OutputArea-output")] == ["<p>hi</p>"]
+    assert not empty_boxes(html)
 
 
 def visible_text(html: str) -> str:

@@ -40,7 +40,7 @@ import itertools
 import json
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -116,18 +116,42 @@ NO_STORE = "(none)"
 
 
 @dataclass(frozen=True)
-class TraceImport:
-    """What `import_traces` did: the output directory, the files written, the number of
-    searches, of labelled ones and of ones with a forbid, the stores, and every warning."""
+class ImportCounts:
+    """What an import holds, as `evalkit import traces` reports it: the number of searches, of
+    labelled ones and of ones with a forbid, the stores, every warning, and whether the files
+    hold user text. Computed once, by `plan_import` (`ImportPlan.counts`); `TraceImport` is these
+    numbers plus where they were written."""
 
-    out: Path
-    files: tuple[Path, ...]
     searches: int
     labelled: int
     forbidden: int
     stores: tuple[str, ...]
     warnings: tuple[str, ...]
     holds_user_text: bool
+
+
+@dataclass(frozen=True)
+class ImportPlan:
+    """Everything an import writes, computed before anything is written: file name (relative
+    to the output directory) → text, and the `counts` the import reports."""
+
+    texts: Mapping[str, str]
+    counts: ImportCounts
+
+
+@dataclass(frozen=True)
+class TraceImport(ImportCounts):
+    """What `import_traces` did: its plan's counts (`ImportCounts`), the output directory and
+    the files written."""
+
+    out: Path
+    files: tuple[Path, ...]
+
+    @classmethod
+    def written(cls, counts: ImportCounts, out: Path, files: Sequence[Path]) -> TraceImport:
+        """`counts` as written into `out` (`files`)."""
+        values = {f.name: getattr(counts, f.name) for f in fields(ImportCounts)}
+        return cls(**values, out=out, files=tuple(files))
 
     def summary(self) -> str:
         text = "yes (--with-content)" if self.holds_user_text else "no"
@@ -136,20 +160,6 @@ class TraceImport:
             f"{self.labelled} labelled, {self.forbidden} with a forbid from a later delete, "
             f"{counted(len(self.warnings), 'warning')}; holds user text: {text}"
         )
-
-
-@dataclass(frozen=True)
-class ImportPlan:
-    """Everything an import writes, computed before anything is written: file name (relative
-    to the output directory) → text, plus the numbers `TraceImport` reports."""
-
-    texts: Mapping[str, str]
-    searches: int
-    labelled: int
-    forbidden: int
-    stores: tuple[str, ...]
-    warnings: tuple[str, ...]
-    holds_user_text: bool
 
 
 def import_traces(
@@ -183,16 +193,7 @@ def import_traces(
         for old in scenarios.iterdir():
             if old.is_file() and old.suffix == ".json" and old not in keep:
                 old.unlink()
-    return TraceImport(
-        out=target,
-        files=tuple(written),
-        searches=plan.searches,
-        labelled=plan.labelled,
-        forbidden=plan.forbidden,
-        stores=plan.stores,
-        warnings=plan.warnings,
-        holds_user_text=plan.holds_user_text,
-    )
+    return TraceImport.written(plan.counts, target, written)
 
 
 def _check_out(target: Path) -> None:
@@ -287,8 +288,7 @@ def plan_import(
         "queries": entries,
     }
     texts[QUERY_LOG] = json.dumps(log, indent=1, ensure_ascii=False) + "\n"
-    return ImportPlan(
-        texts=texts,
+    counts = ImportCounts(
         searches=len(searches),
         labelled=sum(1 for q in labels.values() if q.labelled),
         forbidden=sum(1 for q in labels.values() if q.forbid),
@@ -296,6 +296,7 @@ def plan_import(
         warnings=warnings,
         holds_user_text=with_content,
     )
+    return ImportPlan(texts=texts, counts=counts)
 
 
 def _category(store: str) -> str:

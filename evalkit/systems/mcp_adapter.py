@@ -307,6 +307,23 @@ class McpSystem:
         the run). A copy on a worker, which sees no end of the run, waits for every drop."""
         return not self._per_scenario and os.getpid() == self._home
 
+    @property
+    def needs_workdir(self) -> bool:
+        """Whether `open` needs a scratch folder of its own (`evalkit.systems.protocol`): with one
+        server per scenario (started in it), or when a call's template sends `{workdir}`;
+        otherwise the server keeps the memory and the runner makes no folder per scenario."""
+        if self._per_scenario:
+            return True
+        mapping = self.mapping
+        templates: list[Any] = [mapping.store.arguments, mapping.store.item, mapping.search.arguments]
+        templates += [s.arguments for s in (mapping.delete, mapping.update) if s is not None]
+        templates += [c.arguments for c in (mapping.isolation.reset, mapping.isolation.drop) if c is not None]
+        if mapping.edges is not None:
+            templates += [mapping.edges.arguments, mapping.edges.item]
+        if mapping.search.batch is not None:
+            templates.append(mapping.search.batch.arguments)
+        return any("workdir" in placeholders(t) for t in templates if t)
+
     @contextmanager
     def open(self, workdir: Path, scenario: str | None = None) -> Iterator[McpMemory]:
         """A fresh memory for `scenario` (default: the workdir's name): a new namespace value, or

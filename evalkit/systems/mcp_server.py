@@ -37,9 +37,12 @@ from functools import wraps
 from typing import Annotated, Any, TypeVar
 
 import anyio
-from mcp.server.mcpserver import MCPServer
+import pydantic_core
+from mcp.server.lowlevel import Server
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import CallToolResult, TextContent
+from mcp.server.mcpserver.tools import Tool
+from mcp.types import CallToolRequestParams, CallToolResult, ListToolsResult, TextContent
+from mcp.types import Tool as McpTool
 from pydantic import ValidationError
 
 from evalkit.errors import EvalkitError
@@ -63,11 +66,15 @@ from evalkit.systems.wire import (
 )
 
 _Result = TypeVar("_Result")
+_LOG = logging.getLogger(__name__)
+
+Declare = Callable[[str], Callable[[Callable[..., Awaitable[Any]]], Callable[..., Awaitable[Any]]]]
+"""`declare(description)`: the decorator that makes a typed async function one of the tools."""
 
 
 def _reasoned(tool: Callable[..., Awaitable[_Result]]) -> Callable[..., Awaitable[_Result]]:
-    """`tool`, its evalkit failures raised as ToolError with evalkit's message (the SDK replaces
-    the text of any other exception with "Error executing tool X")."""
+    """`tool`, its evalkit failures raised as ToolError with evalkit's message (any other
+    exception's text stays on the server: the client reads "Error executing tool X")."""
 
     @wraps(tool)
     async def call(*args: Any, **kwargs: Any) -> _Result:
@@ -82,7 +89,7 @@ def _reasoned(tool: Callable[..., Awaitable[_Result]]) -> Callable[..., Awaitabl
     return call
 
 
-def add_operation_tools(server: MCPServer, namespaces: Namespaces, capabilities: frozenset[str]) -> None:
+def add_operation_tools(declare: Declare, namespaces: Namespaces, capabilities: frozenset[str]) -> None:
     """The tools of a scenario's steps, `delete_thoughts` and `update_thought` (shapes of
     `evalkit.systems.http_operations`), for a system declaring `deletion` / `update` (otherwise
     the tool answers an error naming the capability)."""
@@ -95,7 +102,7 @@ def add_operation_tools(server: MCPServer, namespaces: Namespaces, capabilities:
             )
         return found
 
-    @server.tool(description="Forget thoughts of a namespace in every index (capability deletion).")
+    @declare("Forget thoughts of a namespace in every index (capability deletion).")
     @_reasoned
     async def delete_thoughts(namespace: str, ids: list[str]) -> DeletedOut:
         body = DeleteIn(ids=ids)
@@ -103,9 +110,7 @@ def add_operation_tools(server: MCPServer, namespaces: Namespaces, capabilities:
         await namespaces.run(lambda: forget(list(body.ids)))
         return DeletedOut(deleted=len(body.ids))
 
-    @server.tool(
-        description="Replace a thought's content (re-embedded, re-indexed) and/or status (capability update)."
-    )
+    @declare("Replace a thought's content (re-embedded, re-indexed) and/or status (capability update).")
     @_reasoned
     async def update_thought(
         namespace: str, id: str, content: str | None = None, status: str | None = None
@@ -116,21 +121,41 @@ def add_operation_tools(server: MCPServer, namespaces: Namespaces, capabilities:
         return UpdatedOut(updated=1)
 
 
-def create_server(system: MemorySystem, namespaces: Namespaces | None = None) -> MCPServer:
+def create_server(system: MemorySystem, namespaces: Namespaces | None = None) -> Server[Any]:
     """An MCP server exposing `system`'s memories by namespace through the tools above
-    (`namespaces`: where they are kept, default a fresh `Namespaces` with the default limits)."""
-    namespaces = namespaces or Namespaces(system)
-    server = MCPServer("evalkit-memory", instructions="Isolated memories by namespace: store, link, search.")
+    (`namespaces`: where they are kept, default a fresh `Namespaces` with the default limits).
 
-    @server.tool(description="The system's name, capabilities and description.")
+    The SDK's low-level `Server`, not MCPServer: each tool is a typed async function whose
+    schemas and argument model are the SDK's (`Tool.from_function`, the MCPServer decorator's
+    machinery, run once here), so its listing is what MCPServer listed; a call validates its
+    arguments with that model and runs the function, without MCPServer's per-call context, result
+    conversion and output-schema check (evalkit builds its results from its own records) and
+    without the SDK's per-message middleware (an OpenTelemetry span, a no-op without an
+    exporter; a request-state boundary for input-required rounds, which no tool has). Results
+    and errors are MCPServer's: a model's structured output and its JSON (indented) as text; a
+    bad argument "Error executing tool X: <pydantic's errors>", an evalkit failure "Error
+    executing tool X: <evalkit's reason>", any other exception "Error executing tool X" (its
+    traceback logged on stderr), an unknown tool "Unknown tool: X"; each with isError."""
+    namespaces = namespaces or Namespaces(system)
+    tools: dict[str, Tool] = {}
+
+    def declare(description: str) -> Callable[[Callable[..., Awaitable[Any]]], Callable[..., Awaitable[Any]]]:
+        def add(function: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
+            tool = Tool.from_function(function, description=description)
+            tools[tool.name] = tool
+            return function
+
+        return add
+
+    @declare("The system's name, capabilities and description.")
     async def info() -> SystemInfo:
         return SystemInfo(
             name=system.name, capabilities=sorted(declared_capabilities(system)), describe=system.describe()
         )
 
-    @server.tool(
-        description="Store thoughts in a namespace (opened on first use), and optionally link "
-        "thoughts with typed edges in the same call (stored after the thoughts)."
+    @declare(
+        "Store thoughts in a namespace (opened on first use), and optionally link thoughts with "
+        "typed edges in the same call (stored after the thoughts)."
     )
     @_reasoned
     async def store_thoughts(namespace: str, thoughts: list[ThoughtIn], edges: list[EdgeIn] = []) -> AddedOut:  # noqa: B006 - pydantic copies it
@@ -146,14 +171,14 @@ def create_server(system: MemorySystem, namespaces: Namespaces | None = None) ->
         await namespaces.run(store)
         return AddedOut(added=len(thoughts))
 
-    @server.tool(description="Link thoughts of a namespace with typed edges (replaces, contradicts, ...).")
+    @declare("Link thoughts of a namespace with typed edges (replaces, contradicts, ...).")
     @_reasoned
     async def add_edges(namespace: str, edges: list[EdgeIn]) -> AddedOut:
         batch = edges_out(EdgesIn(edges=edges))
         await namespaces.run(lambda: namespaces.ensure(namespace).add_edges(batch))
         return AddedOut(added=len(edges))
 
-    @server.tool(description="Search a namespace; min_relevance null = the default gate, 0 = none.")
+    @declare("Search a namespace; min_relevance null = the default gate, 0 = none.")
     @_reasoned
     async def search(
         namespace: str,
@@ -180,8 +205,8 @@ def create_server(system: MemorySystem, namespaces: Namespaces | None = None) ->
         response = await namespaces.run(lambda: namespaces.ensure(namespace).search(query, **options))
         return _structured(plain_search_out(response))
 
-    @server.tool(
-        description="Several searches of a namespace in one call (each with the arguments of search), "
+    @declare(
+        "Several searches of a namespace in one call (each with the arguments of search), "
         "answered in order: {results: [the result of search, ...]}."
     )
     @_reasoned
@@ -199,22 +224,63 @@ def create_server(system: MemorySystem, namespaces: Namespaces | None = None) ->
 
         return _structured(await namespaces.run(answer))
 
-    add_operation_tools(server, namespaces, declared_capabilities(system))
+    add_operation_tools(declare, namespaces, declared_capabilities(system))
 
-    @server.tool(description="Delete a namespace and its files.")
+    @declare("Delete a namespace and its files.")
     @_reasoned
     async def drop_namespace(namespace: str) -> AddedOut:
         await namespaces.run(namespaces.drop, namespace)
         return AddedOut(added=0)
 
+    listed = [
+        McpTool(name=n, description=t.description, input_schema=t.parameters, output_schema=t.output_schema)
+        for n, t in tools.items()
+    ]
+
+    async def list_tools(ctx: Any, params: Any) -> ListToolsResult:
+        return ListToolsResult(tools=listed)
+
+    async def call_tool(ctx: Any, params: CallToolRequestParams) -> CallToolResult:
+        tool = tools.get(params.name)
+        if tool is None:
+            return _error(f"Unknown tool: {params.name}")
+        try:
+            arguments = tool.fn_metadata.validate_arguments(params.arguments or {})
+        except ValidationError as exc:
+            return _error(f"Error executing tool {tool.name}: {exc}")
+        try:
+            result = await tool.fn(**arguments)
+        except ToolError as exc:
+            return _error(f"Error executing tool {tool.name}: {exc}")
+        except Exception:
+            _LOG.exception("Tool %r raised an unexpected exception", tool.name)
+            return _error(f"Error executing tool {tool.name}")
+        if isinstance(result, CallToolResult):
+            return result
+        text = pydantic_core.to_json(result, fallback=str, indent=2).decode()
+        return CallToolResult(
+            content=[TextContent(type="text", text=text)],
+            structured_content=result.model_dump(mode="json", by_alias=True),
+        )
+
+    server: Server[Any] = Server(
+        "evalkit-memory",
+        instructions="Isolated memories by namespace: store, link, search.",
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )
+    server.middleware.clear()  # the SDK's OpenTelemetry span per message (see above)
     return server
+
+
+def _error(text: str) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
 
 
 def _structured(value: dict[str, Any]) -> CallToolResult:
     """A search tool's result: `value` as its structured output and, once serialised, as its
-    text (compact JSON). The SDK still checks the structured output against the tool's output
-    schema (the `Annotated` return type), but no longer dumps it twice more (a JSON-mode copy and
-    an indented text) on every call: those passes cost more than the searches."""
+    text (compact JSON, built once: MCPServer dumped it twice more, a JSON-mode copy and an
+    indented text, on every call, and those passes cost more than the searches)."""
     text = json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=value)
 
@@ -246,7 +312,7 @@ def serve_stdio(system: MemorySystem, limits: Limits | None = None) -> None:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
-async def _run_stdio(server: MCPServer) -> None:
+async def _run_stdio(server: Server[Any]) -> None:
     """`server.run_stdio_async()`, except that a line the SDK cannot read as a JSON-RPC message
     gets the JSON-RPC error reply (-32700 for text that is not JSON, -32600 for JSON that is not
     a message) with `id` null, as JSON-RPC 2.0 requires: the SDK dropped it without a reply, so
@@ -256,7 +322,6 @@ async def _run_stdio(server: MCPServer) -> None:
     from mcp.shared.message import SessionMessage
 
     logging.getLogger("mcp").setLevel(logging.WARNING)
-    lowlevel = server._lowlevel_server  # what run_stdio_async runs; it has no public handle
     async with _pipes() as streams, stdio_server(*(streams or ())) as (read, write):
         forward, received = anyio.create_memory_object_stream[Any](0)
 
@@ -275,7 +340,7 @@ async def _run_stdio(server: MCPServer) -> None:
 
         async with anyio.create_task_group() as group:
             group.start_soon(answer_unreadable)
-            await lowlevel.run(received, write, lowlevel.create_initialization_options())
+            await server.run(received, write, server.create_initialization_options())
             group.cancel_scope.cancel()
 
 

@@ -13,6 +13,7 @@ and OpenInference `spec/semantic_conventions.md` (RETRIEVER spans, flattened doc
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,7 @@ from evalkit.suites.trace_import import (
     QUERY_LOG_FIELDS,
     QUERY_LOG_FORMAT,
     RUN_FILE,
+    ImportCounts,
     degenerate,
     import_traces,
     plan_import,
@@ -353,6 +355,14 @@ def test_import_writes_a_run_and_a_suite_that_score_reads(tmp_path: Path) -> Non
     (regression,) = run.result.regressions
     assert "forbid" in regression.message and VEG in regression.message  # the later search returned it
     assert not run.ok
+
+
+def test_an_import_reports_the_counts_its_plan_computed(tmp_path: Path) -> None:
+    plan = plan_import(read_traces([MEMORY, RETRIEVAL]), read_labels(LABELS), label_file=LABELS)
+    result = import_traces([MEMORY, RETRIEVAL], tmp_path / "imported", labels=LABELS)
+    assert isinstance(result, ImportCounts)
+    reported = {f.name: getattr(result, f.name) for f in dataclasses.fields(ImportCounts)}
+    assert reported == dataclasses.asdict(plan.counts) and reported["searches"] == 6
 
 
 def test_an_imported_replay_is_metric_gated_on_a_recorded_baseline(tmp_path: Path) -> None:

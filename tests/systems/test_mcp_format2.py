@@ -218,6 +218,28 @@ def test_edges_with_the_store_call_go_in_one_call_and_an_edges_only_add_too(tmp_
     assert hits[0] == hits[1] and len(hits[0]) >= 1, hits  # what the reference store gives in-process
 
 
+def test_only_a_mapping_using_the_workdir_needs_a_scratch_folder_per_scenario(tmp_path):
+    shared = _leaky(tmp_path, 'strategy = "namespace"\nargument = "namespace"')
+    (tmp_path / "process").mkdir()
+    search = '{query = "{query}", top_k = "{top_k}", namespace = "{scenario}"}'
+    per_scenario = _leaky(tmp_path / "process", 'strategy = "process"', search=search)
+    per_scenario.write_text(
+        per_scenario.read_text().replace(
+            'batch = "thoughts"', 'batch = "thoughts"\narguments = {namespace = "x"}'
+        )
+    )
+    sent = tmp_path / "sent.toml"
+    sent.write_text(shared.read_text().replace('content = "{content}"}', 'content = "{content} {workdir}"}'))
+    needs = {}
+    for label, path in (("shared", shared), ("process", per_scenario), ("sent", sent)):
+        system = McpSystem.from_mapping(path)
+        try:
+            needs[label] = system.needs_workdir
+        finally:
+            system.close()
+    assert needs == {"shared": False, "process": True, "sent": True}
+
+
 # --- drops sent without waiting ----------------------------------------------------------------------------
 
 
