@@ -21,7 +21,8 @@ When it advertises `seeded_create`, a scenario's namespace is created with its t
 in one request (`seeded_create=False` turns it off; see `HttpMemory`). Requests go straight to
 httpx's transport (no cookies kept, no redirects followed), each in one write. In a run, a
 scenario's drop is sent without waiting for its reply (read by the next call, or by `settle()`
-at the end of the run, which raises its error; see `HttpSystem.open`).
+at the end of the run, which raises its error; see `HttpSystem.open`) when /info says
+`concurrent_connections`.
 
 Bounds, so that no server can hang or exhaust a run:
 - a wall-clock deadline per request, `timeout` seconds (default $EVALKIT_SYSTEM_TIMEOUT, else
@@ -192,8 +193,9 @@ class HttpSystem:
         at once (on a second connection). The drop's reply is read, and its error raised
         (naming the namespace and the scenario), by the next `call` once its own reply is in,
         by `settle()`, or by `close()`; one drop at most is pending. Opened without `scenario`
-        (a caller of its own), and on a copy in a worker process (which sees no end of the
-        run), the drop is waited for, as before."""
+        (a caller of its own), on a copy in a worker process (which sees no end of the run), and
+        on a server whose /info does not say `concurrent_connections` (one connection at a time:
+        the second would wait for the first), the drop is waited for, as before."""
         memory = HttpBatchMemory(self) if self.batch else HttpMemory(self)
         if not self.seeded_create:
             memory.create(NamespaceIn())
@@ -212,7 +214,7 @@ class HttpSystem:
             raise
         if memory.path is None:
             return
-        if scenario is None or os.getpid() != self._home:
+        if scenario is None or os.getpid() != self._home or not self.info.concurrent_connections:
             self.call("DELETE", memory.path, None)
             return
         self._settle()

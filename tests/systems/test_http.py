@@ -864,3 +864,44 @@ def test_a_drop_in_flight_is_answered_by_the_next_call_settle_or_close(tmp_path)
             memory.add_thoughts([Thought("a", "alpha")])
         assert other._pending is None and seen["DELETE /namespaces/{ns}"] == 1
         other.close()
+
+
+def _info_without(app, key):
+    """`app` whose GET /info reply lacks `key` (a server from before it was defined)."""
+
+    async def wrapped(scope, receive, send):
+        if scope["type"] != "http" or scope["path"] != "/info":
+            await app(scope, receive, send)
+            return
+        parts = []
+
+        async def held(message):
+            parts.append(message)
+
+        await app(scope, receive, held)
+        body = json.loads(b"".join(m.get("body", b"") for m in parts[1:]))
+        body.pop(key)
+        await JSONResponse(body)(scope, receive, send)
+
+    return wrapped
+
+
+def test_on_a_server_without_concurrent_connections_every_drop_is_waited_for(tmp_path):
+    from evalkit import Thought
+
+    inner = create_app(ReferenceSystem())
+    app, seen = _counting(_info_without(inner, "concurrent_connections"))
+    options = dict(datasets=DATASETS, scenarios=["explicit-fact", "supersession"], thresholds=None)
+    with serving(app) as url:
+        system = HttpSystem(url)
+        assert not system.info.concurrent_connections
+        with system.open(tmp_path, scenario="s") as memory:
+            memory.add_thoughts([Thought("a", "alpha")])
+        assert system._pending is None and seen["DELETE /namespaces/{ns}"] == 1
+        assert len(inner.state.namespaces) == 0
+        seen.clear()
+        run = run_eval(system=system, **options)
+        assert seen["DELETE /namespaces/{ns}"] == 2 and system._pending is None
+    assert run.result.overall == run_eval(**options).result.overall
+    with serving(create_app(ReferenceSystem())) as url:
+        assert HttpSystem(url).info.concurrent_connections
