@@ -15,7 +15,7 @@ from evalkit.api import build_system, make_config
 from evalkit.cli.args import add_embedder_args, embedder_options, int_in
 from evalkit.cli.exit_codes import EXIT_OK
 from evalkit.errors import UsageError
-from evalkit.systems import MemorySystem
+from evalkit.systems import MemorySystem, ReferenceSystem
 from evalkit.systems.namespaces import Limits
 from evalkit.systems.resolve import from_extra
 from evalkit.systems.secrets import check_token
@@ -91,6 +91,9 @@ def _seconds(text: str) -> float:
 
 
 def _reference(args: argparse.Namespace) -> MemorySystem:
-    """The reference store the flags describe (embedder mode, model, cache)."""
+    """The reference store the flags describe (embedder mode, model, cache), declaring that its
+    memories need no folder (they are in RAM): the namespaces are opened without one."""
     system, _ = build_system(make_config(thresholds=None, **embedder_options(args)), progress=args.progress)
+    if isinstance(system, ReferenceSystem):
+        system.needs_workdir = False
     return system

@@ -19,17 +19,39 @@ Decisions:
   from a serial run's in the last float32 bits; see `evalkit.embedders.sentence_transformer`). A
   system that cannot be pickled (an open file) cannot run on workers, and the executor says so
   with a UsageError before running anything.
-- Local workers are forked where the platform can fork (Linux, macOS), so they start with evalkit
-  already imported: `forkserver` and `spawn` import it again in every worker, which on a busy
-  2-core machine made 150 scenarios on 2 workers take 12.9 s instead of 7.7 s. Forking is safe
-  here because nothing the parent holds is used by the children: each shard opens its own store
-  in the worker, and the units reach the workers pickled, exactly as with the other start
-  methods. Elsewhere (Windows) workers are spawned. Units go out in chunks of about a quarter
-  of a worker's share, so thousands of small scenarios do not pay one round trip each. A unit's
-  error and Ctrl-C let the workers finish (and stop what they started); when the consumer drops
-  the iterator or a test's timeout fires, the workers get `STOP_GRACE` seconds and are then
-  terminated, so a stuck worker (e.g. one forked while another thread held a lock it needs)
-  cannot hold the caller for ever.
+- Local workers are never forked from the calling process: they start from multiprocessing's
+  `forkserver` (`start_method`; `spawn` where there is none, i.e. Windows). A fork copies only
+  the calling thread, so a lock that another thread holds at that moment (SQLite's mutex,
+  malloc's, an import lock, a library's own) stays held in the worker for ever, and the worker
+  deadlocks when it needs it: beside a thread working in SQLite, 6 of 20 runs of the built-in
+  suite on 2 forked workers hung, a worker waiting in `sqlite3_open_v2` (50 of 300 bare forks).
+  Other threads are the rule, not the exception: a Jupyter kernel's, Ray's, an in-process
+  `evalkit serve`'s store thread, LanceDB's, tqdm's monitor, pytest-xdist's, and even the CLI's
+  (numpy's OpenBLAS pool), so "fork when single-threaded" would almost never fork. Python 3.12
+  warns at a fork from a threaded process, and 3.14 made forkserver its default on Linux.
+  The forkserver is a clean process that this process starts once, when it makes its first
+  `ProcessExecutor` (so that its imports overlap the caller's loading of the suite), and that
+  forks every worker of every later map; it imports `FORKSERVER_PRELOAD` (the harness) first, so
+  its workers start with evalkit imported, as forked ones did. What it costs, measured on this
+  2-core machine (figures in the README's "Scale" section): the first map of a process waits for
+  the server's start (a fresh interpreter importing the harness), which the early start hides in
+  the CLI (the built-in suite on 2 workers: 3.5 s forking or not, at load 5-6); later maps in the
+  same process (a notebook, the mutation suite) start their workers as fast as fork did (0.1 s).
+  A worker starts with the caller's environment as it is at `map` (`_adopt_environment`; the
+  forkserver's dates from its start), working folder and `sys.path` (multiprocessing sends them),
+  and imports afresh the modules of `fn` that are not preloaded (a user's system module). It
+  does not see what the caller changed in memory: a monkeypatched function, or an evalkit
+  module reloaded in a notebook after the forkserver started (restart the kernel). A script
+  needs multiprocessing's usual `if __name__ == "__main__":` guard (its workers import it
+  again; without the guard they die, and the error says so), and a class or function defined
+  interactively (a notebook cell, the REPL: a `__main__` without a file) cannot reach the
+  workers: a UsageError before anything runs (`_check_importable`), not a broken pool.
+  A forkserver that this process's own code started before evalkit's first map is used as it
+  is (its workers then import evalkit themselves). Units go out in chunks of about a quarter
+  of a worker's share, so thousands of small scenarios do not pay one round trip each. A
+  unit's error and Ctrl-C let the workers finish (and stop what they started); when the
+  consumer drops the iterator or a test's timeout fires, the workers get `STOP_GRACE` seconds
+  and are then terminated, so a stuck worker cannot hold the caller for ever.
 - Ray: `RayExecutor` uses the Ray instance this process is connected to, or connects to
   `address` (e.g. "auto" or "ray://host:10001"; a HOST:PORT where nothing listens is a
   UsageError after `RAY_PROBE_TIMEOUT` — Ray itself retried for minutes), or starts a local
@@ -44,12 +66,18 @@ Decisions:
 
 from __future__ import annotations
 
+import io
 import multiprocessing
+import os
 import pickle
 import socket
+import sys
+import threading
 import time
+import types
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Literal, Protocol, TypeVar, get_args
 
 from evalkit.errors import UsageError
@@ -82,10 +110,14 @@ class SerialExecutor:
 
 
 class ProcessExecutor:
-    """`workers` local worker processes (a pool per `map` call, closed when it ends)."""
+    """`workers` local worker processes (a pool per `map` call, closed when it ends). Making one
+    starts this process's forkserver (see the module docstring), if it has none yet, so that the
+    server imports the harness while the caller goes on (loading the suite, starting a system)."""
 
     def __init__(self, workers: int) -> None:
         self._workers = check_workers(workers)
+        if start_method() == "forkserver":
+            _start_forkserver()
 
     @property
     def workers(self) -> int:
@@ -93,21 +125,77 @@ class ProcessExecutor:
 
     def map(self, fn: Callable[[T], R], units: Sequence[T]) -> Iterator[R]:
         _check_picklable(fn, "the process executor", pickle.dumps)
+        method = start_method()
+        _check_importable(fn, method)
+        if method == "forkserver":
+            _start_forkserver()
         chunk = max(1, len(units) // (self._workers * 4))
-        context = multiprocessing.get_context(
-            "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+        pool = ProcessPoolExecutor(
+            self._workers,
+            mp_context=multiprocessing.get_context(method),
+            initializer=_adopt_environment,
+            initargs=(dict(os.environ),),
         )
-        pool = ProcessPoolExecutor(self._workers, mp_context=context)
         try:
             yield from pool.map(fn, units, chunksize=chunk)
-        except (Exception, KeyboardInterrupt):  # a unit's error, Ctrl-C (the workers got it too)
+        except (Exception, KeyboardInterrupt) as exc:  # a unit's error, Ctrl-C (the workers got it too)
             pool.shutdown(wait=True)  # each worker ends its unit and runs its Finalize callbacks
+            if isinstance(exc, BrokenProcessPool):
+                exc.add_note(BROKEN_POOL_HINT)
             raise
         except BaseException:  # the consumer dropped the iterator, or a test's timeout fired
             _stop_workers(pool)
             raise
         pool.shutdown(wait=True)
 
+
+def start_method() -> str:
+    """The multiprocessing start method of the local workers: "forkserver" where the platform has
+    it (Linux, macOS), else "spawn" (Windows); never "fork". See the module docstring for why."""
+    return "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
+
+
+FORKSERVER_PRELOAD = ("evalkit.harness.runner", "evalkit.suites.mutations")
+"""What the forkserver imports once, at its start, so that its workers start with it imported:
+the harness (the runner's shards and, through it, the stores, metrics and systems) and the
+mutation suite. The only thread that importing them starts is OpenBLAS's pool (numpy's), which
+OpenBLAS itself stops before any fork (a pthread_atfork handler; tested), so the forkserver stays
+a process that is safe to fork."""
+
+_PRELOAD_LOCK = threading.Lock()
+
+
+def _start_forkserver() -> None:
+    """Start multiprocessing's forkserver of this process, if it is not running, with
+    `FORKSERVER_PRELOAD` added to what it imports at its start (it keeps what is listed already:
+    "__main__" by default). A forkserver that this process's own code started earlier is used as
+    it is. Returns at once: the server imports while this process goes on, and a worker's start
+    waits for it."""
+    from multiprocessing import forkserver
+
+    with _PRELOAD_LOCK:
+        listed = list(getattr(forkserver._forkserver, "_preload_modules", None) or ["__main__"])
+        missing = [name for name in FORKSERVER_PRELOAD if name not in listed]
+        if missing:
+            forkserver.set_forkserver_preload([*listed, *missing])
+        forkserver.ensure_running()
+
+
+def _adopt_environment(environment: dict[str, str]) -> None:
+    """A worker's start: the environment of the process that called `map`, at that call. A forked
+    or spawned worker has it anyway; one from the forkserver would otherwise have the environment
+    of the process when its forkserver started (e.g. without an $EVALKIT_SYSTEM_TIMEOUT set since)."""
+    os.environ.clear()
+    os.environ.update(environment)
+
+
+BROKEN_POOL_HINT = (
+    "a worker process died. A script that runs evalkit on workers must make that call under "
+    '`if __name__ == "__main__":` (the workers import the script again; its stderr then shows '
+    "multiprocessing's RuntimeError about the bootstrapping phase); otherwise the worker was killed "
+    "(out of memory?) or crashed: see its stderr, or run serially (--workers 1)"
+)
+"""The note added to a BrokenProcessPool from `ProcessExecutor.map`."""
 
 STOP_GRACE = 10.0
 """Seconds the workers of a map that ended early get to finish their current unit and exit on
@@ -243,6 +331,38 @@ def _import_ray() -> Any:
 
 def _cluster_cpus(ray: Any) -> int:
     return max(1, int(ray.cluster_resources().get("CPU", 1)))
+
+
+def _check_importable(fn: Callable[..., Any], method: str) -> None:
+    """UsageError when `fn` refers to classes or functions of an interactive `__main__` (a notebook
+    cell, the REPL), which `method` ("forkserver"/"spawn") workers cannot import (a script's
+    `__main__` is imported again by them, as `__mp_main__`)."""
+    main = sys.modules.get("__main__")
+    if main is None or getattr(main, "__file__", None):
+        return
+    finder = _MainFinder()
+    finder.dump(fn)  # it pickles: `_check_picklable` passed
+    if finder.names:
+        names = ", ".join(sorted(set(finder.names)))
+        raise UsageError(
+            f"the process executor cannot ship this run to its workers: it uses {names}, defined "
+            f"interactively (in __main__, e.g. a notebook cell), which workers started with {method!r} "
+            "cannot import (workers are not forked: a fork could deadlock on a lock another thread "
+            "holds). Define it in a module, or run serially (--workers 1)"
+        )
+
+
+class _MainFinder(pickle.Pickler):
+    """A pickler that records the classes and functions of `__main__` it meets (`names`)."""
+
+    def __init__(self) -> None:
+        super().__init__(io.BytesIO())
+        self.names: list[str] = []
+
+    def persistent_id(self, obj: Any) -> None:
+        if isinstance(obj, type | types.FunctionType) and getattr(obj, "__module__", None) == "__main__":
+            self.names.append(f"__main__.{obj.__qualname__}")
+        return None
 
 
 def _check_picklable(fn: Callable[..., Any], where: str, dumps: Callable[[Any], bytes]) -> None:

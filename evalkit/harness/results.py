@@ -25,7 +25,7 @@ from pydantic import (
 
 from evalkit.errors import ReportError
 from evalkit.files import write_atomic
-from evalkit.harness.provenance import Provenance
+from evalkit.harness.provenance import Provenance, evalkit_version
 from evalkit.harness.repeats import Stability
 from evalkit.harness.ties import TieRecord
 from evalkit.harness.verdict import RunVerdict, SuiteStrength, degenerate_findings, judge, suite_strength
@@ -711,13 +711,24 @@ def write_result(result: RunResult, path: str | Path) -> Path:
 
 
 def read_result(path: str | Path) -> RunResult:
-    """Load a run written by `write_result`; a missing or invalid file raises ReportError."""
+    """Load a run written by `write_result`; a missing or invalid file raises ReportError. When
+    the only faults are keys this version does not know, the report is most likely from a newer
+    evalkit (new optional keys keep `schema_version`): the error names those keys and says to
+    upgrade, instead of asking to re-run."""
     source = Path(path)
     try:
         return RunResult.model_validate_json(source.read_bytes())
     except FileNotFoundError as exc:
         raise ReportError(f"report {source} does not exist; run `evalkit run --out {source}` first") from exc
     except ValidationError as exc:
+        errors = exc.errors(include_url=False, include_input=False)
+        if all(error["type"] == "extra_forbidden" for error in errors):
+            keys = sorted({str(error["loc"][-1]) for error in errors})  # the key, not the model path
+            raise ReportError(
+                f"report {source} has key(s) this evalkit ({evalkit_version()}) does not know: "
+                f"{', '.join(keys)}; it was probably written by a newer evalkit: upgrade evalkit "
+                "to read it (older reports load in newer versions, not the reverse)"
+            ) from exc
         raise ReportError(
             f"report {source} is not an evalkit report of schema {SCHEMA_VERSION} "
             f"(re-run it with this evalkit version): {exc}"

@@ -64,6 +64,7 @@ from evalkit.scenarios.seeding import edges_of, own_ids, seed_edges, seed_though
 from evalkit.systems import MemorySystem
 from evalkit.systems.capabilities import declared_capabilities
 from evalkit.systems.checked import CheckedMemory, TimedResponse, open_checked
+from evalkit.systems.protocol import NO_WORKDIR, needs_workdir
 from evalkit.validation import shown_value
 
 
@@ -190,7 +191,10 @@ class ShardRunner:
         results: tuple[list[QueryResult], ...] = tuple([] for _ in self.plan)
         gate_values: tuple[set[float], ...] = tuple(set() for _ in self.plan)
         latencies: list[float] = []
-        with scratch_directory() as workdir, open_checked(self.system, workdir, scenario.name) as memory:
+        with (
+            scratch_directory(self.system) as workdir,
+            open_checked(self.system, workdir, scenario.name) as memory,
+        ):
             seeded, edges = seed_thoughts(scenario, self.distractors, self.clock), seed_edges(scenario)
             memory.add_thoughts(seeded)
             memory.add_edges(edges)
@@ -273,10 +277,14 @@ def apply_step(memory: CheckedMemory, step: StepSpec, clock: datetime) -> None:
 
 
 @contextmanager
-def scratch_directory() -> Iterator[Path]:
-    """A new temporary directory for one memory, removed with what the system left in it on
-    exit — also on an error or Ctrl-C (a removal that fails raises). An empty one (the reference
-    store keeps its memory in RAM) is removed with one rmdir."""
+def scratch_directory(system: MemorySystem) -> Iterator[Path]:
+    """A new temporary directory for one memory of `system`, removed with what the system left
+    in it on exit — also on an error or Ctrl-C (a removal that fails raises); an empty one is
+    removed with one rmdir. For a system declaring `needs_workdir = False` (the reference store,
+    an HTTP system: see `evalkit.systems.protocol`) no directory is made: `NO_WORKDIR`."""
+    if not needs_workdir(system):
+        yield NO_WORKDIR
+        return
     path = Path(tempfile.mkdtemp(prefix="evalkit-"))
     try:
         yield path

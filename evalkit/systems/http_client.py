@@ -76,8 +76,9 @@ from evalkit.systems.wire import (
     SystemInfo,
     ThoughtsIn,
     edges_in,
+    plain_reader,
+    plain_search_response,
     search_in,
-    search_response,
     thoughts_in,
 )
 from evalkit.validation import collapsed_path, grouped_problems, unknown_key_hint
@@ -148,6 +149,9 @@ class HttpSystem:
         self.batch = batch and self.info.search_batch > 0
         self.seeded_create = seeded_create and self.info.seeded_create
 
+    needs_workdir = False
+    """The server keeps its own files: `open` needs no directory (`evalkit.systems.protocol`)."""
+
     def __getstate__(self) -> dict[str, Any]:
         return {k: v for k, v in self.__dict__.items() if k not in {"_client", "_transport", "_headers"}}
 
@@ -192,9 +196,12 @@ class HttpSystem:
         body: BaseModel | None = None,
         *,
         timeout: float | None = None,
+        plain: bool = False,
     ) -> Any:
         """`method path` with `body`, its JSON reply validated as `shape` (None: no reply body),
-        within `timeout` seconds (default: the system's)."""
+        within `timeout` seconds (default: the system's); with `plain`, the reply's plain values
+        (`wire.plain_reader`: dicts of the keys sent, validated exactly as `shape` validates)
+        instead of a model."""
         where = f"{self._where}: {method} {path}"
         seconds = self.timeout if timeout is None else timeout
         try:
@@ -231,18 +238,27 @@ class HttpSystem:
             raise AdapterError(f"{where}: HTTP {reply.status_code}: {_detail(raw)}")
         if shape is None:
             return None
-        return self._validated(shape, raw, where, reply.headers.get("content-type", "no content-type"))
+        content_type = reply.headers.get("content-type", "no content-type")
+        return self._validated(shape, raw, where, content_type, plain)
 
-    def _validated(self, shape: type[_Model], raw: bytes, where: str, content_type: str) -> _Model:
-        """`raw` as `shape`, tolerating unknown keys (dropped, warned about once; see the module
-        docstring). Fast path: pydantic parses and validates the JSON at once when it cannot
-        hold a surrogate or too many objects; any failure takes the careful path, which names
-        the problem."""
+    def _validated(self, shape: type[_Model], raw: bytes, where: str, content_type: str, plain: bool) -> Any:
+        """`raw` as `shape` (or its plain values: see `call`), tolerating unknown keys (dropped,
+        warned about once; see the module docstring). Fast path: pydantic parses and validates
+        the JSON at once when it cannot hold a surrogate or too many objects; any failure takes
+        the careful path, which names the problem."""
         if raw.count(b"{") <= MAX_REPLY_OBJECTS and not SURROGATE_BYTES.search(raw):
             try:
+                if plain:
+                    return plain_reader(shape).validate_json(raw)
                 return shape.model_validate_json(raw, context={NO_SURROGATES: True})
             except ValidationError:
                 pass
+        model = self._careful(shape, raw, where, content_type)
+        return model.model_dump() if plain else model
+
+    def _careful(self, shape: type[_Model], raw: bytes, where: str, content_type: str) -> _Model:
+        """`raw` as `shape` the slow way: parsed with the object cap and nesting limit, unknown keys
+        dropped with a warning, every other problem an AdapterError naming it."""
         try:
             data = _parse(raw)
         except ValueError as exc:
@@ -284,7 +300,7 @@ class HttpSystem:
                 f"{where}: the reply holds keys the contract does not define, ignored: {keys} (each "
                 "is reported once)",
                 AdapterWarning,
-                stacklevel=4,
+                stacklevel=5,
             )
 
     def close(self) -> None:
@@ -548,7 +564,9 @@ class HttpMemory:
         """POST .../search with `query` and the options of `ScenarioMemory.search`."""
         with self._request("search"):
             body = search_in(query, options)
-        return search_response(self._system.call("POST", f"{self.flush()}/search", SearchOut, body))
+        return plain_search_response(
+            self._system.call("POST", f"{self.flush()}/search", SearchOut, body, plain=True)
+        )
 
     def _search_in(self, request: SearchRequest) -> SearchIn:
         return search_in(request.query, request.options)
@@ -580,13 +598,13 @@ class HttpBatchMemory(HttpMemory):
             chunk = requests[start : start + size]
             with self._request("search/batch"):
                 body = SearchBatchIn(searches=[self._search_in(r) for r in chunk])
-            results = self._system.call("POST", endpoint, SearchBatchOut, body).results
+            results = self._system.call("POST", endpoint, SearchBatchOut, body, plain=True)["results"]
             if len(results) != len(chunk):
                 raise AdapterError(
                     f"{self._system._where}: POST {endpoint}: the reply holds {len(results)} results "
                     f"for {len(chunk)} searches; answer one result per search, in order"
                 )
-            out.extend(search_response(result) for result in results)
+            out.extend(plain_search_response(result) for result in results)
         return out
 
 

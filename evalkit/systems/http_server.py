@@ -136,7 +136,8 @@ def create_app(
     see `evalkit.systems.secrets.check_token`), every request must carry
     `Authorization: Bearer <token>` (401 otherwise). Namespaces are dropped at shutdown, and
     every `limits.idle_timeout / 2` seconds those idle for longer. `fast=False` sends every
-    request through FastAPI (see `_FastPath`; the replies are the same, only slower)."""
+    request through FastAPI (see `_FastPath` and `_ContractApp`; the replies are the same, only
+    slower)."""
     namespaces = Namespaces(system, limits)
     operations = _Operations(namespaces)
     statuses: dict[type[Exception], int] = {
@@ -157,7 +158,7 @@ def create_app(
                 await sweeper
             namespaces.close()
 
-    app = FastAPI(
+    app = _ContractApp(
         title="evalkit memory system contract",
         version="1",
         description="Isolated memories of one system: add thoughts and edges, search. See evalkit's README.",
@@ -166,10 +167,13 @@ def create_app(
         responses=_ERRORS,
     )
     app.state.namespaces = namespaces
-    app.add_middleware(
-        _Guard, token=token, max_body_bytes=max_body_bytes, timeout=namespaces.limits.request_timeout,
-        fast=_FastPath(operations, statuses) if fast else None,
-    )  # fmt: skip
+    timeout = namespaces.limits.request_timeout
+    app.add_middleware(_Guard, token=token, max_body_bytes=max_body_bytes, timeout=timeout)
+    if fast:
+        app.front = _Guard(
+            app.inner, token=token, max_body_bytes=max_body_bytes, timeout=timeout,
+            fast=_FastPath(operations, statuses),
+        )  # fmt: skip
 
     def openapi() -> dict[str, Any]:
         """FastAPI's document, plus the bearer scheme (required when the server has a token)."""
@@ -281,6 +285,26 @@ def create_app(
 
     add_operation_routes(app, namespaces, declared_capabilities(system), _error)
     return app
+
+
+class _ContractApp(FastAPI):
+    """The FastAPI app, with `front` (when set: a `_Guard` with the fast path) as the first
+    thing an HTTP request meets: the busy endpoints are answered there, before FastAPI's and
+    Starlette's middleware stack (its error, telemetry and body-limit layers cost more per
+    request than the fast path itself). What `front` leaves goes to FastAPI (`inner`), where
+    the same `_Guard`, as a middleware, checks it again (cheap: the token and the body already
+    read) and catches the app's exceptions as before. Lifespan and other scopes go to FastAPI."""
+
+    front: _Guard | None = None
+
+    async def inner(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await super().__call__(scope, receive, send)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self.front is not None and scope["type"] == "http":
+            await self.front(scope, receive, send)
+        else:
+            await super().__call__(scope, receive, send)
 
 
 class _Operations:
@@ -433,11 +457,12 @@ def _error(status: int, detail: str) -> JSONResponse:
 
 
 class _Guard:
-    """The outermost checks of every HTTP request, as plain ASGI: the bearer token (compared as
-    bytes in constant time, so a non-ASCII header is a 401, not a 500), then the body, read here
-    within `timeout` seconds and counted while it streams (413 at the limit, whether or not a
-    Content-Length was sent), then handed to `fast` (a `_FastPath`), and to the app when that
-    leaves it. An exception the app lets through is a
+    """The first checks of every HTTP request, as plain ASGI (in front of FastAPI with the fast
+    path, `_ContractApp.front`, and as FastAPI's middleware for what reaches the app): the
+    bearer token (compared as bytes in constant time, so a non-ASCII header is a 401, not a
+    500), then the body, read here within `timeout` seconds and counted while it streams (413
+    at the limit, whether or not a Content-Length was sent), then handed to `fast` (a
+    `_FastPath`), and to the app when that leaves it. An exception the app lets through is a
     500 naming it, logged as one line on stderr (Starlette's error middleware would print a
     traceback and leave the connection unusable)."""
 
@@ -526,7 +551,8 @@ async def _send_error(send: Send, status: int, detail: str) -> None:
 def header_timeout_protocol(seconds: float) -> type[asyncio.Protocol]:
     """uvicorn's HTTP protocol (`_http_protocol`), closing a connection that has not sent a whole
     request head within `seconds` of opening or of its previous response (uvicorn has no such
-    timeout: 500 half-open connections were still held after 20 s)."""
+    timeout: 500 half-open connections were still held after 20 s), and writing a response's
+    head and the first piece of its body in one send (`_HeldHead`)."""
     base: Any = _http_protocol()
 
     class Protocol(base):
@@ -534,9 +560,11 @@ def header_timeout_protocol(seconds: float) -> type[asyncio.Protocol]:
 
         def connection_made(self, transport: asyncio.Transport) -> None:
             super().connection_made(transport)
+            self.transport = _HeldHead(transport, self)
             self._arm()
 
         def on_response_complete(self) -> None:
+            self.transport.flush()
             super().on_response_complete()
             self._arm()
 
@@ -556,6 +584,45 @@ def header_timeout_protocol(seconds: float) -> type[asyncio.Protocol]:
                 self.transport.close()
 
     return Protocol
+
+
+class _HeldHead:
+    """A connection's transport as uvicorn's protocol sees it: a response's head (the first
+    write after the response started) is held and sent with the next write, the body's first
+    piece, in one send. uvicorn writes them separately, and each send woke the client for half
+    a reply (two reads and two wake-ups per request, as the client's own `_DeadlineStream` found
+    for requests). The head is sent at the latest when the response completes (`flush`, also
+    for a reply without a body) or the connection closes; everything else passes through."""
+
+    def __init__(self, transport: asyncio.Transport, protocol: Any) -> None:
+        self._transport = transport
+        self._protocol = protocol
+        self._held: bytes | None = None
+        self._headed: Any = None  # the cycle whose head was held (each response's head once)
+
+    def write(self, data: bytes) -> None:
+        cycle = self._protocol.cycle
+        if (
+            self._held is None and cycle is not None and cycle is not self._headed
+            and cycle.response_started and not cycle.response_complete
+        ):  # fmt: skip
+            self._held, self._headed = bytes(data), cycle
+            return
+        if self._held is not None:
+            data, self._held = self._held + data, None
+        self._transport.write(data)
+
+    def flush(self) -> None:
+        if self._held is not None:
+            held, self._held = self._held, None
+            self._transport.write(held)
+
+    def close(self) -> None:
+        self.flush()
+        self._transport.close()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._transport, name)
 
 
 def _http_protocol() -> type[asyncio.Protocol]:
@@ -603,7 +670,9 @@ def serve(
     """Serve `system` over the contract with uvicorn on `host`:`port` until a signal stops it
     (see `create_app` for `token` and `limits`). Prints the URL and the OpenAPI document's URL
     once listening. After SIGINT or SIGTERM uvicorn shuts down (namespaces dropped) and raises the
-    signal again, so the CLI exits 130 or 143."""
+    signal again, so the CLI exits 130 or 143. uvicorn's proxy-headers layer is off: the contract
+    reads neither the client's address nor the scheme, so `X-Forwarded-*` would change nothing
+    but cost a pass per request."""
     sock = listening_socket(host, port)
     bound = sock.getsockname()[1]
     limits = limits or Limits()
@@ -612,6 +681,7 @@ def serve(
         log_level="warning",
         http=header_timeout_protocol(header_timeout),
         timeout_graceful_shutdown=max(1, round(min(limits.request_timeout, 5.0))),
+        proxy_headers=False,
     )
     url = f"http://{f'[{host}]' if ':' in host else host}:{bound}"
     print(f"evalkit serve: {url} (OpenAPI document: {url}/openapi.json); Ctrl-C stops", flush=True)

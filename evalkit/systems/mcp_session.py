@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import os
+import signal
 import sys
 import tempfile
 import threading
@@ -307,15 +308,28 @@ class _StdioTransport:
 
 
 async def _stop(process: Any) -> None:
-    """Close the server's stdin, then SIGTERM, then SIGKILL, `STOP_TIMEOUT` seconds apart."""
+    """Close the server's stdin, then SIGTERM, then SIGKILL, `STOP_TIMEOUT` seconds apart. The
+    signals go to the server's process group, which is its own (`start_new_session`): a server
+    behind a wrapper (npx, uvx, a shell script) is stopped with the processes the wrapper started,
+    even one still starting that has not read its closed stdin yet (such a child outlived its
+    killed wrapper for as long as its start-up took: over 10 s under load)."""
     import anyio
 
     with suppress(Exception):
         await process.stdin.aclose()
-    for step in (None, process.terminate, process.kill):
-        if step is not None:
-            with suppress(ProcessLookupError):
-                step()
+    for sig in (None, signal.SIGTERM, signal.SIGKILL):
+        if sig is not None:
+            _signal_group(process, sig)
         with anyio.move_on_after(STOP_TIMEOUT):
             await process.wait()
             return
+
+
+def _signal_group(process: Any, sig: signal.Signals) -> None:
+    """`sig` to the process group that `process` leads, else (no such group: it is gone, or
+    there are no process groups) to the process alone."""
+    try:
+        os.killpg(process.pid, sig)
+    except (AttributeError, OSError):  # no os.killpg (Windows), or no group left to signal
+        with suppress(ProcessLookupError):
+            process.send_signal(sig)

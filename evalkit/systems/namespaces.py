@@ -1,11 +1,12 @@
 """Isolated memories of one system, by namespace: what `evalkit serve` (HTTP and MCP) keeps.
 
 Each namespace is a fresh `system.open(workdir)` memory in its own temporary directory, created
-on demand and removed on `drop` or `close`. Every call on a memory (open, add, search, close)
-runs on one worker thread, the store thread, so the reference store's SQLite connections stay in
-the thread that opened them and requests run one at a time; the servers' event loops only wait
-for it (`await namespaces.run(...)`), so they keep answering signals and other connections. A
-server for evaluation, not for throughput.
+on demand and removed on `drop` or `close` (none for a system declaring `needs_workdir = False`,
+such as the reference store `evalkit serve` serves: it gets `evalkit.systems.protocol.NO_WORKDIR`).
+Every call on a memory (open, add, search, close) runs on one worker thread, the store thread, so
+the reference store's SQLite connections stay in the thread that opened them and requests run one
+at a time; the servers' event loops only wait for it (`await namespaces.run(...)`), so they keep
+answering signals and other connections. A server for evaluation, not for throughput.
 
 Limits (`Limits`), so that no client can exhaust the server:
 - `request_timeout`: the deadline of one call on a memory (default 60 s, the clients' own
@@ -33,7 +34,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from evalkit.errors import UsageError
-from evalkit.systems.protocol import MemorySystem
+from evalkit.systems.protocol import NO_WORKDIR, MemorySystem, needs_workdir
 
 T = TypeVar("T")
 
@@ -71,6 +72,7 @@ class Namespaces:
         self._open: dict[str, ExitStack] = {}
         self._memories: dict[str, Any] = {}
         self._used: dict[str, float] = {}
+        self._workdirs = needs_workdir(system)
         self._thread = ThreadPoolExecutor(1, thread_name_prefix="evalkit-store")
         self._stopping = False
 
@@ -126,8 +128,10 @@ class Namespaces:
                 )
             stack = ExitStack()
             try:
-                workdir = stack.enter_context(tempfile.TemporaryDirectory(prefix="evalkit-serve-"))
-                self._memories[namespace] = stack.enter_context(self.system.open(Path(workdir)))
+                workdir = NO_WORKDIR
+                if self._workdirs:
+                    workdir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="evalkit-serve-")))
+                self._memories[namespace] = stack.enter_context(self.system.open(workdir))
             except BaseException:
                 stack.close()
                 raise

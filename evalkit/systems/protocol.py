@@ -21,10 +21,18 @@ memory may offer `search_many(requests)`, a batch search: a `SearchRequest` per 
 by one `SearchResponse` each, in order, exactly as `search` would answer them one by one. The
 runner then asks all of a shard's searches in one call (each search's latency is the call's
 wall time divided by their number).
+
+A system that keeps nothing in `open()`'s workdir (its memories live in RAM, in a server, or
+nowhere) may say so with the attribute `needs_workdir = False` (absent: True, read by
+`needs_workdir`): the runner then makes no scratch directory per scenario and passes
+`NO_WORKDIR` instead, a path that is not a directory, so that a system declaring this wrongly
+fails at its first write there instead of leaving files behind. It changes nothing in results
+and is not recorded in the report.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -33,6 +41,16 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from evalkit.records import Edge, SearchResponse, Thought
+
+NO_WORKDIR = Path(os.devnull)
+"""The workdir a system declaring `needs_workdir = False` is opened with (see the module
+docstring): the null device, never a directory, so nothing can be written below it."""
+
+
+def needs_workdir(system: object) -> bool:
+    """Whether `open()` of `system` needs a directory of its own (its `needs_workdir` attribute;
+    absent: True, the contract of `MemorySystem.open`)."""
+    return bool(getattr(system, "needs_workdir", True))
 
 
 @dataclass(frozen=True)

@@ -119,6 +119,13 @@ class ReferenceSystem:
         another system built on the store, which that suite does not measure."""
         return type(self) is ReferenceSystem
 
+    needs_workdir: bool = True
+    """Whether `open` gets a folder of its own (`evalkit.systems.protocol`). The store keeps its
+    memory in RAM, but an in-process run keeps the runner's scratch folder per scenario (what a
+    scenario in progress shows of itself in the temp folder, and what a subclass keeping files
+    gets); `evalkit serve` sets it False on the store it serves, so that its namespaces make no
+    folder each."""
+
     def describe(self) -> dict[str, Any]:
         """Settings recorded in the report's provenance: the store options and the embedder."""
         return {

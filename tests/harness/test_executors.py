@@ -6,10 +6,14 @@ from __future__ import annotations
 import itertools
 import json
 import multiprocessing
+import os
 import pickle
 import shutil
+import subprocess
+import sys
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
@@ -28,12 +32,14 @@ from evalkit.harness.executors import (
     SerialExecutor,
     check_workers,
     make_executor,
+    start_method,
 )
 from evalkit.harness.runner import plan_shards
 from evalkit.scenarios.model import BUILTIN_CATEGORIES
 from evalkit.suites.mutations import run_mutants
 from tests.harness import units
-from tests.shared import BEIR_TINY, DATASETS, LOCOMO_TINY, comparable
+from tests.processes import started
+from tests.shared import BEIR_TINY, DATASETS, LOCOMO_TINY, ROOT, comparable
 
 THRESHOLDS = DATASETS / "thresholds.json"
 
@@ -112,6 +118,146 @@ def test_a_stuck_worker_is_stopped_when_the_caller_stops_reading():
     results.close()
     assert time.monotonic() - stopped < 30
     assert not any(worker.is_alive() for worker in workers)
+
+
+# ------------------------------------------------------------------ how local workers start
+
+
+def _within(seconds: float, call: Callable[[], Any]) -> Any:
+    """`call()` on a helper thread, or AssertionError after `seconds` (the workers it started, stuck,
+    are killed first, so that the pool gives up and the test leaves no process behind)."""
+    outcome: list[Any] = []
+
+    def run() -> None:
+        try:
+            outcome.append(("value", call()))
+        except BaseException as exc:  # reported on the test's thread
+            outcome.append(("error", exc))
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(seconds)
+    if thread.is_alive():
+        for child in multiprocessing.active_children():
+            child.kill()
+        thread.join(60)
+        raise AssertionError(f"no result within {seconds:g} s: the workers are stuck")
+    kind, value = outcome[0]
+    if kind == "error":
+        raise value
+    return value
+
+
+def test_workers_do_not_start_with_a_lock_another_thread_holds():
+    """A fork copies only the calling thread: a lock another thread holds at that moment (SQLite's
+    mutex, malloc's, an import lock: here `units.LOCK`) is held in the worker for ever, and a
+    forked worker that needs it never comes back (every run, before workers started from the
+    forkserver). The workers must return while the caller's other thread still holds the lock."""
+    held, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with units.LOCK:
+            held.set()
+            release.wait()
+
+    holder = threading.Thread(target=hold, daemon=True)
+    holder.start()
+    assert held.wait(10)
+    try:
+        results = _within(120, lambda: list(ProcessExecutor(2).map(units.needs_the_lock, [1, 2, 3, 4])))
+    finally:
+        release.set()
+        holder.join()
+    assert results == [1, 2, 3, 4]
+    assert start_method() == "forkserver"
+
+
+def test_workers_see_the_environment_of_the_call(monkeypatch):
+    """The forkserver (started by an earlier map) has the environment of its start; workers do not."""
+    assert list(ProcessExecutor(2).map(units.environment_variable, ["HOME"])) == [os.environ.get("HOME")]
+    monkeypatch.setenv("EVALKIT_TEST_SET_LATER", "yes")
+    assert list(ProcessExecutor(2).map(units.environment_variable, ["EVALKIT_TEST_SET_LATER"])) == ["yes"]
+
+
+def _python(code: str) -> str:
+    """The output of `code` run by a fresh Python (its own forkserver) in the repo."""
+    with started(
+        [sys.executable, "-c", code], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    ) as child:  # fmt: skip
+        out, err = child.communicate(timeout=300)
+    assert child.returncode == 0, err
+    return out
+
+
+def test_workers_start_with_the_harness_imported_and_the_forkserver_forks_safely():
+    """The forkserver preloads the harness, so a worker does not import evalkit again; the one
+    thread that import starts (OpenBLAS's pool) is stopped by OpenBLAS before any fork, so the
+    forkserver forks as a single-threaded process (a preloaded module that kept a thread running
+    would make it as unsafe to fork as the caller)."""
+    out = _python(
+        "import os\n"
+        "from evalkit.harness.executors import FORKSERVER_PRELOAD, ProcessExecutor\n"
+        "from tests.harness import units\n"
+        "print(list(ProcessExecutor(2).map(units.imported, list(FORKSERVER_PRELOAD))))\n"
+        "for name in FORKSERVER_PRELOAD:\n"
+        "    __import__(name)\n"
+        "pid = os.fork()\n"
+        "if pid == 0:\n"
+        "    os._exit(0)\n"
+        "os.waitpid(pid, 0)\n"
+        "print(len(os.listdir('/proc/self/task')))\n"
+    )
+    assert out.splitlines() == ["[True, True]", "1"]
+
+
+_UNGUARDED = """
+from concurrent.futures.process import BrokenProcessPool
+from evalkit.harness.executors import ProcessExecutor
+from tests.harness import units
+try:
+    list(ProcessExecutor(2).map(units.environment_variable, ["HOME"]))
+except BrokenProcessPool as exc:
+    print(*exc.__notes__)
+"""
+
+
+def test_a_script_without_the_main_guard_is_told_why_its_workers_died(tmp_path):
+    """Its workers import it again and die starting workers of their own: the error says why."""
+    script = tmp_path / "unguarded.py"
+    script.write_text(_UNGUARDED, encoding="utf-8")
+    with started(
+        [sys.executable, str(script)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    ) as child:  # fmt: skip
+        out, err = child.communicate(timeout=300)
+    assert child.returncode == 0, err
+    assert out.startswith("a worker process died. A script that runs evalkit on workers must make that call")
+    assert 'if __name__ == "__main__":' in out
+    assert "bootstrapping phase" in err  # multiprocessing's own error, in the worker
+
+
+_INTERACTIVE = """
+from evalkit.harness.executors import ProcessExecutor
+from evalkit.errors import UsageError
+class Square:
+    def __call__(self, n):
+        return n * n
+try:
+    list(ProcessExecutor(2).map(Square(), [1, 2]))
+except UsageError as exc:
+    print(exc)
+"""
+
+
+def test_a_class_defined_interactively_cannot_reach_the_workers():
+    """`python -c` has a __main__ without a file, as a notebook has: workers started from the
+    forkserver cannot import its class, which is said before anything runs."""
+    refused = _python(_INTERACTIVE).strip()
+    assert refused.startswith("the process executor cannot ship this run to its workers: it uses __main__.")
+    assert "__main__.Square, defined interactively (in __main__, e.g. a notebook cell)" in refused
+    assert "which workers started with 'forkserver' cannot import (workers are not forked" in refused
+    assert refused.endswith("Define it in a module, or run serially (--workers 1)")
 
 
 @pytest.mark.parametrize(

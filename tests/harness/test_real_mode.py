@@ -5,7 +5,6 @@ Loads the model (needs the `real` extra); runs in CI."""
 from __future__ import annotations
 
 import json
-import multiprocessing
 import os
 from typing import Any
 
@@ -15,6 +14,8 @@ import evalkit
 from evalkit.cli import main
 from evalkit.embedders import sentence_transformer
 from evalkit.embedders.cache import EmbeddingCache
+from evalkit.harness.executors import ProcessExecutor
+from tests.harness import units
 from tests.shared import DATASETS, comparable
 
 
@@ -57,19 +58,24 @@ def _within_float32_noise(report: Any) -> Any:
 
 
 @pytest.mark.real
-@pytest.mark.skipif(
-    "fork" not in multiprocessing.get_all_start_methods(), reason="counts model loads in forked workers"
-)
 def test_two_workers_give_the_serial_report_and_share_one_cache(tmp_path, monkeypatch, capsys):
     loads = tmp_path / "loads.txt"
     real_load = sentence_transformer._load
 
-    def recording_load(*args: Any, **kwargs: Any) -> Any:  # forked workers inherit it
+    def recording_load(*args: Any, **kwargs: Any) -> Any:  # this process's loads
         with loads.open("a") as log:
             log.write(f"{os.getpid()}\n")
         return real_load(*args, **kwargs)
 
     monkeypatch.setattr(sentence_transformer, "_load", recording_load)
+    map_units = ProcessExecutor.map
+
+    def recording_map(self: ProcessExecutor, fn: Any, shards: Any) -> Any:
+        # the workers' loads: they start from the forkserver, not as copies of this process, so
+        # the patch above is not in them; each worker wraps its own loader
+        return map_units(self, units.RecordingLoads(fn, loads), shards)
+
+    monkeypatch.setattr(ProcessExecutor, "map", recording_map)
     common = ["run", "--real", "--datasets", str(DATASETS), "--thresholds", str(DATASETS / "thresholds.json")]
 
     def run(name: str, *flags: str) -> dict[str, Any]:

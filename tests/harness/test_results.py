@@ -163,3 +163,27 @@ def test_a_perturbation_curve_holds_one_point_per_value_and_is_left_out_when_abs
     assert with_curve.verdict == run.result.verdict
     EvalRun(with_curve).save(tmp_path / "c.json")
     assert json.loads((tmp_path / "c.json").read_text())["perturbation_curve"] == good
+
+
+def test_a_report_from_a_newer_evalkit_says_to_upgrade_naming_its_unknown_keys(tmp_path) -> None:
+    saved = json.loads(write_result(_run(), tmp_path / "r.json").read_text())
+    saved["future_section"] = {"points": []}
+    saved["scenarios"][0]["future_field"] = 1
+    newer = tmp_path / "newer.json"
+    newer.write_text(json.dumps(saved))
+    with pytest.raises(ReportError) as raised:
+        read_result(newer)
+    message = str(raised.value)
+    assert "does not know: future_field, future_section;" in message
+    assert "probably written by a newer evalkit: upgrade evalkit" in message
+    assert "re-run" not in message
+
+
+def test_a_report_with_a_wrong_value_still_says_it_is_not_a_report(tmp_path) -> None:
+    saved = json.loads(write_result(_run(), tmp_path / "r.json").read_text())
+    saved["future_section"] = 1
+    saved["mode"] = 7
+    broken = tmp_path / "broken.json"
+    broken.write_text(json.dumps(saved))
+    with pytest.raises(ReportError, match="is not an evalkit report of schema 2"):
+        read_result(broken)

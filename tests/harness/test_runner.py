@@ -25,6 +25,7 @@ from evalkit.harness.runner import (
 from evalkit.harness.sweep import regate_pass
 from evalkit.scenarios import QuerySpec, Scenario, Suite, ThoughtSpec, load_suite
 from evalkit.systems import MemorySystem, ReferenceSystem
+from evalkit.systems.protocol import NO_WORKDIR
 from tests.shared import DATASETS
 
 CLOCK = datetime(2026, 1, 15, 12, 0, tzinfo=UTC)
@@ -215,6 +216,42 @@ def test_temp_stores_are_removed_on_error_and_ctrl_c(error, litter):
     assert len(system.workdirs) == 1
     assert not system.workdirs[0].exists()
     assert Path(tempfile.gettempdir()) == system.workdirs[0].parent
+
+
+class _Recording:
+    """The reference store, recording the workdir each memory is opened with; it declares
+    `needs_workdir` as given (None: declares nothing)."""
+
+    name = "recording"
+
+    def __init__(self, needs: bool | None) -> None:
+        if needs is not None:
+            self.needs_workdir = needs
+        self.workdirs: list[tuple[Path, bool]] = []
+        self.inner = ReferenceSystem(HashingEmbedder())
+
+    def describe(self) -> dict[str, object]:
+        return {"system": self.name}
+
+    @contextmanager
+    def open(self, workdir: Path):
+        self.workdirs.append((workdir, workdir.is_dir()))
+        with self.inner.open(workdir) as memory:
+            yield memory
+
+
+@pytest.mark.parametrize("needs", [None, True, False], ids=["undeclared", "needs", "needs-not"])
+def test_a_system_declaring_needs_workdir_false_gets_no_directory_the_others_a_fresh_one(needs):
+    system = _Recording(needs)
+    queries = [QuerySpec(query="port", relevant=["port"])]
+    run(suite_of(scenario("f", queries), scenario("g", queries)), system, clock=CLOCK)
+    if needs is False:
+        assert system.workdirs == [(NO_WORKDIR, False)] * 2
+        assert not NO_WORKDIR.is_dir()
+    else:
+        assert [made for _, made in system.workdirs] == [True, True]
+        assert len({path for path, _ in system.workdirs}) == 2  # one per scenario
+        assert not any(path.exists() for path, _ in system.workdirs)
 
 
 def test_builtin_suite_every_counted_scenario_passes_contradiction_is_xfail_and_gate_drops_rows():

@@ -3,9 +3,61 @@ or spawn imports the unit's module, and this one imports little."""
 
 from __future__ import annotations
 
+import os
+import sys
+import threading
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+LOCK = threading.Lock()
+"""A lock that `needs_the_lock` takes: held by another thread of the caller while its workers
+start, it stands for SQLite's, malloc's or an import lock (a forked worker copies it held)."""
 
 
 def sleep_then_return(seconds: float) -> float:
     time.sleep(seconds)
     return seconds
+
+
+def needs_the_lock(n: int) -> int:
+    """`n`, once this process's `LOCK` is free (for ever in a worker that copied it held)."""
+    with LOCK:
+        return n
+
+
+def environment_variable(name: str) -> str | None:
+    return os.environ.get(name)
+
+
+def imported(name: str) -> bool:
+    """Whether the module `name` was in this process before this unit ran (this module imports
+    nothing of evalkit)."""
+    return name in sys.modules
+
+
+@dataclass(frozen=True)
+class RecordingLoads:
+    """`fn`, in a process whose `sentence_transformer._load` first appends the process's pid to
+    `log` on every model load: how a test counts the loads of workers that do not share its
+    memory (a monkeypatch in the test process reaches no worker started by the forkserver)."""
+
+    fn: Callable[[Any], Any]
+    log: Path
+
+    def __call__(self, unit: Any) -> Any:
+        from evalkit.embedders import sentence_transformer
+
+        load = sentence_transformer._load
+        if getattr(load, "recording", None) != self.log:
+
+            def recording_load(*args: Any, **kwargs: Any) -> Any:
+                with self.log.open("a") as out:
+                    out.write(f"{os.getpid()}\n")
+                return load(*args, **kwargs)
+
+            recording_load.recording = self.log  # type: ignore[attr-defined]
+            sentence_transformer._load = recording_load  # type: ignore[assignment]
+        return self.fn(unit)

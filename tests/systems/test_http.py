@@ -4,7 +4,10 @@ HTTP adapter against it, and a fake server answering malformed responses."""
 from __future__ import annotations
 
 import json
+from contextlib import contextmanager
+from pathlib import Path
 
+import httpx
 import pytest
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, PlainTextResponse
@@ -15,6 +18,8 @@ from evalkit.errors import AdapterError, AdapterWarning
 from evalkit.systems.capabilities import CAPABILITIES
 from evalkit.systems.http_client import HttpSystem
 from evalkit.systems.http_server import create_app
+from evalkit.systems.namespaces import Namespaces
+from evalkit.systems.protocol import NO_WORKDIR
 from evalkit.systems.wire import MAX_SEARCH_BATCH, NamespaceOut
 from tests.processes import started
 from tests.servers import contract_app, serving
@@ -573,3 +578,237 @@ def test_openapi_document_describes_the_seeded_create(reference_url):
     schemas = document["components"]["schemas"]
     assert set(schemas["NamespaceIn"]["properties"]) == {"thoughts", "edges"}
     assert "seeds the new memory" in schemas["SystemInfo"]["properties"]["seeded_create"]["description"]
+
+
+class _Workdirs:
+    """The reference store, recording the workdir of each memory (and whether it was a
+    directory); `needs_workdir` as given."""
+
+    name = "workdirs"
+
+    def __init__(self, needs: bool) -> None:
+        self.needs_workdir = needs
+        self.workdirs: list[tuple[Path, bool]] = []
+        self.inner = ReferenceSystem()
+
+    def describe(self) -> dict[str, object]:
+        return {}
+
+    @contextmanager
+    def open(self, workdir: Path):
+        self.workdirs.append((workdir, workdir.is_dir()))
+        with self.inner.open(workdir) as memory:
+            yield memory
+
+
+@pytest.mark.parametrize("needs", [True, False])
+def test_a_namespace_gets_a_temporary_directory_only_when_its_system_needs_one(needs):
+    system = _Workdirs(needs)
+    namespaces = Namespaces(system)
+    try:
+        namespaces.create("a")
+        (workdir, made), *_ = system.workdirs
+        if needs:
+            assert made and workdir.name.startswith("evalkit-serve-")
+            namespaces.drop("a")
+            assert not workdir.exists()
+        else:
+            assert (workdir, made) == (NO_WORKDIR, False)
+            namespaces.drop("a")
+    finally:
+        namespaces.close()
+
+
+def test_evalkit_serve_declares_its_reference_store_needs_no_folder_an_in_process_one_keeps_it():
+    from evalkit.cli import build_parser
+    from evalkit.cli import serve as serve_cli
+    from evalkit.systems.protocol import needs_workdir
+
+    served = serve_cli._reference(build_parser().parse_args(["serve", "--port", "0"]))
+    assert isinstance(served, ReferenceSystem) and not needs_workdir(served)
+    assert needs_workdir(ReferenceSystem())  # the runner's scratch folder per scenario stays
+
+
+class _Transport:
+    def __init__(self) -> None:
+        self.writes: list[bytes] = []
+        self.closed = False
+
+    def write(self, data: bytes) -> None:
+        self.writes.append(bytes(data))
+
+    def close(self) -> None:
+        self.closed = True
+
+    def is_closing(self) -> bool:
+        return self.closed
+
+
+class _Cycle:
+    response_started = False
+    response_complete = False
+
+
+def test_a_response_head_is_held_and_sent_with_the_first_piece_of_the_body():
+    from types import SimpleNamespace
+
+    from evalkit.systems.http_server import _HeldHead
+
+    transport = _Transport()
+    protocol = SimpleNamespace(cycle=None)
+    held = _HeldHead(transport, protocol)  # type: ignore[arg-type]
+    protocol.cycle = cycle = _Cycle()
+    held.write(b"HTTP/1.1 100 Continue\r\n\r\n")  # before the response: passes through
+    cycle.response_started = True
+    held.write(b"HEAD1")
+    assert transport.writes == [b"HTTP/1.1 100 Continue\r\n\r\n"]
+    held.write(b"body")
+    held.write(b"more")
+    assert transport.writes[1:] == [b"HEAD1body", b"more"]
+    cycle.response_complete = True
+    held.flush()
+    assert len(transport.writes) == 3  # nothing was held
+    protocol.cycle = cycle = _Cycle()  # the next request on the connection: its head is held too
+    cycle.response_started = True
+    held.write(b"HEAD2")
+    held.flush()  # a reply without a body (HEAD): its head at completion
+    assert transport.writes[3:] == [b"HEAD2"]
+    protocol.cycle = cycle = _Cycle()
+    cycle.response_started = True
+    held.write(b"HEAD3")
+    held.close()  # e.g. the app failed after starting its reply
+    assert transport.writes[4:] == [b"HEAD3"] and transport.closed and held.is_closing()
+
+
+@pytest.mark.parametrize("parser", ["httptools", "h11"])
+def test_evalkit_serves_protocol_answers_every_kind_of_reply_whole(parser, monkeypatch):
+    """Through the protocol `evalkit serve` uses (held heads), on uvicorn's httptools and h11
+    protocols: a run equal to the in-process one, a 204 without a body, a HEAD reply, a 404 and
+    a 500 of the served system, each on one connection."""
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    from evalkit.systems import http_server
+    from evalkit.systems.http_server import header_timeout_protocol
+    from tests.systems_fixtures import RewritingSystem
+
+    if parser == "h11":
+        monkeypatch.setattr(http_server, "_http_protocol", lambda: H11Protocol)
+    else:
+        assert http_server._http_protocol().__name__ == "HttpToolsProtocol"
+
+    def broken(response: object) -> object:
+        raise RuntimeError("search broke")
+
+    options = dict(datasets=DATASETS, scenarios=["explicit-fact", "supersession"], thresholds=None)
+    with serving(create_app(ReferenceSystem()), http=header_timeout_protocol(10)) as url:
+        served = run_eval(system=HttpSystem(url), **options)
+        with httpx.Client(base_url=url) as client:
+            namespace = client.post("/namespaces").json()["namespace"]
+            assert client.delete(f"/namespaces/{namespace}").status_code == 204
+            assert client.head("/info").status_code == 405  # a reply without a body, on the slow path
+            search = {"query": "x", "top_k": 1, "now": "2026-01-01T00:00:00+00:00"}
+            missing = client.post(f"/namespaces/{namespace}/search", json=search)
+            assert missing.status_code == 404 and namespace in missing.json()["detail"]
+            assert client.get("/info").json()["name"] == "reference"
+    assert served.result.overall == run_eval(**options).result.overall
+    app = create_app(RewritingSystem(broken))
+    with serving(app, http=header_timeout_protocol(10)) as url, httpx.Client(base_url=url) as client:
+        namespace = client.post("/namespaces").json()["namespace"]
+        failed = client.post(
+            f"/namespaces/{namespace}/search",
+            json={"query": "x", "top_k": 1, "now": "2026-01-01T00:00:00+00:00"},
+        )
+        assert failed.status_code == 500
+        assert failed.json()["detail"] == "internal error of the served system: RuntimeError: search broke"
+        assert client.get("/info").status_code == 200
+
+
+def test_search_replies_are_ascii_json_of_the_same_values_and_refuse_what_json_cannot_carry():
+    import math
+
+    from evalkit import Hit, SearchResponse
+    from evalkit.systems.wire import search_batch_json, search_json
+
+    hits = (
+        Hit(id="a", content='café 日本 "quoted" x:NaN', similarity=1e-05, relevance=0.1),
+        Hit(id="b", content="plain", similarity=0.3333333333333333, match_source=("bm25",)),
+    )
+    response = SearchResponse(hits=hits, candidates=2, dropped_ids=("c",))
+    for body in (search_json(response), search_json(SearchResponse(hits=hits[1:]))):
+        assert body.isascii()
+        assert json.loads(body)["hits"][-1]["similarity"] == 0.3333333333333333
+    assert json.loads(search_json(response))["hits"][0]["content"] == 'café 日本 "quoted" x:NaN'
+    assert json.loads(search_batch_json([response, response]))["results"][1]["dropped_ids"] == ["c"]
+    for bad in (math.nan, math.inf, -math.inf):
+        with pytest.raises(ValueError, match="Out of range float values are not JSON compliant"):
+            search_json(SearchResponse(hits=(Hit(id="a", relevance=bad),)))
+    with pytest.raises(TypeError, match="is not JSON serializable"):
+        search_json(SearchResponse(hits=(Hit(id="a", relevance=object()),)))  # type: ignore[arg-type]
+
+
+_REPLIES = [
+    {"hits": []},
+    {"hits": [{"id": "a"}]},
+    {"hits": [{"id": "a", "rank": 1, "relevance": 1, "match_source": ["bm25"], "standing": "superseded"}]},
+    {
+        "hits": [{"id": "a", "similarity": None, "low_confidence": True, "superseded_by": ["b"]}],
+        "cut_tied": True,
+    },
+    {
+        "hits": [{"id": "a"}],
+        "candidates": 3,
+        "filtered_out": 2,
+        "min_relevance": 0.4,
+        "dropped_ids": ["b", "c"],
+    },
+    {"hits": [], "gate_candidates": [{"id": "a"}, {"id": "b", "bm25": True, "similarity": 0.25}]},
+    {"hits": [{"id": "a", "relevance": True}]},
+    {"hits": [{"id": "a", "rank": "1"}]},
+    {"hits": [{"id": 1}]},
+    {"hits": [{"content": "no id"}]},
+    {"hits": [{"id": "a", "score": 0.5}]},
+    {"hits": [], "extra": 1},
+    {"hits": [], "candidates": 1.5},
+    {"hits": [], "min_relevance": "0.4"},
+    {"hits": [], "gate_candidates": [{"id": "a", "bm25": 1}]},
+    {"hits": [{"id": "a", "match_source": "bm25"}]},
+    {"hits": {"id": "a"}},
+    {},
+    [],
+]
+
+
+@pytest.mark.parametrize("reply", _REPLIES, ids=[json.dumps(r)[:60] for r in _REPLIES])
+def test_the_plain_reader_accepts_exactly_what_the_reply_models_accept_and_reads_the_same(reply):
+    from pydantic import ValidationError
+
+    from evalkit.systems.wire import (
+        SearchBatchOut,
+        SearchOut,
+        plain_reader,
+        plain_search_response,
+        search_response,
+    )
+
+    for shape, raw, unwrap in [
+        (SearchOut, json.dumps(reply), lambda body: [body]),
+        (SearchBatchOut, json.dumps({"results": [reply, reply]}), lambda body: body["results"]),
+    ]:
+        try:
+            model = shape.model_validate_json(raw)
+        except ValidationError:
+            with pytest.raises(ValidationError):
+                plain_reader(shape).validate_json(raw)
+            continue
+        plain = plain_reader(shape).validate_json(raw)
+        models = [model] if shape is SearchOut else model.results
+        expected = [search_response(m) for m in models]
+        assert [plain_search_response(p) for p in unwrap(plain)] == expected
+        assert [plain_search_response(p) for p in unwrap(model.model_dump())] == expected
+
+
+def test_the_plain_reader_refuses_a_model_with_validators_of_its_own():
+    from evalkit.systems.wire import SearchIn, plain_reader
+
+    with pytest.raises(TypeError, match=r"SearchIn has validators of its own \(_few_terms\)"):
+        plain_reader(SearchIn)

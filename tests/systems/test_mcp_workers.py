@@ -65,6 +65,31 @@ def _gone(folder: Path, seconds: float = 10.0) -> list[int]:
     return left
 
 
+SLOW_START = (
+    "import subprocess, sys; subprocess.run([sys.executable, '-c', "
+    '\'import time; time.sleep(60); import runpy; runpy.run_module("evalkit", run_name="__main__")\', '
+    "'serve', '--mcp']); import time; time.sleep(120)"
+)
+"""A wrapper (as npx or uvx are) whose server takes a minute to start, as a server importing its
+code on a loaded machine may: it reads its stdin, and sees it closed, only after that."""
+
+
+def test_a_server_stopped_while_it_starts_is_stopped_with_its_wrapper(tmp_path, monkeypatch):
+    """Stopping the wrapper alone (SIGTERM) left the starting server running until it first read
+    its closed stdin (a minute here; over the 10 s the tests wait, under load): evalkit signals
+    the server's whole process group."""
+    mapping = _reference_in(tmp_path / "srv")
+    text = mapping.read_text(encoding="utf-8")
+    mapping.write_text(text.replace(json.dumps(LINGER), json.dumps(SLOW_START)), encoding="utf-8")
+    monkeypatch.setenv("EVALKIT_SYSTEM_TIMEOUT", "3")
+    with pytest.raises(AdapterError, match="cannot start or reach the MCP server"):
+        McpSystem.from_mapping(mapping)  # no handshake within 3 s: the session is closed
+    left = _gone(tmp_path / "srv")
+    for pid in left:  # this test's own leftovers, if it fails
+        os.kill(pid, signal.SIGKILL)
+    assert left == []
+
+
 def test_a_pickled_copy_drops_its_session_and_shares_this_processes_server(tmp_path):
     system = McpSystem.from_mapping(_reference_in(tmp_path / "srv"))
     try:

@@ -7,10 +7,11 @@ the project filter is a `where` clause on the rows' metadata. Chroma's anonymize
 switched off. Why not the in-memory `EphemeralClient`: chromadb keeps one ephemeral system per
 process, and a worker forked (`--workers`) from a process that used it inherits that system and
 hangs on its first call; a client per scenario directory shares nothing (about 0.1 s per
-scenario). chromadb's Rust runtime itself does not survive a fork either: a worker forked from a
-process that had already used chromadb hangs in its first `add`, so such a worker raises
-AdapterError instead (`fork_safe = False`; the CLI's `--workers` forks from a process that has
-not used it, and works). What is shared by every store is in `evalkit.systems.stores.common`.
+scenario). chromadb's Rust runtime itself does not survive a fork either: a process forked from
+one that had already used chromadb hangs in its first `add`, so such a process raises
+AdapterError instead (`fork_safe = False`; `--workers` never forks from the caller: its workers
+start from the forkserver, which has not used chromadb, and work after a serial run too).
+What is shared by every store is in `evalkit.systems.stores.common`.
 """
 
 from __future__ import annotations

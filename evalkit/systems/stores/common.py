@@ -25,8 +25,9 @@ only how they create, fill, query and drop one collection (`Collection`); the re
   not applicable. Edges are accepted and ignored.
 - **Workers.** A system pickles without its client (`--workers` ships it to other processes);
   each process connects on its first scenario. `close()` releases this process's client. Chroma
-  and LanceDB (`fork_safe = False`) cannot run in a worker forked from a process that had used
-  them: such a worker raises AdapterError rather than hang or crash.
+  and LanceDB (`fork_safe = False`) cannot run in a process forked from one that had used them:
+  such a process raises AdapterError rather than hang or crash (`--workers` does not fork from
+  the caller: see `evalkit.harness.executors`).
 """
 
 from __future__ import annotations
@@ -208,9 +209,9 @@ class StoreSystem:
         """A fresh collection for one scenario, dropped when the context exits."""
         if not self.fork_safe and _FIRST_USED_IN.setdefault(self.name, os.getpid()) != os.getpid():
             raise AdapterError(
-                f"system {self.name!r}: this worker was forked from a process that had already used "
-                f"{self.package}, which does not survive a fork (it hangs or crashes); run the workers "
-                "from a fresh process (`evalkit run --workers N` does)"
+                f"system {self.name!r}: this process was forked from a process that had already used "
+                f"{self.package}, which does not survive a fork (it hangs or crashes); start it fresh, or "
+                "run on evalkit's workers (`--workers N`, `make_executor`: they are not forked)"
             )
         if self._client is None:
             self._client = self._connect()

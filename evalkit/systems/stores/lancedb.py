@@ -9,9 +9,10 @@ embed): their cosine distance is undefined. What is shared by every store is in
 
 `lancedb` itself is imported when a process first connects, not with this module: LanceDB warns
 of (and risks) a deadlock in processes forked after its runtime was set up — a worker forked from
-a process that had used it crashed with a segmentation fault — and `--workers` forks its workers
-from the process that resolved the system. Such a worker raises AdapterError instead
-(`fork_safe = False`); the CLI's workers fork from a process that never used LanceDB, and work.
+a process that had used it crashed with a segmentation fault. `--workers` no longer forks from
+the caller (its workers start from the forkserver, which never used LanceDB; see
+`evalkit.harness.executors`), so that concerns only a process the user forks: such a process
+raises AdapterError instead (`fork_safe = False`).
 The module checks at import that the package is installed, so a missing extra is still reported
 when the system is named.
 """
