@@ -19,7 +19,10 @@ credentials redacted, is in `describe()` and in every error message). When `/inf
 sends all searches of a scenario in requests of at most that many (`batch=False` turns it off).
 When it advertises `seeded_create`, a scenario's namespace is created with its thoughts and edges
 in one request (`seeded_create=False` turns it off; see `HttpMemory`). Requests go straight to
-httpx's transport (no cookies kept, no redirects followed), each in one write.
+httpx's transport (no cookies kept, no redirects followed), each in one write. In a run, a
+scenario's drop is sent without waiting for its reply (read by the next call, or by `settle()`
+at the end of the run, which raises its error; see `HttpSystem.open`) when /info says
+`concurrent_connections`.
 
 Bounds, so that no server can hang or exhaust a run:
 - a wall-clock deadline per request, `timeout` seconds (default $EVALKIT_SYSTEM_TIMEOUT, else
@@ -41,14 +44,17 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import re
 import sys
 import threading
 import time
 import warnings
 import zlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future
 from contextlib import contextmanager, suppress
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import quote
@@ -136,6 +142,9 @@ class HttpSystem:
         self.max_reply_bytes = client_limits.max_reply_bytes(max_reply_bytes)
         self._client, self._transport, self._headers = _client(self._url, transport)
         self._ignored: set[str] = set()
+        self._home = os.getpid()  # where the system was built: the run's process (drops deferred)
+        self._pending: _PendingDrop | None = None
+        self._dropper: _Dropper | None = None
         self.name = self.url
         self._where = f"system {self.url!r}"
         try:
@@ -152,12 +161,15 @@ class HttpSystem:
     needs_workdir = False
     """The server keeps its own files: `open` needs no directory (`evalkit.systems.protocol`)."""
 
+    _UNPICKLED = frozenset({"_client", "_transport", "_headers", "_pending", "_dropper"})
+
     def __getstate__(self) -> dict[str, Any]:
-        return {k: v for k, v in self.__dict__.items() if k not in {"_client", "_transport", "_headers"}}
+        return {k: v for k, v in self.__dict__.items() if k not in self._UNPICKLED}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self._client, self._transport, self._headers = _client(self._url, None)
+        self._pending, self._dropper = None, None
 
     def describe(self) -> dict[str, Any]:
         """The URL (credentials redacted) and what the server says about its system (recorded
@@ -165,14 +177,25 @@ class HttpSystem:
         return {"system": "http", "url": self.url, "server": self.info.model_dump()}
 
     @contextmanager
-    def open(self, workdir: Path) -> Iterator[HttpMemory]:
+    def open(self, workdir: Path, scenario: str | None = None) -> Iterator[HttpMemory]:
         """A fresh namespace on the server, dropped when the context exits (`workdir` is unused:
         the server keeps its own files). After a failure or an interrupt the drop is
         best-effort within `CLEANUP_TIMEOUT`, and the original error is what propagates.
 
         On a server with `seeded_create` (see `HttpMemory`) the namespace is created by the
         memory's first call, seeded in the same request, and nothing is sent for a memory that
-        was never called."""
+        was never called.
+
+        Opened by the runner (which names the `scenario`, and calls `settle()` once the run's
+        scenarios are done) in the process that built the system, the drop after a scenario
+        that ended well is sent without waiting for its reply, by a background thread: the
+        server drops while the client starts the next scenario, whose first request goes out
+        at once (on a second connection). The drop's reply is read, and its error raised
+        (naming the namespace and the scenario), by the next `call` once its own reply is in,
+        by `settle()`, or by `close()`; one drop at most is pending. Opened without `scenario`
+        (a caller of its own), on a copy in a worker process (which sees no end of the run), and
+        on a server whose /info does not say `concurrent_connections` (one connection at a time:
+        the second would wait for the first), the drop is waited for, as before."""
         memory = HttpBatchMemory(self) if self.batch else HttpMemory(self)
         if not self.seeded_create:
             memory.create(NamespaceIn())
@@ -180,13 +203,49 @@ class HttpSystem:
             yield memory
             if memory.holding:
                 memory.flush()
-        except BaseException:
+        except BaseException as exc:
             if memory.path is not None:
                 with suppress(BaseException):  # the scenario's failure (or the Ctrl-C) is what counts
-                    self.call("DELETE", memory.path, None, timeout=CLEANUP_TIMEOUT)
+                    self._exchange("DELETE", memory.path, None, timeout=CLEANUP_TIMEOUT)
+            try:
+                self._settle(CLEANUP_TIMEOUT)
+            except Exception as failed:  # the earlier drop's failure, told beside this one
+                exc.add_note(str(failed))
             raise
-        if memory.path is not None:
+        if memory.path is None:
+            return
+        if scenario is None or os.getpid() != self._home or not self.info.concurrent_connections:
             self.call("DELETE", memory.path, None)
+            return
+        self._settle()
+        if self._dropper is None:
+            self._dropper = _Dropper()
+        path = memory.path
+        self._pending = _PendingDrop(
+            path, scenario, self._dropper.submit(lambda: self._exchange("DELETE", path, None))
+        )
+
+    def settle(self) -> None:
+        """Wait for the drop still in flight (see `open`); its error, naming the namespace and the
+        scenario, is raised here. The runner calls it at the end of every run."""
+        self._settle()
+
+    def _settle(self, timeout: float | None = None) -> None:
+        pending, self._pending = self._pending, None
+        if pending is None:
+            return
+        try:
+            pending.future.result(timeout=timeout)
+        except TimeoutError:
+            raise AdapterError(
+                f"{self._where}: DELETE {pending.path}: no answer within {timeout:g} s (the drop of "
+                f"scenario {pending.scenario!r}'s namespace, sent without waiting for its reply)"
+            ) from None
+        except AdapterError as exc:
+            raise AdapterError(
+                f"{exc} (the drop of scenario {pending.scenario!r}'s namespace {pending.path}, sent "
+                "without waiting for its reply)"
+            ) from exc
 
     def call(
         self,
@@ -201,7 +260,23 @@ class HttpSystem:
         """`method path` with `body`, its JSON reply validated as `shape` (None: no reply body),
         within `timeout` seconds (default: the system's); with `plain`, the reply's plain values
         (`wire.plain_reader`: dicts of the keys sent, validated exactly as `shape` validates)
-        instead of a model."""
+        instead of a model. Then the drop still in flight, if any, is waited for (see `open`)."""
+        reply = self._exchange(method, path, shape, body, timeout=timeout, plain=plain)
+        if self._pending is not None:
+            self._settle()
+        return reply
+
+    def _exchange(
+        self,
+        method: str,
+        path: str,
+        shape: type[_Model] | None,
+        body: BaseModel | None = None,
+        *,
+        timeout: float | None = None,
+        plain: bool = False,
+    ) -> Any:
+        """`call` without waiting for a drop in flight (thread-safe: the drops' thread uses it)."""
         where = f"{self._where}: {method} {path}"
         seconds = self.timeout if timeout is None else timeout
         try:
@@ -304,7 +379,47 @@ class HttpSystem:
             )
 
     def close(self) -> None:
-        self._client.close()
+        """Close the connection pool, after waiting for a drop still in flight (its error is
+        raised once the pool is closed)."""
+        try:
+            self._settle()
+        finally:
+            self._client.close()
+
+
+@dataclass(frozen=True)
+class _PendingDrop:
+    """A drop sent without waiting (`HttpSystem.open`): the namespace's path, its scenario, and
+    the background call's future."""
+
+    path: str
+    scenario: str
+    future: Future[Any]
+
+
+class _Dropper:
+    """The daemon thread that sends the drops `HttpSystem.open` does not wait for, in order. A
+    daemon: the interpreter's exit never waits for it (a drop still in flight when a run is
+    interrupted is the server's idle eviction's to remove)."""
+
+    def __init__(self) -> None:
+        self._jobs: queue.SimpleQueue[tuple[Callable[[], Any], Future[Any]]] = queue.SimpleQueue()
+        threading.Thread(target=self._work, name="evalkit-http-drops", daemon=True).start()
+
+    def submit(self, job: Callable[[], Any]) -> Future[Any]:
+        future: Future[Any] = Future()
+        self._jobs.put((job, future))
+        return future
+
+    def _work(self) -> None:
+        while True:
+            job, future = self._jobs.get()
+            if not future.set_running_or_notify_cancel():
+                continue
+            try:
+                future.set_result(job())
+            except BaseException as exc:
+                future.set_exception(exc)
 
 
 _JSON = {"content-type": "application/json"}

@@ -226,6 +226,7 @@ def create_app(
             describe=system.describe(),
             search_batch=MAX_SEARCH_BATCH,
             seeded_create=True,
+            concurrent_connections=True,
         )
 
     @app.post(

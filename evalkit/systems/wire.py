@@ -424,6 +424,16 @@ class SystemInfo(WireModel):
             "thoughts and edges to `POST /namespaces/{ns}/thoughts` and `.../edges`"
         ),
     )
+    concurrent_connections: bool = Field(
+        default=False,
+        description=(
+            "true: the server answers requests on several connections at once, so a client may send a "
+            "namespace's drop on one connection without waiting for its reply while it creates the next "
+            "namespace on another; false (or absent): one connection at a time (a single-threaded "
+            "server keeping a connection alive would leave the second one waiting), and the client "
+            "waits for every drop"
+        ),
+    )
 
 
 class NamespaceOut(WireModel):

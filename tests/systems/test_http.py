@@ -812,3 +812,96 @@ def test_the_plain_reader_refuses_a_model_with_validators_of_its_own():
 
     with pytest.raises(TypeError, match=r"SearchIn has validators of its own \(_few_terms\)"):
         plain_reader(SearchIn)
+
+
+def _failing_drops(app):
+    """`app` whose DELETE answers 500 "drop broke" (the namespace stays)."""
+
+    async def wrapped(scope, receive, send):
+        if scope["type"] == "http" and scope["method"] == "DELETE":
+            await JSONResponse({"detail": "drop broke"}, status_code=500)(scope, receive, send)
+            return
+        await app(scope, receive, send)
+
+    return wrapped
+
+
+@pytest.mark.parametrize("scenarios", [["explicit-fact"], ["explicit-fact", "supersession"]])
+def test_a_drop_sent_without_waiting_that_fails_is_the_runs_error_naming_scenario_and_namespace(scenarios):
+    with serving(_failing_drops(create_app(ReferenceSystem()))) as url:
+        system = HttpSystem(url)
+        with pytest.raises(AdapterError) as caught:
+            run_eval(datasets=DATASETS, scenarios=scenarios, system=system, thresholds=None)
+        system.close()
+    message = str(caught.value)
+    assert "DELETE /namespaces/" in message and "HTTP 500: drop broke" in message
+    assert "(the drop of scenario 'explicit-fact''s namespace /namespaces/" in message
+    assert "sent without waiting for its reply)" in message
+
+
+def test_a_drop_in_flight_is_answered_by_the_next_call_settle_or_close(tmp_path):
+    from evalkit import Thought
+
+    app, seen = _counting(create_app(ReferenceSystem()))
+    with serving(app) as url:
+        system = HttpSystem(url)
+        for finish in ("call", "settle", "close"):
+            seen.clear()
+            with system.open(tmp_path, scenario="s") as memory:
+                memory.add_thoughts([Thought("a", "alpha")])
+            assert system._pending is not None  # sent without waiting
+            if finish == "call":
+                system.call("GET", "/info", None)
+            elif finish == "settle":
+                system.settle()
+            else:
+                system.close()
+            assert system._pending is None
+            assert seen["DELETE /namespaces/{ns}"] == 1
+        other = HttpSystem(url)
+        seen.clear()
+        with other.open(tmp_path) as memory:  # opened without a scenario: its drop is waited for
+            memory.add_thoughts([Thought("a", "alpha")])
+        assert other._pending is None and seen["DELETE /namespaces/{ns}"] == 1
+        other.close()
+
+
+def _info_without(app, key):
+    """`app` whose GET /info reply lacks `key` (a server from before it was defined)."""
+
+    async def wrapped(scope, receive, send):
+        if scope["type"] != "http" or scope["path"] != "/info":
+            await app(scope, receive, send)
+            return
+        parts = []
+
+        async def held(message):
+            parts.append(message)
+
+        await app(scope, receive, held)
+        body = json.loads(b"".join(m.get("body", b"") for m in parts[1:]))
+        body.pop(key)
+        await JSONResponse(body)(scope, receive, send)
+
+    return wrapped
+
+
+def test_on_a_server_without_concurrent_connections_every_drop_is_waited_for(tmp_path):
+    from evalkit import Thought
+
+    inner = create_app(ReferenceSystem())
+    app, seen = _counting(_info_without(inner, "concurrent_connections"))
+    options = dict(datasets=DATASETS, scenarios=["explicit-fact", "supersession"], thresholds=None)
+    with serving(app) as url:
+        system = HttpSystem(url)
+        assert not system.info.concurrent_connections
+        with system.open(tmp_path, scenario="s") as memory:
+            memory.add_thoughts([Thought("a", "alpha")])
+        assert system._pending is None and seen["DELETE /namespaces/{ns}"] == 1
+        assert len(inner.state.namespaces) == 0
+        seen.clear()
+        run = run_eval(system=system, **options)
+        assert seen["DELETE /namespaces/{ns}"] == 2 and system._pending is None
+    assert run.result.overall == run_eval(**options).result.overall
+    with serving(create_app(ReferenceSystem())) as url:
+        assert HttpSystem(url).info.concurrent_connections
