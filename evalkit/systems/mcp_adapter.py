@@ -102,7 +102,7 @@ import tempfile
 import threading
 import uuid
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import asdict, dataclass, field
 from multiprocessing import util as multiprocessing_util
@@ -126,11 +126,13 @@ from evalkit.systems.mcp_mapping import (
 )
 from evalkit.systems.mcp_schema import check_arguments
 from evalkit.systems.mcp_session import CALL_TIMEOUT, STOP_TIMEOUT, Session
-from evalkit.systems.mcp_templates import placeholders, render
+from evalkit.systems.mcp_templates import compiled, placeholders, render
 from evalkit.systems.protocol import SearchRequest
 
 CLEANUP_TIMEOUT = 1.0
 """Seconds the drop tool gets after a scenario that failed or was interrupted."""
+
+_NO_ITEM: dict[str, Any] = {}  # the item template of a batch without one (one object, compiled once)
 
 __all__ = [
     "CALL_TIMEOUT", "CLEANUP_TIMEOUT", "EDGE_FIELDS", "HIT_FIELDS", "RESPONSE_FIELDS", "SEARCH_OPTIONS",
@@ -208,6 +210,8 @@ class McpSystem:
         self._home = os.getpid()  # where the system was built: the run's process (drops deferred)
         self._token = uuid.uuid4().hex
         self._state = _shared(self._token)
+        self._templates: dict[int, tuple[Any, Callable[[Mapping[str, Any]], Any]]] = {}
+        self.sends_top_k = "top_k" in placeholders(mapping.search.arguments)  # else evalkit cuts at top_k
         if self._per_scenario:
             probe = Path(tempfile.mkdtemp(prefix="evalkit-mcp-probe-"))
             try:
@@ -218,12 +222,24 @@ class McpSystem:
             self._start_run_server()
 
     def __getstate__(self) -> dict[str, Any]:
-        """Everything but this process's session and seed map: a copy starts its own server."""
-        return {k: v for k, v in self.__dict__.items() if k != "_state"}
+        """Everything but this process's session and seed map (and the compiled templates): a
+        copy starts its own server."""
+        return {k: v for k, v in self.__dict__.items() if k not in {"_state", "_templates"}}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self._state = _shared(self._token)
+        self._templates = {}
+
+    def renderer(self, template: Mapping[str, Any]) -> Callable[[Mapping[str, Any]], Any]:
+        """`render` of one of the mapping's argument templates with the mapping's null setting,
+        compiled on first use (`evalkit.systems.mcp_templates.compiled`)."""
+        found = self._templates.get(id(template))
+        if found is None or found[0] is not template:
+            found = self._templates[id(template)] = (
+                template, compiled(template, send_null=self.mapping.null == "send")
+            )  # fmt: skip
+        return found[1]
 
     @property
     def _session(self) -> Session | None:
@@ -392,7 +408,7 @@ class McpMemory:
         self, template: Mapping[str, Any], values: Mapping[str, Any], extra: Mapping[str, Any] | None = None
     ) -> dict[str, Any]:
         """A call's arguments: `template` rendered, `extra` and the namespace argument added."""
-        arguments = render(dict(template), {**self._scope, **values}, send_null=self._mapping.null == "send")
+        arguments = self._system.renderer(template)({**self._scope, **values})
         arguments.update(extra or {})
         isolation = self._mapping.isolation
         if isolation.strategy == "namespace" and isolation.argument:
@@ -400,7 +416,7 @@ class McpMemory:
         return arguments
 
     def _item(self, template: Mapping[str, Any], values: Mapping[str, Any]) -> Any:
-        return render(dict(template), {**self._scope, **values}, send_null=self._mapping.null == "send")
+        return self._system.renderer(template)({**self._scope, **values})
 
     def cleanup(self, timeout: float | None, *, defer: bool = False) -> None:
         """The drop call, with the scenario's stored ids (`{seeded_ids}`), after a store still
@@ -436,7 +452,7 @@ class McpMemory:
         self._reset_done = True
         rows = [{name: getattr(t, name) for name in THOUGHT_FIELDS} for t in thoughts]
         if spec.batch is not None:
-            items = [self._item(spec.item or {}, row) for row in rows]
+            items = [self._item(spec.item or _NO_ITEM, row) for row in rows]
             if self._with_store is not None:
                 self._held = items
             else:
@@ -461,13 +477,13 @@ class McpMemory:
         rows = [asdict(e) for e in edges]
         if self._with_store is not None:
             if self._held is not None or rows:  # edges alone: a store call with no thoughts
-                self._store_held([self._item(spec.item or {}, row) for row in rows])
+                self._store_held([self._item(spec.item or _NO_ITEM, row) for row in rows])
             return
         if not edges:
             return
         assert spec.tool is not None  # a write of its own (EdgesSpec)
         if spec.batch is not None:
-            items = [self._item(spec.item or {}, row) for row in rows]
+            items = [self._item(spec.item or _NO_ITEM, row) for row in rows]
             self._call(spec.tool, spec.arguments, {}, extra={spec.batch: items})
         else:
             for row in rows:
@@ -578,7 +594,7 @@ class McpMemory:
                 f"{label}: tool {tool!r}: search.hits {spec.hits!r} is {type(listed).__name__}, "
                 "not a list of hits"
             )
-        if top_k is not None and "top_k" not in placeholders(spec.arguments):
+        if top_k is not None and not self._system.sends_top_k:
             listed = listed[:top_k]  # the server takes no limit: its first top_k hits are the answer
         hits = []
         flat = all("." not in key for key in spec.hit.values())  # every hit field a key of the hit

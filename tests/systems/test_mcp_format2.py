@@ -14,7 +14,7 @@ from evalkit.errors import AdapterError
 from evalkit.records import Thought
 from evalkit.systems.mcp_adapter import McpSystem
 from evalkit.systems.mcp_mapping import load_mapping, mapping_source, preset_names
-from evalkit.systems.mcp_templates import render
+from evalkit.systems.mcp_templates import compiled, render
 from tests.shared import DATASETS, cli
 
 LEAKY = Path(__file__).with_name("mcp") / "leaky_server.py"
@@ -73,6 +73,23 @@ def test_templates_keep_types_fill_nested_values_and_leave_nulls_out():
     }  # fmt: skip
     assert render({"project": "{project}"}, values, send_null=True) == {"project": None}
     assert render({"query_id": "{query_id}"}, values, send_null=True) == {}  # not given: never sent
+
+
+def test_a_compiled_template_renders_what_render_renders():
+    values = {"id": "a", "top_k": 5, "project": None, "seeded_ids": ("a", "b"), "now": NOW, "flag": True}
+    templates = [
+        {"name": "{id}", "k": "{top_k}", "project": "{project}", "ids": "{seeded_ids}", "missing": "{query}"},
+        {"nested": {"list": ["{id}", "{project}", "note {id} at {now}", 3, None], "const": 3.5}},
+        {"braces": "{{literal}} {top_k} {flag}", "plain": "text", "empty": "", "none": "{project} x"},
+        ["{id}", ["{project}"], {"a": "{id}"}],
+        "{top_k}",
+        7,
+    ]
+    for template in templates:
+        for send_null in (False, True):
+            assert compiled(template, send_null=send_null)(values) == render(
+                template, values, send_null=send_null
+            )
 
 
 @pytest.mark.parametrize(
