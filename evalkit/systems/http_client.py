@@ -211,6 +211,8 @@ class HttpSystem:
                 self._settle(CLEANUP_TIMEOUT)
             except Exception as failed:  # the earlier drop's failure, told beside this one
                 exc.add_note(str(failed))
+            finally:
+                self._stop_dropper()
             raise
         if memory.path is None:
             return
@@ -227,8 +229,17 @@ class HttpSystem:
 
     def settle(self) -> None:
         """Wait for the drop still in flight (see `open`); its error, naming the namespace and the
-        scenario, is raised here. The runner calls it at the end of every run."""
-        self._settle()
+        scenario, is raised here. The runner calls it at the end of every run. The drops' thread
+        ends here too (the next run starts another), so no run leaves one behind."""
+        try:
+            self._settle()
+        finally:
+            self._stop_dropper()
+
+    def _stop_dropper(self) -> None:
+        dropper, self._dropper = self._dropper, None
+        if dropper is not None:
+            dropper.stop()
 
     def _settle(self, timeout: float | None = None) -> None:
         pending, self._pending = self._pending, None
@@ -382,7 +393,7 @@ class HttpSystem:
         """Close the connection pool, after waiting for a drop still in flight (its error is
         raised once the pool is closed)."""
         try:
-            self._settle()
+            self.settle()
         finally:
             self._client.close()
 
@@ -403,7 +414,7 @@ class _Dropper:
     interrupted is the server's idle eviction's to remove)."""
 
     def __init__(self) -> None:
-        self._jobs: queue.SimpleQueue[tuple[Callable[[], Any], Future[Any]]] = queue.SimpleQueue()
+        self._jobs: queue.SimpleQueue[tuple[Callable[[], Any], Future[Any]] | None] = queue.SimpleQueue()
         threading.Thread(target=self._work, name="evalkit-http-drops", daemon=True).start()
 
     def submit(self, job: Callable[[], Any]) -> Future[Any]:
@@ -411,9 +422,16 @@ class _Dropper:
         self._jobs.put((job, future))
         return future
 
+    def stop(self) -> None:
+        """End the thread once the drops already submitted are sent."""
+        self._jobs.put(None)
+
     def _work(self) -> None:
         while True:
-            job, future = self._jobs.get()
+            item = self._jobs.get()
+            if item is None:
+                return
+            job, future = item
             if not future.set_running_or_notify_cancel():
                 continue
             try:

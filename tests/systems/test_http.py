@@ -4,6 +4,7 @@ HTTP adapter against it, and a fake server answering malformed responses."""
 from __future__ import annotations
 
 import json
+import time
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -837,6 +838,24 @@ def test_a_drop_sent_without_waiting_that_fails_is_the_runs_error_naming_scenari
     assert "DELETE /namespaces/" in message and "HTTP 500: drop broke" in message
     assert "(the drop of scenario 'explicit-fact''s namespace /namespaces/" in message
     assert "sent without waiting for its reply)" in message
+
+
+def test_a_run_leaves_no_thread_of_its_drops_behind(reference_url):
+    import threading
+
+    def drops() -> int:
+        return sum(thread.name == "evalkit-http-drops" for thread in threading.enumerate())
+
+    system = HttpSystem(reference_url)
+    for _ in range(2):
+        run_eval(
+            datasets=DATASETS, scenarios=["explicit-fact", "supersession"], system=system, thresholds=None
+        )
+        deadline = time.monotonic() + 10
+        while drops() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert drops() == 0
+    system.close()
 
 
 def test_a_drop_in_flight_is_answered_by_the_next_call_settle_or_close(tmp_path):
