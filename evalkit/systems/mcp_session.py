@@ -312,7 +312,9 @@ async def _stop(process: Any) -> None:
     signals go to the server's process group, which is its own (`start_new_session`): a server
     behind a wrapper (npx, uvx, a shell script) is stopped with the processes the wrapper started,
     even one still starting that has not read its closed stdin yet (such a child outlived its
-    killed wrapper for as long as its start-up took: over 10 s under load)."""
+    killed wrapper for as long as its start-up took: over 10 s under load). Once the server has
+    exited, whatever is left in its group (a child it started and did not wait for) is killed:
+    nothing the server started outlives the session."""
     import anyio
 
     with suppress(Exception):
@@ -322,7 +324,9 @@ async def _stop(process: Any) -> None:
             _signal_group(process, sig)
         with anyio.move_on_after(STOP_TIMEOUT):
             await process.wait()
-            return
+            break
+    with suppress(AttributeError, OSError):  # what the server left in its group once it exited
+        os.killpg(process.pid, signal.SIGKILL)
 
 
 def _signal_group(process: Any, sig: signal.Signals) -> None:

@@ -90,6 +90,28 @@ def test_a_server_stopped_while_it_starts_is_stopped_with_its_wrapper(tmp_path, 
     assert left == []
 
 
+ORPHANING = (
+    "import runpy, subprocess, sys; subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(120)'], "
+    "stdin=subprocess.DEVNULL); sys.argv = ['evalkit', 'serve', '--mcp']; "
+    "runpy.run_module('evalkit', run_name='__main__')"
+)
+"""The reference server, having started a child that it neither waits for nor stops (it exits at
+once when its stdin closes; the child sleeps on in its process group)."""
+
+
+def test_what_a_server_left_running_in_its_group_is_stopped_with_it(tmp_path):
+    mapping = _reference_in(tmp_path / "srv")
+    text = mapping.read_text(encoding="utf-8")
+    mapping.write_text(text.replace(json.dumps(LINGER), json.dumps(ORPHANING)), encoding="utf-8")
+    system = McpSystem.from_mapping(mapping)
+    assert len(_servers_in(tmp_path / "srv")) == 2  # the server and the child it left
+    system.close()
+    left = _gone(tmp_path / "srv", seconds=5.0)
+    for pid in left:  # this test's own leftovers, if it fails
+        os.kill(pid, signal.SIGKILL)
+    assert left == []
+
+
 def test_a_pickled_copy_drops_its_session_and_shares_this_processes_server(tmp_path):
     system = McpSystem.from_mapping(_reference_in(tmp_path / "srv"))
     try:
