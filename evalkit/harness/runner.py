@@ -280,8 +280,10 @@ def apply_step(memory: CheckedMemory, step: StepSpec, clock: datetime) -> None:
 def scratch_directory(system: MemorySystem) -> Iterator[Path]:
     """A new temporary directory for one memory of `system`, removed with what the system left
     in it on exit — also on an error or Ctrl-C (a removal that fails raises); an empty one is
-    removed with one rmdir. For a system declaring `needs_workdir = False` (the reference store,
-    an HTTP system: see `evalkit.systems.protocol`) no directory is made: `NO_WORKDIR`."""
+    removed with one rmdir. For a system declaring `needs_workdir = False` (an HTTP system, an MCP
+    system with one server for the run and no `{workdir}` in its templates: see
+    `evalkit.systems.protocol`) no directory is made: `NO_WORKDIR`. The in-process reference
+    store keeps its directory (see `ReferenceSystem.needs_workdir`)."""
     if not needs_workdir(system):
         yield NO_WORKDIR
         return
@@ -312,9 +314,10 @@ def run_suite(
     `clock` resolves relative dates and is the "now" of every search (default: the current UTC time,
     truncated to seconds). `executor` runs the shards of the applicable scenarios (`plan_shards`;
     default: serially, in this process); results come back in scenario and query order, identical on
-    every executor (latencies apart). A system with a `settle()` method (the MCP adapter: its last
-    scenario's drop is sent without waiting) has it called once every shard is done, so that what
-    it left in flight is answered, or its error raised, within the run.
+    every executor (latencies apart). A system with a `settle()` method (the HTTP and MCP
+    adapters: their last scenario's drop is sent without waiting; see `evalkit.systems.protocol`)
+    has it called once every shard is done, so that what it left in flight is answered, or its
+    error raised, within the run.
     """
     now = clock or datetime.now(UTC).replace(microsecond=0)
     capabilities = declared_capabilities(system)

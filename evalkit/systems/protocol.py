@@ -28,6 +28,11 @@ nowhere) may say so with the attribute `needs_workdir = False` (absent: True, re
 `NO_WORKDIR` instead, a path that is not a directory, so that a system declaring this wrongly
 fails at its first write there instead of leaving files behind. It changes nothing in results
 and is not recorded in the report.
+
+A system that sends work without waiting for its reply (the HTTP and MCP adapters send a
+scenario's drop so) may offer `settle()`: the runner calls it once all of a run's scenarios are
+done, and it waits for what is still in flight and raises its error, so that the run, not the
+interpreter's exit, reports it.
 """
 
 from __future__ import annotations
