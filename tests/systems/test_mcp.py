@@ -200,5 +200,6 @@ def test_search_results_keep_non_ascii_readable_and_a_non_finite_score_is_a_tool
                     )
             score[0] = 0.25
             assert system.call("search", {"namespace": "n", **search})[0]["hits"][0]["similarity"] == 0.25
+            system.call("drop_namespace", {"namespace": "n"})
         finally:
             system.close()
