@@ -27,6 +27,7 @@ import tempfile
 import threading
 import time
 import uuid
+import weakref
 from collections.abc import Callable
 from concurrent.futures import Executor, Future
 from contextlib import ExitStack, suppress
@@ -217,13 +218,16 @@ class _StoreThread(Executor):
     """The store thread of `Namespaces`: one thread, started by the first call, running the
     submitted calls in order (as `ThreadPoolExecutor(1)` did). A daemon, unlike a pool's threads,
     which the interpreter joins at exit: a call that ignores interrupts, left running by
-    `Namespaces.close`, would have held the process's exit until it returned."""
+    `Namespaces.close`, would have held the process's exit until it returned. As a pool's, the
+    thread also ends once the executor is garbage (`Namespaces` never closed: `create_server`'s
+    own), after the calls already submitted."""
 
     def __init__(self) -> None:
         self._calls: queue.SimpleQueue[tuple[Future[Any], Callable[[], Any]] | None] = queue.SimpleQueue()
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
         self._shut = False
+        self._garbage = weakref.finalize(self, self._calls.put, None)  # the thread holds the queue only
 
     def submit(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> Future[T]:
         """Run `fn(*args, **kwargs)` after the calls already submitted; RuntimeError after shutdown."""
@@ -232,7 +236,9 @@ class _StoreThread(Executor):
             if self._shut:
                 raise RuntimeError("cannot schedule new futures after shutdown")
             if self._thread is None:
-                self._thread = threading.Thread(target=self._work, name="evalkit-store", daemon=True)
+                self._thread = threading.Thread(
+                    target=_work, args=(self._calls,), name="evalkit-store", daemon=True
+                )
                 self._thread.start()
             self._calls.put((future, lambda: fn(*args, **kwargs)))
         return future
@@ -258,12 +264,14 @@ class _StoreThread(Executor):
         if self._thread is not None:
             self._thread.join(timeout)
 
-    def _work(self) -> None:
-        while (call := self._calls.get()) is not None:
-            future, fn = call
-            if future.set_running_or_notify_cancel():
-                try:
-                    future.set_result(fn())
-                except BaseException as exc:  # the caller's, as a pool's thread hands it over
-                    future.set_exception(exc)
-                del call, future, fn  # no reference to the last call's result while idle
+
+def _work(calls: queue.SimpleQueue[tuple[Future[Any], Callable[[], Any]] | None]) -> None:
+    """The store thread: run `calls` in order until None."""
+    while (call := calls.get()) is not None:
+        future, fn = call
+        if future.set_running_or_notify_cancel():
+            try:
+                future.set_result(fn())
+            except BaseException as exc:  # the caller's, as a pool's thread hands it over
+                future.set_exception(exc)
+        del call, future, fn  # no reference to the last call's result while idle

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import os
 import subprocess
 import sys
@@ -36,6 +37,18 @@ def test_a_clean_close_leaves_no_store_thread():
         asyncio.run(namespaces.run(len, ()))
     Namespaces(ReferenceSystem()).close()  # never used: no thread was started, none to end
     assert not _store_threads(before)
+
+
+def test_the_store_thread_of_namespaces_never_closed_ends_once_they_are_garbage():
+    """As a pool's thread did: `create_server(system)` keeps namespaces that nobody closes."""
+    before = frozenset(_store_threads())
+    namespaces = Namespaces(ReferenceSystem())
+    asyncio.run(namespaces.run(len, ()))
+    (thread,) = _store_threads(before)
+    del namespaces
+    gc.collect()
+    thread.join(10)
+    assert not thread.is_alive()
 
 
 def test_an_in_process_evalkit_serve_leaves_no_store_thread_once_stopped():
