@@ -37,7 +37,7 @@ Decisions:
   the server's start (a fresh interpreter importing the harness), which the early start hides in
   the CLI (the built-in suite on 2 workers: 3.5 s forking or not, at load 5-6); later maps in the
   same process (a notebook, the mutation suite) start their workers as fast as fork did (0.1 s).
-  A worker starts with the caller's environment as it is at `map` (`_adopt_environment`; the
+  A worker starts with the caller's environment as it is at `map` (`_start_worker`; the
   forkserver's dates from its start), working folder and `sys.path` (multiprocessing sends them),
   and imports afresh the modules of `fn` that are not preloaded (a user's system module). It
   does not see what the caller changed in memory: a monkeypatched function, or an evalkit
@@ -49,7 +49,8 @@ Decisions:
   A forkserver that this process's own code started before evalkit's first map is used as it
   is (its workers then import evalkit themselves). Units go out in chunks of about a quarter
   of a worker's share, so thousands of small scenarios do not pay one round trip each. A
-  unit's error and Ctrl-C let the workers finish (and stop what they started); when the
+  unit's error and Ctrl-C let the workers finish (and stop what they started; a worker takes
+  Ctrl-C only inside a unit, `_Interruptible`, so none dies while it waits); when the
   consumer drops the iterator or a test's timeout fires, the workers get `STOP_GRACE` seconds
   and are then terminated, so a stuck worker cannot hold the caller for ever.
 - Ray: `RayExecutor` uses the Ray instance this process is connected to, or connects to
@@ -70,6 +71,7 @@ import io
 import multiprocessing
 import os
 import pickle
+import signal
 import socket
 import sys
 import threading
@@ -133,11 +135,11 @@ class ProcessExecutor:
         pool = ProcessPoolExecutor(
             self._workers,
             mp_context=multiprocessing.get_context(method),
-            initializer=_adopt_environment,
+            initializer=_start_worker,
             initargs=(dict(os.environ),),
         )
         try:
-            yield from pool.map(fn, units, chunksize=chunk)
+            yield from pool.map(_Interruptible(fn), units, chunksize=chunk)
         except (Exception, KeyboardInterrupt) as exc:  # a unit's error, Ctrl-C (the workers got it too)
             pool.shutdown(wait=True)  # each worker ends its unit and runs its Finalize callbacks
             if isinstance(exc, BrokenProcessPool):
@@ -181,12 +183,41 @@ def _start_forkserver() -> None:
         forkserver.ensure_running()
 
 
-def _adopt_environment(environment: dict[str, str]) -> None:
-    """A worker's start: the environment of the process that called `map`, at that call. A forked
-    or spawned worker has it anyway; one from the forkserver would otherwise have the environment
-    of the process when its forkserver started (e.g. without an $EVALKIT_SYSTEM_TIMEOUT set since)."""
+def _start_worker(environment: dict[str, str]) -> None:
+    """A worker's start: the environment of the process that called `map`, at that call (a
+    forked or spawned worker has it anyway; one from the forkserver would otherwise have the
+    environment of the process when its forkserver started, e.g. without an
+    $EVALKIT_SYSTEM_TIMEOUT set since), and Ctrl-C ignored but in a unit (`_Interruptible`)."""
     os.environ.clear()
     os.environ.update(environment)
+    global _UNIT_SIGINT
+    _UNIT_SIGINT = signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+_UNIT_SIGINT: Any = signal.default_int_handler
+"""A worker's own SIGINT handler (KeyboardInterrupt, unless its caller ignored SIGINT), which
+`_Interruptible` puts back while a unit runs."""
+
+
+class _Interruptible:
+    """`fn`, run in a local worker with Ctrl-C raising KeyboardInterrupt as it does in the
+    caller: the unit stops, its `finally` blocks run, and the pool hands the error back. Between
+    units (waiting for the next, sending a result) and while it exits (its `Finalize` callbacks
+    stopping what it started, e.g. an MCP system's servers) the worker ignores Ctrl-C: the
+    caller, which gets it too, ends the pool. A worker that Ctrl-C reached while it waited for
+    a unit used to die there (a KeyboardInterrupt traceback on stderr), and the pool took that
+    for a crash: it marked itself broken and killed the other workers with SIGTERM, so a worker
+    still finishing its interrupted unit never stopped its MCP server."""
+
+    def __init__(self, fn: Callable[[Any], Any]) -> None:
+        self.fn = fn
+
+    def __call__(self, unit: Any) -> Any:
+        signal.signal(signal.SIGINT, _UNIT_SIGINT if _UNIT_SIGINT is not None else signal.SIG_DFL)
+        try:
+            return self.fn(unit)
+        finally:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 BROKEN_POOL_HINT = (

@@ -9,6 +9,7 @@ import multiprocessing
 import os
 import pickle
 import shutil
+import signal
 import subprocess
 import sys
 import threading
@@ -120,6 +121,36 @@ def test_a_stuck_worker_is_stopped_when_the_caller_stops_reading():
     results.close()
     assert time.monotonic() - stopped < 30
     assert not any(worker.is_alive() for worker in workers)
+
+
+def test_ctrl_c_lets_every_worker_end_cleanly_also_one_waiting_for_a_unit(tmp_path):
+    """Ctrl-C reaches the caller and every worker (one process group). A worker waiting for its
+    next unit died there (KeyboardInterrupt in the pool's queue), the pool took that for a crash
+    and killed the other workers with SIGTERM: one still cleaning up its interrupted unit never
+    ran its Finalize callbacks (an MCP system's server stop), 3 of 3 times before the fix."""
+    code = (
+        "import sys\n"
+        "from evalkit.harness.executors import ProcessExecutor\n"
+        "from tests.harness import units\n"
+        "if __name__ == '__main__':\n"
+        "    try:\n"
+        "        list(ProcessExecutor(2).map(units.interrupted_late, [(0, sys.argv[1]), (1, sys.argv[1])]))\n"
+        "    except KeyboardInterrupt:\n"
+        "        print('interrupted')\n"
+    )
+    with started(
+        [sys.executable, "-c", code, str(tmp_path)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}, start_new_session=True,
+    ) as child:  # fmt: skip
+        deadline = time.monotonic() + 120
+        while not ((tmp_path / "returned-0").exists() and (tmp_path / "waiting-1").exists()):
+            assert time.monotonic() < deadline and child.poll() is None, child.communicate()
+            time.sleep(0.05)
+        time.sleep(0.5)  # the worker of job 0 waits for a next unit
+        os.killpg(child.pid, signal.SIGINT)
+        out, err = child.communicate(timeout=120)
+    assert len(list(tmp_path.glob("finalized-*"))) == 2, err  # both workers, whichever job each ran
+    assert out == "interrupted\n" and "Traceback" not in err, err
 
 
 # ------------------------------------------------------------------ how local workers start

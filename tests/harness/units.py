@@ -61,3 +61,29 @@ class RecordingLoads:
             recording_load.recording = self.log  # type: ignore[attr-defined]
             sentence_transformer._load = recording_load  # type: ignore[assignment]
         return self.fn(unit)
+
+
+def _finalized(folder: Path) -> None:
+    (folder / f"finalized-{os.getpid()}").write_text("")
+
+
+def interrupted_late(job: tuple[int, str]) -> int:
+    """Job (0, folder) returns at once: its worker then waits for a next unit. Job (1, folder)
+    waits for Ctrl-C, then takes a second to clean up (as an interrupted MCP scenario drops its
+    namespace on the server) before its KeyboardInterrupt goes on. Each worker marks in `folder`
+    the job it started, and, from a `multiprocessing.util.Finalize` (as an MCP system stops its
+    servers), that it ended cleanly."""
+    import multiprocessing.util
+
+    n, folder = job[0], Path(job[1])
+    multiprocessing.util.Finalize(None, _finalized, args=(folder,), exitpriority=100)
+    if n == 0:
+        (folder / "returned-0").write_text("")
+        return n
+    (folder / "waiting-1").write_text("")
+    try:
+        time.sleep(120)
+    except KeyboardInterrupt:
+        time.sleep(1.0)
+        raise
+    return n
