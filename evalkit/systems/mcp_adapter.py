@@ -318,8 +318,11 @@ class McpSystem:
         self._state.stop()
 
     def settle(self) -> None:
-        """Wait for the drop of the last scenario, sent without waiting (see `McpMemory.cleanup`);
-        its error is raised here. The runner calls it at the end of every run."""
+        """Wait for the drop of the last scenario, sent without waiting (see `McpMemory.cleanup`;
+        ordered or pipelined, at most one is pending); its error, naming the scenario and the
+        namespace, is raised here. The runner calls it at the end of every run; a caller of
+        `open` of its own calls it (or `close`) after its last scenario, or the error is only
+        written on stderr at the interpreter's exit (`Session._close_at_exit`)."""
         session = self._state.session
         if session is not None:
             session.settle()
