@@ -68,19 +68,23 @@ def _finalized(folder: Path) -> None:
 
 
 def interrupted_late(job: tuple[int, str]) -> int:
-    """Job (0, folder) returns at once: its worker then waits for a next unit. Job (1, folder)
-    waits for Ctrl-C, then takes a second to clean up (as an interrupted MCP scenario drops its
-    namespace on the server) before its KeyboardInterrupt goes on. Each worker marks in `folder`
-    the job it started, and, from a `multiprocessing.util.Finalize` (as an MCP system stops its
-    servers), that it ended cleanly."""
+    """Job (0, folder) returns once job (1, folder) has started, so the two run on two workers,
+    and its worker then waits for a next unit. Job 1 waits for Ctrl-C, then takes a second to
+    clean up (as an interrupted MCP scenario drops its namespace on the server) before its
+    KeyboardInterrupt goes on. Each worker marks in `folder` the job it ran (`job-N-PID`) and,
+    from a `multiprocessing.util.Finalize` (as an MCP system stops its servers), that it ended
+    cleanly (`finalized-PID`)."""
     import multiprocessing.util
 
     n, folder = job[0], Path(job[1])
     multiprocessing.util.Finalize(None, _finalized, args=(folder,), exitpriority=100)
+    (folder / f"job-{n}-{os.getpid()}").write_text("")
     if n == 0:
+        deadline = time.monotonic() + 120
+        while not list(folder.glob("job-1-*")) and time.monotonic() < deadline:
+            time.sleep(0.05)
         (folder / "returned-0").write_text("")
         return n
-    (folder / "waiting-1").write_text("")
     try:
         time.sleep(120)
     except KeyboardInterrupt:
