@@ -240,9 +240,13 @@ class HttpSystem:
         except AdapterError as exc:
             if pending.sent and isinstance(exc, _StatusError) and exc.status == 404:
                 return
+            how = (
+                "sent on its own after the creation it went with failed"
+                if pending.sent
+                else "sent on its own: no later scenario's creation carried it"
+            )
             raise AdapterError(
-                f"{exc} (the drop of scenario {pending.scenario!r}'s namespace {pending.path}, sent on "
-                "its own: no later scenario's creation carried it)"
+                f"{exc} (the drop of scenario {pending.scenario!r}'s namespace {pending.path}, {how})"
             ) from exc
 
     def call(

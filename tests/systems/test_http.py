@@ -1000,6 +1000,51 @@ def test_a_creation_that_fails_after_its_drop_is_its_own_error_and_leaves_nothin
     assert not getattr(caught.value, "__notes__", None)
 
 
+def _refusing_second_create(app, *, drops_fail: bool = False):
+    """`app` answering the second `POST /namespaces` with 503 "busy" before doing anything (the
+    drop it carries is not done), and, with `drops_fail`, every DELETE with 500 "drop broke"."""
+    creates = 0
+
+    async def wrapped(scope, receive, send):
+        nonlocal creates
+        if scope["type"] == "http" and scope["method"] == "POST" and scope["path"] == "/namespaces":
+            creates += 1
+            if creates == 2:
+                await JSONResponse({"detail": "busy"}, status_code=503)(scope, receive, send)
+                return
+        if drops_fail and scope["type"] == "http" and scope["method"] == "DELETE":
+            await JSONResponse({"detail": "drop broke"}, status_code=500)(scope, receive, send)
+            return
+        await app(scope, receive, send)
+
+    return wrapped
+
+
+@pytest.mark.parametrize("drops_fail", [False, True])
+def test_a_held_drop_whose_creation_failed_is_sent_by_the_failure_path(drops_fail):
+    inner = create_app(ReferenceSystem())
+    app, seen, log = _recording(_refusing_second_create(inner, drops_fail=drops_fail))
+    options = dict(datasets=DATASETS, scenarios=["explicit-fact", "supersession"], thresholds=None)
+    with serving(app) as url:
+        system = HttpSystem(url)
+        seen.clear()
+        with pytest.raises(AdapterError, match=r"POST /namespaces: HTTP 503: busy") as caught:
+            run_eval(system=system, **options)
+        assert seen["DELETE /namespaces/{ns}"] == 1 and system._pending is None
+        refused = [body for method, path, body in log if path == "/namespaces"][1]
+        assert isinstance(refused, dict) and refused["drop"]  # it went with the refused creation
+        assert log[-1][:2] == ("DELETE", "/namespaces/{ns}")  # and again on its own
+        assert len(inner.state.namespaces) == (1 if drops_fail else 0)
+        system.close()
+    notes = getattr(caught.value, "__notes__", [])
+    if not drops_fail:
+        assert not notes
+    else:
+        assert len(notes) == 1 and "HTTP 500: drop broke" in notes[0]
+        assert "(the drop of scenario 'explicit-fact''s namespace /namespaces/" in notes[0]
+        assert "sent on its own after the creation it went with failed)" in notes[0]
+
+
 class _InterruptedAt(httpx.BaseTransport):
     """httpx's transport, raising KeyboardInterrupt (a Ctrl-C) instead of sending the `at`-th
     `POST /namespaces`."""
