@@ -22,12 +22,14 @@ Limits (`Limits`), so that no client can exhaust the server:
 from __future__ import annotations
 
 import asyncio
+import queue
 import tempfile
 import threading
 import time
 import uuid
+import weakref
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Executor, Future
 from contextlib import ExitStack, suppress
 from dataclasses import dataclass
 from pathlib import Path
@@ -73,7 +75,7 @@ class Namespaces:
         self._memories: dict[str, Any] = {}
         self._used: dict[str, float] = {}
         self._workdirs = needs_workdir(system)
-        self._thread = ThreadPoolExecutor(1, thread_name_prefix="evalkit-store")
+        self._thread = _StoreThread()
         self._stopping = False
 
     async def run(self, fn: Callable[..., T], *args: Any) -> T:
@@ -182,10 +184,16 @@ class Namespaces:
         return len(self._open)
 
     def close(self) -> None:
-        """Drop every namespace and stop the store thread (server shutdown). A call still
-        running is interrupted first; one that ignores the interrupt is waited for at most
-        `request_timeout`, then the namespaces' files are removed from this thread."""
+        """Drop every namespace and end the store thread (server shutdown). A call still
+        running is interrupted first; once it has returned (or was interrupted), the namespaces
+        are dropped on the store thread, calls still queued behind them are cancelled and the
+        thread is joined: none is left when `close` returns. A call that ignores the interrupt
+        is waited for at most `request_timeout` (drops and join together); then the namespaces'
+        files are removed from this thread and the store thread is left to end by itself when
+        that call returns: a daemon (`_StoreThread`), so it holds neither the shutdown nor the
+        process's exit."""
         self.interrupt()
+        deadline = time.monotonic() + self.limits.request_timeout
 
         def drop_all() -> None:
             with self.lock:
@@ -202,4 +210,68 @@ class Namespaces:
                 self._open.clear()
                 self._memories.clear()
                 self._used.clear()
-        self._thread.shutdown(wait=False)
+        self._thread.shutdown(wait=False, cancel_futures=True)
+        self._thread.join(max(0.0, deadline - time.monotonic()))
+
+
+class _StoreThread(Executor):
+    """The store thread of `Namespaces`: one thread, started by the first call, running the
+    submitted calls in order (as `ThreadPoolExecutor(1)` did). A daemon, unlike a pool's threads,
+    which the interpreter joins at exit: a call that ignores interrupts, left running by
+    `Namespaces.close`, would have held the process's exit until it returned. As a pool's, the
+    thread also ends once the executor is garbage (`Namespaces` never closed: `create_server`'s
+    own), after the calls already submitted."""
+
+    def __init__(self) -> None:
+        self._calls: queue.SimpleQueue[tuple[Future[Any], Callable[[], Any]] | None] = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+        self._shut = False
+        self._garbage = weakref.finalize(self, self._calls.put, None)  # the thread holds the queue only
+
+    def submit(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> Future[T]:
+        """Run `fn(*args, **kwargs)` after the calls already submitted; RuntimeError after shutdown."""
+        future: Future[T] = Future()
+        with self._lock:
+            if self._shut:
+                raise RuntimeError("cannot schedule new futures after shutdown")
+            if self._thread is None:
+                self._thread = threading.Thread(
+                    target=_work, args=(self._calls,), name="evalkit-store", daemon=True
+                )
+                self._thread.start()
+            self._calls.put((future, lambda: fn(*args, **kwargs)))
+        return future
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        """No more calls: the thread ends after the running one (and, unless `cancel_futures`,
+        the queued ones); `wait`: join it."""
+        with self._lock:
+            self._shut = True
+            while cancel_futures:
+                try:
+                    call = self._calls.get_nowait()
+                except queue.Empty:
+                    break
+                if call is not None:
+                    call[0].cancel()
+            self._calls.put(None)
+        if wait:
+            self.join()
+
+    def join(self, timeout: float | None = None) -> None:
+        """Wait for the thread to end (at most `timeout` seconds); at once when it never started."""
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+
+def _work(calls: queue.SimpleQueue[tuple[Future[Any], Callable[[], Any]] | None]) -> None:
+    """The store thread: run `calls` in order until None."""
+    while (call := calls.get()) is not None:
+        future, fn = call
+        if future.set_running_or_notify_cancel():
+            try:
+                future.set_result(fn())
+            except BaseException as exc:  # the caller's, as a pool's thread hands it over
+                future.set_exception(exc)
+        del call, future, fn  # no reference to the last call's result while idle
