@@ -142,7 +142,10 @@ class CurveSpec:
     `given_as` (not a field: it is not kept, compared or shown) is how the curve was asked for,
     e.g. "--perturb-curve 'distractors=5,5'" (`parse_curve`): a value given twice or a distractor
     count above the pool is then refused in those words, so the message names the flag (or the
-    notebook parameters) the user typed. Without it the messages name the curve itself."""
+    notebook parameters) the user typed. Without it (a curve built from Python: `CurveSpec(...)`
+    itself, `evalkit.perturbation_curve`, `run_eval(perturb_curve=...)`) the messages name the
+    parameters as passed, `kind` and `values` (e.g. "values=[0, 100]: the shipped pool holds 64
+    thoughts ..."), never a flag the caller did not use."""
 
     kind: str
     values: tuple[int, ...]
@@ -153,7 +156,10 @@ class CurveSpec:
         if self.kind not in KINDS:
             raise UsageError(f"unknown perturbation kind {self.kind!r}; use one of {', '.join(KINDS)}")
         if not self.values:
-            raise UsageError(f"a perturbation curve needs at least one value; {CURVE_HELP}")
+            raise UsageError(
+                "a perturbation curve needs at least one value; give values as whole numbers 0 or "
+                "more, each once (e.g. values=[0, 10, 25, 50])"
+            )
         if len(set(self.values)) != len(self.values):
             raise UsageError(
                 f"{given_as}: a value is given twice; give each value once"
@@ -164,7 +170,7 @@ class CurveSpec:
             Perturbation(**{_FIELD[self.kind]: value}, seed=self.seed)
         pool = len(distractor_pool())
         if self.kind == "distractors" and max(self.values) > pool:
-            where = given_as or f"--perturb-curve distractors={max(self.values)}"
+            where = given_as or f"values={list(self.values)}"
             raise UsageError(
                 f"{where}: the shipped pool holds {pool} thoughts ({DISTRACTOR_POOL.name}); "
                 f"ask for {pool} or fewer distractors"

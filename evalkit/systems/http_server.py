@@ -168,13 +168,10 @@ def create_app(
         responses=_ERRORS,
     )
     app.state.namespaces = namespaces
-    timeout = namespaces.limits.request_timeout
-    app.add_middleware(_Guard, token=token, max_body_bytes=max_body_bytes, timeout=timeout)
-    if fast:
-        app.front = _Guard(
-            app.inner, token=token, max_body_bytes=max_body_bytes, timeout=timeout,
-            fast=_FastPath(operations, statuses),
-        )  # fmt: skip
+    app.guard = _Guard(
+        app.inner, token=token, max_body_bytes=max_body_bytes, timeout=namespaces.limits.request_timeout,
+        fast=_FastPath(operations, statuses) if fast else None,
+    )  # fmt: skip
 
     def openapi() -> dict[str, Any]:
         """FastAPI's document, plus the bearer scheme (required when the server has a token)."""
@@ -193,6 +190,7 @@ def create_app(
 
     for kind, status in statuses.items():
         app.add_exception_handler(kind, _status_handler(status))
+    app.add_exception_handler(Exception, _internal_error)  # FastAPI's error middleware: see `_ContractApp`
 
     @app.exception_handler(RequestValidationError)
     async def invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
@@ -290,21 +288,24 @@ def create_app(
 
 
 class _ContractApp(FastAPI):
-    """The FastAPI app, with `front` (when set: a `_Guard` with the fast path) as the first
-    thing an HTTP request meets: the busy endpoints are answered there, before FastAPI's and
-    Starlette's middleware stack (its error, telemetry and body-limit layers cost more per
-    request than the fast path itself). What `front` leaves goes to FastAPI (`inner`), where
-    the same `_Guard`, as a middleware, checks it again (cheap: the token and the body already
-    read) and catches the app's exceptions as before. Lifespan and other scopes go to FastAPI."""
+    """The FastAPI app behind one `_Guard` (`guard`, set by `create_app`), the first thing an
+    HTTP request meets: the token, the body and the busy endpoints' fast path are handled there,
+    before FastAPI's and Starlette's middleware stack (its error, telemetry and body-limit layers
+    cost more per request than the fast path itself). What the guard leaves goes to FastAPI
+    (`inner`) with the body already read. An exception the app lets through reaches FastAPI's
+    error middleware, which answers it with the guard's 500 (the app's `Exception` handler,
+    `_internal_error`) and raises it on to the guard, which logs it as one line. So a request
+    meets the guard once, and gets the same checks, errors and answers whether the fast path or
+    the app answers it. Lifespan and other scopes go straight to FastAPI."""
 
-    front: _Guard | None = None
+    guard: _Guard | None = None
 
     async def inner(self, scope: Scope, receive: Receive, send: Send) -> None:
         await super().__call__(scope, receive, send)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if self.front is not None and scope["type"] == "http":
-            await self.front(scope, receive, send)
+        if self.guard is not None and scope["type"] == "http":
+            await self.guard(scope, receive, send)
         else:
             await super().__call__(scope, receive, send)
 
@@ -458,15 +459,25 @@ def _error(status: int, detail: str) -> JSONResponse:
     return _AsciiJSON({"detail": detail}, status_code=status)
 
 
+async def _internal_error(_: Request, exc: Exception) -> Response:
+    """The 500 for a bug of the served system (`_internal_detail`)."""
+    return _error(500, _internal_detail(exc))
+
+
+def _internal_detail(exc: Exception) -> str:
+    return f"internal error of the served system: {type(exc).__name__}: {exc}"
+
+
 class _Guard:
-    """The first checks of every HTTP request, as plain ASGI (in front of FastAPI with the fast
-    path, `_ContractApp.front`, and as FastAPI's middleware for what reaches the app): the
-    bearer token (compared as bytes in constant time, so a non-ASCII header is a 401, not a
-    500), then the body, read here within `timeout` seconds and counted while it streams (413
-    at the limit, whether or not a Content-Length was sent), then handed to `fast` (a
-    `_FastPath`), and to the app when that leaves it. An exception the app lets through is a
-    500 naming it, logged as one line on stderr (Starlette's error middleware would print a
-    traceback and leave the connection unusable)."""
+    """The first checks of every HTTP request, as plain ASGI in front of FastAPI
+    (`_ContractApp.guard`): the bearer token (compared as bytes in constant time, so a non-ASCII
+    header is a 401, not a 500), then the body, read here within `timeout` seconds and counted
+    while it streams (413 at the limit, whether or not a Content-Length was sent), then handed
+    to `fast` (a `_FastPath`, None with `create_app(fast=False)`), and to the app when that
+    leaves it. An exception the fast path or the app lets through is a 500 naming it
+    (`_internal_detail`; sent here unless a reply has started: FastAPI's error middleware
+    answers the app's), logged as one line on stderr (uvicorn would print a traceback and
+    close the connection)."""
 
     def __init__(self, app: Callable[[Scope, Receive, Send], Awaitable[None]], *, token: str | None,
                  max_body_bytes: int, timeout: float, fast: _FastPath | None = None) -> None:  # fmt: skip
@@ -536,9 +547,7 @@ class _Guard:
             print(f"evalkit serve: {scope.get('method')} {scope.get('path')}: {type(exc).__name__}: {exc}",
                   file=sys.stderr)  # fmt: skip
             if not started:
-                await _send_error(
-                    send, 500, f"internal error of the served system: {type(exc).__name__}: {exc}"
-                )
+                await _send_error(send, 500, _internal_detail(exc))
 
 
 async def _send_error(send: Send, status: int, detail: str) -> None:

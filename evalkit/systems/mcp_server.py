@@ -28,6 +28,7 @@ import asyncio
 import json
 import logging
 import os
+import re
 import sys
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -277,11 +278,36 @@ def _error(text: str) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
 
 
+_NON_FINITE = re.compile(rb"[:,\[]-?(?:NaN|Infinity)")
+"""Where pydantic-core's JSON may hold a NaN or an infinity (it writes them as bare constants,
+which JSON does not have); a string spelling one matches too, harmlessly (see `_structured`)."""
+
+
 def _structured(value: dict[str, Any]) -> CallToolResult:
-    """A search tool's result: `value` as its structured output and, once serialised, as its
-    text (compact JSON, built once: MCPServer dumped it twice more, a JSON-mode copy and an
-    indented text, on every call, and those passes cost more than the searches)."""
-    text = json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    """A search tool's result: `value` (JSON values) as its structured output and, once
+    serialised, as its text: compact UTF-8 JSON (non-ASCII as is), built once (MCPServer dumped
+    it twice more, a JSON-mode copy and an indented text, on every call, and those passes cost
+    more than the searches), by pydantic-core: about three times faster than `json.dumps` on the
+    built-in suite's `search_batch` results (0.6 ms against 1.8 ms for a run's 15), the same
+    values. `json.dumps` writes it instead when the output may hold a NaN or an infinity (a
+    cheap substring test first, then `_NON_FINITE`) or when pydantic-core cannot serialise a
+    value (a lone surrogate: as before). JSON cannot carry a NaN or an infinity: such a score,
+    a bug of the served system, is the tool's error saying so (ToolError: the client reads
+    "Error executing tool X: the result holds a NaN or an infinity ..."), never invalid JSON."""
+    try:
+        out: bytes | None = pydantic_core.to_json(value)
+    except pydantic_core.PydanticSerializationError:
+        out = None
+    if out is not None and not ((b"NaN" in out or b"Infinity" in out) and _NON_FINITE.search(out)):
+        text = out.decode()
+    else:
+        try:
+            text = json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+        except ValueError as exc:  # allow_nan=False: the only ValueError plain values can raise
+            raise ToolError(
+                f"the result holds a NaN or an infinity, which JSON cannot carry ({exc}): "
+                "a score of the served system that is not a finite number"
+            ) from exc
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=value)
 
 

@@ -34,12 +34,14 @@ Limits (`Limits`), so that no client can exhaust the server:
 from __future__ import annotations
 
 import asyncio
+import queue
 import tempfile
 import threading
 import time
 import uuid
+import weakref
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Executor, Future
 from contextlib import ExitStack, suppress
 from dataclasses import dataclass
 from pathlib import Path
@@ -88,7 +90,7 @@ class Namespaces:
         self._used: dict[str, float] = {}
         self._workdirs = needs_workdir(system)
         self._inline = bool(getattr(system, "inline_calls", False))
-        self._thread = ThreadPoolExecutor(1, thread_name_prefix="evalkit-store")  # started on first use
+        self._thread = _StoreThread()  # started by its first call: never with `inline_calls`
         self._stopping = False
         self._deadline: float | None = None  # of the call running inline, if any
 
@@ -227,17 +229,23 @@ class Namespaces:
         return len(self._open)
 
     def close(self) -> None:
-        """Drop every namespace and stop the store thread (server shutdown). A call still
-        running is interrupted first; one that ignores the interrupt is waited for at most
-        `request_timeout`, then the namespaces' files are removed from this thread. With
-        `inline_calls` the memories are closed from this thread at once (a call still running
-        on the loop stops at its next step; from a thread other than the loop's, the driver
-        refuses to close their connections, which go with the process, and the files go)."""
+        """Drop every namespace and end the store thread (server shutdown). A call still
+        running is interrupted first; once it has returned (or was interrupted), the namespaces
+        are dropped on the store thread, calls still queued behind them are cancelled and the
+        thread is joined: none is left when `close` returns. A call that ignores the interrupt
+        is waited for at most `request_timeout` (drops and join together); then the namespaces'
+        files are removed from this thread and the store thread is left to end by itself when
+        that call returns: a daemon (`_StoreThread`), so it holds neither the shutdown nor the
+        process's exit. With `inline_calls` (no store thread) the memories are closed from this
+        thread at once: a call still running on the loop stops at its next step; from a thread
+        other than the loop's, the driver refuses to close their connections, which go with the
+        process, and their files are removed."""
         self.interrupt()
         if self._inline:
             self._stopping = True
             self._forget_all()
             return
+        deadline = time.monotonic() + self.limits.request_timeout
 
         def drop_all() -> None:
             with self.lock:
@@ -248,7 +256,8 @@ class Namespaces:
             self._thread.submit(drop_all).result(timeout=self.limits.request_timeout)
         except TimeoutError:  # a call that ignores interrupts: remove the files from here
             self._forget_all()
-        self._thread.shutdown(wait=False)
+        self._thread.shutdown(wait=False, cancel_futures=True)
+        self._thread.join(max(0.0, deadline - time.monotonic()))
 
     def _forget_all(self) -> None:
         """Close every namespace from this thread, whatever fails (their files are removed)."""
@@ -259,3 +268,66 @@ class Namespaces:
             self._open.clear()
             self._memories.clear()
             self._used.clear()
+
+
+class _StoreThread(Executor):
+    """The store thread of `Namespaces`: one thread, started by the first call, running the
+    submitted calls in order (as `ThreadPoolExecutor(1)` did). A daemon, unlike a pool's threads,
+    which the interpreter joins at exit: a call that ignores interrupts, left running by
+    `Namespaces.close`, would have held the process's exit until it returned. As a pool's, the
+    thread also ends once the executor is garbage (`Namespaces` never closed: `create_server`'s
+    own), after the calls already submitted."""
+
+    def __init__(self) -> None:
+        self._calls: queue.SimpleQueue[tuple[Future[Any], Callable[[], Any]] | None] = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+        self._shut = False
+        self._garbage = weakref.finalize(self, self._calls.put, None)  # the thread holds the queue only
+
+    def submit(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> Future[T]:
+        """Run `fn(*args, **kwargs)` after the calls already submitted; RuntimeError after shutdown."""
+        future: Future[T] = Future()
+        with self._lock:
+            if self._shut:
+                raise RuntimeError("cannot schedule new futures after shutdown")
+            if self._thread is None:
+                self._thread = threading.Thread(
+                    target=_work, args=(self._calls,), name="evalkit-store", daemon=True
+                )
+                self._thread.start()
+            self._calls.put((future, lambda: fn(*args, **kwargs)))
+        return future
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        """No more calls: the thread ends after the running one (and, unless `cancel_futures`,
+        the queued ones); `wait`: join it."""
+        with self._lock:
+            self._shut = True
+            while cancel_futures:
+                try:
+                    call = self._calls.get_nowait()
+                except queue.Empty:
+                    break
+                if call is not None:
+                    call[0].cancel()
+            self._calls.put(None)
+        if wait:
+            self.join()
+
+    def join(self, timeout: float | None = None) -> None:
+        """Wait for the thread to end (at most `timeout` seconds); at once when it never started."""
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+
+def _work(calls: queue.SimpleQueue[tuple[Future[Any], Callable[[], Any]] | None]) -> None:
+    """The store thread: run `calls` in order until None."""
+    while (call := calls.get()) is not None:
+        future, fn = call
+        if future.set_running_or_notify_cancel():
+            try:
+                future.set_result(fn())
+            except BaseException as exc:  # the caller's, as a pool's thread hands it over
+                future.set_exception(exc)
+        del call, future, fn  # no reference to the last call's result while idle

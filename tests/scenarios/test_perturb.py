@@ -269,7 +269,7 @@ def test_a_curve_spec_refuses_what_the_flag_refuses() -> None:
         ),
         (
             lambda: CurveSpec("distractors", (0, 100)),
-            "--perturb-curve distractors=100: the shipped pool holds 64 thoughts (distractor_pool.yaml); "
+            "values=[0, 100]: the shipped pool holds 64 thoughts (distractor_pool.yaml); "
             "ask for 64 or fewer distractors",
         ),
         (
@@ -287,6 +287,34 @@ def test_a_curve_is_refused_in_the_words_it_was_asked_in(make: Callable[[], obje
     with pytest.raises(UsageError) as raised:
         make()
     assert str(raised.value) == message
+
+
+def test_a_curve_asked_for_from_python_is_refused_naming_the_parameters_passed_not_a_flag() -> None:
+    """The API's words (`CurveSpec` itself, `perturbation_curve`, `run_eval(perturb_curve=...)`):
+    the parameters the caller passed, never `--perturb-curve`, which it did not type."""
+    pool = "the shipped pool holds 64 thoughts (distractor_pool.yaml); ask for 64 or fewer distractors"
+    cases: list[tuple[Callable[[], object], str]] = [
+        (lambda: perturbation_curve([0, 65, 10], datasets=DATASETS), f"values=[0, 65, 10]: {pool}"),
+        (lambda: CurveSpec("distractors", (70,)), f"values=[70]: {pool}"),
+        (lambda: run_eval(perturb_curve=CurveSpec("distractors", (0, 99))), f"values=[0, 99]: {pool}"),
+        (
+            lambda: perturbation_curve([2, 2], kind="stale-repeats"),
+            "a perturbation curve measures each value once; got [2, 2]",
+        ),
+        (
+            lambda: perturbation_curve([]),
+            "a perturbation curve needs at least one value; give values as whole numbers 0 or more, "
+            "each once (e.g. values=[0, 10, 25, 50])",
+        ),
+        (
+            lambda: perturbation_curve([1], kind="nope"),
+            "unknown perturbation kind 'nope'; use one of distractors, stale-repeats",
+        ),
+    ]
+    for make, message in cases:
+        with pytest.raises(UsageError) as raised:
+            make()
+        assert str(raised.value) == message and "--" not in message
 
 
 def test_how_a_curve_was_asked_for_is_not_part_of_it() -> None:

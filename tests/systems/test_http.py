@@ -567,6 +567,61 @@ def test_the_fast_path_answers_exactly_as_fastapi_does():
     assert statuses[15:] == [201, 422, 422, 204, 404, 404, 1]
 
 
+def test_every_request_meets_the_guard_once_and_a_bug_is_the_same_500_on_both_paths(monkeypatch, capfd):
+    """One `_Guard` in front of FastAPI: a request the fast path leaves to the app (`/info`, a
+    trailing slash, a body that does not validate, the OpenAPI document, a 401) is checked once,
+    as one it answers; and the served system's bug is the same one-line-logged 500, with the
+    same connection still usable, whether the fast path or the app met it."""
+    from evalkit.systems import http_server
+    from tests.systems_fixtures import RewritingSystem
+
+    calls: list[str] = []
+    guard = http_server._Guard.__call__
+
+    async def counted(self, scope, receive, send):
+        if scope["type"] == "http":
+            calls.append(scope["path"])
+        await guard(self, scope, receive, send)
+
+    monkeypatch.setattr(http_server._Guard, "__call__", counted)
+
+    def broken(response: object) -> object:
+        raise RuntimeError("search broke")
+
+    search = {"query": "x", "top_k": 1, "now": "2026-01-01T00:00:00+00:00"}
+    answers = []
+    for fast in (True, False):
+        calls.clear()
+        app = create_app(RewritingSystem(broken), token="t", fast=fast)
+        auth = {"authorization": "Bearer t"}
+        with serving(app) as url, httpx.Client(base_url=url, headers=auth) as client:
+            namespace = client.post("/namespaces").json()["namespace"]
+            replies = [
+                client.get("/info"),
+                client.get("/openapi.json"),
+                client.post(f"/namespaces/{namespace}/search/", json=search),
+                client.post(f"/namespaces/{namespace}/search", json={"query": "x"}),
+                client.post(f"/namespaces/{namespace}/search", json=search),
+                client.get("/info", headers={"authorization": "Bearer wrong"}),
+                client.delete(f"/namespaces/{namespace}"),
+            ]
+        assert [r.status_code for r in replies] == [200, 200, 307, 422, 500, 401, 204]
+        paths = ["/info", "/openapi.json", "/search/", "/search", "/search", "/info", namespace]
+        assert len(calls) == 1 + len(paths) and all(
+            c.endswith(p) for c, p in zip(calls[1:], paths, strict=True)
+        )
+        failed = replies[4]
+        assert failed.json()["detail"] == "internal error of the served system: RuntimeError: search broke"
+        err = capfd.readouterr().err
+        assert err.count("RuntimeError: search broke") == 1 and "Traceback" not in err
+        shown = [r for r in replies if r.request.url.path != "/openapi.json"]
+        ns = namespace.encode()
+        answers.append(
+            [(r.status_code, r.headers.get("content-type"), r.content.replace(ns, b"ns")) for r in shown]
+        )
+    assert answers[0] == answers[1]
+
+
 def test_openapi_document_describes_the_seeded_create(reference_url):
     import httpx
 

@@ -159,3 +159,47 @@ def test_streamable_http_transport_gives_the_in_process_numbers():
             system.close()
     assert remote.scenarios == local.scenarios
     assert remote.gated == local.gated
+
+
+def test_search_results_keep_non_ascii_readable_and_a_non_finite_score_is_a_tool_error_naming_it():
+    """`evalkit serve --mcp` writes a search result's text as UTF-8 JSON (non-ASCII as is, a
+    string that merely spells NaN unchanged), the same values as its structured output; a NaN
+    or an infinite score (which JSON cannot carry) is the tool's error saying so, for `search`
+    and `search_batch` alike, and the server keeps serving."""
+    import math
+
+    from evalkit.systems.mcp_adapter import ServerSpec
+    from evalkit.systems.mcp_server import create_server
+    from tests.servers import serving
+    from tests.systems_fixtures import RewritingSystem, with_first_hit
+
+    score: list[float] = [0.5]
+
+    def rewrite(response):
+        return with_first_hit(response, similarity=score[0]) if response.hits else response
+
+    now = "2026-01-01T00:00:00Z"
+    thoughts = [{"id": "a", "content": "café 東京 x:NaN,[Infinity"}, {"id": "b", "content": "other"}]
+    search = {"query": "café", "top_k": 2, "min_relevance": 0.0, "now": now}
+    with serving(create_server(RewritingSystem(rewrite)).streamable_http_app()) as url:
+        mapping = load_mapping(MAPPING).model_copy(update={"server": ServerSpec(url=f"{url}/mcp")})
+        system = McpSystem(mapping, "streamable-http")
+        try:
+            system.call("store_thoughts", {"namespace": "n", "thoughts": thoughts})
+            structured, texts = system.call("search", {"namespace": "n", **search})
+            assert "café 東京 x:NaN,[Infinity" in texts[0] and "\\u" not in texts[0]
+            assert json.loads(texts[0]) == structured and structured["hits"][0]["similarity"] == 0.5
+            batch, batch_texts = system.call("search_batch", {"namespace": "n", "searches": [search, search]})
+            assert json.loads(batch_texts[0]) == batch and batch["results"] == [structured, structured]
+            for score[0] in (math.nan, math.inf, -math.inf):
+                for tool, arguments in [("search", search), ("search_batch", {"searches": [search]})]:
+                    with pytest.raises(AdapterError) as failed:
+                        system.call(tool, {"namespace": "n", **arguments})
+                    assert f"Error executing tool {tool}: the result holds a NaN or an infinity" in str(
+                        failed.value
+                    )
+            score[0] = 0.25
+            assert system.call("search", {"namespace": "n", **search})[0]["hits"][0]["similarity"] == 0.25
+            system.call("drop_namespace", {"namespace": "n"})
+        finally:
+            system.close()
