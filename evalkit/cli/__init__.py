@@ -3,7 +3,8 @@
 Each subcommand module has `register(commands)`, which adds its parser and sets `handler`
 (a function of the parsed args returning the exit code; see `evalkit.cli.exit_codes`).
 Any EvalkitError, and any OSError (an output that cannot be written), becomes exit 2 with the
-message on stderr; so does an exception group whose only leaf is an EvalkitError (what an
+message on stderr (and an EvalkitError's notes, such as a second failure told beside it, one
+line each after it); so does an exception group whose only leaf is an EvalkitError (what an
 adapter's error becomes when it is raised inside a task group or an anyio portal, the usual way
 to wrap an async client): its one line, not the group's traceback. A group holding anything else
 propagates as it is. Ctrl-C exits 130 and SIGTERM 143, after temporary stores are removed
@@ -79,13 +80,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             args = build_parser().parse_args(argv)
             return int(args.handler(args))
     except EvalkitError as exc:
-        print(f"evalkit: error: {exc}", file=sys.stderr)
+        _print_error(exc)
         return EXIT_USAGE
     except BaseExceptionGroup as group:
         error = sole_evalkit_error(group)
         if error is None:
             raise
-        print(f"evalkit: error: {error}", file=sys.stderr)
+        _print_error(error)
         return EXIT_USAGE
     except OSError as exc:
         print(f"evalkit: error: {exc}", file=sys.stderr)
@@ -96,6 +97,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Terminated:
         print("evalkit: terminated (SIGTERM)", file=sys.stderr)
         return EXIT_TERMINATED
+
+
+def _print_error(exc: EvalkitError) -> None:
+    """ "evalkit: error: …" on stderr, then one "evalkit: note: …" line per note on `exc` (a second
+    failure told beside it, e.g. an earlier drop that failed too)."""
+    print(f"evalkit: error: {exc}", file=sys.stderr)
+    for note in getattr(exc, "__notes__", ()):
+        print(f"evalkit: note: {note}", file=sys.stderr)
 
 
 def sole_evalkit_error(group: BaseExceptionGroup[BaseException]) -> EvalkitError | None:

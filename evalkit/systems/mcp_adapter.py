@@ -60,11 +60,17 @@ start that every mapped tool exists and that every mapped argument fits the tool
 wrong: a tool error (`isError`), a result without JSON, a missing path, a hit without an id.
 
 Fewer waits: with one run-wide server, a scenario's drop is sent without waiting for its reply
-(`Session.send`): the next call waits for it first, and `McpSystem.settle()` (called by the
-runner at the end of every run) or `close()` does for the last one; its error is raised there,
-naming the scenario and the namespace. A copy on a worker waits for every drop (it sees no end
-of the run). With `edges.with_store` the store call is held by `add_thoughts` until `add_edges`
-(or the next operation) sends it with the edges, so seeding is one call.
+(`Session.send`), and its error is raised naming the scenario and the namespace. With isolation
+strategy "namespace" the drop concerns a namespace no later scenario uses, so the next
+scenario's first call goes out while the drop is in flight, and the drop's reply is read after
+that call's own reply (pipelined). With "tools" (a drop deleting entities in the memory every
+scenario shares: it must be done before the next scenario stores its own) and "none", nothing
+else is sent before the drop's reply (ordered). Either way `McpSystem.settle()` (called by the
+runner at the end of every run) or `close()` reads the last one's, and at most one drop is
+pending. A copy on a worker waits for every drop (it sees no end of the run, so nobody would read
+its last drop's reply), and so does one server per scenario (closed after it). With
+`edges.with_store` the store call is held by `add_thoughts` until `add_edges` (or the next
+operation) sends it with the edges, so seeding is one call.
 
 Workers (`--workers N`, Ray): a system pickles without its session; a copy in another process
 starts its own server on its first scenario (with one process per scenario, nothing is shared:
@@ -87,8 +93,10 @@ most $EVALKIT_SYSTEM_MAX_REPLY_MB (16 MiB by default), read with a linear line s
 SDK's re-joins its buffer for every chunk: a 200 MB reply took minutes), and a line on stdout
 that is not a JSON-RPC message (a banner, a log line) is an error naming it: stdio servers must
 log to stderr. Whatever fails, the server process is stopped (terminated, killed after
-`STOP_TIMEOUT`); after a failed or interrupted scenario the drop tool gets `CLEANUP_TIMEOUT` and
-the original error is what the run reports.
+`STOP_TIMEOUT`). After a failed or interrupted scenario the previous scenario's drop, if still
+pending, is read (within `CLEANUP_TIMEOUT`; its error becomes a note on the scenario's), then the
+scenario's own drop is sent, within `CLEANUP_TIMEOUT`, and the scenario's error is what the run
+reports (the CLI prints its notes after it).
 """
 
 from __future__ import annotations
@@ -310,8 +318,11 @@ class McpSystem:
         self._state.stop()
 
     def settle(self) -> None:
-        """Wait for the drop of the last scenario, sent without waiting (see `McpMemory.cleanup`);
-        its error is raised here. The runner calls it at the end of every run."""
+        """Wait for the drop of the last scenario, sent without waiting (see `McpMemory.cleanup`;
+        ordered or pipelined, at most one is pending); its error, naming the scenario and the
+        namespace, is raised here. The runner calls it at the end of every run; a caller of
+        `open` of its own calls it (or `close`) after its last scenario, or the error is only
+        written on stderr at the interpreter's exit (`Session._close_at_exit`)."""
         session = self._state.session
         if session is not None:
             session.settle()
@@ -322,6 +333,15 @@ class McpSystem:
         server, in the process that built the system (whose runner calls `settle` at the end of
         the run). A copy on a worker, which sees no end of the run, waits for every drop."""
         return not self._per_scenario and os.getpid() == self._home
+
+    @property
+    def pipelines_drops(self) -> bool:
+        """Whether the next scenario's calls go out while a drop sent without waiting is still in
+        flight (`Session.send`, not ordered): with isolation strategy "namespace", where the drop
+        concerns only the scenario's own namespace and the next scenario works in a fresh one.
+        With "tools" the drop deletes what the scenario stored in the memory all scenarios share,
+        and with "none" nothing says what it touches: nothing is sent before its reply."""
+        return self.defers_drops and self.mapping.isolation.strategy == "namespace"
 
     @property
     def needs_workdir(self) -> bool:
@@ -343,7 +363,10 @@ class McpSystem:
     @contextmanager
     def open(self, workdir: Path, scenario: str | None = None) -> Iterator[McpMemory]:
         """A fresh memory for `scenario` (default: the workdir's name): a new namespace value, or
-        a new server process in `workdir`; the drop tool after it."""
+        a new server process in `workdir`; the drop tool after it (sent without waiting when
+        `defers_drops`, pipelined when `pipelines_drops`; see `McpMemory.cleanup`). After a
+        failure or an interrupt, `McpMemory.abandon`: both failures are told, and the
+        scenario's memory is dropped best-effort."""
         session = self._start(workdir, scenario or workdir.name) if self._per_scenario else self._session
         assert session is not None
         scope = {"namespace": f"evalkit-{uuid.uuid4().hex}", "scenario": scenario or workdir.name,
@@ -352,9 +375,8 @@ class McpSystem:
         try:
             try:
                 yield memory
-            except BaseException:
-                with suppress(BaseException):  # the scenario's failure (or the Ctrl-C) is what counts
-                    memory.cleanup(CLEANUP_TIMEOUT)
+            except BaseException as exc:
+                memory.abandon(exc)
                 raise
             memory.cleanup(None, defer=self.defers_drops)
         finally:
@@ -421,10 +443,11 @@ class McpMemory:
     def cleanup(self, timeout: float | None, *, defer: bool = False) -> None:
         """The drop call, with the scenario's stored ids (`{seeded_ids}`), after a store still
         held (edges.with_store) is sent. `defer`: sent without waiting for its reply (the
-        session's next call, `McpSystem.settle` at the end of the run, or its close waits for it
-        and raises its error, naming this scenario and namespace): the server drops while the
-        runner scores. `timeout` (after a failure): the store held is discarded, the drop waited
-        for at most that long."""
+        session's next call, `McpSystem.settle` at the end of the run, or its close reads it and
+        raises its error, naming this scenario and namespace): the server drops while the runner
+        scores; with `McpSystem.pipelines_drops` the next scenario's first call goes out before
+        its reply, which is read after that call's own (`Session.send`). `timeout` (after a
+        failure): the store held is discarded, the drop waited for at most that long."""
         if timeout is None:
             self._flush()
         self._held = None
@@ -437,7 +460,22 @@ class McpMemory:
         scope = self._scope
         what = f"the drop after scenario {scope['scenario']!r}, namespace {scope['namespace']!r}"
         arguments = self._arguments(drop.arguments, {"seeded_ids": list(self._server_ids)})
-        self._session.send(drop.tool, arguments, what)
+        self._session.send(drop.tool, arguments, what, ordered=not self._system.pipelines_drops)
+
+    def abandon(self, failure: BaseException) -> None:
+        """After `failure` (the scenario's error, or a Ctrl-C): the previous scenario's drop, if
+        its reply is still unread (pipelined: this scenario's calls went out before it was in),
+        is read within `CLEANUP_TIMEOUT`, and its error becomes a note on `failure`; then this
+        scenario's drop is sent, waited for at most `CLEANUP_TIMEOUT`, its own error dropped:
+        `failure` is what the run reports. A drop pending was answered first, so this one is
+        sent whatever became of it, and no namespace stays behind on the server until its idle
+        timeout."""
+        with suppress(BaseException):  # a second Ctrl-C here: the first failure is what counts
+            try:
+                self._session.settle(CLEANUP_TIMEOUT)
+            except Exception as earlier:  # the previous scenario's drop failed too: told beside it
+                failure.add_note(str(earlier))
+            self.cleanup(CLEANUP_TIMEOUT)
 
     # --- seeding -------------------------------------------------------------------------------
 

@@ -4,8 +4,9 @@ the runner's thread, with the bounds the `evalkit.systems.mcp_adapter` docstring
 `Session(label, server)` starts the server (stdio) or connects (url), runs the handshake and lists
 the tools (`tools`: names; `schemas`: each tool's inputSchema; `descriptions`,
 `output_schemas`); `call(tool, arguments)` returns the structured output and text blocks;
-`send(tool, arguments, what)` calls without waiting (the next call, `settle()` or `close()` waits
-for the reply and raises its error, naming `what`); `close()` ends it and stops the process. The
+`send(tool, arguments, what, ordered=…)` calls without waiting (its reply is read, and its error
+raised naming `what`, by the next call, `settle()` or `close()`; ordered: before anything else is
+sent, else while the next call is in flight); `close()` ends it and stops the process. The
 SDK's check of each result against the tool's outputSchema is turned off: the adapter reads and
 checks every result itself, and that check was most of its time.
 """
@@ -22,7 +23,7 @@ import threading
 from collections.abc import AsyncIterator
 from concurrent.futures import Future
 from contextlib import asynccontextmanager, suppress
-from typing import Any
+from typing import Any, NamedTuple
 
 from evalkit.errors import AdapterError
 from evalkit.systems import client_limits
@@ -44,7 +45,7 @@ class Session:
         self._label = label
         self.timeout = client_limits.timeout(None, CALL_TIMEOUT)
         self._failure: list[str] = []  # what the stdio transport saw go wrong, if anything
-        self._pending: tuple[str, Future[Any], str] | None = None  # a call sent with `send`
+        self._pending: _Pending | None = None  # a call sent with `send`, its reply not read yet
         self._lock = threading.Lock()
         target: Any = server.url
         self._transport: _StdioTransport | None = None
@@ -81,7 +82,7 @@ class Session:
                     f"{label}: cannot start or reach the MCP server ({reason}){detail}; check [server]"
                 ) from exc
             raise
-        atexit.register(self.close)
+        atexit.register(self._close_at_exit)
 
     async def _main(self) -> None:
         self._task = asyncio.current_task()
@@ -103,28 +104,45 @@ class Session:
 
     def call(self, tool: str, arguments: dict[str, Any], timeout: float | None = None) -> Any:
         """The tool's result: its structured output and its text blocks; AdapterError on isError,
-        past the deadline (`timeout`, default the session's) or when the server breaks. A call
-        sent with `send` is answered first (its error is raised instead)."""
-        self.settle()
-        return self._answer(tool, self._submit(tool, arguments), timeout, "")
+        past the deadline (`timeout`, default the session's) or when the server breaks.
 
-    def send(self, tool: str, arguments: dict[str, Any], what: str) -> None:
+        A call `send` left pending is answered too. An ordered one first: its error is raised
+        instead, and this call is not sent. An unordered one after this call's own reply: its
+        error is raised then (this call's result is lost with it); when this call fails, its
+        own error is raised and that call stays pending, for `settle()` or `close()`."""
+        with self._lock:
+            pending = self._pending
+        if pending is not None and pending.ordered:
+            self.settle()
+        result = self._answer(tool, self._submit(tool, arguments), timeout, "")
+        self.settle()
+        return result
+
+    def send(self, tool: str, arguments: dict[str, Any], what: str, *, ordered: bool = True) -> None:
         """Call `tool` without waiting for its reply: the next `call` or `send`, `settle()` or
-        `close()` waits for it first (within the session's deadline, counted from then) and raises
-        its error there, as an AdapterError naming `what` (e.g. "the drop of scenario 'x',
-        namespace 'evalkit-…'"). The server works on it while the caller goes on (one call at a
-        time still reaches the server: nothing else is sent before its reply)."""
+        `close()` reads it (within the session's deadline, counted from then) and raises its
+        error there, as an AdapterError naming `what` (e.g. "the drop after scenario 'x',
+        namespace 'evalkit-…'"). At most one call is pending: a `send` answers the one before.
+
+        `ordered` (the default): nothing else is sent before its reply (the next call waits for
+        it first), for a call the next ones depend on, such as a drop that deletes the entities
+        a scenario stored in a memory every scenario shares. Not ordered: the next call goes out
+        at once, while this one is in flight, and this reply is read once that call's own reply
+        is in. The server then has both requests at once: each carries its JSON-RPC id (the
+        SDK's client matches the replies, in whatever order they come), and a server that
+        answers one request at a time answers this one first, as it was sent first."""
         self.settle()
         with self._lock:
-            self._pending = (tool, self._submit(tool, arguments), what)
+            self._pending = _Pending(tool, self._submit(tool, arguments), what, ordered)
 
-    def settle(self) -> None:
-        """Wait for the reply to the call `send` left pending, if any; its error is raised here."""
+    def settle(self, timeout: float | None = None) -> None:
+        """Wait for the reply to the call `send` left pending, if any, at most `timeout` seconds
+        (default the session's deadline); its error is raised here. Nothing is pending afterwards,
+        whatever the outcome (past the deadline the call is cancelled)."""
         with self._lock:
             pending, self._pending = self._pending, None
         if pending is not None:
-            tool, future, what = pending
-            self._answer(tool, future, None, what)
+            self._answer(pending.tool, pending.future, timeout, pending.what)
 
     def _submit(self, tool: str, arguments: dict[str, Any]) -> Future[Any]:
         if self._failure:
@@ -166,7 +184,7 @@ class Session:
         (or at once, when it did not) the session's task is cancelled, and the transport
         terminates, then kills, the process. Safe to call twice. A call `send` left pending is
         answered first; its error is raised once the server is stopped."""
-        atexit.unregister(self.close)  # one server per scenario: closed sessions must not pile up
+        atexit.unregister(self._close_at_exit)  # one server per scenario: closed sessions must not pile up
         failed: AdapterError | None = None
         if self._thread.is_alive():
             try:
@@ -176,6 +194,21 @@ class Session:
         self._stop_loop()
         if failed is not None:
             raise failed
+
+    def _close_at_exit(self) -> None:
+        """`close()` at the interpreter's exit, for a session its owner never closed. The error
+        of a call still pending (a drop whose reply nobody read: neither `settle()` nor `close()`
+        was called after it) is written on stderr in one line, "evalkit: error at exit: …"; raised
+        from an atexit callback, it was a traceback headed "Exception ignored in atexit callback".
+        The exit status is the program's either way: an atexit callback cannot change it."""
+        try:
+            self.close()
+        except AdapterError as exc:
+            print(
+                f"evalkit: error at exit: {exc} (it was read only at exit: close the system, or "
+                "call its settle(), once its last scenario is done to have it raised in the program)",
+                file=sys.stderr,
+            )
 
     def _stop_loop(self) -> None:
         if not self._thread.is_alive():
@@ -188,6 +221,15 @@ class Session:
             self._thread.join(timeout=2 * STOP_TIMEOUT + 1)
         if self._transport is not None and not self._thread.is_alive():
             self._transport.close_log()
+
+
+class _Pending(NamedTuple):
+    """A call `Session.send` sent, its reply not read yet."""
+
+    tool: str
+    future: Future[Any]
+    what: str  # what the call is, for its error ("the drop after scenario …")
+    ordered: bool  # nothing else is sent before its reply
 
 
 async def _trust_results(name: str, result: Any) -> None:

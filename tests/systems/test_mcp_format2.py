@@ -384,9 +384,9 @@ def test_a_batch_search_tool_answers_a_scenario_in_one_call(tmp_path, monkeypatc
     monkeypatch.setattr(mcp_session.Session, "call", counted)
     sent = mcp_session.Session.send
 
-    def counted_send(self, tool, arguments, what):  # the drop: sent without waiting for its reply
+    def counted_send(self, tool, arguments, what, **order):  # the drop: sent without waiting for its reply
         calls.append(tool)
-        return sent(self, tool, arguments, what)
+        return sent(self, tool, arguments, what, **order)
 
     monkeypatch.setattr(mcp_session.Session, "send", counted_send)
     from evalkit import run_eval
