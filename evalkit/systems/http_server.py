@@ -50,6 +50,7 @@ import socket
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
 from contextlib import asynccontextmanager, suppress
+from types import FrameType
 from typing import Any, TypeVar
 
 import uvicorn
@@ -716,10 +717,20 @@ def serve(
 
 
 class _Server(uvicorn.Server):
-    """uvicorn's server, interrupting the running store call when shutdown starts (so that a
-    long request ends at once instead of holding the shutdown for its graceful timeout)."""
+    """uvicorn's server, interrupting the running store call as soon as a signal asks it to
+    stop (so that a long request ends at once instead of holding the shutdown for its graceful
+    timeout): a call running on the event loop (`Namespaces`' `inline_calls`) is stopped from
+    the signal's handler, which runs during its SQL statements."""
+
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        self._namespaces().stop()
+        super().handle_exit(sig, frame)
 
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
-        app: Any = self.config.app
-        app.state.namespaces.stop()
+        self._namespaces().stop()
         await super().shutdown(sockets)
+
+    def _namespaces(self) -> Namespaces:
+        app: Any = self.config.app
+        namespaces: Namespaces = app.state.namespaces
+        return namespaces
