@@ -325,8 +325,8 @@ class _Operations:
     async def create(self, body: NamespaceIn | None) -> Response:
         """A fresh memory, seeded with `body`'s thoughts then edges (all or nothing: a rejected
         seed drops the new namespace and raises its error), after dropping `body.drop` in the
-        same call on the store thread (UnknownNamespace, a 404, when it is not open: nothing is
-        created then; once dropped, it stays dropped whatever the creation does)."""
+        same store call (`Namespaces.run`; UnknownNamespace, a 404, when it is not open: nothing
+        is created then; once dropped, it stays dropped whatever the creation does)."""
         namespaces = self.namespaces
         thoughts = thoughts_out(body) if body else []
         edges = edges_out(body) if body else []
