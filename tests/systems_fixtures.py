@@ -122,6 +122,32 @@ class _Slow:
         return self._memory.search(query, **options)
 
 
+class LongStatementSystem(ReferenceSystem):
+    """The reference store, served on `evalkit serve`'s event loop (it declares `inline_calls`),
+    whose searches run an SQL statement that never ends by itself, like a pathological query:
+    only the store's `watch` (the server's deadline, its shutdown) or `interrupt` stops it."""
+
+    name = "long-statement"
+    inline_calls = True
+
+    @contextmanager
+    def open(self, workdir: Path) -> Iterator[Any]:
+        with super().open(workdir) as memory:
+            yield _LongStatement(memory)
+
+
+class _LongStatement:
+    def __init__(self, memory: Any) -> None:
+        self._memory = memory
+        self.add_thoughts, self.add_edges = memory.add_thoughts, memory.add_edges
+        self.watch, self.interrupt = memory.watch, memory.interrupt
+
+    def search(self, query: str, **options: Any) -> Any:
+        endless = "WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n) SELECT max(x) FROM n"
+        self._memory._store._conn.execute(endless).fetchone()
+        raise AssertionError("the endless statement ended")
+
+
 class _TaskGroupFailing:
     """A memory wrapping an async client the usual way (an anyio portal): its search raises an
     AdapterError (and, when `second` is set, also a ValueError) inside a task group, so the

@@ -27,7 +27,7 @@ import json
 import math
 import re
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
 from itertools import islice
 from numbers import Real
@@ -71,6 +71,10 @@ IN_MEMORY = ":memory:"
 """The `path` of a store kept in memory only (SQLite's name for it)."""
 
 _SEED_BATCH = 1024
+
+WATCH_STEPS = 1000
+"""SQLite virtual-machine steps between two checks of a `MemoryStore.watch` function (a few
+microseconds of work: a search asks about fifty times, and the checks cost nothing measurable)."""
 
 THROWAWAY_VECTOR_CHUNK = 64
 """vec0 chunk size of a throw-away store until it holds more vectors than that. sqlite-vec's
@@ -195,6 +199,16 @@ class MemoryStore:
         """Abort the SQL statement running on this store, from any thread (SQLite's
         `interrupt`): the call running it raises. For a server's per-request deadline."""
         self._conn.interrupt()
+
+    def watch(self, overdue: Callable[[], bool] | None) -> None:
+        """Abort a running SQL statement once `overdue()` returns True: SQLite calls it every
+        `WATCH_STEPS` steps of every statement, on the thread running the statement, and the
+        statement (so the store call) then raises the driver's OperationalError ("interrupted").
+        For a caller that cannot interrupt from another thread because it runs the store's calls
+        itself, such as `evalkit serve` on its event loop (its deadline and shutdown are
+        `overdue`; being Python code, it also lets the thread's signal handlers run during a long
+        statement). None stops watching. Work between statements (embedding, fusion) is not cut."""
+        self._conn.set_progress_handler(overdue, WATCH_STEPS if overdue is not None else 0)
 
     def count(self) -> int:
         """Number of stored thoughts."""

@@ -18,11 +18,11 @@ credentials redacted, is in `describe()` and in every error message). When `/inf
 `search_batch` (the server's batch endpoint), the memory offers `search_many` and the harness
 sends all searches of a scenario in requests of at most that many (`batch=False` turns it off).
 When it advertises `seeded_create`, a scenario's namespace is created with its thoughts and edges
-in one request (`seeded_create=False` turns it off; see `HttpMemory`). Requests go straight to
-httpx's transport (no cookies kept, no redirects followed), each in one write. In a run, a
-scenario's drop is sent without waiting for its reply (read by the next call, or by `settle()`
-at the end of the run, which raises its error; see `HttpSystem.open`) when /info says
-`concurrent_connections`.
+in one request (`seeded_create=False` turns it off; see `HttpMemory`), and when it also
+advertises `drop_with_create`, a scenario's drop goes with the next scenario's creation, in that
+same request (the run's last drop is sent by `settle()` at the end of the run; see
+`HttpSystem.open`). Requests go straight to httpx's transport (no cookies kept, no redirects
+followed), each in one write.
 
 Bounds, so that no server can hang or exhaust a run:
 - a wall-clock deadline per request, `timeout` seconds (default $EVALKIT_SYSTEM_TIMEOUT, else
@@ -44,15 +44,13 @@ from __future__ import annotations
 
 import json
 import os
-import queue
 import re
 import sys
 import threading
 import time
 import warnings
 import zlib
-from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Future
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
@@ -144,7 +142,6 @@ class HttpSystem:
         self._ignored: set[str] = set()
         self._home = os.getpid()  # where the system was built: the run's process (drops deferred)
         self._pending: _PendingDrop | None = None
-        self._dropper: _Dropper | None = None
         self.name = self.url
         self._where = f"system {self.url!r}"
         try:
@@ -157,11 +154,12 @@ class HttpSystem:
         self.capabilities = frozenset(self.info.capabilities)
         self.batch = batch and self.info.search_batch > 0
         self.seeded_create = seeded_create and self.info.seeded_create
+        self.drop_with_create = self.seeded_create and self.info.drop_with_create
 
     needs_workdir = False
     """The server keeps its own files: `open` needs no directory (`evalkit.systems.protocol`)."""
 
-    _UNPICKLED = frozenset({"_client", "_transport", "_headers", "_pending", "_dropper"})
+    _UNPICKLED = frozenset({"_client", "_transport", "_headers", "_pending"})
 
     def __getstate__(self) -> dict[str, Any]:
         return {k: v for k, v in self.__dict__.items() if k not in self._UNPICKLED}
@@ -169,7 +167,7 @@ class HttpSystem:
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self._client, self._transport, self._headers = _client(self._url, None)
-        self._pending, self._dropper = None, None
+        self._pending = None
 
     def describe(self) -> dict[str, Any]:
         """The URL (credentials redacted) and what the server says about its system (recorded
@@ -178,7 +176,7 @@ class HttpSystem:
 
     @contextmanager
     def open(self, workdir: Path, scenario: str | None = None) -> Iterator[HttpMemory]:
-        """A fresh namespace on the server, dropped when the context exits (`workdir` is unused:
+        """A fresh namespace on the server, dropped once the context exits (`workdir` is unused:
         the server keeps its own files). After a failure or an interrupt the drop is
         best-effort within `CLEANUP_TIMEOUT`, and the original error is what propagates.
 
@@ -187,16 +185,20 @@ class HttpSystem:
         was never called.
 
         Opened by the runner (which names the `scenario`, and calls `settle()` once the run's
-        scenarios are done) in the process that built the system, the drop after a scenario
-        that ended well is sent without waiting for its reply, by a background thread: the
-        server drops while the client starts the next scenario, whose first request goes out
-        at once (on a second connection). The drop's reply is read, and its error raised
-        (naming the namespace and the scenario), by the next `call` once its own reply is in,
-        by `settle()`, or by `close()`; one drop at most is pending. Opened without `scenario`
-        (a caller of its own), on a copy in a worker process (which sees no end of the run), and
-        on a server whose /info does not say `concurrent_connections` (one connection at a time:
-        the second would wait for the first), the drop is waited for, as before."""
-        memory = HttpBatchMemory(self) if self.batch else HttpMemory(self)
+        scenarios are done) in the process that built the system, on a server whose /info says
+        `drop_with_create`, the drop after a scenario that ended well is not sent on its own: it
+        is held, and goes with the next memory's creation, in the same `POST /namespaces`
+        (NamespaceIn's `drop`; the server drops it, then creates and seeds the new namespace).
+        One drop at most is held. The held drop is sent as `DELETE` and waited for by `settle()`
+        (so the run's last scenario's drop is answered, or its error raised, within the run), by
+        `close()`, and on the failure path of the next scenario when that failure came before
+        the creation carried it (best-effort within `CLEANUP_TIMEOUT`, its error added as a note
+        to the scenario's). A drop that fails with the creation it went with is an AdapterError
+        naming its scenario, its namespace and that it went with the next scenario's creation.
+        Opened without `scenario` (a caller of its own), on a copy in a worker process (which sees
+        no end of the run), and on a server whose /info does not say `drop_with_create` (or with
+        `seeded_create=False`), every drop is a `DELETE` waited for as the context exits."""
+        memory = HttpBatchMemory(self, scenario) if self.batch else HttpMemory(self, scenario)
         if not self.seeded_create:
             memory.create(NamespaceIn())
         try:
@@ -206,56 +208,45 @@ class HttpSystem:
         except BaseException as exc:
             if memory.path is not None:
                 with suppress(BaseException):  # the scenario's failure (or the Ctrl-C) is what counts
-                    self._exchange("DELETE", memory.path, None, timeout=CLEANUP_TIMEOUT)
+                    self.call("DELETE", memory.path, None, timeout=CLEANUP_TIMEOUT)
             try:
                 self._settle(CLEANUP_TIMEOUT)
-            except Exception as failed:  # the earlier drop's failure, told beside this one
+            except Exception as failed:  # the held drop's failure, told beside this one
                 exc.add_note(str(failed))
-            finally:
-                self._stop_dropper()
             raise
-        if memory.path is None:
+        if memory.path is None or memory.namespace is None:  # never created (both are set together)
             return
-        if scenario is None or os.getpid() != self._home or not self.info.concurrent_connections:
+        if scenario is None or os.getpid() != self._home or not self.drop_with_create:
             self.call("DELETE", memory.path, None)
             return
-        self._settle()
-        if self._dropper is None:
-            self._dropper = _Dropper()
-        path = memory.path
-        self._pending = _PendingDrop(
-            path, scenario, self._dropper.submit(lambda: self._exchange("DELETE", path, None))
-        )
+        self._settle()  # a drop held since before this memory's creation (none in a run)
+        self._pending = _PendingDrop(memory.namespace, memory.path, scenario)
 
     def settle(self) -> None:
-        """Wait for the drop still in flight (see `open`); its error, naming the namespace and the
-        scenario, is raised here. The runner calls it at the end of every run. The drops' thread
-        ends here too (the next run starts another), so no run leaves one behind."""
-        try:
-            self._settle()
-        finally:
-            self._stop_dropper()
-
-    def _stop_dropper(self) -> None:
-        dropper, self._dropper = self._dropper, None
-        if dropper is not None:
-            dropper.stop()
+        """Send the drop held for the next creation (see `open`) and wait for it; its error,
+        naming the namespace and the scenario, is raised here. The runner calls it at the end of
+        every run, so no run leaves a namespace behind on the server."""
+        self._settle()
 
     def _settle(self, timeout: float | None = None) -> None:
+        """`DELETE` the held drop, if any, within `timeout` (default: the system's). A 404 for a
+        drop that already went with a creation whose outcome the client did not learn (see
+        `HttpMemory.create`) means the server dropped it then, and is no error."""
         pending, self._pending = self._pending, None
         if pending is None:
             return
         try:
-            pending.future.result(timeout=timeout)
-        except TimeoutError:
-            raise AdapterError(
-                f"{self._where}: DELETE {pending.path}: no answer within {timeout:g} s (the drop of "
-                f"scenario {pending.scenario!r}'s namespace, sent without waiting for its reply)"
-            ) from None
+            self.call("DELETE", pending.path, None, timeout=timeout)
         except AdapterError as exc:
+            if pending.sent and isinstance(exc, _StatusError) and exc.status == 404:
+                return
+            how = (
+                "sent on its own after the creation it went with failed"
+                if pending.sent
+                else "sent on its own: no later scenario's creation carried it"
+            )
             raise AdapterError(
-                f"{exc} (the drop of scenario {pending.scenario!r}'s namespace {pending.path}, sent "
-                "without waiting for its reply)"
+                f"{exc} (the drop of scenario {pending.scenario!r}'s namespace {pending.path}, {how})"
             ) from exc
 
     def call(
@@ -271,23 +262,7 @@ class HttpSystem:
         """`method path` with `body`, its JSON reply validated as `shape` (None: no reply body),
         within `timeout` seconds (default: the system's); with `plain`, the reply's plain values
         (`wire.plain_reader`: dicts of the keys sent, validated exactly as `shape` validates)
-        instead of a model. Then the drop still in flight, if any, is waited for (see `open`)."""
-        reply = self._exchange(method, path, shape, body, timeout=timeout, plain=plain)
-        if self._pending is not None:
-            self._settle()
-        return reply
-
-    def _exchange(
-        self,
-        method: str,
-        path: str,
-        shape: type[_Model] | None,
-        body: BaseModel | None = None,
-        *,
-        timeout: float | None = None,
-        plain: bool = False,
-    ) -> Any:
-        """`call` without waiting for a drop in flight (thread-safe: the drops' thread uses it)."""
+        instead of a model. An error status is an AdapterError carrying it (`_StatusError`)."""
         where = f"{self._where}: {method} {path}"
         seconds = self.timeout if timeout is None else timeout
         try:
@@ -321,7 +296,7 @@ class HttpSystem:
                 "(e.g. `evalkit serve --port PORT`) or fix the URL"
             ) from exc
         if reply.is_error:
-            raise AdapterError(f"{where}: HTTP {reply.status_code}: {_detail(raw)}")
+            raise _StatusError(f"{where}: HTTP {reply.status_code}: {_detail(raw)}", reply.status_code)
         if shape is None:
             return None
         content_type = reply.headers.get("content-type", "no content-type")
@@ -390,54 +365,33 @@ class HttpSystem:
             )
 
     def close(self) -> None:
-        """Close the connection pool, after waiting for a drop still in flight (its error is
-        raised once the pool is closed)."""
+        """Close the connection pool, after sending the drop held for the next creation (see
+        `open`; its error is raised once the pool is closed)."""
         try:
             self.settle()
         finally:
             self._client.close()
 
 
-@dataclass(frozen=True)
+@dataclass
 class _PendingDrop:
-    """A drop sent without waiting (`HttpSystem.open`): the namespace's path, its scenario, and
-    the background call's future."""
+    """A scenario's drop held to go with the next creation (`HttpSystem.open`): the namespace,
+    its path, its scenario, and whether it went with a creation whose outcome the client did not
+    learn (a reply other than 201 or 404, a timeout, an interrupt: the server may have dropped
+    it)."""
 
+    namespace: str
     path: str
     scenario: str
-    future: Future[Any]
+    sent: bool = False
 
 
-class _Dropper:
-    """The daemon thread that sends the drops `HttpSystem.open` does not wait for, in order. A
-    daemon: the interpreter's exit never waits for it (a drop still in flight when a run is
-    interrupted is the server's idle eviction's to remove)."""
+class _StatusError(AdapterError):
+    """An HTTP error status from the server (`HttpSystem.call`), with the status."""
 
-    def __init__(self) -> None:
-        self._jobs: queue.SimpleQueue[tuple[Callable[[], Any], Future[Any]] | None] = queue.SimpleQueue()
-        threading.Thread(target=self._work, name="evalkit-http-drops", daemon=True).start()
-
-    def submit(self, job: Callable[[], Any]) -> Future[Any]:
-        future: Future[Any] = Future()
-        self._jobs.put((job, future))
-        return future
-
-    def stop(self) -> None:
-        """End the thread once the drops already submitted are sent."""
-        self._jobs.put(None)
-
-    def _work(self) -> None:
-        while True:
-            item = self._jobs.get()
-            if item is None:
-                return
-            job, future = item
-            if not future.set_running_or_notify_cancel():
-                continue
-            try:
-                future.set_result(job())
-            except BaseException as exc:
-                future.set_exception(exc)
+    def __init__(self, message: str, status: int = 0) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 _JSON = {"content-type": "application/json"}
@@ -631,24 +585,50 @@ class HttpMemory:
     `add_edges` that follows it in every scenario, as one `POST /namespaces` with thoughts and
     edges; any other next call (or the end of the scenario) sends it alone first. So the
     system's rejection of a seeded thought is reported by that next call, and a search is never
-    timed with the seeding in it: the runner always seeds (add_thoughts, add_edges) first."""
+    timed with the seeding in it: the runner always seeds (add_thoughts, add_edges) first. The
+    creation carries the drop the system holds (see `HttpSystem.open`). `scenario` is the
+    scenario the memory is opened for (None: a caller of its own), named in errors."""
 
-    def __init__(self, system: HttpSystem) -> None:
+    def __init__(self, system: HttpSystem, scenario: str | None = None) -> None:
         self._system = system
+        self.scenario = scenario
+        self.namespace: str | None = None
         self.path: str | None = None
         self._held: ThoughtsIn | None = None
 
     def create(self, body: NamespaceIn) -> None:
-        """POST /namespaces (seeded with `body` on a server with `seeded_create`); the
-        namespace's path is kept."""
-        sent = body if self._system.seeded_create else None
-        namespace = self._system.call("POST", "/namespaces", NamespaceOut, sent).namespace
+        """POST /namespaces (seeded with `body` on a server with `seeded_create`, and carrying
+        the system's held drop on one with `drop_with_create`); the namespace and its path are
+        kept. The held drop is done once the reply is a 201; a 404 is its failure (nothing was
+        created: an AdapterError naming its scenario and namespace); after any other failure the
+        server may or may not have dropped it, and it stays held (`HttpSystem._settle` sends it,
+        a 404 then meaning it went)."""
+        system = self._system
+        pending = system._pending if system.drop_with_create else None
+        sent = body if system.seeded_create else None
+        if pending is not None:
+            sent = body.model_copy(update={"drop": pending.namespace})
+            pending.sent = True
+        try:
+            namespace = system.call("POST", "/namespaces", NamespaceOut, sent).namespace
+        except _StatusError as exc:
+            if pending is None or exc.status != 404:
+                raise
+            system._pending = None
+            which = f"scenario {self.scenario!r}" if self.scenario else "the next memory"
+            raise AdapterError(
+                f"{exc} (the drop of scenario {pending.scenario!r}'s namespace {pending.path}, sent with "
+                f"{which}'s creation: that namespace was not there to drop, and nothing was created)"
+            ) from exc
+        if pending is not None and system._pending is pending:
+            system._pending = None
         if not NAMESPACE_PATTERN.fullmatch(namespace):
             raise AdapterError(
-                f"{self._system._where}: POST /namespaces: the server returned the namespace "
+                f"{system._where}: POST /namespaces: the server returned the namespace "
                 f"{namespace[:100]!r}, which is not a safe URL segment ({NAMESPACE_PATTERN.pattern}); "
                 "the server must return plain ids"
             )
+        self.namespace = namespace
         self.path = f"/namespaces/{quote(namespace, safe='')}"
 
     @property

@@ -2,10 +2,12 @@
 
 Endpoints (JSON; shapes in `evalkit.systems.wire`; the OpenAPI document is at `/openapi.json`):
 - `GET /info` → SystemInfo: name, capabilities, describe()
-- `POST /namespaces` (no body, or NamespaceIn: thoughts and edges) → 201 NamespaceOut: a fresh,
-  isolated memory, seeded with the body in the same call (advertised as `/info`'s
-  `seeded_create`, so the client creates and seeds a scenario's memory in one request; a seed
-  the system rejects is the reply's error and leaves no namespace)
+- `POST /namespaces` (no body, or NamespaceIn: thoughts, edges and a namespace to drop) → 201
+  NamespaceOut: a fresh, isolated memory, seeded with the body in the same call (advertised as
+  `/info`'s `seeded_create`, so the client creates and seeds a scenario's memory in one request;
+  a seed the system rejects is the reply's error and leaves no namespace), after dropping the
+  body's `drop` in that call (advertised as `drop_with_create`, so the client drops the previous
+  scenario's memory with the next one's creation; an unknown one is a 404, and nothing is created)
 - `DELETE /namespaces/{ns}` → 204: the memory and its files are gone
 - `POST /namespaces/{ns}/thoughts` (ThoughtsIn) → AddedOut
 - `POST /namespaces/{ns}/edges` (EdgesIn) → AddedOut
@@ -48,6 +50,7 @@ import socket
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
 from contextlib import asynccontextmanager, suppress
+from types import FrameType
 from typing import Any, TypeVar
 
 import uvicorn
@@ -224,14 +227,17 @@ def create_app(
             describe=system.describe(),
             search_batch=MAX_SEARCH_BATCH,
             seeded_create=True,
-            concurrent_connections=True,
+            drop_with_create=True,
         )
 
     @app.post(
         "/namespaces",
         status_code=201,
         response_model=NamespaceOut,
-        summary="Open a fresh, isolated memory (one per scenario), empty or seeded with the body",
+        summary=(
+            "Open a fresh, isolated memory (one per scenario), empty or seeded with the body, after "
+            "dropping the body's `drop`"
+        ),
         response_description="Created: the namespace's id",
     )
     async def create(body: NamespaceIn | None = None) -> Response:
@@ -318,12 +324,23 @@ class _Operations:
 
     async def create(self, body: NamespaceIn | None) -> Response:
         """A fresh memory, seeded with `body`'s thoughts then edges (all or nothing: a rejected
-        seed drops the new namespace and raises its error)."""
+        seed drops the new namespace and raises its error), after dropping `body.drop` in the
+        same store call (`Namespaces.run`; UnknownNamespace, a 404, when it is not open: nothing
+        is created then; once dropped, it stays dropped whatever the creation does)."""
         namespaces = self.namespaces
         thoughts = thoughts_out(body) if body else []
         edges = edges_out(body) if body else []
+        drop = body.drop if body else None
 
         def seeded() -> str:
+            if drop is not None:
+                try:
+                    namespaces.drop(drop)
+                except UnknownNamespace:
+                    raise UnknownNamespace(
+                        f"drop: no namespace {drop!r} to drop (never created, dropped already, or "
+                        f"dropped after {namespaces.limits.idle_timeout:g} s idle); nothing was created"
+                    ) from None
             namespace = namespaces.create()
             try:
                 memory = namespaces.get(namespace)
@@ -700,10 +717,20 @@ def serve(
 
 
 class _Server(uvicorn.Server):
-    """uvicorn's server, interrupting the running store call when shutdown starts (so that a
-    long request ends at once instead of holding the shutdown for its graceful timeout)."""
+    """uvicorn's server, interrupting the running store call as soon as a signal asks it to
+    stop (so that a long request ends at once instead of holding the shutdown for its graceful
+    timeout): a call running on the event loop (`Namespaces`' `inline_calls`) is stopped from
+    the signal's handler, which runs during its SQL statements."""
+
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        self._namespaces().stop()
+        super().handle_exit(sig, frame)
 
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
-        app: Any = self.config.app
-        app.state.namespaces.stop()
+        self._namespaces().stop()
         await super().shutdown(sockets)
+
+    def _namespaces(self) -> Namespaces:
+        app: Any = self.config.app
+        namespaces: Namespaces = app.state.namespaces
+        return namespaces

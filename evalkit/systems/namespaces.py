@@ -3,17 +3,29 @@
 Each namespace is a fresh `system.open(workdir)` memory in its own temporary directory, created
 on demand and removed on `drop` or `close` (none for a system declaring `needs_workdir = False`,
 such as the reference store `evalkit serve` serves: it gets `evalkit.systems.protocol.NO_WORKDIR`).
-Every call on a memory (open, add, search, close) runs on one worker thread, the store thread, so
-the reference store's SQLite connections stay in the thread that opened them and requests run one
-at a time; the servers' event loops only wait for it (`await namespaces.run(...)`), so they keep
-answering signals and other connections. A server for evaluation, not for throughput.
+Every call on a memory (open, add, search, close) goes through `run`, one at a time, on one
+thread, so that SQLite connections stay in the thread that opened them:
+- for a system declaring `inline_calls` (the reference store: `ReferenceSystem.inline_calls`), the
+  server's event loop itself, which saves two thread hand-offs per request (a wake-up of the
+  store thread, then of the loop: about a third of a request's cost beside the store's work).
+  Each memory is given `watch(overdue)`: its running SQL statement stops once the request's
+  deadline has passed or the server is stopping, and since that check is Python code run during
+  the statement, a signal's handler runs at once too. While such a call runs, the loop answers
+  nothing else: the reference store's calls are bounded (query, batch and body limits) and short;
+- for any other system, a worker thread, the store thread: the event loop only waits for it
+  (`await namespaces.run(...)`), so it keeps answering signals and other connections during a
+  call of any length.
+A server for evaluation, not for throughput.
 
 Limits (`Limits`), so that no client can exhaust the server:
 - `request_timeout`: the deadline of one call on a memory (default 60 s, the clients' own
-  deadline: a batch a client would still wait for is not cut off). When it passes, the caller gets
-  `RequestTimeout` at once and the memory is interrupted if it can be (a memory with an
-  `interrupt()` method, such as the reference store's, which aborts its running SQLite
-  statement); the store thread is free again as soon as the call returns.
+  deadline: a batch a client would still wait for is not cut off). On the store thread, when it
+  passes, the caller gets `RequestTimeout` at once and the memory is interrupted if it can be (a
+  memory with an `interrupt()` method, such as the reference store's, which aborts its running
+  SQLite statement); the store thread is free again as soon as the call returns. On the event loop
+  (`inline_calls`), the call's next SQL statement step past the deadline stops it, and the caller
+  gets `RequestTimeout` then (work between statements, such as embedding, is not cut: a call
+  that finishes late without running SQL after its deadline answers normally).
 - `max_namespaces`: how many may be open at once (about 140 KiB each for the reference store).
   Creating one more first drops those idle for over `idle_timeout` seconds (abandoned by a
   client that died), then raises `NamespaceLimit` when none could go.
@@ -39,6 +51,8 @@ from evalkit.errors import UsageError
 from evalkit.systems.protocol import NO_WORKDIR, MemorySystem, needs_workdir
 
 T = TypeVar("T")
+
+_SHUTTING_DOWN = "the server is shutting down; the request was stopped"
 
 
 @dataclass(frozen=True)
@@ -75,12 +89,17 @@ class Namespaces:
         self._memories: dict[str, Any] = {}
         self._used: dict[str, float] = {}
         self._workdirs = needs_workdir(system)
-        self._thread = _StoreThread()
+        self._inline = bool(getattr(system, "inline_calls", False))
+        self._thread = _StoreThread()  # started by its first call: never with `inline_calls`
         self._stopping = False
+        self._deadline: float | None = None  # of the call running inline, if any
 
     async def run(self, fn: Callable[..., T], *args: Any) -> T:
-        """`fn(*args)` on the store thread, within `request_timeout`; RequestTimeout when it
-        runs longer (the memories that can be are interrupted; see the module docstring)."""
+        """`fn(*args)` on the store thread or, for a system with `inline_calls`, here on the
+        event loop; within `request_timeout`: RequestTimeout when it runs longer, and when the
+        server is stopping (see the module docstring)."""
+        if self._inline:
+            return self._run_inline(fn, *args)
         future = asyncio.get_running_loop().run_in_executor(self._thread, fn, *args)
         try:
             async with asyncio.timeout(self.limits.request_timeout):  # no task per call, as wait_for makes
@@ -88,14 +107,37 @@ class Namespaces:
         except TimeoutError:
             future.add_done_callback(lambda done: done.exception())  # its failure is reported here
             self.interrupt()
-            raise RequestTimeout(
-                f"the request took over {self.limits.request_timeout:g} s (the server's request "
-                "timeout) and was stopped; send a smaller batch or a shorter query"
-            ) from None
+            raise RequestTimeout(self._took_too_long()) from None
         except Exception:
             if not self._stopping:
                 raise
-            raise RequestTimeout("the server is shutting down; the request was stopped") from None
+            raise RequestTimeout(_SHUTTING_DOWN) from None
+
+    def _run_inline(self, fn: Callable[..., T], *args: Any) -> T:
+        if self._stopping:
+            raise RequestTimeout(_SHUTTING_DOWN)
+        self._deadline = time.monotonic() + self.limits.request_timeout
+        try:
+            return fn(*args)
+        except Exception:
+            if self._stopping:
+                raise RequestTimeout(_SHUTTING_DOWN) from None
+            if self._overdue():
+                raise RequestTimeout(self._took_too_long()) from None
+            raise
+        finally:
+            self._deadline = None
+
+    def _overdue(self) -> bool:
+        """Whether the call running inline must stop (the `watch` of every inline memory)."""
+        deadline = self._deadline
+        return self._stopping or (deadline is not None and time.monotonic() > deadline)
+
+    def _took_too_long(self) -> str:
+        return (
+            f"the request took over {self.limits.request_timeout:g} s (the server's request "
+            "timeout) and was stopped; send a smaller batch or a shorter query"
+        )
 
     def stop(self) -> None:
         """The server is shutting down: interrupt the running call (its caller gets
@@ -133,7 +175,10 @@ class Namespaces:
                 workdir = NO_WORKDIR
                 if self._workdirs:
                     workdir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="evalkit-serve-")))
-                self._memories[namespace] = stack.enter_context(self.system.open(workdir))
+                memory: Any = stack.enter_context(self.system.open(workdir))
+                if self._inline:
+                    memory.watch(self._overdue)
+                self._memories[namespace] = memory
             except BaseException:
                 stack.close()
                 raise
@@ -191,8 +236,15 @@ class Namespaces:
         is waited for at most `request_timeout` (drops and join together); then the namespaces'
         files are removed from this thread and the store thread is left to end by itself when
         that call returns: a daemon (`_StoreThread`), so it holds neither the shutdown nor the
-        process's exit."""
+        process's exit. With `inline_calls` (no store thread) the memories are closed from this
+        thread at once: a call still running on the loop stops at its next step; from a thread
+        other than the loop's, the driver refuses to close their connections, which go with the
+        process, and their files are removed."""
         self.interrupt()
+        if self._inline:
+            self._stopping = True
+            self._forget_all()
+            return
         deadline = time.monotonic() + self.limits.request_timeout
 
         def drop_all() -> None:
@@ -203,15 +255,19 @@ class Namespaces:
         try:
             self._thread.submit(drop_all).result(timeout=self.limits.request_timeout)
         except TimeoutError:  # a call that ignores interrupts: remove the files from here
-            with self.lock:
-                for stack in self._open.values():
-                    with suppress(Exception):
-                        stack.close()
-                self._open.clear()
-                self._memories.clear()
-                self._used.clear()
+            self._forget_all()
         self._thread.shutdown(wait=False, cancel_futures=True)
         self._thread.join(max(0.0, deadline - time.monotonic()))
+
+    def _forget_all(self) -> None:
+        """Close every namespace from this thread, whatever fails (their files are removed)."""
+        with self.lock:
+            for stack in self._open.values():
+                with suppress(Exception):
+                    stack.close()
+            self._open.clear()
+            self._memories.clear()
+            self._used.clear()
 
 
 class _StoreThread(Executor):

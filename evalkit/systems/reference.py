@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
@@ -54,6 +54,11 @@ class _AgentFacingStore:
     def interrupt(self) -> None:
         """Abort the running SQL statement (thread-safe; what `evalkit serve`'s deadline calls)."""
         self._store.interrupt()
+
+    def watch(self, overdue: Callable[[], bool] | None) -> None:
+        """Abort a running SQL statement once `overdue()` is True (`MemoryStore.watch`; what
+        `evalkit serve` gives the memories it runs on its event loop)."""
+        self._store.watch(overdue)
 
     def search(
         self,
@@ -118,6 +123,16 @@ class ReferenceSystem:
         """True for this class itself, whose pipeline the mutation suite mutates; a subclass is
         another system built on the store, which that suite does not measure."""
         return type(self) is ReferenceSystem
+
+    @property
+    def inline_calls(self) -> bool:
+        """Whether `evalkit serve` runs this system's memory calls on its event loop rather than
+        on its store thread (`evalkit.systems.namespaces`; two thread hand-offs fewer per
+        request): True when `open` is this class's, whose memories stop a call once the
+        server's deadline or shutdown says so (`watch`). A subclass with an `open` of its own
+        is served from the store thread unless it declares `inline_calls = True` (its memories
+        then need `watch`)."""
+        return type(self).open is ReferenceSystem.open
 
     needs_workdir: bool = True
     """Whether `open` gets a folder of its own (`evalkit.systems.protocol`). The store keeps its

@@ -7,7 +7,7 @@ document `evalkit serve` publishes is the contract's reference (the meaning of `
 expects: `SUPERSESSION_RULE`). Everything a scenario can ask is here: thoughts with every field
 of `Thought` (dates as ISO-8601 with a timezone), edges, and a search with every query option
 the harness uses, alone or several in one request (`SearchBatchIn`, at most `MAX_SEARCH_BATCH`),
-and a namespace created with its seed (`NamespaceIn`).
+and a namespace created with its seed and the previous one's drop (`NamespaceIn`).
 A response hit needs only `id`; every other field is optional (see `Hit`). Request batches are
 bounded by `MAX_BATCH` (a longer list is a 422 error from the server), a search's query by
 `MAX_QUERY_CHARS` and `MAX_QUERY_TERMS` (so that no single search can hold the server for long:
@@ -38,10 +38,12 @@ from pydantic import (
     ConfigDict,
     Field,
     ModelWrapValidatorHandler,
+    SerializerFunctionWrapHandler,
     TypeAdapter,
     ValidationInfo,
     create_model,
     field_validator,
+    model_serializer,
     model_validator,
 )
 from pydantic_core import PydanticSerializationError, to_json
@@ -200,7 +202,11 @@ class NamespaceIn(WireModel):
     new memory is seeded with `thoughts`, then `edges`, in the same request (what a client would
     otherwise send as `POST .../thoughts` and `POST .../edges` right after creating it). All or
     nothing: when the system rejects a thought or an edge, the error is the reply and no
-    namespace is left behind."""
+    namespace is left behind. On a server whose /info also says `drop_with_create`, `drop` names
+    a namespace to drop first, in the same request (the client's previous scenario's: what it
+    would otherwise send as `DELETE /namespaces/{ns}`); an unknown one is a 404 and nothing is
+    created. `drop` is left out of the JSON when it is None, so a body without it is what a
+    server from before the field accepts."""
 
     thoughts: list[ThoughtIn] = Field(
         default_factory=list,
@@ -212,6 +218,23 @@ class NamespaceIn(WireModel):
         max_length=MAX_BATCH,
         description=f"edges to add after the thoughts, in order (at most {MAX_BATCH})",
     )
+    drop: str | None = Field(
+        default=None,
+        max_length=200,
+        description=(
+            "a namespace to drop in the same request, before this one is created (its memory and "
+            "files are gone, as after `DELETE /namespaces/{ns}`; only on a server whose /info says "
+            "`drop_with_create`); an unknown namespace is a 404 and nothing is created. Absent or "
+            "null: nothing is dropped"
+        ),
+    )
+
+    @model_serializer(mode="wrap")
+    def _without_null_drop(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        if data.get("drop") is None:
+            data.pop("drop", None)
+        return data
 
 
 class SearchIn(WireModel):
@@ -424,14 +447,14 @@ class SystemInfo(WireModel):
             "thoughts and edges to `POST /namespaces/{ns}/thoughts` and `.../edges`"
         ),
     )
-    concurrent_connections: bool = Field(
+    drop_with_create: bool = Field(
         default=False,
         description=(
-            "true: the server answers requests on several connections at once, so a client may send a "
-            "namespace's drop on one connection without waiting for its reply while it creates the next "
-            "namespace on another; false (or absent): one connection at a time (a single-threaded "
-            "server keeping a connection alive would leave the second one waiting), and the client "
-            "waits for every drop"
+            "true (with `seeded_create`): `POST /namespaces` also takes NamespaceIn's `drop`, a "
+            "namespace to drop in the same request before the new one is created, so a client drops "
+            "a scenario's memory with the next scenario's creation instead of a `DELETE` of its own "
+            "(the last one still goes as a `DELETE`); false (or absent): the client sends every "
+            "drop as `DELETE /namespaces/{ns}` and waits for it"
         ),
     )
 

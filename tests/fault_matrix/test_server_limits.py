@@ -31,7 +31,7 @@ from tests.fault_matrix.common import assert_refused
 from tests.processes import read_line, started
 from tests.servers import serving
 from tests.shared import ROOT
-from tests.systems_fixtures import SlowSystem
+from tests.systems_fixtures import LongStatementSystem, SlowSystem
 
 NOW = "2026-01-01T00:00:00Z"
 
@@ -86,6 +86,19 @@ def test_the_store_ors_at_most_max_fts_terms():
     terms = fts_terms(" ".join(f"w{i}" for i in range(MAX_FTS_TERMS + 50)))
     assert len(terms) == MAX_FTS_TERMS and terms[-1] == f"w{MAX_FTS_TERMS - 1}"
     assert fts_terms("the billing api port") == ["billing", "api", "port"]
+
+
+def test_a_request_on_the_event_loop_past_the_deadline_is_a_503():
+    """The reference store's calls run on the server's loop (`inline_calls`): the deadline stops
+    the SQL statement running past it, and the namespace keeps answering."""
+    with serving(create_app(LongStatementSystem(), limits=Limits(request_timeout=0.3))) as url:
+        namespace = _namespace(url)
+        started = time.monotonic()
+        reply = _search(url, namespace, "anything")
+        assert time.monotonic() - started < 10
+        assert reply.status_code == 503
+        assert "took over 0.3 s (the server's request timeout)" in reply.json()["detail"]
+        assert httpx.delete(f"{url}/namespaces/{namespace}").status_code == 204
 
 
 def test_a_request_past_the_deadline_is_a_503_and_the_server_keeps_answering():
@@ -282,14 +295,15 @@ def test_serve_prints_its_url_and_exits_130_or_143_dropping_its_namespaces(tmp_p
     assert list(tmp_path.glob("evalkit-serve-*")) == []
 
 
-def test_serve_stops_on_a_signal_during_a_long_request(tmp_path):
+@pytest.mark.parametrize("system", ["SlowSystem", "LongStatementSystem"])  # store thread, event loop
+def test_serve_stops_on_a_signal_during_a_long_request(tmp_path, system):
     script = (
         "import sys\n"
         "from evalkit.cli import main\n"
         "from evalkit.systems import http_server\n"
-        "from tests.systems_fixtures import SlowSystem\n"
+        f"from tests.systems_fixtures import {system}\n"
         "import evalkit.cli.serve as serve\n"
-        "serve._reference = lambda args: SlowSystem()\n"
+        f"serve._reference = lambda args: {system}()\n"
         "sys.exit(main(['serve', '--port', '0']))\n"
     )
     env = {**os.environ, "PYTHONPATH": str(ROOT), "TMPDIR": str(tmp_path), "EVALKIT_FORBID_SKIPS": ""}
@@ -353,6 +367,41 @@ def test_serve_mcp_stops_on_a_signal_while_stdin_is_open(tmp_path, signum, expec
         assert child.returncode == expected
         assert time.monotonic() - signalled < 10
         assert child.stderr is not None and "Traceback" not in child.stderr.read()
+
+
+def test_serve_mcp_stops_on_a_signal_during_a_long_call_on_its_event_loop(tmp_path):
+    """The reference store's calls run on the MCP server's loop (`inline_calls`), its signals
+    are taken on the main thread: the endless statement is stopped from there."""
+    script = (
+        "import sys\n"
+        "from evalkit.cli import main\n"
+        "from tests.systems_fixtures import LongStatementSystem\n"
+        "import evalkit.cli.serve as serve\n"
+        "serve._reference = lambda args: LongStatementSystem()\n"
+        "sys.exit(main(['serve', '--mcp']))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "TMPDIR": str(tmp_path), "EVALKIT_FORBID_SKIPS": ""}
+    with started(
+        [sys.executable, "-c", script], env=env, cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True,
+    ) as child:  # fmt: skip
+        _mcp_ready(child)
+        assert child.stdin is not None
+        search = {"name": "search", "arguments": {"namespace": "n", "query": "q", "top_k": 5, "now": NOW}}
+        for message in [
+            {"jsonrpc": "2.0", "method": "notifications/initialized"},
+            {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": search},
+        ]:
+            child.stdin.write(json.dumps(message) + "\n")
+        child.stdin.flush()
+        time.sleep(1.0)  # the search is running (it would run for the 60 s deadline)
+        signalled = time.monotonic()
+        child.send_signal(signal.SIGINT)
+        _, err = child.communicate(timeout=30)
+    assert child.returncode == 130, err
+    assert time.monotonic() - signalled < 15
+    assert "Traceback" not in err
+    assert list(tmp_path.glob("evalkit-serve-*")) == []
 
 
 def test_serve_mcp_ends_quietly_when_its_client_goes_away(tmp_path):

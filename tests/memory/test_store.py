@@ -367,3 +367,25 @@ def test_a_throwaway_store_outgrowing_its_small_chunks_switches_to_the_default(t
         assert "chunk_size" not in ddl(s)
         assert table_count(s, "thoughts_vec") == 65
         assert s.search("beta", retrieval="vector", min_relevance=0).ids[0] == "b"
+
+
+# ---------------------------------------------------------------- watch (evalkit serve's inline calls)
+
+
+def test_a_watch_that_says_overdue_stops_the_running_statement_and_none_stops_watching(
+    store: MemoryStore,
+) -> None:
+    from evalkit.sqlite import OperationalError
+
+    store.add_thoughts([Thought(id=f"t{i}", content=f"note {i} about caching") for i in range(40)])
+    now = datetime(2026, 1, 1, tzinfo=UTC)
+    caching, note = (store.search(query, top_k=5, now=now) for query in ("caching", "note about"))
+    asked: list[int] = []
+    store.watch(lambda: bool(asked.append(1)))  # asked, never overdue: the same results
+    assert store.search("caching", top_k=5, now=now) == caching  # (the last ranking is note's)
+    assert asked
+    store.watch(lambda: True)
+    with pytest.raises(OperationalError, match="interrupted"):
+        store.search("note about", top_k=5, now=now)
+    store.watch(None)
+    assert store.search("note about", top_k=5, now=now) == note

@@ -4,7 +4,7 @@ HTTP adapter against it, and a fake server answering malformed responses."""
 from __future__ import annotations
 
 import json
-import time
+import threading
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -453,7 +453,7 @@ def test_served_connections_have_tcp_nodelay():
     assert asyncio.run(accepted_nodelay()) == 1
 
 
-def test_a_server_with_seeded_create_gets_three_requests_per_scenario_the_old_path_five():
+def test_a_server_with_seeded_create_gets_two_requests_per_scenario_the_old_path_five():
     app, seen = _counting(create_app(ReferenceSystem()))
     options = dict(datasets=DATASETS, scenarios=["explicit-fact", "supersession"], thresholds=None)
     local = run_eval(**options)
@@ -461,9 +461,10 @@ def test_a_server_with_seeded_create_gets_three_requests_per_scenario_the_old_pa
         assert HttpSystem(url).info.seeded_create
         seen.clear()
         seeded = run_eval(system=HttpSystem(url), **options)
+        # the first scenario's drop went with the second's creation (`drop_with_create`)
         assert dict(seen) == {
             "GET /info": 1, "POST /namespaces": 2, "POST /namespaces/{ns}/search/batch": 2,
-            "DELETE /namespaces/{ns}": 2,
+            "DELETE /namespaces/{ns}": 1,
         }  # fmt: skip
         seen.clear()
         plain = run_eval(system=HttpSystem(url, seeded_create=False), **options)
@@ -538,6 +539,7 @@ def test_the_fast_path_answers_exactly_as_fastapi_does():
         ("POST", "/namespaces", seed, js),
         ("POST", "/namespaces", bad_seed, js),
         ("POST", "/namespaces", {"thoughts": "none"}, js),
+        ("POST", "/namespaces", {"drop": "nope"}, js),  # an unknown namespace to drop: nothing created
         ("DELETE", ns, None, {}),
         ("DELETE", ns, None, {}),
         ("POST", f"{ns}/search", search, js),
@@ -564,7 +566,7 @@ def test_the_fast_path_answers_exactly_as_fastapi_does():
     assert answers[0] == answers[1]
     statuses = [status for _, _, status, _, _ in answers[0]]
     assert statuses[:15] == [201, 200, 422, 422, 400, 422, 200, 422, 200, 200, 422, 422, 200, 404, 307]
-    assert statuses[15:] == [201, 422, 422, 204, 404, 404, 1]
+    assert statuses[15:] == [201, 422, 422, 404, 204, 404, 404, 1]
 
 
 def test_every_request_meets_the_guard_once_and_a_bug_is_the_same_500_on_both_paths(monkeypatch, capfd):
@@ -622,7 +624,7 @@ def test_every_request_meets_the_guard_once_and_a_bug_is_the_same_500_on_both_pa
     assert answers[0] == answers[1]
 
 
-def test_openapi_document_describes_the_seeded_create(reference_url):
+def test_openapi_document_describes_the_seeded_create_and_its_drop(reference_url):
     import httpx
 
     document = httpx.get(f"{reference_url}/openapi.json").json()
@@ -632,8 +634,17 @@ def test_openapi_document_describes_the_seeded_create(reference_url):
     ]
     assert not body.get("required")  # no body: an empty memory, as before
     schemas = document["components"]["schemas"]
-    assert set(schemas["NamespaceIn"]["properties"]) == {"thoughts", "edges"}
+    assert set(schemas["NamespaceIn"]["properties"]) == {"thoughts", "edges", "drop"}
     assert "seeds the new memory" in schemas["SystemInfo"]["properties"]["seeded_create"]["description"]
+    drop = schemas["NamespaceIn"]["properties"]["drop"]["description"]
+    assert "a namespace to drop in the same request, before this one is created" in drop
+    assert "404 and nothing is created" in drop
+    info = schemas["SystemInfo"]["properties"]
+    assert "concurrent_connections" not in info
+    assert (
+        "drops a scenario's memory with the next scenario's creation"
+        in info["drop_with_create"]["description"]
+    )
 
 
 class _Workdirs:
@@ -870,6 +881,70 @@ def test_the_plain_reader_refuses_a_model_with_validators_of_its_own():
         plain_reader(SearchIn)
 
 
+def _recording(app):
+    """`app` behind an ASGI wrapper that records each request as (method, path with the namespace
+    as {ns}, its JSON body or None), and counts them per (method, path) as `_counting` does."""
+    import re
+    from collections import Counter
+
+    seen: Counter[str] = Counter()
+    log: list[tuple[str, str, object]] = []
+
+    async def recorded(scope, receive, send):
+        if scope["type"] != "http":
+            await app(scope, receive, send)
+            return
+        path = re.sub(r"/namespaces/[^/]+", "/namespaces/{ns}", scope["path"])
+        parts, more = [], True
+        while more:
+            message = await receive()
+            parts.append(message.get("body", b""))
+            more = message.get("more_body", False)
+        body = b"".join(parts)
+        seen[f"{scope['method']} {path}"] += 1
+        log.append((scope["method"], path, json.loads(body) if body else None))
+        delivered = False
+
+        async def replay():
+            nonlocal delivered
+            if delivered:
+                return await receive()
+            delivered = True
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        await app(scope, replay, send)
+
+    return recorded, seen, log
+
+
+def test_a_builtin_run_sends_two_requests_per_scenario_and_one_drop_at_the_end_leaving_nothing():
+    """Each scenario's drop goes with the next scenario's creation (`drop_with_create`); only the
+    last one is a DELETE, sent by settle() at the end of the run, on the runner's thread."""
+    inner = create_app(ReferenceSystem())
+    app, seen, log = _recording(inner)
+    with serving(app) as url:
+        system = HttpSystem(url)
+        assert system.info.drop_with_create and system.drop_with_create
+        seen.clear()
+        log.clear()
+        before = set(threading.enumerate())
+        remote = run_eval(datasets=DATASETS, system=system, thresholds=None)
+        started = [t.name for t in set(threading.enumerate()) - before if t.is_alive()]
+        others = ("evalkit-store", "tqdm_monitor")  # the served store's thread, the progress bar's
+        assert [name for name in started if not name.startswith(others)] == []  # no drops' thread
+        assert dict(seen) == {
+            "POST /namespaces": 15, "POST /namespaces/{ns}/search/batch": 15, "DELETE /namespaces/{ns}": 1
+        }  # fmt: skip
+        assert log[-1][0] == "DELETE" and system._pending is None
+        creates = [body for method, path, body in log if method == "POST" and path == "/namespaces"]
+        assert isinstance(creates[0], dict) and "drop" not in creates[0]
+        assert all(isinstance(body, dict) and body["drop"] for body in creates[1:])
+        assert len(inner.state.namespaces) == 0  # before close(): the run left nothing behind
+        system.close()
+    local = run_eval(datasets=DATASETS, thresholds=None)
+    assert remote.result.overall == local.result.overall and remote.result.scenarios == local.result.scenarios
+
+
 def _failing_drops(app):
     """`app` whose DELETE answers 500 "drop broke" (the namespace stays)."""
 
@@ -883,54 +958,50 @@ def _failing_drops(app):
 
 
 @pytest.mark.parametrize("scenarios", [["explicit-fact"], ["explicit-fact", "supersession"]])
-def test_a_drop_sent_without_waiting_that_fails_is_the_runs_error_naming_scenario_and_namespace(scenarios):
+def test_the_last_drop_fails_the_run_at_its_end_naming_scenario_and_namespace(scenarios):
     with serving(_failing_drops(create_app(ReferenceSystem()))) as url:
         system = HttpSystem(url)
         with pytest.raises(AdapterError) as caught:
             run_eval(datasets=DATASETS, scenarios=scenarios, system=system, thresholds=None)
+        assert system._pending is None
         system.close()
     message = str(caught.value)
     assert "DELETE /namespaces/" in message and "HTTP 500: drop broke" in message
-    assert "(the drop of scenario 'explicit-fact''s namespace /namespaces/" in message
-    assert "sent without waiting for its reply)" in message
+    assert f"(the drop of scenario {scenarios[-1]!r}'s namespace /namespaces/" in message
+    assert "sent on its own: no later scenario's creation carried it)" in message
 
 
-def test_a_run_leaves_no_thread_of_its_drops_behind(reference_url):
-    import threading
-
-    def drops() -> int:
-        return sum(thread.name == "evalkit-http-drops" for thread in threading.enumerate())
-
-    system = HttpSystem(reference_url)
-    for _ in range(2):
-        run_eval(
-            datasets=DATASETS, scenarios=["explicit-fact", "supersession"], system=system, thresholds=None
-        )
-        deadline = time.monotonic() + 10
-        while drops() and time.monotonic() < deadline:
-            time.sleep(0.01)
-        assert drops() == 0
-    system.close()
-
-
-def test_a_drop_in_flight_is_answered_by_the_next_call_settle_or_close(tmp_path):
+def test_a_held_drop_goes_with_the_next_creation_or_is_sent_by_settle_or_close(tmp_path):
     from evalkit import Thought
 
-    app, seen = _counting(create_app(ReferenceSystem()))
+    inner = create_app(ReferenceSystem())
+    app, seen, log = _recording(inner)
     with serving(app) as url:
         system = HttpSystem(url)
-        for finish in ("call", "settle", "close"):
+        for finish in ("creation", "settle", "close"):
             seen.clear()
+            log.clear()
             with system.open(tmp_path, scenario="s") as memory:
                 memory.add_thoughts([Thought("a", "alpha")])
-            assert system._pending is not None  # sent without waiting
-            if finish == "call":
-                system.call("GET", "/info", None)
+            held = system._pending
+            assert (
+                held is not None
+                and held.namespace == memory.namespace
+                and not seen["DELETE /namespaces/{ns}"]
+            )
+            assert len(inner.state.namespaces) == 1
+            if finish == "creation":
+                with system.open(tmp_path, scenario="t") as memory:
+                    memory.add_thoughts([Thought("b", "beta")])
+                assert log[-1] == ("POST", "/namespaces", {"thoughts": log[-1][2]["thoughts"], "edges": [],
+                                                           "drop": held.namespace})  # fmt: skip
+                assert system._pending is not None and system._pending.scenario == "t"
+                system.settle()
             elif finish == "settle":
                 system.settle()
             else:
                 system.close()
-            assert system._pending is None
+            assert system._pending is None and len(inner.state.namespaces) == 0
             assert seen["DELETE /namespaces/{ns}"] == 1
         other = HttpSystem(url)
         seen.clear()
@@ -940,12 +1011,150 @@ def test_a_drop_in_flight_is_answered_by_the_next_call_settle_or_close(tmp_path)
         other.close()
 
 
-def _info_without(app, key):
-    """`app` whose GET /info reply lacks `key` (a server from before it was defined)."""
+def test_a_drop_that_fails_with_the_next_creation_names_its_scenario_and_creates_nothing(tmp_path):
+    from evalkit import Thought
+
+    inner = create_app(ReferenceSystem())
+    with serving(inner) as url:
+        system = HttpSystem(url)
+        with system.open(tmp_path, scenario="first") as memory:
+            memory.add_thoughts([Thought("a", "alpha")])
+        assert httpx.delete(url + memory.path).status_code == 204  # gone behind the client's back
+        with system.open(tmp_path, scenario="second") as memory:
+            memory.add_thoughts([Thought("b", "beta")])
+            with pytest.raises(AdapterError) as caught:
+                memory.add_edges([])
+        assert memory.path is None and system._pending is None and len(inner.state.namespaces) == 0
+        system.close()
+    message = str(caught.value)
+    assert "POST /namespaces: HTTP 404: drop: no namespace" in message
+    assert "(the drop of scenario 'first''s namespace /namespaces/" in message
+    assert "sent with scenario 'second''s creation: that namespace was not there to drop" in message
+    assert "nothing was created" in message
+
+
+def test_a_creation_that_fails_after_its_drop_is_its_own_error_and_leaves_nothing(tmp_path):
+    """The server drops first, then creates: a rejected seed (422) leaves the held drop done; the
+    failure path's DELETE of it gets a 404, which is no error, and the scenario's error is alone."""
+    from evalkit import Thought
+
+    inner = create_app(ReferenceSystem())
+    app, _, log = _recording(inner)
+    with serving(app) as url:
+        system = HttpSystem(url)
+        with system.open(tmp_path, scenario="first") as memory:
+            memory.add_thoughts([Thought("a", "alpha")])
+        held = memory.namespace
+        with pytest.raises(AdapterError) as caught, system.open(tmp_path, scenario="second") as memory:
+            memory.add_thoughts([Thought("a", "alpha")])
+            memory.add_edges([Edge("a", "zz", "replaces")])
+        assert log[-2][2]["drop"] == held and log[-1][:2] == ("DELETE", "/namespaces/{ns}")
+        assert system._pending is None and len(inner.state.namespaces) == 0
+        system.close()
+    assert "POST /namespaces: HTTP 422: edge 'a' -[replaces]-> 'zz'" in str(caught.value)
+    assert not getattr(caught.value, "__notes__", None)
+
+
+def _refusing_second_create(app, *, drops_fail: bool = False):
+    """`app` answering the second `POST /namespaces` with 503 "busy" before doing anything (the
+    drop it carries is not done), and, with `drops_fail`, every DELETE with 500 "drop broke"."""
+    creates = 0
 
     async def wrapped(scope, receive, send):
-        if scope["type"] != "http" or scope["path"] != "/info":
+        nonlocal creates
+        if scope["type"] == "http" and scope["method"] == "POST" and scope["path"] == "/namespaces":
+            creates += 1
+            if creates == 2:
+                await JSONResponse({"detail": "busy"}, status_code=503)(scope, receive, send)
+                return
+        if drops_fail and scope["type"] == "http" and scope["method"] == "DELETE":
+            await JSONResponse({"detail": "drop broke"}, status_code=500)(scope, receive, send)
+            return
+        await app(scope, receive, send)
+
+    return wrapped
+
+
+@pytest.mark.parametrize("drops_fail", [False, True])
+def test_a_held_drop_whose_creation_failed_is_sent_by_the_failure_path(drops_fail):
+    inner = create_app(ReferenceSystem())
+    app, seen, log = _recording(_refusing_second_create(inner, drops_fail=drops_fail))
+    options = dict(datasets=DATASETS, scenarios=["explicit-fact", "supersession"], thresholds=None)
+    with serving(app) as url:
+        system = HttpSystem(url)
+        seen.clear()
+        with pytest.raises(AdapterError, match=r"POST /namespaces: HTTP 503: busy") as caught:
+            run_eval(system=system, **options)
+        assert seen["DELETE /namespaces/{ns}"] == 1 and system._pending is None
+        refused = [body for method, path, body in log if path == "/namespaces"][1]
+        assert isinstance(refused, dict) and refused["drop"]  # it went with the refused creation
+        assert log[-1][:2] == ("DELETE", "/namespaces/{ns}")  # and again on its own
+        assert len(inner.state.namespaces) == (1 if drops_fail else 0)
+        system.close()
+    notes = getattr(caught.value, "__notes__", [])
+    if not drops_fail:
+        assert not notes
+    else:
+        assert len(notes) == 1 and "HTTP 500: drop broke" in notes[0]
+        assert "(the drop of scenario 'explicit-fact''s namespace /namespaces/" in notes[0]
+        assert "sent on its own after the creation it went with failed)" in notes[0]
+
+
+class _InterruptedAt(httpx.BaseTransport):
+    """httpx's transport, raising KeyboardInterrupt (a Ctrl-C) instead of sending the `at`-th
+    `POST /namespaces`."""
+
+    def __init__(self, at: int) -> None:
+        self.inner = httpx.HTTPTransport()
+        self.at = at
+        self.creates = 0
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        if request.method == "POST" and request.url.path == "/namespaces":
+            self.creates += 1
+            if self.creates == self.at:
+                raise KeyboardInterrupt
+        return self.inner.handle_request(request)
+
+
+def test_an_interrupted_run_sends_the_held_drop_and_leaves_nothing_on_the_server():
+    inner = create_app(ReferenceSystem())
+    app, seen, _ = _recording(inner)
+    with serving(app) as url:
+        system = HttpSystem(url, transport=_InterruptedAt(3))
+        seen.clear()
+        with pytest.raises(KeyboardInterrupt):
+            run_eval(datasets=DATASETS, system=system, thresholds=None)
+        # two scenarios ran: the first's drop went with the second's creation, the second's is the
+        # DELETE of the third's failure path (its creation never went out)
+        assert dict(seen) == {
+            "POST /namespaces": 2, "POST /namespaces/{ns}/search/batch": 2, "DELETE /namespaces/{ns}": 1
+        }  # fmt: skip
+        assert system._pending is None and len(inner.state.namespaces) == 0
+        system.close()
+
+
+def _as_old_server(app):
+    """`app` as a server from before `drop_with_create`: its /info lacks the flag and says
+    `concurrent_connections` (this client's contract no longer defines it), and a creation
+    carrying `drop` is refused with 422, as the strict body of such a server would."""
+
+    async def wrapped(scope, receive, send):
+        if scope["type"] != "http" or scope["path"] not in {"/info", "/namespaces"}:
             await app(scope, receive, send)
+            return
+        if scope["path"] == "/namespaces":
+            message = await receive()
+            if b'"drop"' in message.get("body", b""):
+                await JSONResponse({"detail": "drop: extra inputs are not permitted"}, status_code=422)(
+                    scope, receive, send
+                )
+                return
+
+            async def replay():
+                return message
+
+            await app(scope, replay, send)
             return
         parts = []
 
@@ -954,28 +1163,31 @@ def _info_without(app, key):
 
         await app(scope, receive, held)
         body = json.loads(b"".join(m.get("body", b"") for m in parts[1:]))
-        body.pop(key)
+        body.pop("drop_with_create")
+        body["concurrent_connections"] = True
         await JSONResponse(body)(scope, receive, send)
 
     return wrapped
 
 
-def test_on_a_server_without_concurrent_connections_every_drop_is_waited_for(tmp_path):
+def test_on_a_server_without_drop_with_create_every_drop_is_a_delete_waited_for(tmp_path):
     from evalkit import Thought
 
     inner = create_app(ReferenceSystem())
-    app, seen = _counting(_info_without(inner, "concurrent_connections"))
+    app, seen = _counting(_as_old_server(inner))
     options = dict(datasets=DATASETS, scenarios=["explicit-fact", "supersession"], thresholds=None)
     with serving(app) as url:
-        system = HttpSystem(url)
-        assert not system.info.concurrent_connections
+        with pytest.warns(AdapterWarning, match=r"ignored: SystemInfo\.concurrent_connections \(each"):
+            system = HttpSystem(url)
+        assert system.seeded_create and not system.info.drop_with_create and not system.drop_with_create
         with system.open(tmp_path, scenario="s") as memory:
             memory.add_thoughts([Thought("a", "alpha")])
         assert system._pending is None and seen["DELETE /namespaces/{ns}"] == 1
         assert len(inner.state.namespaces) == 0
         seen.clear()
         run = run_eval(system=system, **options)
-        assert seen["DELETE /namespaces/{ns}"] == 2 and system._pending is None
+        assert dict(seen) == {
+            "POST /namespaces": 2, "POST /namespaces/{ns}/search/batch": 2, "DELETE /namespaces/{ns}": 2
+        }  # fmt: skip
+        assert system._pending is None and len(inner.state.namespaces) == 0
     assert run.result.overall == run_eval(**options).result.overall
-    with serving(create_app(ReferenceSystem())) as url:
-        assert HttpSystem(url).info.concurrent_connections
