@@ -17,6 +17,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -297,28 +298,38 @@ def test_serve_prints_its_url_and_exits_130_or_143_dropping_its_namespaces(tmp_p
 
 @pytest.mark.parametrize("system", ["SlowSystem", "LongStatementSystem"])  # store thread, event loop
 def test_serve_stops_on_a_signal_during_a_long_request(tmp_path, system):
-    script = (
-        "import sys\n"
-        "from evalkit.cli import main\n"
-        "from evalkit.systems import http_server\n"
-        f"from tests.systems_fixtures import {system}\n"
-        "import evalkit.cli.serve as serve\n"
-        f"serve._reference = lambda args: {system}()\n"
-        "sys.exit(main(['serve', '--port', '0']))\n"
-    )
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "TMPDIR": str(tmp_path), "EVALKIT_FORBID_SKIPS": ""}
-    with started(
-        [sys.executable, "-c", script], env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        text=True,
-    ) as child:  # fmt: skip
+    with _serving_fixture(tmp_path, system, "--port", "0") as child:
         url = read_line(child.stdout).split()[2]
         namespace = _namespace(url)
         waiting = threading.Thread(target=lambda: _search_quietly(url, namespace), daemon=True)
         waiting.start()
         time.sleep(0.5)  # the search is running (it would take 30 s)
-        signalled = time.monotonic()
-        child.send_signal(signal.SIGINT)
-        _, err = child.communicate(timeout=30)
+        _stop_with_sigint(child, tmp_path)
+
+
+def _serving_fixture(tmp_path: Path, system: str, *argv: str) -> Any:
+    """`evalkit serve ARGV` serving `tests.systems_fixtures.SYSTEM` instead of the reference store,
+    started (stdin, stdout and stderr piped, text), its temporary files under `tmp_path`."""
+    script = (
+        "import sys\n"
+        "from evalkit.cli import main\n"
+        f"from tests.systems_fixtures import {system}\n"
+        "import evalkit.cli.serve as serve\n"
+        f"serve._reference = lambda args: {system}()\n"
+        f"sys.exit(main(['serve', *{list(argv)!r}]))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "TMPDIR": str(tmp_path), "EVALKIT_FORBID_SKIPS": ""}
+    return started(
+        [sys.executable, "-c", script], env=env, cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+
+
+def _stop_with_sigint(child: subprocess.Popen[str], tmp_path: Path) -> None:
+    """Ctrl-C ends the server at once (exit 130, no traceback), its namespaces' folders removed."""
+    signalled = time.monotonic()
+    child.send_signal(signal.SIGINT)
+    _, err = child.communicate(timeout=30)
     assert child.returncode == 130, err
     assert time.monotonic() - signalled < 15
     assert "Traceback" not in err
@@ -372,19 +383,7 @@ def test_serve_mcp_stops_on_a_signal_while_stdin_is_open(tmp_path, signum, expec
 def test_serve_mcp_stops_on_a_signal_during_a_long_call_on_its_event_loop(tmp_path):
     """The reference store's calls run on the MCP server's loop (`inline_calls`), its signals
     are taken on the main thread: the endless statement is stopped from there."""
-    script = (
-        "import sys\n"
-        "from evalkit.cli import main\n"
-        "from tests.systems_fixtures import LongStatementSystem\n"
-        "import evalkit.cli.serve as serve\n"
-        "serve._reference = lambda args: LongStatementSystem()\n"
-        "sys.exit(main(['serve', '--mcp']))\n"
-    )
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "TMPDIR": str(tmp_path), "EVALKIT_FORBID_SKIPS": ""}
-    with started(
-        [sys.executable, "-c", script], env=env, cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, text=True,
-    ) as child:  # fmt: skip
+    with _serving_fixture(tmp_path, "LongStatementSystem", "--mcp") as child:
         _mcp_ready(child)
         assert child.stdin is not None
         search = {"name": "search", "arguments": {"namespace": "n", "query": "q", "top_k": 5, "now": NOW}}
@@ -395,13 +394,7 @@ def test_serve_mcp_stops_on_a_signal_during_a_long_call_on_its_event_loop(tmp_pa
             child.stdin.write(json.dumps(message) + "\n")
         child.stdin.flush()
         time.sleep(1.0)  # the search is running (it would run for the 60 s deadline)
-        signalled = time.monotonic()
-        child.send_signal(signal.SIGINT)
-        _, err = child.communicate(timeout=30)
-    assert child.returncode == 130, err
-    assert time.monotonic() - signalled < 15
-    assert "Traceback" not in err
-    assert list(tmp_path.glob("evalkit-serve-*")) == []
+        _stop_with_sigint(child, tmp_path)
 
 
 def test_serve_mcp_ends_quietly_when_its_client_goes_away(tmp_path):
