@@ -31,10 +31,11 @@ from evalkit.harness.baselines import record_baseline as record_mode_baseline
 from evalkit.harness.baselines import record_gated_baseline
 from evalkit.harness.config import DEFAULT_DATASETS, RunConfig
 from evalkit.harness.evaluate import evaluate
-from evalkit.harness.executors import Executor
+from evalkit.harness.executors import Executor, make_executor
 from evalkit.harness.provenance import BUILTIN_SUITE, Provenance
 from evalkit.harness.regressions import assert_no_regressions
 from evalkit.harness.repeats import compare_runs as compare_repeats
+from evalkit.harness.request import RunRequest
 from evalkit.harness.results import PerturbationCurve, RunResult
 from evalkit.memory import StoreOptions
 from evalkit.metrics import HARNESS_METRICS
@@ -182,8 +183,8 @@ def run_eval(
         raise UsageError(f"repeat must be a whole number of runs, 1 or more; got {repeat!r}")
     if perturb_curve is not None and perturb is not None and not perturb.empty:
         raise UsageError(
-            "--perturb and --perturb-curve together: a curve starts from the unperturbed suite; "
-            "drop --perturb (or measure the curve of one kind with --perturb-curve alone)"
+            "perturb and perturb_curve together: a curve starts from the unperturbed suite; "
+            "drop perturb (or measure the curve of one kind with perturb_curve alone)"
         )
     system, overrides = _system_object(system, overrides)
     settings = _suite_config(datasets, config, **overrides)
@@ -198,7 +199,7 @@ def run_eval(
             raise UsageError(
                 f"mutation testing applies to a system whose declaration says mutation_testing (the "
                 f"catalogue mutates the reference store's search); {chosen.name} does not: drop --mutants "
-                "(and --fail-on-escaped), or run them on the reference store"
+                "(mutations=False), or run them on the reference store"
             )
         results = [
             evaluate(
@@ -223,6 +224,35 @@ def run_eval(
         )  # fmt: skip
         result = result.with_curve(curve)
     return EvalRun(result)
+
+
+def run_request(
+    request: RunRequest, *, system: MemorySystem | None = None, executor: Executor | None = None
+) -> EvalRun:
+    """Run what `request` asks for: `run_eval` on its suite folder (`datasets`, None = the
+    built-in suite) with its settings (`RunRequest.config`), scenarios, perturbation or curve,
+    mutation suite and repeats, on the executor it names unless `executor` is given. `system`
+    (a Python object) replaces the request's system spec. What `evalkit run` does before it saves
+    the report. UsageError for a request naming a pack (resolve it to a folder first:
+    `evalkit.suites.packs.pack_directory`)."""
+    if request.pack is not None:
+        raise UsageError(
+            f"pack {request.pack!r}: give the packs' folder as datasets (evalkit.suites.packs.pack_directory)"
+        )
+    chosen = executor or make_executor(request.executor_kind, request.workers, request.ray_address)
+    return run_eval(
+        request.config(),
+        datasets=request.datasets or DEFAULT_DATASETS,
+        scenarios=list(request.scenarios) or None,
+        system=system,
+        mutations=request.mutants is not None,
+        fail_on_escaped=request.mutants == "fail",
+        progress=request.progress,
+        executor=chosen,
+        repeat=request.repeat,
+        perturb=request.perturbation,
+        perturb_curve=request.curve,
+    )
 
 
 def _with_suite_source(

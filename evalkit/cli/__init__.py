@@ -16,6 +16,7 @@ load prints one line, never a traceback.
 from __future__ import annotations
 
 import argparse
+import difflib
 import sys
 from collections.abc import Sequence
 
@@ -77,7 +78,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `evalkit` script; returns the exit code."""
     try:
         with sigterm_raises():
-            args = build_parser().parse_args(argv)
+            parser = build_parser()
+            args, unknown = parser.parse_known_args(argv)
+            if unknown:
+                refuse_unknown(parser, args, unknown)
             return int(args.handler(args))
     except EvalkitError as exc:
         _print_error(exc)
@@ -97,6 +101,30 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Terminated:
         print("evalkit: terminated (SIGTERM)", file=sys.stderr)
         return EXIT_TERMINATED
+
+
+def refuse_unknown(parser: argparse.ArgumentParser, args: argparse.Namespace, unknown: list[str]) -> None:
+    """Exit 2 for arguments no parser took, with the usage of the (sub)command they were given to
+    and, for a flag close to one of its flags, "did you mean --flag?"."""
+    command = parser
+    while True:
+        subparsers = [a for a in command._actions if isinstance(a, argparse._SubParsersAction)]
+        chosen = getattr(args, subparsers[0].dest, None) if subparsers else None
+        if chosen is None or chosen not in subparsers[0].choices:
+            break
+        command = subparsers[0].choices[chosen]
+    flags = [flag for action in command._actions for flag in action.option_strings if flag.startswith("--")]
+    hints = []
+    for word in unknown:
+        close = (
+            difflib.get_close_matches(word.split("=", 1)[0], flags, n=1, cutoff=0.75)
+            if word.startswith("-")
+            else []
+        )
+        if close:
+            hints.append(f"{word}: did you mean {close[0]}?")
+    message = f"unrecognized arguments: {' '.join(unknown)}"
+    command.error(message + ("; " + "; ".join(hints) if hints else ""))
 
 
 def _print_error(exc: EvalkitError) -> None:

@@ -42,6 +42,7 @@ from pydantic import Field, ValidationError
 
 from evalkit.errors import UsageError
 from evalkit.harness.config import DEFAULT_DATASETS, RunConfig
+from evalkit.harness.request import OFF, RunRequest
 from evalkit.packaged import THRESHOLDS_NAME
 from evalkit.records import MAX_TOP_K
 from evalkit.validation import FrozenModel, field_problems
@@ -113,6 +114,38 @@ class Project:
             "require_baseline": c.require_baseline,
             "reports": self.reports,
         }
+
+
+def resolve_request(given: Mapping[str, Any], start: str | Path | None = None) -> tuple[RunRequest, Project]:
+    """The request of a command (`evalkit run`): `given` (RunRequest field → value from the
+    command line) over the project file found from `start` over the defaults, and the resolved
+    project (its `reports` folder, where each setting came from). A pack given on the command
+    line replaces the project's suite. UsageError for a bad project file or a bad request,
+    naming the flag."""
+    typed = RunRequest.checked(given, "cli")  # every value checked, named by its flag
+    given = {name: getattr(typed, name) for name in given}
+    gate = typed.gated_pass
+    flags = {
+        "datasets": given.get("datasets"),
+        "thresholds": given.get("thresholds"),
+        "system": given.get("system"),
+        "top_k": given.get("top_k"),
+        "gated": None if gate is None else gate != OFF,
+        "min_relevance": gate if isinstance(gate, float) else None,
+        "require_baseline": given.get("require_baseline"),
+    }
+    project = resolve_project(flags, start)
+    c = project.config
+    resolved: dict[str, Any] = {
+        "system": c.system,
+        "top_k": c.top_k,
+        "gated_pass": OFF if not c.gated else c.min_relevance,
+        "thresholds": NO_BASELINES if project.thresholds is None else project.thresholds,
+        "require_baseline": c.require_baseline,
+    }
+    if given.get("pack") is None or given.get("datasets") is not None:
+        resolved["datasets"] = project.datasets
+    return RunRequest.checked({**given, **resolved}, "cli"), project
 
 
 def find_project_file(start: str | Path | None = None) -> tuple[Path, dict[str, Any], tuple[str, ...]] | None:

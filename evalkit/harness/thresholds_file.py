@@ -327,7 +327,7 @@ class ThresholdsDocument:
 
 _FIX = (
     "fix it, or delete it and record each baseline again with "
-    "`evalkit run [--real] [--top-k N] --update-baseline`"
+    "`evalkit run [--embedder real] [--top-k N] --update-baseline`"
 )
 
 
@@ -371,7 +371,7 @@ def read_thresholds(path: str | Path) -> ThresholdsDocument | None:
         raise ThresholdsError(
             f"cannot read thresholds file {source}: {exc.strerror or exc}; point --thresholds at the "
             "JSON file (or delete it and record each baseline again with "
-            "`evalkit run [--real] [--top-k N] --update-baseline`)"
+            "`evalkit run [--embedder real] [--top-k N] --update-baseline`)"
         ) from None
     except UnicodeDecodeError as exc:
         raise ThresholdsError(

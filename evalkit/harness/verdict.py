@@ -26,7 +26,7 @@ system that finds nothing from one that fails only those.
 `strength` is the suite strength when the mutation suite ran with the run (`evalkit run
 --mutants`): "suite strength: caught N of M injected bugs", and for each escaped mutation what
 the suite needs to catch it. It is stated among the reasons whatever the value; escaped mutations
-fail a run only when it was asked to (`--fail-on-escaped`: they are then regressions of kind
+fail a run only when it was asked to (`--mutants fail`: they are then regressions of kind
 `mutation`).
 
 The verdict is computed from what a report holds (its regressions, notes, configuration and

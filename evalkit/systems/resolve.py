@@ -75,6 +75,12 @@ def resolve_system(
     plugins = {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}
     if spec in plugins:
         return _instantiate(spec, plugins[spec].load())
+    module, dot, attribute = spec.rpartition(".")
+    if dot and module and attribute.isidentifier():  # `module.Class` for `module:Class`
+        raise UsageError(
+            f"unknown system {spec!r}: did you mean '{module}:{attribute}'? (a Python object is named "
+            "MODULE:FACTORY, with a colon)"
+        )
     raise UsageError(f"unknown system {spec!r}; a system is {SPEC_FORMS}")
 
 

@@ -164,7 +164,7 @@ def render_run(run: EvalRun) -> str:
 
 
 def render_curve(curve: PerturbationCurve) -> str:
-    """A perturbation curve (`evalkit run --perturb-curve`): a title line naming the kind and the
+    """A perturbation curve (`evalkit run --perturb KIND=N,N,…`): a title line naming the kind and the
     seed, then one row per system and metric (harness metrics, then any behaviour metric measured
     at every value) and one column per value, three places; a closing line says the curve is never
     compared with a baseline."""

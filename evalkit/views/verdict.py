@@ -282,11 +282,11 @@ def margins(result: RunResult) -> tuple[Margin, ...]:
 
 def reproduce_command(result: RunResult) -> str | None:
     """The `evalkit run` command line that makes this run again (same system, mode, model, top_k,
-    gated pass and gate, suite folder, scenarios, thresholds file, --require-baseline, --perturb,
-    --perturb-curve), shell-
-    quoted; None when the report does not record its suite (`Provenance.datasets`: a benchmark
-    import, or a report written before evalkit recorded it). The thresholds flag is left out when
-    it is the default (`<datasets>/thresholds.json`, or the built-in one for the built-in suite).
+    gated pass and gate, suite folder, scenarios, thresholds file, --require-baseline, --perturb
+    and its curve), shell-quoted; None when the report does not record its suite
+    (`Provenance.datasets`: a benchmark import, or a report written before evalkit recorded it).
+    The thresholds flag is left out when it is the default (`<datasets>/thresholds.json`, or
+    the built-in one for the built-in suite).
     Options set from Python only (store options) have no flag and are not shown."""
     prov = result.provenance
     config = prov.config
@@ -296,14 +296,12 @@ def reproduce_command(result: RunResult) -> str | None:
     if config.system != DEFAULT_SYSTEM:
         argv += ["--system", config.system]
     if config.mode == "real":
-        argv.append("--real")
-        if config.model is not None:
-            argv += ["--model", config.model]
+        argv += ["--embedder", "real" if config.model is None else f"real:{config.model}"]
     argv += ["--top-k", str(config.top_k)]
     if not config.gated:
-        argv.append("--no-gated-pass")
+        argv += ["--gated-pass", "off"]
     elif config.min_relevance is not None:
-        argv += ["--min-relevance", f"{config.min_relevance:g}"]
+        argv += ["--gated-pass", f"{config.min_relevance:g}"]
     if prov.datasets != BUILTIN_SUITE:
         argv += ["--datasets", prov.datasets]
     for name in prov.scenarios:
@@ -323,7 +321,7 @@ def reproduce_command(result: RunResult) -> str | None:
             argv += ["--perturb", f"{flag}={perturbed[key]}"]
     curve = result.perturbation_curve
     if curve is not None:
-        argv += ["--perturb-curve", f"{curve.kind}={','.join(str(n) for n in curve.values)}"]
+        argv += ["--perturb", f"{curve.kind}={','.join(str(n) for n in curve.values)}"]
     seed = perturbed.get("seed") if perturbed else curve.seed if curve is not None else 0
     if seed:
         argv += ["--perturb-seed", str(seed)]

@@ -11,7 +11,9 @@ from tests.shared import cli
 
 def test_an_adapter_error_inside_a_task_group_is_one_line_and_exit_2(capsys, tmp_path):
     spec = "tests.systems_fixtures:TaskGroupFailingSystem"
-    code, _, err = cli(capsys, "run", "--system", spec, "--no-history", "--out", str(tmp_path / "r.json"))
+    code, _, err = cli(
+        capsys, "run", "--system", spec, "--history", "none", "--out", str(tmp_path / "r.json")
+    )
     assert code == 2
     assert err.strip().splitlines()[-1] == (
         "evalkit: error: system 'async-client': the service answered 503 for search"
@@ -22,7 +24,7 @@ def test_an_adapter_error_inside_a_task_group_is_one_line_and_exit_2(capsys, tmp
 def test_a_group_with_anything_else_propagates(capsys, tmp_path):
     spec = "tests.systems_fixtures:TaskGroupFailingTwiceSystem"
     with pytest.raises(BaseExceptionGroup) as caught:
-        cli(capsys, "run", "--system", spec, "--no-history", "--out", str(tmp_path / "r.json"))
+        cli(capsys, "run", "--system", spec, "--history", "none", "--out", str(tmp_path / "r.json"))
     assert {type(e) for e in caught.value.exceptions} == {AdapterError, ValueError}
 
 

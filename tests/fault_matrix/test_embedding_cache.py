@@ -70,7 +70,7 @@ def test_real_run_with_a_cache_path_that_is_not_a_cache_exits_2(ws: Path, capsys
     make, needles = CACHE_REFUSALS[case]
     make(ws / "cache.sqlite3")
     before = snapshot(ws)
-    code, out, err = cli(capsys, *run_args("--real", "--cache", "cache.sqlite3"))
+    code, out, err = cli(capsys, *run_args("--embedder", "real", "--cache", "cache.sqlite3"))
     assert_refused(code, err, "cannot use the embedding cache cache.sqlite3", "--no-cache", *needles)
     assert out == "" and ".." not in err
     assert snapshot(ws) == before

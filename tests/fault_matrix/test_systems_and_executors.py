@@ -123,7 +123,7 @@ def test_compare_gated_and_sweep_of_an_ungated_run_say_how_to_fix_it(capsys, two
     a, _ = two_runs
     code, _, err = cli(capsys, "compare", "--pass", "gated", str(a), str(a))
     assert_refused(
-        code, err, "has no gated pass to compare", "re-run it without --no-gated-pass", "(--pass ungated)"
+        code, err, "has no gated pass to compare", "re-run it without --gated-pass off", "(--pass ungated)"
     )
     code, _, err = cli(capsys, "sweep", str(a))
-    assert_refused(code, err, "the run has no gated pass", "re-run it without --no-gated-pass")
+    assert_refused(code, err, "the run has no gated pass", "re-run it without --gated-pass off")

@@ -232,7 +232,7 @@ def workspace(tmp_path: Path) -> Path:
 def _run(ws: Path, *extra: str) -> list[str]:
     return [
         "run", "--datasets", str(ws / "data"), "--thresholds", str(ws / "data" / "thresholds.json"),
-        "--out", str(ws / "report.json"), "--no-history", "--no-progress", *extra,
+        "--out", str(ws / "report.json"), "--history", "none", "--no-progress", *extra,
     ]  # fmt: skip
 
 
@@ -268,7 +268,7 @@ def test_cli_records_a_gated_baseline_then_a_degraded_suite_exits_1_on_it(worksp
     assert "  - [gated-metric] gated pass (min_relevance 0.4): category 'multi-hop': recall " in out
     assert "(gated baseline 0.7333 − tolerance 0.1)" in out
 
-    code, out, err = cli(capsys, *_run(workspace, "--min-relevance", "0.9"))  # no entry at 0.9
+    code, out, err = cli(capsys, *_run(workspace, "--gated-pass", "0.9"))  # no entry at 0.9
     assert "[gated-" not in out and "Gated pass (report-only): min_relevance 0.9" in out
 
 
@@ -276,9 +276,9 @@ def test_cli_records_a_gated_baseline_then_a_degraded_suite_exits_1_on_it(worksp
     ("flags", "needle"),
     [
         (["--gated"], "use it with --update-baseline"),
-        (["--update-baseline", "--gated", "--no-gated-pass"], "drop one of them"),
+        (["--update-baseline", "--gated", "--gated-pass", "off"], "drop one of them"),
         (["--tolerance", "0.1"], "add --update-gated-baseline"),
-        (["--update-baseline", "--gated", "--min-relevance", "0"], "no gated pass to record"),
+        (["--update-baseline", "--gated", "--gated-pass", "0"], "no gated pass to record"),
         (
             ["--update-baseline", "--gated", "--category-tolerance", "multi-hops=0.1"],
             "'multi-hops', not a category",

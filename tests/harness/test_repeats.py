@@ -74,7 +74,7 @@ def test_baseline_from_disagreeing_repeats_is_refused_unless_accepted(tmp_path):
 
 def test_cli_repeat_lists_unstable_queries_and_refuses_the_baseline(capsys, tmp_path):
     out, thresholds = tmp_path / "report.json", tmp_path / "thresholds.json"
-    common = ["run", "--datasets", str(DATASETS), "--out", str(out), "--no-history", "--repeat", "2"]
+    common = ["run", "--datasets", str(DATASETS), "--out", str(out), "--history", "none", "--repeat", "2"]
     common += ["--system", "tests.systems_fixtures:ShuffledTiesSystem", "--thresholds", str(thresholds)]
     code, stdout, stderr = cli(capsys, *common, "--update-baseline")
     assert code == 2 and "no baseline recorded: the 2 runs disagree" in stderr

@@ -189,7 +189,8 @@ def test_an_all_xfail_suite_that_finds_nothing_runs_green_from_the_command_line(
         "run",
         "--datasets",
         str(suite),
-        "--no-history",
+        "--history",
+        "none",
         "--out",
         str(out),
         "--system",
@@ -231,7 +232,7 @@ def test_a_foreign_system_on_the_reference_baseline_is_not_gated_and_names_both(
     monkeypatch.syspath_prepend(str(Path(__file__).parent))
     suite = _suite(tmp_path / "suite")
     out = tmp_path / "r.json"
-    common = ["run", "--datasets", str(suite), "--no-history", "--out", str(out)]
+    common = ["run", "--datasets", str(suite), "--history", "none", "--out", str(out)]
     assert cli(capsys, *common, "--update-baseline")[0] == 0  # the reference store's baseline
     spec = "test_verdict:no_hit_system"
     code, stdout, _ = cli(capsys, *common, "--system", spec)
@@ -257,7 +258,7 @@ def test_a_system_is_not_gated_on_another_systems_baseline_until_it_records_its_
 ) -> None:
     suite = _suite(tmp_path / "suite")
     out = tmp_path / "r.json"
-    common = ["run", "--datasets", str(suite), "--no-history", "--out", str(out), "--no-gated-pass"]
+    common = ["run", "--datasets", str(suite), "--history", "none", "--out", str(out), "--gated-pass", "off"]
     assert cli(capsys, *common, "--update-baseline")[0] == 0
     monkeypatch.syspath_prepend(str(Path(__file__).parents[1]))
     other = ["--system", "systems_fixtures:limited_system"]
@@ -291,7 +292,7 @@ def test_a_changed_suite_is_not_compared_and_the_changed_files_are_named(
 ) -> None:
     suite = _suite(tmp_path / "suite")
     out = tmp_path / "r.json"
-    common = ["run", "--datasets", str(suite), "--no-history", "--out", str(out), "--no-gated-pass"]
+    common = ["run", "--datasets", str(suite), "--history", "none", "--out", str(out), "--gated-pass", "off"]
     assert cli(capsys, *common, "--update-baseline")[0] == 0
     assert cli(capsys, *common)[1].count("Verdict: PASS") == 1
     facts = suite / "scenarios" / "facts.yaml"
@@ -328,7 +329,7 @@ def test_thresholds_none_is_an_explicit_no_baselines(
 ) -> None:
     suite = _suite(tmp_path / "suite")
     out = tmp_path / "r.json"
-    common = ["run", "--datasets", str(suite), "--no-history", "--out", str(out), "--no-gated-pass"]
+    common = ["run", "--datasets", str(suite), "--history", "none", "--out", str(out), "--gated-pass", "off"]
     assert cli(capsys, *common, "--update-baseline")[0] == 0
     code, stdout, _ = cli(capsys, *common, "--thresholds", "none")
     assert code == 0 and "Verdict: NOT GATED" in stdout

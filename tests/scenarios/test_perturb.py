@@ -113,8 +113,8 @@ def test_recall_does_not_increase_as_distractors_grow_on_the_reference_store() -
         (["--perturb", "nope=1"], "--perturb 'nope=1': unknown perturbation; use --perturb distractors=N"),
         (["--perturb", "distractors=-1"], "'-1' is not a whole number 0 or more"),
         (
-            ["--perturb", "distractors=0,10"],
-            "for a curve over several values use --perturb-curve distractors=0,10",
+            ["--perturb", "distractors=0,10", "--perturb", "stale-repeats=0,1"],
+            "--perturb: one curve at a time; give several values to one kind only",
         ),
         (["--perturb", "paraphrase"], "paraphrase is not offered: no deterministic paraphrase source exists"),
         (
@@ -130,7 +130,7 @@ def test_bad_perturbations_are_usage_errors_naming_the_flag_and_the_fix(
 ) -> None:
     code, _, err = cli(
         capsys, "run", "--datasets", str(DATASETS), "--thresholds", str(tmp_path / "t.json"),
-        "--out", str(tmp_path / "r.json"), "--no-history", *argv,
+        "--out", str(tmp_path / "r.json"), "--history", "none", *argv,
     )  # fmt: skip
     assert code == 2
     assert expected in err
@@ -274,7 +274,7 @@ def test_a_curve_spec_refuses_what_the_flag_refuses() -> None:
         ),
         (
             lambda: parse_curve("distractors=5,5"),
-            "--perturb-curve 'distractors=5,5': a value is given twice; give each value once",
+            "--perturb 'distractors=5,5': a value is given twice; give each value once",
         ),
         (
             lambda: parse_curve("distractors=0,65", flag="perturbation_curve"),

@@ -266,8 +266,8 @@ def _data(styler: Styler) -> pd.DataFrame:
         (["locomo", str(LOCOMO_TINY), "--categories", "1,6"], "unknown LoCoMo categories ['6']"),
         (["locomo", str(LOCOMO_TINY), "--categories", ""], "unknown LoCoMo categories ['']"),
         (["beir", str(BEIR_TINY), "--retrieval", "dense"], "invalid choice: 'dense'"),
-        (["beir", str(BEIR_TINY), "--model", "m"], "--model needs --real"),
-        (["beir", str(BEIR_TINY), "--no-cache"], "--cache/--no-cache need --real"),
+        (["beir", str(BEIR_TINY), "--embedder", "rea"], "--embedder: unknown embedder 'rea'"),
+        (["beir", str(BEIR_TINY), "--cache", "none"], "--cache needs a real embedder"),
     ],
 )
 def test_cli_bad_input_exits_2_with_a_clear_message(

@@ -326,7 +326,8 @@ def small_suite(tmp_path: Path) -> Path:
     shutil.copy(DATASETS / "scenarios" / "explicit-fact.yaml", root / "scenarios")
     record = ["run", "--datasets", str(root), "--thresholds", str(root / "thresholds.json")]
     assert (
-        main([*record, "--no-gated-pass", "--update-baseline", "--out", str(tmp_path / "report.json")]) == 0
+        main([*record, "--gated-pass", "off", "--update-baseline", "--out", str(tmp_path / "report.json")])
+        == 0
     )
     return root
 

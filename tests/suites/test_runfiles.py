@@ -273,7 +273,7 @@ def test_cli_score_builtin_gates_and_bad_runs_exit_2(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     report = tmp_path / "report.json"
-    assert main(["run", "--out", str(report), "--no-gated-pass"]) == 0
+    assert main(["run", "--out", str(report), "--gated-pass", "off"]) == 0
     assert main(["export", "--trec", str(report), str(tmp_path)]) == 0
     assert (
         main(["score", "--run", str(tmp_path / "run.jsonl"), "--suite", "builtin", "--out", str(report)]) == 0
@@ -308,7 +308,8 @@ def test_cli_score_reads_the_project_suite_and_gates_on_its_own_thresholds(
                 "run",
                 "--out",
                 "first.json",
-                "--no-gated-pass",
+                "--gated-pass",
+                "off",
                 "--thresholds",
                 str(DATASETS / "thresholds.json"),
             ]
