@@ -35,14 +35,14 @@ from evalkit.harness.executors import Executor, make_executor
 from evalkit.harness.provenance import BUILTIN_SUITE, Provenance
 from evalkit.harness.regressions import assert_no_regressions
 from evalkit.harness.repeats import compare_runs as compare_repeats
-from evalkit.harness.request import RunRequest
+from evalkit.harness.request import NONE, RunRequest
 from evalkit.harness.results import PerturbationCurve, RunResult
 from evalkit.memory import StoreOptions
 from evalkit.metrics import HARNESS_METRICS
 from evalkit.metrics.registry import BEHAVIOUR_METRICS
 from evalkit.packaged import SAMPLE_TRACES, THRESHOLDS_NAME
 from evalkit.scenarios import load_suite
-from evalkit.scenarios.perturb import CurveSpec, Perturbation, parse_curve, perturb_suite
+from evalkit.scenarios.perturb import CurveSpec, Perturbation, perturb_suite
 from evalkit.suites.benchmarks import (
     DEFAULT_BEIR_KS,
     DEFAULT_LOCOMO_KS,
@@ -59,7 +59,8 @@ from evalkit.suites.trace_import import RUN_FILE as TRACE_RUN_FILE
 from evalkit.suites.trace_import import import_traces, replay_notes
 from evalkit.systems import MemorySystem, ReferenceSystem, ReplaySystem
 from evalkit.systems.declaration import declaration_of
-from evalkit.systems.resolve import resolve_system
+from evalkit.systems.resolve import DEFAULT_SYSTEM, resolve_system
+from evalkit.systems.secrets import redact_url
 from evalkit.views.frames import EvalRun, curve_frame, load_run
 from evalkit.views.traces import TraceReplay, load_trace_queries
 
@@ -232,15 +233,16 @@ def run_request(
     """Run what `request` asks for: `run_eval` on its suite folder (`datasets`, None = the
     built-in suite) with its settings (`RunRequest.config`), scenarios, perturbation or curve,
     mutation suite and repeats, on the executor it names unless `executor` is given. `system`
-    (a Python object) replaces the request's system spec. What `evalkit run` does before it saves
-    the report. UsageError for a request naming a pack (resolve it to a folder first:
+    (a Python object) replaces the request's system spec. The result records the request
+    (`Provenance.request`: the report's "Reproduce" lines are printed from it). What `evalkit run`
+    does before it saves the report. UsageError for a request naming a pack (resolve it to a folder first:
     `evalkit.suites.packs.pack_directory`)."""
     if request.pack is not None:
         raise UsageError(
             f"pack {request.pack!r}: give the packs' folder as datasets (evalkit.suites.packs.pack_directory)"
         )
     chosen = executor or make_executor(request.executor_kind, request.workers, request.ray_address)
-    return run_eval(
+    run = run_eval(
         request.config(),
         datasets=request.datasets or DEFAULT_DATASETS,
         scenarios=list(request.scenarios) or None,
@@ -253,6 +255,9 @@ def run_request(
         perturb=request.perturbation,
         perturb_curve=request.curve,
     )
+    shared = request.model_copy(update={"system": redact_url(request.system)})  # a report is shared
+    recorded = run.result.provenance.model_copy(update={"request": shared})
+    return EvalRun(run.result.model_copy(update={"provenance": recorded}))
 
 
 def _with_suite_source(
@@ -480,52 +485,25 @@ def measure_curve(
     )
 
 
-def run_and_load(out: str | Path, *, report_json: str | Path | None = None, **run_options: Any) -> EvalRun:
+def run_and_load(out: str | Path, *, report_json: str | Path | None = None, **request: Any) -> EvalRun:
     """The run a report notebook shows. With `report_json`: that saved run, as it was (nothing
-    runs). Otherwise `run_eval(**run_options)` is saved to `out` and loaded back from it, so the
-    notebook shows exactly the file it leaves behind. `out`, `report_json` and the `datasets` and
-    `thresholds` options are notebook paths (see `notebook_path`); `datasets` or `thresholds`
-    None means `run_eval`'s default (the built-in suite; the baselines beside the datasets).
-    `mutations` applies to the reference store only: for another `system` it is dropped, and the
-    detection-power section says why. `perturb_curve` may be given as the notebook gives it,
-    comma-separated sizes with `perturb_kind` ("0,10,25,50", "distractors"; `notebook_curve`)."""
+    runs). Otherwise the run `request` asks for — `RunRequest` fields as the notebooks name them
+    (`embedder`, `gated_pass`, `perturb`, `mutants`, ...; None = the default) — is made with
+    `run_request`, saved to `out` and loaded back from it, so the notebook shows exactly the file it
+    leaves behind. `out`, `report_json`, `datasets` and `thresholds` are notebook paths (see
+    `notebook_path`). The mutation suite applies to the reference store only: for another
+    `system` it is dropped, and the detection-power section says why. UsageError naming the
+    parameter for a bad value or options that do not combine."""
     if report_json is not None:
         return load_run(notebook_path(report_json))
-    run_options = dict(run_options)
-    curve = notebook_curve(**_curve_options(run_options))
-    run_options["perturb_curve"] = curve
-    if run_options.get("system", "reference") != "reference":
-        run_options = {**run_options, "mutations": False}
-    for option in ("datasets", "thresholds"):
-        if option in run_options and run_options[option] is None:
-            del run_options[option]
-        elif isinstance(run_options.get(option), str | Path):
-            run_options[option] = notebook_path(run_options[option])
-    return load_run(run_eval(**run_options).save(notebook_path(out)))
-
-
-NOTEBOOK_CURVE_FIX = (
-    "give perturbation_curve as comma-separated whole numbers, each once (e.g. -p perturbation_curve "
-    "0,10,25,50; None for no curve) and perturbation_kind as distractors or stale-repeats"
-)
-
-
-def notebook_curve(
-    perturb_curve: str | CurveSpec | None = None, perturb_kind: str = "distractors", seed: int = 0
-) -> CurveSpec | None:
-    """The curve the report notebook's `perturbation_curve` (sizes, "0,10,25,50") and
-    `perturbation_kind` parameters ask for; None for None; a CurveSpec as given. UsageError
-    naming both parameters and the fix for a bad size or kind (`evalkit report` checks it before
-    the kernel starts)."""
-    if perturb_curve is None or isinstance(perturb_curve, CurveSpec):
-        return perturb_curve
-    flag = f"perturbation_kind {perturb_kind!r} with perturbation_curve"
-    return parse_curve(f"{perturb_kind}={perturb_curve}", seed, flag=flag, fix=NOTEBOOK_CURVE_FIX)
-
-
-def _curve_options(run_options: dict[str, Any]) -> dict[str, Any]:
-    """Takes the notebook's curve options out of `run_options` (which `run_eval` gets without them)."""
-    return {key: run_options.pop(key) for key in ("perturb_curve", "perturb_kind") if key in run_options}
+    fields = {name: value for name, value in request.items() if value is not None}
+    for name in ("datasets", "thresholds"):
+        if isinstance(fields.get(name), str | Path) and str(fields[name]).lower() != NONE:
+            fields[name] = notebook_path(fields[name])
+    if fields.get("system", DEFAULT_SYSTEM) != DEFAULT_SYSTEM:
+        fields.pop("mutants", None)
+    chosen = RunRequest.checked({**fields, "out": notebook_path(out)}, "notebook")
+    return load_run(run_request(chosen).save(notebook_path(out)))
 
 
 def record_baseline(

@@ -128,7 +128,7 @@ def test_the_projects_notebooks_run_its_own_suite_and_write_its_reports(tmp_path
     init_project(tmp_path, None)
     report = read_parameters(tmp_path / "notebooks" / "eval_report.ipynb")
     assert (report["datasets"].default, report["thresholds"].default) == ("..", None)
-    assert report["save_json"].default == "../reports/eval_report.json"
+    assert report["out"].default == "../reports/eval_report.json"
     assert report["history"].default == "../reports/history.sqlite3"
     drilldown = tmp_path / "notebooks" / "scenario_drilldown.ipynb"
     assert read_parameters(drilldown)["scenario"].default == "deploy-facts"

@@ -14,13 +14,13 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from evalkit.api import notebook_curve
 from evalkit.cli.args import add_system_arg, project_settings
 from evalkit.cli.exit_codes import EXIT_OK, EXIT_REGRESSIONS
 from evalkit.cli.lint import warn_on_load
 from evalkit.errors import UsageError
 from evalkit.harness.history import HISTORY_FILE
 from evalkit.harness.project import Project
+from evalkit.harness.request import OFF, RunRequest
 from evalkit.notebooks import (
     DEFAULT_OUT_DIR,
     NOTEBOOKS_DIR,
@@ -53,7 +53,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     )  # fmt: skip
     report.add_argument(
         "-p", "--parameter", nargs=2, action="append", default=[], metavar=("KEY", "VALUE"),
-        help="set a notebook parameter (repeatable), e.g. -p mode real -p top_k 10; "
+        help="set a notebook parameter (repeatable), e.g. -p embedder real -p top_k 10; "
         "relative paths are relative to the current directory",
     )  # fmt: skip
     report.add_argument(
@@ -81,10 +81,7 @@ def report_command(args: argparse.Namespace) -> int:
             "run it without --system (it reads saved reports or the reference store)"
         )
     given = parse_parameters(declared, pairs, notebook)
-    if "perturbation_curve" in declared:  # a bad curve is refused here, before the kernel starts
-        chosen = {**{n: p.default for n, p in declared.items()}, **given}
-        sizes, kind = chosen.get("perturbation_curve"), chosen.get("perturbation_kind", "distractors")
-        notebook_curve(None if sizes is None else str(sizes), str(kind))
+    check_request(declared, given)
     project = project_settings(args)
     out_dir = args.out_dir or project.reports
     values = {**_defaults(declared, notebook, project, out_dir), **given}
@@ -98,6 +95,15 @@ def report_command(args: argparse.Namespace) -> int:
     _warn_on_suite(values, project)
     print(f"report: {outputs.html} (executed notebook: {outputs.notebook})")
     return EXIT_OK
+
+
+def check_request(declared: Mapping[str, Parameter], given: Mapping[str, object]) -> None:
+    """Refuse here, before the kernel starts, request options the notebook would refuse
+    (`RunRequest`, as the notebook names them): its parameters that are request options, with
+    their defaults under the given values."""
+    chosen = {**{name: p.default for name, p in declared.items()}, **given}
+    fields = {name: value for name, value in chosen.items() if name in RunRequest.model_fields}
+    RunRequest.checked({k: v for k, v in fields.items() if v is not None}, "notebook")
 
 
 SAVED_REPORTS = ("report_json", "report_a", "report_b")
@@ -123,15 +129,15 @@ def _defaults(
 ) -> dict[str, object]:
     """Values the command passes to the parameters the notebook declares, unless `-p` sets them:
     the project's settings (evalkit.toml or the defaults: datasets, thresholds, system, top_k,
-    gated, min_relevance; --system over the file; an `mcp:` mapping made absolute), and
-    `save_json` = `<out-dir>/<notebook>.json`, so a fresh run is saved beside the HTML — never
+    gated_pass from gated and min_relevance; --system over the file; an `mcp:` mapping made
+    absolute), and `out` = `<out-dir>/<notebook>.json`, so a fresh run is saved beside the HTML — never
     next to the notebook, which may sit read-only inside the installed package — and `history`
     = the project's reports folder's history file (where `evalkit run` appends)."""
     settings = project.values()
-    names = ("datasets", "thresholds", "system", "top_k", "gated", "min_relevance")
-    values = {name: settings[name] for name in names}
+    values = {name: settings[name] for name in ("datasets", "thresholds", "system", "top_k")}
     values["system"] = _from_here(str(values["system"]))
-    values["save_json"] = out_dir / f"{notebook.stem}.json"
+    values["gated_pass"] = OFF if not settings["gated"] else settings["min_relevance"]
+    values["out"] = out_dir / f"{notebook.stem}.json"
     values["history"] = project.reports / HISTORY_FILE
     return {name: value for name, value in values.items() if name in declared}
 

@@ -136,16 +136,23 @@ def resolve_request(given: Mapping[str, Any], start: str | Path | None = None) -
     }
     project = resolve_project(flags, start)
     c = project.config
-    resolved: dict[str, Any] = {
+    values: dict[str, Any] = {
         "system": c.system,
         "top_k": c.top_k,
         "gated_pass": OFF if not c.gated else c.min_relevance,
         "thresholds": NO_BASELINES if project.thresholds is None else project.thresholds,
         "require_baseline": c.require_baseline,
+        "datasets": project.datasets,
     }
-    if given.get("pack") is None or given.get("datasets") is not None:
-        resolved["datasets"] = project.datasets
-    return RunRequest.checked({**given, **resolved}, "cli"), project
+    settings = {"gated_pass": ("gated", "min_relevance")}  # a field → the project settings it comes from
+    chosen = {  # what the command line or the project file set: a default stays the request's own
+        name: value
+        for name, value in values.items()
+        if any(not project.sources[s].startswith(DEFAULT_SOURCE) for s in settings.get(name, (name,)))
+    }
+    if given.get("pack") is not None and given.get("datasets") is None:
+        chosen.pop("datasets", None)  # the pack replaces the project's suite
+    return RunRequest.checked({**given, **chosen}, "cli"), project
 
 
 def find_project_file(start: str | Path | None = None) -> tuple[Path, dict[str, Any], tuple[str, ...]] | None:

@@ -201,7 +201,6 @@ class RunRequest(FrozenModel):
             "value, printed and saved in the report, the run itself staying the unperturbed suite's",
             "KIND=N[,N…]",
             toml=NotThere("a perturbation is an experiment on one run, never compared with a baseline"),
-            notebook=("perturbation_curve", "perturbation_kind"),
             api=("perturb", "perturb_curve"),
             repeat=True,
         ),
@@ -224,7 +223,6 @@ class RunRequest(FrozenModel):
             "(default deterministic: feature hashing, offline, identical everywhere)",
             "NAME",
             toml=NotThere("the baselines file keys baselines by embedder mode; a project runs both"),
-            notebook="mode",
             api=("mode", "model"),
         ),
     ] = DETERMINISTIC
@@ -263,7 +261,6 @@ class RunRequest(FrozenModel):
             "gate (min_relevance; default: the service default, 0.4)",
             "off|MIN_RELEVANCE",
             toml=("gated", "min_relevance"),
-            notebook=("gated", "min_relevance"),
             api=("gated", "min_relevance"),
         ),
     ] = None
@@ -336,7 +333,6 @@ class RunRequest(FrozenModel):
             "JSON report path (default <reports>/report.json; reports: evalkit.toml, else ./reports)",
             "PATH",
             toml=NotThere("the project names its reports folder (`reports`); the file name is the command's"),
-            notebook="save_json",
             api=NotThere("run_eval returns the run; save it with run.save(path)"),
         ),
     ] = None
@@ -458,7 +454,7 @@ class RunRequest(FrozenModel):
             return None
         if len(curves) > 1:
             raise UsageError("--perturb: one curve at a time; give several values to one kind only")
-        return parse_curve(curves[0], self.perturb_seed, flag="--perturb")
+        return parse_curve(curves[0], self.perturb_seed, flag=spelled("perturb", _SPELLING.get()))
 
     @property
     def thresholds_path(self) -> Path | None:
@@ -488,6 +484,28 @@ class RunRequest(FrozenModel):
             else:
                 argv += [flag, f"{value:g}" if isinstance(value, float) else str(value)]
         return argv
+
+    def notebook_parameters(self) -> dict[str, object] | None:
+        """The report notebook's parameters that ask for this request: every option the notebook
+        offers (under its notebook name; a repeatable one as its single value) except where the
+        run is saved, which is the notebook's own. None when the request sets an option the
+        notebook does not offer (e.g. scenarios, repeat), so no papermill line makes this run."""
+        chosen: dict[str, object] = {}
+        for name, option in options().items():
+            value = getattr(self, name)
+            spelled_as = option.name(name, "notebook")
+            if name in ("out", "history", "progress"):
+                continue
+            if isinstance(spelled_as, NotThere) or not isinstance(spelled_as, str):
+                if value != type(self).model_fields[name].default:
+                    return None
+                continue
+            if isinstance(value, tuple):
+                if len(value) > 1:
+                    return None
+                value = value[0] if value else None
+            chosen[spelled_as] = value
+        return chosen
 
     def config(self) -> RunConfig:
         """The harness settings of this request (`RunConfig`)."""

@@ -46,8 +46,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from evalkit.files import shown_path
-from evalkit.harness.config import DEFAULT_SYSTEM, DEFAULT_THRESHOLDS
+from evalkit.harness.config import DEFAULT_DATASETS, DEFAULT_SYSTEM, DEFAULT_THRESHOLDS
 from evalkit.harness.provenance import BUILTIN_SUITE, ComparedBaseline, ComparedScope
+from evalkit.harness.request import RunRequest
 from evalkit.harness.results import Aggregate, RunResult, baseline_check_reason
 from evalkit.harness.verdict import VerdictValue
 from evalkit.views.frames import EvalRun, missing_gated_pass
@@ -110,6 +111,7 @@ class Verdict:
     margins: tuple[Margin, ...] = ()
     command: str | None = None
     system: str = ""
+    papermill: str | None = None
 
     @property
     def page_title(self) -> str:
@@ -156,6 +158,8 @@ class Verdict:
             ]
         if self.command is not None:
             lines.append(f"Reproduce: {self.command}")
+        if self.papermill is not None:
+            lines.append(f"Reproduce with papermill: {self.papermill}")
         return "\n".join(lines)
 
     def __repr__(self) -> str:
@@ -177,10 +181,11 @@ class Verdict:
             strength = f'<p class="evalkit-strength" style="color: {tone}">{html.escape(self.strength)}</p>'
         listing += self._baseline_html()
         if self.command is not None:
+            shown = "\n".join(line for line in (self.command, self.papermill) if line is not None)
             listing += (
                 "<p><b>Reproduce this run</b></p>"
                 '<pre style="white-space: pre-wrap; overflow-wrap: anywhere">'
-                f"{html.escape(self.command)}</pre>"
+                f"{html.escape(shown)}</pre>"
             )
         return (
             f'<div class="evalkit-verdict"><p style="font-size: 1.6em; font-weight: bold; color: {color}; '
@@ -255,6 +260,7 @@ def run_verdict(run: EvalRun) -> Verdict:
         margins=margins(result),
         command=reproduce_command(result),
         system=result.system,
+        papermill=reproduce_papermill(result),
     )
 
 
@@ -281,7 +287,10 @@ def margins(result: RunResult) -> tuple[Margin, ...]:
 
 
 def reproduce_command(result: RunResult) -> str | None:
-    """The `evalkit run` command line that makes this run again (same system, mode, model, top_k,
+    """The `evalkit run` command line of the request the run recorded (`Provenance.request`:
+    each option that differs from its default, paths shown relative to the working directory
+    when below it; the progress display left out), else, for a run that recorded none, the
+    command line that makes this run again (same system, mode, model, top_k,
     gated pass and gate, suite folder, scenarios, thresholds file, --require-baseline, --perturb
     and its curve), shell-quoted; None when the report does not record its suite
     (`Provenance.datasets`: a benchmark import, or a report written before evalkit recorded it).
@@ -289,6 +298,8 @@ def reproduce_command(result: RunResult) -> str | None:
     the built-in one for the built-in suite).
     Options set from Python only (store options) have no flag and are not shown."""
     prov = result.provenance
+    if prov.request is not None:
+        return shlex.join(["evalkit", "run", *_shown_request(prov.request).argv()])
     config = prov.config
     if prov.datasets is None:
         return None
@@ -326,6 +337,40 @@ def reproduce_command(result: RunResult) -> str | None:
     if seed:
         argv += ["--perturb-seed", str(seed)]
     return shlex.join(argv)
+
+
+REPORT_NOTEBOOK = "notebooks/eval_report.ipynb"
+"""The report notebook as the papermill line names it (`evalkit notebooks` copies it)."""
+
+
+def reproduce_papermill(result: RunResult) -> str | None:
+    """The papermill command line that makes the run again with the report notebook: every
+    notebook parameter of the request the run recorded (`RunRequest.notebook_parameters`), None
+    for a run that recorded no request or asked for an option the notebook does not offer."""
+    request = result.provenance.request
+    chosen = None if request is None else _shown_request(request).notebook_parameters()
+    if chosen is None:
+        return None
+    argv = ["papermill", REPORT_NOTEBOOK, "eval_report.out.ipynb"]
+    for name, value in chosen.items():
+        argv += ["-p", name, f"{value:g}" if isinstance(value, float) else str(value)]
+    return shlex.join(argv)
+
+
+def _shown_request(request: RunRequest) -> RunRequest:
+    """`request` with its paths shown as `shown_path` shows them, the built-in suite and its
+    baselines as the defaults, and where the run wrote (report, history) and its progress display
+    left out: a reproduction writes its own outputs."""
+    update: dict[str, object] = {"progress": None, "out": None, "history": None}
+    for name in ("datasets", "thresholds", "cache"):
+        value = getattr(request, name)
+        if isinstance(value, Path):
+            update[name] = Path(shown_path(value))
+    if request.datasets is not None and Path(request.datasets).resolve() == Path(DEFAULT_DATASETS).resolve():
+        update["datasets"] = None
+    if request.thresholds is not None and _builtin_thresholds(Path(str(request.thresholds))):
+        update["thresholds"] = None
+    return request.model_copy(update=update)
 
 
 def _builtin_thresholds(path: Path | None) -> bool:

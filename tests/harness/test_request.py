@@ -204,3 +204,48 @@ def test_the_same_request_gives_the_same_verdict_from_python_and_the_command_lin
     assert code == (0 if expected.outcome.value != "FAIL" else 1)
     assert saved["verdict"]["value"] == expected.outcome.value
     assert saved["overall"]["metrics"] == json.loads(json.dumps(expected.overall.metrics))
+
+
+def test_a_run_records_its_request_and_prints_how_to_reproduce_it(capsys, tmp_path) -> None:
+    out = tmp_path / "r.json"
+    argv = ["--scenario", "temporal", "--top-k", "3", "--gated-pass", "0.3", "--history", "none"]
+    assert main(["run", *argv, "--out", str(out)]) == 0
+    from evalkit.views.frames import load_run
+    from evalkit.views.verdict import run_verdict
+
+    saved = json.loads(out.read_text())
+    assert saved["provenance"]["request"]["gated_pass"] == 0.3
+    verdict = run_verdict(load_run(out))
+    assert (verdict.command or "").startswith("evalkit run --scenario temporal --top-k 3 --gated-pass 0.3 ")
+    assert verdict.papermill is None  # the notebook shows the whole suite
+    assert f"Reproduce: {verdict.command}" in str(verdict)
+
+
+def test_a_request_the_notebook_can_make_gets_a_papermill_line_with_the_same_verdict(tmp_path) -> None:
+    import shlex
+
+    import papermill
+
+    from evalkit.views.verdict import run_verdict
+
+    request = RunRequest(top_k=4, gated_pass="off", history="none")
+    verdict = run_verdict(run_request(request))
+    line = shlex.split(verdict.papermill or "")
+    assert line[:2] == ["papermill", "notebooks/eval_report.ipynb"]
+    given = dict(zip(line[4::3], line[5::3], strict=True))
+    assert given == {
+        "embedder": "deterministic", "system": "reference", "top_k": "4", "gated_pass": "off",
+        "datasets": "None", "thresholds": "None", "mutants": "None", "perturb": "None",
+    }  # fmt: skip
+    values = {name: None if text == "None" else text for name, text in given.items()}
+    papermill.execute_notebook(
+        str(ROOT / line[1]),
+        str(tmp_path / "out.ipynb"),
+        parameters={**values, "top_k": 4, "out": str(tmp_path / "nb.json")},
+        cwd=str(tmp_path),
+        progress_bar=False,
+        kernel_name="python3",
+    )
+    saved = json.loads((tmp_path / "nb.json").read_text())
+    assert saved["verdict"]["value"] == verdict.value
+    assert saved["provenance"]["request"]["top_k"] == 4

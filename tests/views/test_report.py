@@ -166,7 +166,10 @@ def test_the_reproduce_command_makes_the_same_run(
     assert code == 0
     again = load_run(tmp_path / "again.json")
     assert again.overall.drop(columns="pass").equals(run.overall.drop(columns="pass"))
-    assert run_verdict(again).command == command
+    assert run_verdict(again).command == (  # from the request the command line recorded
+        "evalkit run --datasets suite --scenario temporal --scenario multi-hop --top-k 3 --gated-pass off "
+        "--thresholds none"
+    )
 
 
 def test_the_builtin_suite_command_is_the_default_one(reference: EvalRun) -> None:
