@@ -20,6 +20,7 @@ from evalkit.cli.args import (
     project_settings,
     unit_float,
     use_pack,
+    write_pack,
 )
 from evalkit.cli.exit_codes import EXIT_OK, EXIT_REGRESSIONS
 from evalkit.cli.lint import warn_on_load
@@ -30,6 +31,7 @@ from evalkit.harness.baselines import (
     record_baseline,
     record_gated_baseline,
     replaced_system,
+    unstable_note,
 )
 from evalkit.harness.history import HISTORY_FILE, HistoryError, append_run
 from evalkit.harness.project import NO_BASELINES
@@ -223,6 +225,7 @@ def run_command(args: argparse.Namespace) -> int:
             "and --update-baseline (or --update-gated-baseline)"
         )
     executor = executor_from(args)
+    write_pack(args)
     warn_on_load(project.datasets, config.top_k)
     run = run_eval(
         config,
@@ -236,6 +239,12 @@ def run_command(args: argparse.Namespace) -> int:
         perturb=perturb,
         perturb_curve=curve,
     )
+    if recording:  # runs that disagree record nothing: refused before the report or history is written
+        try:
+            unstable_note(run.result, args.accept_unstable)
+        except UsageError:
+            print(render_run(run))  # which queries disagree, as a run without --update-baseline shows
+            raise
     run.save(out)
     print(render_run(run))
     if run.result.perturbation_curve is not None:
