@@ -35,6 +35,7 @@ from evalkit.harness.baselines import (
 )
 from evalkit.harness.history import HISTORY_FILE, HistoryError, append_run
 from evalkit.harness.project import NO_BASELINES
+from evalkit.harness.repeats import MAX_REPEAT
 from evalkit.harness.results import RunResult
 from evalkit.harness.thresholds_file import DEFAULT_GATED_TOLERANCE
 from evalkit.memory.options import TOKENIZERS
@@ -163,13 +164,15 @@ def seed_number(text: str) -> int:
 
 
 def repeat_count(text: str) -> int:
-    """`N` of --repeat: a whole number of runs, at least 1."""
+    """`N` of --repeat: a whole number of runs, from 1 to MAX_REPEAT."""
     try:
         count = int(text)
     except ValueError:
         count = 0
-    if count < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number of runs, 1 or more (e.g. 3), got {text!r}")
+    if not 1 <= count <= MAX_REPEAT:
+        raise argparse.ArgumentTypeError(
+            f"expected a whole number of runs from 1 to {MAX_REPEAT} (e.g. 3), got {text!r}"
+        )
     return count
 
 

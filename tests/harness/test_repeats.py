@@ -90,5 +90,7 @@ def test_cli_repeat_lists_unstable_queries_and_refuses_the_baseline(capsys, tmp_
 def test_cli_repeat_and_accept_unstable_are_checked(capsys):
     code, _, stderr = cli(capsys, "run", "--repeat", "0")
     assert code == 2 and "expected a whole number of runs" in stderr
+    code, _, stderr = cli(capsys, "run", "--repeat", "1000000")
+    assert code == 2 and "expected a whole number of runs from 1 to 100" in stderr
     code, _, stderr = cli(capsys, "run", "--accept-unstable")
     assert code == 2 and "--accept-unstable records a baseline from repeated runs" in stderr
