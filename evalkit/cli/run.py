@@ -40,6 +40,7 @@ from evalkit.harness.results import RunResult
 from evalkit.harness.thresholds_file import DEFAULT_GATED_TOLERANCE
 from evalkit.memory.options import TOKENIZERS
 from evalkit.scenarios.perturb import parse_curve, parse_perturb
+from evalkit.systems.resolve import REFERENCE_SPEC
 from evalkit.views.console import render_curve, render_run
 
 REPORT_NAME = "report.json"
@@ -205,6 +206,11 @@ def run_command(args: argparse.Namespace) -> int:
         )
     project = project_settings(args)
     config = make_config(project.config, **embedder_options(args))
+    if args.tokenizer is not None and config.system != REFERENCE_SPEC:  # it was silently ignored
+        raise UsageError(
+            f"--tokenizer sets the reference store's FTS5 tokenizer; system {config.system!r} tokenizes "
+            "text its own way: drop --tokenizer, or run --system reference"
+        )
     if args.tokenizer is not None:
         config = config.model_copy(
             update={"store": config.store.model_copy(update={"tokenizer": args.tokenizer})}

@@ -41,3 +41,8 @@ def test_history_of_a_folder_is_refused_not_empty(ws, capsys):
 def test_compare_refuses_a_negative_seed(ws, capsys):
     code, _, err = cli(capsys, "compare", "a.json", "b.json", "--seed", "-1")
     assert_refused(code, err, "--seed: expected an integer from 0 to 4294967295, got -1")
+
+
+def test_tokenizer_with_another_system_is_refused_not_ignored(ws, capsys):
+    code, _, err = cli(capsys, *run_args("--system", "chroma", "--tokenizer", "trigram"))
+    assert_refused(code, err, "--tokenizer sets the reference store's FTS5 tokenizer", "system 'chroma'")
