@@ -15,7 +15,7 @@ from evalkit.harness.project import NO_BASELINES, Project, resolve_project
 from evalkit.harness.request import RunRequest, options
 from evalkit.packaged import THRESHOLDS_NAME
 from evalkit.records import MAX_TOP_K
-from evalkit.suites.packs import LIST, pack_directory, pack_names, pack_summary, parse_packs
+from evalkit.suites.packs import LIST, pack_directory, pack_names, pack_summary, parse_packs, write_combined
 
 
 def int_in(low: int, high: int) -> Callable[[str], int]:
@@ -161,6 +161,14 @@ def print_packs() -> None:
     """`--pack list`: each pack's name and what it tests, one a line."""
     for name in pack_names():
         print(f"{name}: {pack_summary(name)}")
+
+
+def write_pack(args: argparse.Namespace) -> None:
+    """Write the combined suite of several `--pack`s (`write_combined`), once every check of the
+    command has passed: a refused command leaves no pack folder behind."""
+    text = getattr(args, "pack", None)
+    if text is not None and text != LIST and len(names := parse_packs(text)) > 1:
+        write_combined(names, Path(args.datasets))
 
 
 def thresholds_path(text: str) -> Path | str:

@@ -17,6 +17,7 @@ from evalkit.harness.baselines import (
     record_baseline,
     record_gated_baseline,
     replaced_system,
+    unstable_note,
 )
 from evalkit.harness.config import DEFAULT_DATASETS
 from evalkit.harness.history import HISTORY_FILE, HistoryError, append_run
@@ -24,7 +25,7 @@ from evalkit.harness.project import NO_BASELINES, resolve_request
 from evalkit.harness.request import NONE, OFF, RunRequest
 from evalkit.harness.results import RunResult
 from evalkit.harness.thresholds_file import DEFAULT_GATED_TOLERANCE
-from evalkit.suites.packs import LIST, pack_directory, parse_packs
+from evalkit.suites.packs import LIST, pack_directory, parse_packs, write_combined
 from evalkit.views.console import render_curve, render_run
 
 REPORT_NAME = "report.json"
@@ -93,6 +94,7 @@ def run_command(args: argparse.Namespace) -> int:
         return EXIT_OK
     request, project = resolve_request(given)
     check_recording_flags(args, request)
+    folder = None
     if request.pack is not None:
         folder = pack_directory(parse_packs(request.pack), project.reports / "packs")
         request = request.model_copy(update={"datasets": folder})
@@ -109,8 +111,16 @@ def run_command(args: argparse.Namespace) -> int:
         check_outputs(out, thresholds, update_baseline=recording)
     else:
         check_writable(out)
+    if folder is not None and request.pack is not None and len(names := parse_packs(request.pack)) > 1:
+        write_combined(names, folder)  # once every check has passed: a refused run leaves none
     warn_on_load(request.datasets or DEFAULT_DATASETS, config.top_k)
     run = run_request(request)
+    if recording:  # runs that disagree record nothing: refused before the report or history is written
+        try:
+            unstable_note(run.result, args.accept_unstable)
+        except UsageError:
+            print(render_run(run))  # which queries disagree, as a run without --update-baseline shows
+            raise
     run.save(out)
     print(render_run(run))
     if run.result.perturbation_curve is not None:

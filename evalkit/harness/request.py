@@ -34,6 +34,7 @@ from pydantic import BeforeValidator, Field, ValidationError, field_validator, m
 
 from evalkit.errors import UsageError
 from evalkit.harness.config import DEFAULT_DATASETS, DEFAULT_TOP_K, RunConfig
+from evalkit.harness.repeats import MAX_REPEAT
 from evalkit.memory.options import TOKENIZERS, StoreOptions, Tokenizer
 from evalkit.packaged import THRESHOLDS_NAME
 from evalkit.records import MAX_TOP_K
@@ -282,7 +283,7 @@ class RunRequest(FrozenModel):
     ] = None
     repeat: Annotated[
         int,
-        _whole(1),
+        _whole(1, MAX_REPEAT),
         Option(
             "run the suite N times (same system, same clock) and list the queries whose ids or order "
             "differ between the runs; the first run is reported, the verdict names the unstable queries "
@@ -398,6 +399,11 @@ class RunRequest(FrozenModel):
         said = functools.partial(spelled, spelling=_SPELLING.get())
         if self.pack is not None and self.datasets is not None:
             raise ValueError(f"{said('pack')} and {said('datasets')} both choose the suite; give one")
+        if self.tokenizer is not None and self.system != DEFAULT_SYSTEM:  # it would be ignored
+            raise ValueError(
+                f"{said('tokenizer')} sets the reference store's FTS5 tokenizer; system {self.system!r} "
+                f"tokenizes text its own way: drop {said('tokenizer')}, or run {said('system')} reference"
+            )
         if self.cache is not None and self.mode != REAL:
             raise ValueError(f"{said('cache')} needs a real embedder ({said('embedder')} real or real:MODEL)")
         self.perturbation  # noqa: B018 - parses the perturbation, refusing a bad one here
