@@ -35,6 +35,7 @@ from evalkit.harness.executors import Executor
 from evalkit.harness.provenance import BUILTIN_SUITE, Provenance
 from evalkit.harness.regressions import assert_no_regressions
 from evalkit.harness.repeats import compare_runs as compare_repeats
+from evalkit.harness.requirement import TURN_OFF, missing_baseline
 from evalkit.harness.results import PerturbationCurve, RunResult
 from evalkit.memory import StoreOptions
 from evalkit.metrics import HARNESS_METRICS
@@ -62,8 +63,11 @@ from evalkit.systems.resolve import resolve_system
 from evalkit.views.frames import EvalRun, curve_frame, load_run
 from evalkit.views.traces import TraceReplay, load_trace_queries
 
-BENCHMARK_DEFAULTS = RunConfig(gated=False, store=StoreOptions(retrieval="bm25"), thresholds=None)
-"""How a benchmark runs unless told otherwise: BM25, ungated, no baselines to compare with."""
+BENCHMARK_DEFAULTS = RunConfig(
+    gated=False, store=StoreOptions(retrieval="bm25"), thresholds=None, require_baseline=False
+)
+"""How a benchmark runs unless told otherwise: BM25, ungated, no baselines to compare with (and
+none required, in CI too: a benchmark is measured, not checked)."""
 
 
 def make_config(config: RunConfig | None = None, **overrides: Any) -> RunConfig:
@@ -541,12 +545,26 @@ def record_baseline(
     return record_mode_baseline(path, run.result, accept_unstable=accept_unstable)
 
 
-def assert_thresholds(run: EvalRun, fail: bool = True) -> str:
+def assert_thresholds(run: EvalRun, fail: bool = True, require_baseline: bool | None = None) -> str:
     """The run's verdict line when it has no regressions; otherwise RegressionError listing every
     regression (followed by the baseline-check-OFF note, if any), or with `fail` False that message
     and "(not raised: ...)" returned instead (`harness.regressions.assert_no_regressions`). The
-    report notebook's final cell."""
-    return assert_no_regressions(run.result, fail)
+    report notebook's final cell.
+
+    `require_baseline` as in `RunConfig` (None: on in a CI context, `evalkit.ci`) decides whether
+    a run that compared no metric with a baseline fails here, whatever the run was made or saved
+    with: None adds that regression in a CI context (and keeps one the run already has), True
+    always, False removes it. When it fails so, the message says how to turn it off in the
+    notebook's spelling (`-p require_baseline False`)."""
+    result = run.result
+    not_compared = result.metrics_not_compared
+    required = [r for r in result.regressions if r.kind == "baseline"]
+    if not_compared is not None and (require_baseline is not None or not required):
+        kept = [r for r in result.regressions if r.kind != "baseline"]
+        required = missing_baseline(require_baseline, not_compared)
+        result = result.model_copy(update={"regressions": [*kept, *required]})
+    hint = f"to pass without comparing, say so: {TURN_OFF['papermill']} (papermill or evalkit report)"
+    return assert_no_regressions(result, fail, hint if required else None)
 
 
 def trace_replay(traces_dir: str | Path | None = None, report_json: str | Path | None = None) -> TraceReplay:

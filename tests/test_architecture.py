@@ -25,6 +25,7 @@ LAYERS: tuple[frozenset[str], ...] = (
             "packaged",
             "parameters",
             "progress",
+            "ci",
             "validation",
             "shapes",
             "sqlite",

@@ -140,6 +140,7 @@ def test_eval_report_declares_the_documented_parameters() -> None:
         "min_relevance": "float | None",
         "datasets": "str | None",
         "thresholds": "str | None",
+        "require_baseline": "bool | None",
         "report_json": "str | None",
         "save_json": "str",
         "fail_on_regression": "bool",

@@ -12,7 +12,8 @@ from evalkit.errors import UsageError
 from evalkit.harness.config import DEFAULT_TOP_K
 from evalkit.harness.executors import EXECUTORS, Executor, make_executor
 from evalkit.harness.project import NO_BASELINES, Project, resolve_project
-from evalkit.packaged import THRESHOLDS_NAME
+from evalkit.harness.provenance import BUILTIN_SUITE
+from evalkit.packaged import BUILTIN_DATASETS, THRESHOLDS_NAME
 from evalkit.records import MAX_TOP_K
 from evalkit.suites.packs import LIST, pack_directory, pack_names, pack_summary, parse_packs
 
@@ -107,8 +108,10 @@ def add_dataset_args(parser: argparse.ArgumentParser) -> None:
     """--datasets and --thresholds, shared by `run`, `mutants`, `report` and `config`; unset flags
     are None, so the project file (evalkit.toml) or the default applies."""
     parser.add_argument(
-        "--datasets", type=Path, metavar="DIR",
-        help="suite directory (default: `datasets` in evalkit.toml, else the built-in suite)",
+        "--datasets", type=datasets_path, metavar="DIR",
+        help="suite directory (default: `datasets` in evalkit.toml, else the built-in suite); "
+        f"`{BUILTIN_KEYWORD}`: the built-in suite, asked for in so many words (a folder named so: "
+        f"./{BUILTIN_KEYWORD})",
     )  # fmt: skip
     parser.add_argument(
         "--thresholds", type=thresholds_path, metavar="PATH",
@@ -142,6 +145,16 @@ def use_pack(args: argparse.Namespace) -> bool:
     names = parse_packs(text)
     args.datasets = pack_directory(names, project_settings(args).reports / "packs")
     return True
+
+
+BUILTIN_KEYWORD = BUILTIN_SUITE
+"""The `--datasets` value naming the built-in suite (which runs anyway outside a project, with a
+note, except in CI: `evalkit run`'s `say_no_project`); reports name that suite so too."""
+
+
+def datasets_path(text: str) -> Path:
+    """`--datasets`: a path, or exactly `built-in` (`BUILTIN_KEYWORD`): the built-in suite."""
+    return BUILTIN_DATASETS if text == BUILTIN_KEYWORD else Path(text)
 
 
 def thresholds_path(text: str) -> Path | str:
@@ -192,7 +205,7 @@ def project_settings(args: argparse.Namespace) -> Project:
         "top_k": getattr(args, "top_k", None),
         "gated": False if getattr(args, "no_gated_pass", False) else None,
         "min_relevance": getattr(args, "min_relevance", None),
-        "require_baseline": True if getattr(args, "require_baseline", False) else None,
+        "require_baseline": getattr(args, "require_baseline", None),
     }
     return resolve_project(flags)
 

@@ -6,7 +6,7 @@ import argparse
 
 from evalkit.cli.args import add_dataset_args, add_top_k_arg, project_settings
 from evalkit.cli.exit_codes import EXIT_OK
-from evalkit.harness.project import PROJECT_FILE, PYPROJECT_FILE, Project
+from evalkit.harness.project import PROJECT_FILE, PYPROJECT_FILE, SETTINGS, Project
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -21,11 +21,21 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     )
     add_dataset_args(config)
     add_top_k_arg(config)
+    config.add_argument(
+        "--get", choices=SETTINGS, metavar="SETTING",
+        help="print only this setting's resolved value, `none` when unset (for scripts: evalkit init's CI "
+        "workflow reads `system` so)",
+    )  # fmt: skip
     config.set_defaults(handler=config_command)
 
 
 def config_command(args: argparse.Namespace) -> int:
-    print(render_project(project_settings(args)))
+    project = project_settings(args)
+    if args.get is not None:
+        value = project.values()[args.get]
+        print("none" if value is None else _shown(value))
+    else:
+        print(render_project(project))
     return EXIT_OK
 
 

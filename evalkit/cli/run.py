@@ -7,7 +7,9 @@ import sys
 from pathlib import Path
 
 from evalkit.api import make_config, run_eval
+from evalkit.ci import ci_context
 from evalkit.cli.args import (
+    BUILTIN_KEYWORD,
     add_dataset_args,
     add_deprecated_flag,
     add_embedder_args,
@@ -32,7 +34,8 @@ from evalkit.harness.baselines import (
     replaced_system,
 )
 from evalkit.harness.history import HISTORY_FILE, HistoryError, append_run
-from evalkit.harness.project import NO_BASELINES
+from evalkit.harness.project import DEFAULT_SOURCE, NO_BASELINES, PROJECT_FILE, PYPROJECT_FILE, Project
+from evalkit.harness.requirement import TURN_OFF
 from evalkit.harness.results import RunResult
 from evalkit.harness.thresholds_file import DEFAULT_GATED_TOLERANCE
 from evalkit.memory.options import TOKENIZERS
@@ -64,9 +67,10 @@ def register(commands: argparse._SubParsersAction) -> None:
         "entries are kept) and exit 0",
     )  # fmt: skip
     run.add_argument(
-        "--require-baseline", action="store_true",
-        help="exit 1 when the baseline check is off (no baseline of this system for this mode, "
-        "top_k and suite) instead of noting it",
+        "--require-baseline", action=argparse.BooleanOptionalAction, default=None,
+        help="exit 1 when no metric was compared with a baseline (no baseline of this system for this "
+        "mode, top_k and suite; --thresholds none) instead of noting it; --no-require-baseline: a note "
+        "even in CI (default: `require_baseline` in evalkit.toml, else on when $CI is set)",
     )  # fmt: skip
     run.add_argument(
         "--update-gated-baseline", action="store_true",
@@ -199,6 +203,7 @@ def run_command(args: argparse.Namespace) -> int:
             "(the curve's own runs are the perturbed ones)"
         )
     project = project_settings(args)
+    say_no_project(project)
     config = make_config(project.config, **embedder_options(args))
     if args.tokenizer is not None:
         config = config.model_copy(
@@ -238,6 +243,11 @@ def run_command(args: argparse.Namespace) -> int:
     )
     run.save(out)
     print(render_run(run))
+    if project.sources["require_baseline"] == DEFAULT_SOURCE and any(
+        r.kind == "baseline" for r in run.result.regressions
+    ):
+        where = project.file or PROJECT_FILE
+        print(f"to pass without comparing, say so: {TURN_OFF['cli']} (or {TURN_OFF['toml']} in {where})")
     if run.result.perturbation_curve is not None:
         print(render_curve(run.result.perturbation_curve))
     print(f"report: {out}")
@@ -262,6 +272,29 @@ def run_command(args: argparse.Namespace) -> int:
         print_unstable_note(run.result)
         return EXIT_OK
     return EXIT_OK if run.ok else EXIT_REGRESSIONS
+
+
+def say_no_project(project: Project) -> None:
+    """Outside a project (no evalkit.toml or [tool.evalkit] from the working directory upwards)
+    with no suite named on the command line (--datasets, --pack): one line on stderr saying that
+    the built-in suite runs, where its reports go and how to start a project. In a CI context
+    (`evalkit.ci`) UsageError instead, before anything is written: a CI job is meant to
+    run its project's suite, and one started in the wrong folder must not pass on evalkit's own."""
+    if project.file is not None or project.sources["datasets"] != DEFAULT_SOURCE:
+        return
+    where = f"no {PROJECT_FILE} or [tool.evalkit] in {PYPROJECT_FILE} in {Path.cwd()} or above"
+    context = ci_context()
+    if context is not None:
+        raise UsageError(
+            f"{where}, and in CI ({context}) evalkit does not fall back to its built-in suite: run in "
+            f"your project's folder (start one with `evalkit init`), or ask for the built-in suite with "
+            f"--datasets {BUILTIN_KEYWORD}"
+        )
+    print(
+        f"evalkit: note: {where}: running the built-in suite, reports in {project.reports}/; start a "
+        "project of your own with `evalkit init`",
+        file=sys.stderr,
+    )
 
 
 def check_gated_flags(args: argparse.Namespace) -> None:

@@ -21,8 +21,9 @@ provenance. Decisions where the SPEC is silent:
   has a `degenerate` regression (`harness.verdict.degenerate_findings`): it is never PASS,
   whatever baseline it meets. xfail scenarios are expected to miss: they do not count, and a
   run of xfail scenarios only gets a note in its verdict instead.
-- `config.require_baseline`: baseline check OFF for any of these reasons is itself a regression
-  (kind `baseline`), so CI cannot pass without comparing metrics.
+- `config.require_baseline` (None: in a CI context, `evalkit.ci`): baseline check OFF for
+  any of these reasons, or no thresholds file at all, is itself a regression (kind `baseline`), so
+  CI cannot pass without comparing metrics.
 - Scenarios that are not applicable to the system are listed in a note. They leave the overall
   mean and their categories' means over a different population than the baseline's, so those
   are not checked against baselines (see `metric_regressions`); categories whose scenarios all ran still are.
@@ -51,6 +52,7 @@ from evalkit.harness.regressions import (
     metric_regressions,
     no_baseline_reason,
 )
+from evalkit.harness.requirement import missing_baseline
 from evalkit.harness.results import BASELINE_CHECK_OFF, PassResult, Regression, RunResult
 from evalkit.harness.runner import run_suite
 from evalkit.harness.thresholds_file import (
@@ -178,8 +180,7 @@ def _baseline_check(
     (`baseline_mismatch`)."""
     thresholds = config.thresholds
     if thresholds is None:  # no baselines by design: no note, but a required baseline is missing
-        missing = "a baseline is required (--require-baseline) but the run was configured without baselines"
-        return [], [Regression(kind="baseline", message=missing)] if config.require_baseline else [], None
+        return [], missing_baseline(config.require_baseline, "the run was configured without baselines"), None
     entry = find_baseline(entries or {}, config.mode, config.top_k)
     mismatch = None if entry is None else baseline_mismatch(entry, config.mode, thresholds, *identity)
     if suite.perturbation is not None:
@@ -203,8 +204,7 @@ def _baseline_check(
     else:
         return [], metric_regressions(measurement, entry), _compared(entry, measurement, thresholds)
     note = f"{BASELINE_CHECK_OFF}: {reason} (assertions still count)"
-    required = Regression(kind="baseline", message=f"a baseline is required (--require-baseline): {note}")
-    return [note], [required] if config.require_baseline else [], None
+    return [note], missing_baseline(config.require_baseline, reason), None
 
 
 def _compared(entry: ModeEntry, measurement: PassResult, thresholds: object) -> ComparedBaseline:

@@ -17,7 +17,7 @@ Keys, all optional (`evalkit.toml` holds them at the top level, pyproject.toml u
 | `top_k` | results per query | 5 |
 | `gated` | also run the report-only pass under the relevance gate | true |
 | `min_relevance` | the gate of that pass | the service default |
-| `require_baseline` | baseline check OFF is a regression (exit 1) | false |
+| `require_baseline` | no metric compared with a baseline is a regression (exit 1) | in CI (`evalkit.ci`) |
 | `reports` | the folder of JSON and HTML reports | `reports` (in the working directory) |
 
 Precedence, value by value: the command line, then the file, then the default. Relative paths in
@@ -60,6 +60,9 @@ DEFAULT_REPORTS = Path("reports")
 
 NO_BASELINES = "none"
 """The `thresholds` value that means no baselines at all (`Project.thresholds` None)."""
+
+AUTO = "auto (on in a CI context)"
+"""How `evalkit config` shows `require_baseline` left unset (`evalkit.ci`)."""
 
 DEFAULT_SOURCE = "default"
 COMMAND_LINE = "command line"
@@ -110,7 +113,7 @@ class Project:
             "top_k": c.top_k,
             "gated": c.gated,
             "min_relevance": c.min_relevance,
-            "require_baseline": c.require_baseline,
+            "require_baseline": AUTO if c.require_baseline is None else c.require_baseline,
             "reports": self.reports,
         }
 

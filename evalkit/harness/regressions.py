@@ -247,19 +247,19 @@ def gated_regressions(gated: PassResult, entry: GatedEntry) -> list[Regression]:
     return found
 
 
-def assert_no_regressions(result: RunResult, fail: bool = True) -> str:
+def assert_no_regressions(result: RunResult, fail: bool = True, hint: str | None = None) -> str:
     """Raise RegressionError listing every regression when `fail` and the run has any.
 
     Returns the verdict line otherwise (`RunResult.verdict`: "No gating regressions." only when
     the metrics were compared with a baseline, else the "baseline check OFF: ..." note) or, with
     `fail` False, how many regressions were found but not raised. A baseline-check-OFF note
-    follows the regressions in either case.
+    follows the regressions in either case, then `hint` (a fix in the caller's spelling), if any.
     """
     regressions = result.regressions
     if not regressions:
         return result.verdict_line()
     off = result.baseline_check_off
-    lines = [f"  - [{r.kind}] {r.message}" for r in regressions] + ([off] if off is not None else [])
+    lines = [f"  - [{r.kind}] {r.message}" for r in regressions] + [n for n in (off, hint) if n is not None]
     message = f"{counted(len(regressions), 'regression')} against the thresholds:\n" + "\n".join(lines)
     if fail:
         raise RegressionError(message)

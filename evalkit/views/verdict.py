@@ -282,7 +282,7 @@ def margins(result: RunResult) -> tuple[Margin, ...]:
 
 def reproduce_command(result: RunResult) -> str | None:
     """The `evalkit run` command line that makes this run again (same system, mode, model, top_k,
-    gated pass and gate, suite folder, scenarios, thresholds file, --require-baseline, --perturb,
+    gated pass and gate, suite folder, scenarios, thresholds file, --[no-]require-baseline, --perturb,
     --perturb-curve), shell-
     quoted; None when the report does not record its suite (`Provenance.datasets`: a benchmark
     import, or a report written before evalkit recorded it). The thresholds flag is left out when
@@ -315,8 +315,8 @@ def reproduce_command(result: RunResult) -> str | None:
         and Path(config.thresholds) != Path(prov.datasets) / "thresholds.json"
     ):
         argv += ["--thresholds", shown_path(config.thresholds)]
-    if config.require_baseline:
-        argv.append("--require-baseline")
+    if config.require_baseline is not None:  # None: on in a CI context, as the same line will be
+        argv.append("--require-baseline" if config.require_baseline else "--no-require-baseline")
     perturbed = prov.perturbation
     for flag, key in (("distractors", "distractors"), ("stale-repeats", "stale_repeats")):
         if perturbed.get(key):

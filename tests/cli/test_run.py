@@ -144,7 +144,9 @@ def test_a_top_k_without_a_baseline_says_the_check_is_off_and_require_baseline_e
     assert any(note.startswith(message) for note in report["notes"])
     assert run(workspace, "--top-k", "10", "--require-baseline") == 1
     out = capsys.readouterr().out
-    assert "[baseline] a baseline is required (--require-baseline): " + message in out
+    required = "[baseline] a baseline is required (require_baseline is on) but no metric was compared"
+    assert required in out
+    assert "no baseline for deterministic at top_k 10" in out
     report = json.loads((workspace / "report.json").read_text())
     assert [r["kind"] for r in report["regressions"]] == ["baseline"]
 
