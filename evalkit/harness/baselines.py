@@ -34,6 +34,7 @@ from pathlib import Path
 
 from evalkit.errors import UsageError
 from evalkit.files import check_writable
+from evalkit.harness.aggregation import feeds_means_when_applicable, scope_scenarios
 from evalkit.harness.provenance import Provenance
 from evalkit.harness.results import Aggregate, PassResult, RunResult
 from evalkit.harness.thresholds_file import (
@@ -57,16 +58,20 @@ from evalkit.harness.thresholds_file import (
 from evalkit.metrics import HARNESS_METRICS
 from evalkit.metrics.registry import BEHAVIOUR
 from evalkit.packaged import inside_installed_package
+from evalkit.wording import counted
 
 MARGIN = 0.02
 """How far below the baseline a metric may fall before it regresses (the recorded thresholds)."""
 
 
-def _levels(aggregate: Aggregate) -> BaselineLevels:
+def _levels(aggregate: Aggregate, scenarios: list[str] | None = None) -> BaselineLevels:
+    """One scope's recorded levels: `aggregate`'s metrics rounded, its query count and the
+    `scenarios` it averaged (None: not recorded, as in a gated baseline)."""
     return BaselineLevels(
         **{m: round_half_away(aggregate.metrics[m]) for m in HARNESS_METRICS},
         queries=aggregate.queries,
         behaviour={m: round_half_away(v) for m, v in aggregate.behaviour.items()},
+        scenarios=scenarios,
     )
 
 
@@ -104,11 +109,12 @@ def baseline_entry(
     system: BaselineSystem | None = None,
     suite: SuiteFingerprint | None = None,
 ) -> ModeEntry:
-    """A new entry from an ungated pass: baseline rounded to 4 places, thresholds baseline − MARGIN,
-    recorded for `system` on `suite` (None: not recorded, read as the reference store's and any
-    suite)."""
-    overall = _levels(result.overall)
-    categories = {name: _levels(agg) for name, agg in result.categories.items()}
+    """A new entry from an ungated pass: baseline rounded to 4 places, each scope with the
+    scenarios it averaged (`scope_scenarios`), thresholds baseline − MARGIN, recorded for
+    `system` on `suite` (None: not recorded, read as the reference store's and any suite)."""
+    fed = scope_scenarios(result.scenarios)
+    overall = _levels(result.overall, fed[None])
+    categories = {name: _levels(agg, fed.get(name, [])) for name, agg in result.categories.items()}
     return ModeEntry(
         recorded_at=_recorded_at(recorded_at),
         top_k=top_k,
@@ -197,12 +203,37 @@ def record_baseline(thresholds: str | Path, result: RunResult, *, accept_unstabl
     otherwise UsageError naming the unstable queries, and nothing is written — unless
     `accept_unstable`, when the first run's metrics are recorded with a `note` naming them."""
     check_recordable(Path(thresholds))
+    check_counted(result)
     note = unstable_note(result, accept_unstable)
     system, suite = measured_on(result.system, result.provenance)
     entry = baseline_entry(result.measurement, result.top_k, system=system, suite=suite)
     if note is not None:
         entry = entry.model_copy(update={"note": note})
     return update_thresholds(thresholds, result.mode, entry)
+
+
+def check_counted(result: RunResult) -> None:
+    """Refuse (UsageError) a baseline over 0 queries: the measurement pass counted none (no
+    scenario expected to pass and not measure-only ran: every one was not applicable to the
+    system, or the suite has none) and measured no behaviour metric either, so every mean is 0
+    and a later run could only be compared with nothing. (A suite of measure-only scenarios that
+    asks for behaviour metrics, such as the nonsense-control pack's abstention, has a baseline:
+    its behaviour means.)"""
+    overall = result.measurement.overall
+    if overall.queries > 0 or overall.behaviour:
+        return
+    feeding = [s.name for s in result.scenarios if feeds_means_when_applicable(s)]
+    why = (
+        f"the scenarios expected to pass ({counted(len(feeding), 'scenario')}) were all not applicable "
+        f"to system {result.system} (see the run's notes)"
+        if feeding
+        else "the suite has no scenario expected to pass that is not measure-only"
+    )
+    raise UsageError(
+        f"no baseline recorded: the run counted 0 queries, because {why}; a baseline over 0 queries "
+        "compares nothing. Give the suite scenarios this system can run, or evaluate a system "
+        "that has the capabilities they need"
+    )
 
 
 def unstable_note(result: RunResult, accept_unstable: bool) -> str | None:

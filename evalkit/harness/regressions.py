@@ -18,9 +18,11 @@ A metric regresses when actual + `TOLERANCE` < its floor. Building entries is
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 from evalkit.errors import RegressionError
+from evalkit.harness.aggregation import feeds_means_when_applicable, scope_scenarios
 from evalkit.harness.results import PassResult, Regression, RunResult
 from evalkit.harness.thresholds_file import (
     BaselineSystem,
@@ -99,8 +101,7 @@ def _changed_files(then: SuiteFingerprint, now: SuiteFingerprint) -> str:
         for name in sorted({*then.files, *now.files})
         if then.files.get(name) != now.files.get(name)
     ]
-    count = f"{len(changed)} file{'s' if len(changed) != 1 else ''}"
-    return f"{count}: {', '.join(changed)}" if changed else "its digest differs"
+    return f"{counted(len(changed), 'file')}: {few_names(changed)}" if changed else "its digest differs"
 
 
 def assertion_regressions(result: PassResult) -> list[Regression]:
@@ -128,28 +129,25 @@ def assertion_regressions(result: PassResult) -> list[Regression]:
 
 
 def metric_regressions(result: PassResult, entry: ModeEntry) -> list[Regression]:
-    """Metrics below their thresholds, overall and per category, and categories of the entry that
-    the run lacks (`present`). When scenarios that feed the means (outcome pass, not
-    measure-only) were not applicable to the system, the overall means and those scenarios'
-    categories are not compared (they average other queries than the baseline did), so a category
-    missing only because of not-applicable scenarios is no `present` regression. A not-applicable
-    measure-only or xfail scenario changes no mean and so turns nothing off. A harness metric the
-    entry does not hold (the entry was recorded before the metric was registered) is not
-    compared: no regression for it until a baseline records it."""
-    found: list[Regression] = []
-    for category, floor in compared_levels(result, entry):
-        actual = result.overall if category is None else result.categories.get(category)
-        if actual is None:
-            found.append(
-                Regression(
-                    kind="present",
-                    category=category,
-                    message=f"category {category!r} has a baseline but no counted scenario ran in it",
-                )
-            )
-        else:
-            found.extend(_below(category, floor, actual.metrics))
-            found.extend(_behaviour_beyond(category, floor, actual.behaviour))
+    """Metrics below their thresholds in the scopes `scope_check` compares (overall and per
+    category, over the same scenarios as the baseline), and categories of the entry that the run
+    lacks altogether (`present`). A harness metric the entry does not hold (the entry was
+    recorded before the metric was registered) is not compared: no regression for it until a
+    baseline records it. The scopes that are not comparable are `ScopeCheck.not_comparable`:
+    no regression, but the caller must say so (`harness.evaluate`)."""
+    check = scope_check(result, entry)
+    found: list[Regression] = [
+        Regression(
+            kind="present",
+            category=category,
+            message=f"category {category!r} has a baseline but no counted scenario ran in it",
+        )
+        for category in check.vanished
+    ]
+    for category, floor in check.compared:
+        actual = result.overall if category is None else result.categories[category]
+        found.extend(_below(category, floor, actual.metrics))
+        found.extend(_behaviour_beyond(category, floor, actual.behaviour))
     return found
 
 
@@ -170,21 +168,77 @@ def _behaviour_beyond(
     return found
 
 
-def compared_levels(result: PassResult, entry: ModeEntry) -> list[tuple[str | None, MetricLevels]]:
-    """The scopes `metric_regressions` compares (None = overall) with their thresholds: all of
-    the entry's, except the overall means and the categories of scenarios that feed the means
-    (outcome pass, not measure-only) but were not applicable to the system. Empty when nothing
-    can be compared: the run is then not checked against the baseline (`harness.evaluate`
-    notes it)."""
-    skipped = {
-        s.category
-        for s in result.scenarios
-        if s.status == "not_applicable" and s.outcome == "pass" and not s.measure_only
-    }
-    return [
-        *([(None, entry.thresholds.overall)] if not skipped else []),
-        *((c, floor) for c, floor in entry.thresholds.categories.items() if c not in skipped),
+@dataclass(frozen=True)
+class ScopeCheck:
+    """How each scope of a baseline entry (None = overall) stands against a run:
+    - `compared`: the scopes whose scenarios are the baseline's, with their thresholds;
+    - `vanished`: categories of the entry none of whose scenarios is in the run any more
+      (no scenario of that category expected to pass and not measure-only, applicable or not):
+      `present` regressions;
+    - `not_comparable`: scope → why its averaged scenarios differ from the baseline's (a
+      scenario became not applicable, or applicable, to the system): never compared, and never
+      passed silently (the run's verdict names them)."""
+
+    compared: list[tuple[str | None, MetricLevels]]
+    vanished: list[str]
+    not_comparable: dict[str | None, str]
+
+
+def recorded_scenarios(entry: ModeEntry, scope: str | None, result: PassResult) -> list[str]:
+    """The scenarios the entry's `scope` (None = overall) averaged: the recorded set, or — the one
+    rule for entries recorded before scenario sets (the built-in files' older entries) — every
+    scenario of `result` in that scope that feeds the means when applicable, as if the baseline
+    had been recorded with all of them applicable (as the reference store's were). Such an entry
+    is thus compared where every scenario of the scope ran, and not comparable where one was not
+    applicable; recording it again gives it its sets."""
+    levels = entry.baseline.overall if scope is None else entry.baseline.categories.get(scope)
+    if levels is not None and levels.scenarios is not None:
+        return levels.scenarios
+    return scope_scenarios(result.scenarios, feeds_means_when_applicable).get(scope, [])
+
+
+def scope_check(result: PassResult, entry: ModeEntry) -> ScopeCheck:
+    """Which scopes of `entry` (the overall and each category of its thresholds) `result` is
+    compared in: those whose applicable scenarios (`scope_scenarios`) are the ones the baseline
+    averaged (`recorded_scenarios`), as sets, and that average something (a query, or behaviour
+    metrics: a scope over 0 queries compares nothing and is not comparable); see `ScopeCheck`."""
+    now = scope_scenarios(result.scenarios)
+    present = scope_scenarios(result.scenarios, feeds_means_when_applicable)
+    check = ScopeCheck(compared=[], vanished=[], not_comparable={})
+    scopes: list[tuple[str | None, MetricLevels]] = [
+        (None, entry.thresholds.overall),
+        *entry.thresholds.categories.items(),
     ]
+    for scope, levels in scopes:
+        then, ran = recorded_scenarios(entry, scope, result), now.get(scope, [])
+        if scope is not None and scope not in present:
+            check.vanished.append(scope)
+        elif set(then) != set(ran):
+            check.not_comparable[scope] = _difference(then, ran)
+        elif ran or (isinstance(levels, ThresholdLevels) and levels.behaviour):
+            check.compared.append((scope, levels))
+        else:  # recorded over 0 queries before such baselines were refused (`baselines.check_counted`)
+            check.not_comparable[scope] = "it averages no query: record the baseline again"
+    return check
+
+
+def _difference(then: list[str], now: list[str]) -> str:
+    """ "baseline 41 scenarios, this run 33; missing now: a, b, c and 5 more" (`few_names`)."""
+    gone = [name for name in then if name not in now]
+    new = [name for name in now if name not in then]
+    parts = [f"missing now: {few_names(gone)}" if gone else "", f"new: {few_names(new)}" if new else ""]
+    return "; ".join([f"baseline {len(then)} scenarios, this run {len(now)}", *(p for p in parts if p)])
+
+
+def few_names(names: list[str], shown: int = 3) -> str:
+    """At most `shown` of `names`, then how many more: "a, b, c and 5 more"."""
+    head = ", ".join(names[:shown])
+    return head if len(names) <= shown else f"{head} and {len(names) - shown} more"
+
+
+def scope_name(scope: str | None) -> str:
+    """ "overall" or "category 'explicit-fact'": a scope as messages name it."""
+    return "overall" if scope is None else f"category {scope!r}"
 
 
 def _below(category: str | None, floor: MetricLevels, actual: Mapping[str, float]) -> list[Regression]:

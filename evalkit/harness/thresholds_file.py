@@ -101,7 +101,7 @@ class _Levels(_Model):
         data: dict[str, Any] = handler(self)
         if not getattr(self, "behaviour", None):
             data.pop("behaviour", None)
-        return {k: v for k, v in data.items() if v is not None or k not in HARNESS}
+        return {k: v for k, v in data.items() if v is not None or (k not in HARNESS and k != "scenarios")}
 
     def value(self, metric: str) -> float | None:
         """The level of harness metric `metric`, or None when the entry does not hold it (only a
@@ -157,9 +157,15 @@ class ThresholdLevels(MetricLevels):
 
 
 class BaselineLevels(ThresholdLevels):
-    """Recorded metrics plus how many queries they were averaged over."""
+    """Recorded metrics plus how many queries they were averaged over and `scenarios`: the names
+    of the scenarios whose queries those were (`evalkit.harness.aggregation.scope_scenarios`:
+    applicable to the system, expected to pass, not measure-only; in suite order), so that a
+    later run is compared over the same ones. None — left out of the JSON — in entries recorded
+    before scenario sets, and in gated baselines (`harness.regressions.recorded_scenarios` says
+    how such an entry is read)."""
 
     queries: int = Field(ge=0)
+    scenarios: list[str] | None = None
 
 
 class Baseline(_Model):
