@@ -63,6 +63,7 @@ from evalkit.harness.regressions import (
 from evalkit.harness.results import BASELINE_CHECK_OFF, PassResult, Regression, RunResult
 from evalkit.harness.runner import run_suite
 from evalkit.harness.thresholds_file import (
+    RECORD_COMMAND,
     BaselineSystem,
     GatedEntry,
     ModeEntry,
@@ -201,7 +202,10 @@ def baseline_check(
     elif suite.subset and entries is not None:
         reason = "scenarios were selected by name: the baseline check is off, baselines cover the whole suite"
     elif entries is None:
-        reason = f"no thresholds file at {thresholds}: the baseline check is off until a baseline is recorded"
+        reason = (
+            f"no thresholds file at {thresholds}: the baseline check is off until a baseline is recorded "
+            f"(`{RECORD_COMMAND}` over this run's report)"
+        )
     elif entry is None:
         reason = no_baseline_reason(config.mode, config.top_k, thresholds, entries)
     elif mismatch is not None:

@@ -25,6 +25,7 @@ from evalkit.errors import RegressionError
 from evalkit.harness.aggregation import feeds_means_when_applicable, scope_scenarios
 from evalkit.harness.results import PassResult, Regression, RunResult
 from evalkit.harness.thresholds_file import (
+    RECORD_COMMAND,
     BaselineSystem,
     GatedEntry,
     MetricLevels,
@@ -35,27 +36,20 @@ from evalkit.harness.thresholds_file import (
 )
 from evalkit.metrics import HARNESS_METRICS
 from evalkit.metrics.registry import BEHAVIOUR
-from evalkit.wording import counted
+from evalkit.wording import counted, few_names
 
 TOLERANCE = 1e-6
 """A metric regresses when actual + TOLERANCE < threshold (absorbs float noise)."""
 
 
 def no_baseline_reason(mode: str, top_k: int, path: Path, entries: Mapping[str, ModeEntry]) -> str:
-    """Why the baseline check is off for a run without an entry, and how to record exactly that entry:
-    the same command plus --update-baseline (the same suite, mode, top_k and thresholds file; it
-    adds the entry and keeps every other one). Spelling out a command instead could name another
-    suite or file than the run used, and so replace a baseline the user did not mean."""
+    """Why the baseline check is off for a run without an entry, and how to record exactly that
+    entry: `RECORD_COMMAND` over this run's report (the same suite, mode, top_k and thresholds
+    file; it adds the entry and keeps every other one, so it can replace nothing)."""
     return (
-        f"no baseline for {mode} at top_k {top_k} in {path} (it holds {recorded(entries)}); to record "
-        "one, re-run the same command with --update-baseline (it adds this entry and keeps the others)"
+        f"no baseline for {mode} at top_k {top_k} in {path} (it holds {recorded(entries)}); to record one "
+        f"from this run's report, `{RECORD_COMMAND}` (it adds this entry and keeps the others)"
     )
-
-
-_RE_RECORD = (
-    "record this system's own baseline with --update-baseline into a thresholds file of its own "
-    "(--thresholds PATH, or `thresholds` in evalkit.toml)"
-)
 
 
 def baseline_mismatch(
@@ -71,24 +65,34 @@ def baseline_mismatch(
       describe() often holds what one run was given (a replayed file's path and hash, a server's
       URL and port) and would make every run a stranger to its own baseline.
     - Another suite: the entry recorded a suite fingerprint and the run's digest differs; the
-      files that changed, appeared or disappeared are counted and named (when both sides have
-      per-file hashes). An entry without a fingerprint (recorded before suites were fingerprinted)
-      is compared whatever the suite holds.
+      files that changed, appeared or disappeared are counted and the first few named (when both
+      sides have per-file hashes). An entry without a fingerprint (recorded before suites were
+      fingerprinted) is compared whatever the suite holds.
     The system is checked first: a foreign system's baseline is named as such even when the
     suite changed too.
+
+    The advice never overwrites another suite's or system's baseline unawares: it is a
+    thresholds file of the run's own, or — for a suite edited since, which a digest cannot tell
+    from another suite — the entry's place on purpose (`--replace`), the entry's suite named
+    (`SuiteFingerprint.label`) so the user can tell.
     """
     where = f"the baseline for {mode} at top_k {entry.top_k} in {path}"
+    own_file = (
+        f"record this run's baseline into a thresholds file of its own (`{RECORD_COMMAND} --thresholds PATH`)"
+    )
     if entry.system_name != system.name:
         return (
             f"{where} was recorded for system {entry.system_name}; this run evaluated {system.name}: "
-            + _RE_RECORD
+            + own_file
         )
-    if entry.suite is not None and entry.suite.digest != suite.digest:
-        return (
-            f"the suite changed since the baseline was recorded ({_changed_files(entry.suite, suite)}): "
-            + (f"re-record it (re-run the same command with --update-baseline; {path})")
-        )
-    return None
+    if entry.suite is None or entry.suite.digest == suite.digest:
+        return None
+    return (
+        f"{where} was recorded on {entry.suite.label}, and this run's suite differs "
+        f"({_changed_files(entry.suite, suite)}): record this run's baseline into a thresholds file of its "
+        f"own (`{RECORD_COMMAND} --thresholds PATH`), or, if that entry is this suite's own older baseline, "
+        f"in its place (`{RECORD_COMMAND} --replace`)"
+    )
 
 
 def _changed_files(then: SuiteFingerprint, now: SuiteFingerprint) -> str:
@@ -228,12 +232,6 @@ def _difference(then: list[str], now: list[str]) -> str:
     new = [name for name in now if name not in then]
     parts = [f"missing now: {few_names(gone)}" if gone else "", f"new: {few_names(new)}" if new else ""]
     return "; ".join([f"baseline {len(then)} scenarios, this run {len(now)}", *(p for p in parts if p)])
-
-
-def few_names(names: list[str], shown: int = 3) -> str:
-    """At most `shown` of `names`, then how many more: "a, b, c and 5 more"."""
-    head = ", ".join(names[:shown])
-    return head if len(names) <= shown else f"{head} and {len(names) - shown} more"
 
 
 def scope_name(scope: str | None) -> str:

@@ -34,7 +34,7 @@ from evalkit.metrics import HARNESS_METRICS
 from evalkit.scenarios import Suite
 from evalkit.systems.capabilities import ALL_CAPABILITIES
 from tests.factories import a_pass, a_run, query, scenario
-from tests.shared import DATASETS, cli
+from tests.shared import DATASETS, cli, cli_record
 from tests.systems_fixtures import LimitedSystem
 
 SUITE = Suite(scenarios=(), sources={}, distractors=(), digest="0" * 64)
@@ -262,7 +262,7 @@ def test_a_baseline_over_0_queries_is_refused(tmp_path):
 def test_qdrant_with_raised_thresholds_fails_overall_and_in_a_category_with_na_scenarios(tmp_path, capsys):
     q = tmp_path / "q.json"
     out = ["--out", str(tmp_path / "r.json"), "--no-history"]
-    code, _, _ = cli(capsys, "run", "--system", "qdrant", "--thresholds", str(q), "--update-baseline", *out)
+    code, _, _ = cli_record(capsys, "run", "--system", "qdrant", "--thresholds", str(q), *out)
     assert code == 0
     data = json.loads(q.read_text())
     entry = data["deterministic@5"]
