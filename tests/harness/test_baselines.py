@@ -1,4 +1,4 @@
-"""harness.baselines and the Python API's `record_baseline`: what `--update-baseline [--gated]`
+"""harness.baselines and the Python API's `record_baseline`: what `evalkit baseline record [--gated]`
 records, reachable without the CLI, and the one floor rule of the thresholds file."""
 
 from __future__ import annotations

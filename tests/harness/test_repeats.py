@@ -74,7 +74,7 @@ def test_baseline_from_disagreeing_repeats_is_refused_unless_accepted(tmp_path):
 
 def test_cli_repeat_lists_unstable_queries_and_refuses_the_baseline(capsys, tmp_path):
     out, thresholds = tmp_path / "report.json", tmp_path / "thresholds.json"
-    common = ["run", "--datasets", str(DATASETS), "--out", str(out), "--no-history", "--repeat", "2"]
+    common = ["run", "--datasets", str(DATASETS), "--out", str(out), "--repeat", "2"]
     common += ["--system", "tests.systems_fixtures:ShuffledTiesSystem", "--thresholds", str(thresholds)]
     code, stdout, stderr = cli_record(capsys, *common)
     assert code == 2 and "no baseline recorded: the 2 runs disagree" in stderr
@@ -88,5 +88,7 @@ def test_cli_repeat_lists_unstable_queries_and_refuses_the_baseline(capsys, tmp_
 def test_cli_repeat_and_accept_unstable_are_checked(capsys):
     code, _, stderr = cli(capsys, "run", "--repeat", "0")
     assert code == 2 and "expected a whole number of runs" in stderr
+    code, _, stderr = cli(capsys, "run", "--repeat", "1000000")
+    assert code == 2 and "expected a whole number of runs from 1 to 100" in stderr
     code, _, stderr = cli(capsys, "run", "--accept-unstable")
     assert code == 2 and "unrecognized arguments: --accept-unstable" in stderr  # `baseline record`'s
