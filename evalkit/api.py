@@ -5,7 +5,7 @@
 `run_eval` runs a scenario suite, `run_benchmark` (and `run_beir` / `run_locomo` /
 `run_longmemeval`) an imported benchmark, `detect_mutations` (`suites.mutations.run_mutants`,
 re-exported) the mutation suite; `record_baseline` records a run as the baseline of its thresholds
-file (what `evalkit run --update-baseline` / `--update-gated-baseline` does), `assert_thresholds`
+file (what `evalkit baseline record [--gated]` does), `assert_thresholds`
 raises on a run's regressions (the report notebook's final cell); `run_and_load`
 is what the report notebook calls: run, save the JSON report, load it back (so the notebook
 shows exactly the saved file). Every function accepts a whole `RunConfig` and/or keyword
@@ -34,6 +34,7 @@ from evalkit.harness.evaluate import evaluate
 from evalkit.harness.executors import Executor
 from evalkit.harness.provenance import BUILTIN_SUITE, Provenance
 from evalkit.harness.regressions import assert_no_regressions
+from evalkit.harness.repeats import MAX_REPEAT
 from evalkit.harness.repeats import compare_runs as compare_repeats
 from evalkit.harness.requirement import TURN_OFF, missing_baseline
 from evalkit.harness.results import PerturbationCurve, RunResult
@@ -182,8 +183,8 @@ def run_eval(
     baseline check, stay the unperturbed suite's, and no point of the curve is compared with a
     baseline. UsageError with `perturb` (a curve of a perturbed suite is not offered: give one).
     """
-    if isinstance(repeat, bool) or not isinstance(repeat, int) or repeat < 1:
-        raise UsageError(f"repeat must be a whole number of runs, 1 or more; got {repeat!r}")
+    if isinstance(repeat, bool) or not isinstance(repeat, int) or not 1 <= repeat <= MAX_REPEAT:
+        raise UsageError(f"repeat must be a whole number of runs from 1 to {MAX_REPEAT}; got {repeat!r}")
     if perturb_curve is not None and perturb is not None and not perturb.empty:
         raise UsageError(
             "--perturb and --perturb-curve together: a curve starts from the unperturbed suite; "
@@ -510,9 +511,10 @@ def record_baseline(
     tolerance: float | None = None,
     category_tolerances: Mapping[str, float] | None = None,
     accept_unstable: bool = False,
+    replace: bool = False,
 ) -> Path:
     """Record `run` in its thresholds file and return the file's path: what
-    `evalkit run --update-baseline` does (`gated=True`: `--update-gated-baseline`).
+    `evalkit baseline record` does over a saved report (`gated=True`: `--gated`).
 
     The file is `thresholds`, else the one the run was configured with
     (`run.result.provenance.config.thresholds`). Ungated: the ungated pass becomes the baseline
@@ -526,7 +528,8 @@ def record_baseline(
     a category tolerance naming no category of the gated pass; ThresholdsError for an invalid
     existing file; OutputError for a file that cannot be written. A repeated run whose runs
     disagree (`run_eval(repeat=N)`) is a UsageError unless `accept_unstable` (an ungated entry
-    then records a note naming the unstable queries).
+    then records a note naming the unstable queries). So is replacing an ungated entry recorded
+    for another system or on another suite, unless `replace`.
     """
     if not gated and (tolerance is not None or category_tolerances):
         raise UsageError(
@@ -542,7 +545,7 @@ def record_baseline(
         return record_gated_baseline(
             path, run.result, tolerance, category_tolerances, accept_unstable=accept_unstable
         )[0]
-    return record_mode_baseline(path, run.result, accept_unstable=accept_unstable)
+    return record_mode_baseline(path, run.result, accept_unstable=accept_unstable, replace=replace)
 
 
 def assert_thresholds(run: EvalRun, fail: bool = True, require_baseline: bool | None = None) -> str:

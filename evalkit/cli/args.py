@@ -15,7 +15,7 @@ from evalkit.harness.project import NO_BASELINES, Project, resolve_project
 from evalkit.harness.provenance import BUILTIN_SUITE
 from evalkit.packaged import BUILTIN_DATASETS, THRESHOLDS_NAME
 from evalkit.records import MAX_TOP_K
-from evalkit.suites.packs import LIST, pack_directory, pack_names, pack_summary, parse_packs
+from evalkit.suites.packs import LIST, pack_directory, pack_names, pack_summary, parse_packs, write_combined
 
 
 def int_in(low: int, high: int) -> Callable[[str], int]:
@@ -155,6 +155,14 @@ note, except in CI: `evalkit run`'s `say_no_project`); reports name that suite s
 def datasets_path(text: str) -> Path:
     """`--datasets`: a path, or exactly `built-in` (`BUILTIN_KEYWORD`): the built-in suite."""
     return BUILTIN_DATASETS if text == BUILTIN_KEYWORD else Path(text)
+
+
+def write_pack(args: argparse.Namespace) -> None:
+    """Write the combined suite of several `--pack`s (`write_combined`), once every check of the
+    command has passed: a refused command leaves no pack folder behind."""
+    text = getattr(args, "pack", None)
+    if text is not None and text != LIST and len(names := parse_packs(text)) > 1:
+        write_combined(names, Path(args.datasets))
 
 
 def thresholds_path(text: str) -> Path | str:

@@ -38,13 +38,14 @@ def baseline_requirement(
 def missing_baseline(
     require_baseline: bool | None, not_compared: str, environ: Mapping[str, str] | None = None
 ) -> list[Regression]:
-    """The `baseline` regression of a run that compared no metric with a baseline (`not_compared`
-    says why) when one is required (`baseline_requirement`); an empty list otherwise."""
+    """The `baseline` regression of a run that did not compare every metric with a baseline
+    (`not_compared` says why: no baseline, or scopes of it not comparable) when one is required
+    (`baseline_requirement`); an empty list otherwise."""
     why = baseline_requirement(require_baseline, environ)
     if why is None:
         return []
     message = (
-        f"a baseline is required ({why}) but no metric was compared with one: {not_compared}. Record "
-        "a baseline for this run, or say in so many words that none is needed (require_baseline off)"
+        f"a baseline is required ({why}) but not every metric was compared with one: {not_compared}. "
+        "Record a baseline for this run, or say in so many words that none is needed (require_baseline off)"
     )
     return [Regression(kind="baseline", message=message)]
