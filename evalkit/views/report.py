@@ -52,7 +52,6 @@ from typing import Any
 import pandas as pd
 from pandas.io.formats.style import Styler
 
-from evalkit.harness.provenance import system_declaration
 from evalkit.harness.sweep import unavailable
 from evalkit.views import charts, tables
 from evalkit.views.frames import EvalRun
@@ -296,7 +295,7 @@ def _no_trend(run: EvalRun, options: dict[str, Any]) -> str | None:
 
 def _no_detection(run: EvalRun, options: dict[str, Any]) -> str | None:
     result = run.result
-    if not system_declaration(result.provenance, result.system).mutation_testing:
+    if not result.provenance.declaration.mutation_testing:
         return (
             f"mutation testing measures the reference store's search; this run evaluated {result.system}, "
             "which declares no mutation testing"

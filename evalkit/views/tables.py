@@ -21,7 +21,6 @@ from collections.abc import Callable, Hashable, Iterable, Sequence
 import pandas as pd
 from pandas.io.formats.style import Styler
 
-from evalkit.harness.provenance import system_declaration
 from evalkit.harness.regressions import assert_no_regressions
 from evalkit.harness.results import LeakKind, QueryResult
 from evalkit.harness.sweep import unavailable
@@ -118,7 +117,7 @@ def detection_table(run: EvalRun) -> Styler:
     system did not declare `mutation_testing` (the mutation suite mutates the search of the
     system that declares it, not this one's)."""
     table = run.mutations()[["mutation", "caught", "control", "caught_by", "regressions", "description"]]
-    if not system_declaration(run.result.provenance, run.result.system).mutation_testing:
+    if not run.result.provenance.declaration.mutation_testing:
         return styled(
             table,
             f"Detection power: not applicable — it measures the reference store's search, this run "

@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from evalkit.harness.results import RunResult, read_result
+from evalkit.harness.report_file import load_report
+from evalkit.harness.results import RunResult
 from evalkit.views.frames import EvalRun, load_run
 from evalkit.views.verdict import run_verdict
 from tests.scenarios.test_lint import OLD_INIT_EXAMPLE
@@ -174,7 +175,7 @@ def test_fail_on_escaped_fails_the_run_with_one_regression_per_escaped_mutation(
         capsys, "run", "--datasets", str(suite), "--out", str(out), "--no-history", "--fail-on-escaped"
     )
     assert code == 1
-    result = read_result(out)
+    result = load_report(out)
     assert result.detection is not None and result.outcome.value == "FAIL"
     mutation = [r for r in result.regressions if r.kind == "mutation"]
     assert len(mutation) == len(result.detection.escaped) > 0
