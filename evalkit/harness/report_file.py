@@ -33,6 +33,7 @@ from pydantic import ValidationError
 
 from evalkit.errors import ReportError, ReportNewerError
 from evalkit.files import write_atomic
+from evalkit.harness.config import DEFAULT_SYSTEM
 from evalkit.harness.provenance import evalkit_version
 from evalkit.harness.results import (
     MEASUREMENT,
@@ -163,7 +164,7 @@ _REFERENCE_DECLARATION: Report = {
     "confidence_floor": 0.9,
     "mutation_testing": True,
 }  # fmt: skip
-"""What the reference store (system "reference") declared about itself when version 3 began."""
+"""What the reference store (the default system) declared about itself when version 3 began."""
 
 _UNDECLARED: Report = {
     "capabilities": [
@@ -185,7 +186,7 @@ def _from_2(report: Report) -> Report:
       measurement pass's own summary; it moves to `pinned_gates`, and `relevance_gate` becomes the
       gated pass's summary (null without a gated pass), as SPEC §5 says.
     - `provenance.declaration` (added 1 Dec 2026, 6bc9880): absent before; the declaration the
-      run's system made then (the reference store's for system "reference", else that of a
+      run's system made then (the reference store's for the default system, else that of a
       system declaring nothing), which is what the views assumed for such reports.
     - `latency` (added 1 Dec 2026, 7f7c7ce): absent before; an empty latency report (no calls).
     - `detection.checked_against` and each outcome's `hint` (added 1 Dec 2026, fb9b101 and
@@ -206,7 +207,7 @@ def _from_2(report: Report) -> Report:
         report["relevance_gate"] = None if gated is None else gated["relevance_gate"]
     provenance = report.get("provenance")
     if isinstance(provenance, dict) and "declaration" not in provenance:
-        declared = _REFERENCE_DECLARATION if report.get("system") == "reference" else _UNDECLARED
+        declared = _REFERENCE_DECLARATION if report.get("system") == DEFAULT_SYSTEM else _UNDECLARED
         report["provenance"] = {**provenance, "declaration": declared}
     report.setdefault("latency", {"overall": None, "scenarios": {}})
     if isinstance(report.get("detection"), dict):
