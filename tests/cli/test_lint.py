@@ -6,8 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from evalkit.harness.report_file import load_report
-from evalkit.harness.results import RunResult
+from evalkit.harness.report_file import load_report, report_from_data
 from evalkit.views.frames import EvalRun, load_run
 from evalkit.views.verdict import run_verdict
 from tests.scenarios.test_lint import OLD_INIT_EXAMPLE
@@ -195,12 +194,11 @@ def test_the_built_in_suite_catches_every_mutation_and_an_old_report_still_reads
         "Suite strength: caught 15 of 15 injected bugs (mutants checked against the deterministic " in stdout
     )
     assert "evalkit: warning: 5 lint findings" in err  # the explained ones (README, "Linting a suite")
-    data = json.loads(out.read_text())
+    data = {**json.loads(out.read_text()), "schema_version": 2}
     del data["verdict"]["strength"], data["detection"]["checked_against"]
     for outcome in data["detection"]["outcomes"]:
         del outcome["hint"]
-    old = RunResult.model_validate(data)  # a report written before suite strength was saved
-    assert old.outcome.strength is None  # its stored verdict is kept as written, but
+    old = report_from_data(data)  # a report written before suite strength was saved: migrated
     assert old.strength is not None and old.strength.line == "suite strength: caught 15 of 15 injected bugs"
     assert run_verdict(EvalRun(old)).strength == old.strength.line  # the verdict block still shows it
     judged = old.judged().strength
