@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, ValidationError
+from pydantic import Field, StrictBool, StrictInt, ValidationError, field_validator
 
 from evalkit.errors import UsageError
 from evalkit.harness.config import DEFAULT_DATASETS, RunConfig
@@ -74,8 +74,10 @@ class ProjectSettings(FrozenModel):
         description="The system under test, as `--system` spells it (an `mcp:` mapping file is relative "
         "to the project file). Default: `reference`.",
     )
-    top_k: int | None = Field(default=None, ge=1, le=MAX_TOP_K, description="Results per query. Default: 5.")
-    gated: bool | None = Field(
+    top_k: StrictInt | None = Field(
+        default=None, ge=1, le=MAX_TOP_K, description="Results per query. Default: 5."
+    )
+    gated: StrictBool | None = Field(
         default=None, description="Also run the report-only pass under the relevance gate. Default: true."
     )
     min_relevance: float | None = Field(
@@ -85,7 +87,7 @@ class ProjectSettings(FrozenModel):
         allow_inf_nan=False,
         description="The relevance gate of that pass. Default: the service default (0.4).",
     )
-    require_baseline: bool | None = Field(
+    require_baseline: StrictBool | None = Field(
         default=None,
         description="A run whose baseline check is OFF (no baseline for its system, mode, top_k and suite) "
         "is a regression (exit 1). Default: false.",
@@ -95,6 +97,18 @@ class ProjectSettings(FrozenModel):
         description="The folder of the JSON and HTML reports and the run history. Default: `reports` "
         "in the working directory.",
     )
+
+    # TOML has booleans and integers of its own: `top_k = true` ran at top_k 1 and `gated = "off"`
+    # read as false, so the file's values are taken only in their own type (StrictInt, StrictBool)
+
+    @field_validator("datasets", "thresholds", "reports", mode="before")
+    @classmethod
+    def _plain_path(cls, value: object) -> object:
+        """A path holding a NUL character (which no file system allows) is refused here, not by
+        the first `open` deep in the run."""
+        if isinstance(value, str) and "\x00" in value:
+            raise ValueError("the path holds a NUL character; give a plain path")
+        return value
 
 
 SETTINGS: tuple[str, ...] = tuple(ProjectSettings.model_fields)
@@ -219,6 +233,10 @@ def _read_toml(path: Path) -> dict[str, Any]:
         raise UsageError(f"cannot read project file {path}: {exc}") from exc
     except tomllib.TOMLDecodeError as exc:
         raise UsageError(f"project file {path} is not valid TOML ({exc}); fix it") from exc
+    except RecursionError:
+        raise UsageError(
+            f"project file {path}: its arrays or tables are nested too deeply to read; fix it"
+        ) from None
 
 
 def _tool_table(pyproject: Path) -> dict[str, Any] | None:
