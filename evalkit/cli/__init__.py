@@ -27,6 +27,7 @@ from evalkit.errors import EvalkitError
 def build_parser() -> argparse.ArgumentParser:
     """The full argument parser (also used to document the CLI)."""
     from evalkit.cli import (
+        baseline,
         bench,
         compare,
         config,
@@ -55,6 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     modules = (
         run,
+        baseline,
         report,
         summary,
         lint,
