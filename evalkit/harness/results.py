@@ -25,11 +25,12 @@ from pydantic import (
 
 from evalkit.errors import ReportError
 from evalkit.files import write_atomic
-from evalkit.harness.provenance import Provenance, evalkit_version
+from evalkit.harness.provenance import Provenance
 from evalkit.harness.repeats import Stability
 from evalkit.harness.ties import TieRecord
 from evalkit.harness.verdict import RunVerdict, SuiteStrength, degenerate_findings, judge, suite_strength
 from evalkit.metrics import judgements
+from evalkit.packaged import evalkit_version
 from evalkit.records import REPORTED_HIT_FIELDS, GateCandidate
 from evalkit.shapes import hit_model_fields
 from evalkit.validation import FrozenModel as _Model
