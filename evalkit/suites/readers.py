@@ -63,6 +63,10 @@ def json_lines(path: Path, problems: list[str], progress: bool | None = False) -
                 yield number, json.loads(raw)
             except UnicodeDecodeError:
                 problems.append(f"{path} line {number}: not UTF-8; re-encode the file as UTF-8")
+            except RecursionError:  # a traceback (exit 1) before
+                problems.append(
+                    f"{path} line {number}: JSON nested deeper than Python's limit; fix or remove the line"
+                )
             except json.JSONDecodeError as exc:
                 problems.append(
                     f"{path} line {number}: malformed JSON ({exc.msg} at column {exc.colno}); "

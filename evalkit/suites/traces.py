@@ -265,12 +265,18 @@ def _file_spans(path: Path, data: bytes, problems: list[str], offset: int) -> li
     documents: list[tuple[str, Any]] = []
     try:
         documents.append((str(path), json.loads(text)))
+    except RecursionError:  # a traceback (exit 1) before
+        problems.append(f"{path}: JSON nested deeper than Python's limit; no OTLP export nests that deep")
+        return []
     except json.JSONDecodeError as whole:
         for number, line in enumerate(text.splitlines(), start=1):
             if not line.strip():
                 continue
             try:
                 documents.append((f"{path} line {number}", json.loads(line)))
+            except RecursionError:
+                problems.append(f"{path} line {number}: JSON nested deeper than Python's limit; skipped")
+                continue
             except json.JSONDecodeError as exc:
                 if not documents:  # not even the first line: not JSON Lines either
                     problems.append(
@@ -384,10 +390,17 @@ def _nanos(span: _Span, raw: Mapping[str, Any], name: str) -> int | None:
         return None
     try:
         nanos = int(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # OverflowError: Infinity
         span.warnings.append(f"{_where(span)}: {name} {value!r} is not unix nanoseconds; time ignored")
         return None
+    if nanos > MAX_NANOS:  # 10^26 failed later with "[Errno 75] Value too large"
+        span.warnings.append(f"{_where(span)}: {name} {value!r} is after the year 9999; time ignored")
+        return None
     return nanos if nanos > 0 else None
+
+
+MAX_NANOS = 253_402_300_799 * 10**9
+"""The last unix nanosecond a timestamp may hold: the end of the year 9999 (Python's datetime)."""
 
 
 def _attributes(raw: Any) -> dict[str, Any]:
@@ -550,7 +563,13 @@ def _top_k(span: _Span) -> int | None:
     value = span.attributes.get(TOP_K)
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != int(value) or value < 1:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not math.isfinite(value)  # inf and nan were tracebacks
+        or value != int(value)
+        or value < 1
+    ):
         span.warnings.append(f"{_where(span)}: {TOP_K} {value!r} is not a positive whole number; ignored")
         return None
     return int(value)

@@ -571,6 +571,11 @@ def load_mapping(path: str | Path) -> McpMapping:
             f"MCP mapping file {source} cannot be read as TOML: {exc}; fix the file (the README's "
             "MCP mapping example shows the format)"
         ) from exc
+    except RecursionError:  # a traceback (exit 1) before
+        raise AdapterError(
+            f"MCP mapping file {source}: its arrays or tables are nested too deeply to read; no mapping "
+            "nests that deep, fix the file"
+        ) from None
     version = data.get("version", 1)
     model: type[McpMapping] | type[McpMappingV1] = McpMapping if version == 2 else McpMappingV1
     if version not in (1, 2):

@@ -93,12 +93,14 @@ def test_every_problem_of_a_jsonl_run_is_listed_with_its_line(tmp_path: Path) ->
             '{"query_id": "q3", "results": ["a", "a"]}',
             '{"query_id": "q4"',
             '{"results": []}',
+            "[" * 100_000 + "]" * 100_000,  # a traceback (exit 1) before
         ]
     )
     with pytest.raises(DatasetError) as caught:
         read_run(_write(tmp_path / "bad.jsonl", text))
     problems = caught.value.problems
-    assert len(problems) == 5, problems
+    assert len(problems) == 6, problems
+    assert any("line 7: JSON nested deeper than Python's limit" in p for p in problems)
     assert "line 2: query id 'q1' again (first on line 1)" in problems[0]
     assert "line 3: results[0].score: unknown key 'score'" in problems[1]
     assert "line 4: query 'q3' lists a more than once" in problems[2]

@@ -198,6 +198,7 @@ def test_unknown_attributes_are_reported_never_read(tmp_path: Path) -> None:
         ('{"spans": []}\n', "not OTLP JSON: expected an object with a 'resourceSpans' list"),
         ("[1, 2]", "not OTLP JSON"),
         ("", "empty"),
+        ("[" * 100_000 + "]" * 100_000, "JSON nested deeper than Python's limit"),  # a traceback before
     ],
 )
 def test_a_file_that_is_not_otlp_json_is_an_error(tmp_path: Path, text: str, expected: str) -> None:
@@ -206,6 +207,27 @@ def test_a_file_that_is_not_otlp_json_is_an_error(tmp_path: Path, text: str, exp
     with pytest.raises(DatasetError, match="nothing was written") as caught:
         read_traces([path])
     assert any(p.startswith(str(path)) and expected in p for p in caught.value.problems)
+
+
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        ({"top_k": float("inf")}, "gen_ai.request.top_k inf is not a positive whole number; ignored"),
+        ({"top_k": float("nan")}, "gen_ai.request.top_k nan is not a positive whole number; ignored"),
+        ({"startTimeUnixNano": float("inf")}, "startTimeUnixNano inf is not unix nanoseconds; time ignored"),
+        ({"startTimeUnixNano": str(10**26)}, "is after the year 9999; time ignored"),
+    ],
+)
+def test_hostile_numbers_in_a_span_are_warnings_not_tracebacks(tmp_path: Path, change, expected) -> None:
+    requests = _lines(MEMORY)
+    span = _span(requests, FIRST.split("/")[1])
+    if "top_k" in change:
+        _drop_attr(span, "gen_ai.request.top_k")
+        span["attributes"].append({"key": "gen_ai.request.top_k", "value": {"doubleValue": change["top_k"]}})
+    else:
+        span.update(change)
+    traces = read_traces([_write_lines(tmp_path / "t.jsonl", requests)])
+    assert any(expected in w for w in traces.warnings), traces.warnings
 
 
 def test_duplicate_span_ids_and_bad_ids_are_errors(tmp_path: Path) -> None:
