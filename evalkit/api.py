@@ -5,7 +5,7 @@
 `run_eval` runs a scenario suite, `run_benchmark` (and `run_beir` / `run_locomo` /
 `run_longmemeval`) an imported benchmark, `detect_mutations` (`suites.mutations.run_mutants`,
 re-exported) the mutation suite; `record_baseline` records a run as the baseline of its thresholds
-file (what `evalkit run --update-baseline` / `--update-gated-baseline` does), `assert_thresholds`
+file (what `evalkit baseline record [--gated]` does), `assert_thresholds`
 raises on a run's regressions (the report notebook's final cell); `run_and_load`
 is what the report notebook calls: run, save the JSON report, load it back (so the notebook
 shows exactly the saved file). Every function accepts a whole `RunConfig` and/or keyword
@@ -507,9 +507,10 @@ def record_baseline(
     tolerance: float | None = None,
     category_tolerances: Mapping[str, float] | None = None,
     accept_unstable: bool = False,
+    replace: bool = False,
 ) -> Path:
     """Record `run` in its thresholds file and return the file's path: what
-    `evalkit run --update-baseline` does (`gated=True`: `--update-gated-baseline`).
+    `evalkit baseline record` does over a saved report (`gated=True`: `--gated`).
 
     The file is `thresholds`, else the one the run was configured with
     (`run.result.provenance.config.thresholds`). Ungated: the ungated pass becomes the baseline
@@ -523,7 +524,8 @@ def record_baseline(
     a category tolerance naming no category of the gated pass; ThresholdsError for an invalid
     existing file; OutputError for a file that cannot be written. A repeated run whose runs
     disagree (`run_eval(repeat=N)`) is a UsageError unless `accept_unstable` (an ungated entry
-    then records a note naming the unstable queries).
+    then records a note naming the unstable queries). So is replacing an ungated entry recorded
+    for another system or on another suite, unless `replace`.
     """
     if not gated and (tolerance is not None or category_tolerances):
         raise UsageError(
@@ -539,7 +541,7 @@ def record_baseline(
         return record_gated_baseline(
             path, run.result, tolerance, category_tolerances, accept_unstable=accept_unstable
         )[0]
-    return record_mode_baseline(path, run.result, accept_unstable=accept_unstable)
+    return record_mode_baseline(path, run.result, accept_unstable=accept_unstable, replace=replace)
 
 
 def assert_thresholds(run: EvalRun, fail: bool = True) -> str:

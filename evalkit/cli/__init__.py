@@ -31,6 +31,7 @@ from evalkit.packaged import evalkit_version
 
 COMMANDS: dict[str, tuple[str, str]] = {
     "run": ("run", "run the scenario suite, print the summary, write the JSON report"),
+    "baseline": ("baseline", "record a saved run as a baseline (evalkit baseline record [REPORT])"),
     "report": ("report", "run a report notebook (papermill) and write the executed notebook and its HTML"),
     "summary": (
         "summary",

@@ -32,6 +32,6 @@ def init_command(args: argparse.Namespace) -> int:
     print("\n".join(f"wrote {path}" for path in written))
     print(
         f"next: cd {args.directory} && evalkit run, then record a baseline with "
-        "`evalkit run --update-baseline` and commit thresholds.json (see EVALKIT.md)"
+        "`evalkit baseline record` (it reads the run's report) and commit thresholds.json (see EVALKIT.md)"
     )
     return EXIT_OK

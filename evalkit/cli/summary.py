@@ -56,5 +56,5 @@ def _baseline(
     if entry is None:
         return None, "", f"no baseline for {result.mode} at top_k {result.top_k} in {path}"
     levels = {"overall": entry.baseline.overall} | dict(entry.baseline.categories)
-    metrics = {name: level.model_dump(exclude={"queries"}) for name, level in levels.items()}
+    metrics = {name: level.model_dump(exclude={"queries", "scenarios"}) for name, level in levels.items()}
     return metrics, f"{result.mode}@{result.top_k}, recorded {entry.recorded_at}", ""

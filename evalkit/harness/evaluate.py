@@ -21,11 +21,18 @@ provenance. Decisions where the SPEC is silent:
   has a `degenerate` regression (`harness.verdict.degenerate_findings`): it is never PASS,
   whatever baseline it meets. xfail scenarios are expected to miss: they do not count, and a
   run of xfail scenarios only gets a note in its verdict instead.
-- `config.require_baseline`: baseline check OFF for any of these reasons is itself a regression
-  (kind `baseline`), so CI cannot pass without comparing metrics.
-- Scenarios that are not applicable to the system are listed in a note. They leave the overall
-  mean and their categories' means over a different population than the baseline's, so those
-  are not checked against baselines (see `metric_regressions`); categories whose scenarios all ran still are.
+- Like is compared with like: a baseline records, per scope (overall and each category), the
+  scenarios it averaged, and a scope is compared only when the run's applicable scenarios in it
+  are the same ones (`regressions.scope_check`; entries recorded before scenario sets are read
+  by `regressions.recorded_scenarios`). Scenarios not applicable to the system are listed in a
+  note; a system whose baseline was recorded with the same ones not applicable is compared in
+  every scope, overall included. A scope whose scenarios changed is not comparable: the run
+  gets a note beginning "baseline check OFF" naming each such scope and how its scenarios
+  differ, so its verdict is never PASS (NOT GATED without regressions, `harness.verdict`); the
+  other scopes are compared as usual.
+- `config.require_baseline`: baseline check OFF for any of these reasons, or a scope of the
+  baseline not comparable, is itself a regression (kind `baseline`), so CI cannot pass without
+  comparing every scope of the baseline.
 - A system without a relevance gate gets no gated pass, with a note.
 - The gated pass is checked against a baseline only when the thresholds file holds a gated
   baseline for this mode, top_k and the gate the pass ran at (`ThresholdsDocument.gated_entry`),
@@ -44,16 +51,19 @@ from evalkit.harness.config import RunConfig
 from evalkit.harness.executors import Executor
 from evalkit.harness.provenance import ComparedBaseline, ComparedScope, collect
 from evalkit.harness.regressions import (
+    ScopeCheck,
     assertion_regressions,
     baseline_mismatch,
-    compared_levels,
     gated_regressions,
     metric_regressions,
     no_baseline_reason,
+    scope_check,
+    scope_name,
 )
 from evalkit.harness.results import BASELINE_CHECK_OFF, PassResult, Regression, RunResult
 from evalkit.harness.runner import run_suite
 from evalkit.harness.thresholds_file import (
+    RECORD_COMMAND,
     BaselineSystem,
     GatedEntry,
     ModeEntry,
@@ -67,6 +77,7 @@ from evalkit.metrics import HARNESS_METRICS
 from evalkit.scenarios import Suite
 from evalkit.systems import MemorySystem
 from evalkit.systems.declaration import declaration_of
+from evalkit.wording import counted
 
 
 def evaluate(
@@ -100,7 +111,7 @@ def evaluate(
         suite.file_digests,
         declaration=declaration_of(system),
     )
-    metric_notes, metric_found, compared = _baseline_check(
+    metric_notes, metric_found, compared = baseline_check(
         suite, config, measurement, entries, measured_on(system.name, provenance)
     )
     if compared is not None:
@@ -163,18 +174,19 @@ def _gated_entry(
     return document.gated_entry(config.mode, config.top_k, gated.relevance_gate.min_relevance)
 
 
-def _baseline_check(
+def baseline_check(
     suite: Suite,
     config: RunConfig,
     measurement: PassResult,
     entries: dict[str, ModeEntry] | None,
     identity: tuple[BaselineSystem, SuiteFingerprint],
 ) -> tuple[list[str], list[Regression], ComparedBaseline | None]:
-    """(notes, regressions, compared): why the baseline check is off (and, under
-    `require_baseline`, that as a regression), or the metric regressions it found and the baseline
-    it compared the run with (`ComparedBaseline`, None when nothing was compared). `identity` is
-    what the run measured (its
-    system and suite fingerprint): an entry recorded for another system or suite is not compared
+    """(notes, regressions, compared) of `measurement` against the file's `entries` (None: no
+    file): why the baseline check is off, wholly or for the scopes that are not comparable (a
+    note; under `require_baseline` also a `baseline` regression), the metric regressions of the
+    compared scopes, and the baseline it compared the run with (`ComparedBaseline`, None when
+    nothing was compared). `identity` is what the run measured (its system and suite
+    fingerprint): an entry recorded for another system or suite is not compared
     (`baseline_mismatch`)."""
     thresholds = config.thresholds
     if thresholds is None:  # no baselines by design: no note, but a required baseline is missing
@@ -190,27 +202,58 @@ def _baseline_check(
     elif suite.subset and entries is not None:
         reason = "scenarios were selected by name: the baseline check is off, baselines cover the whole suite"
     elif entries is None:
-        reason = f"no thresholds file at {thresholds}: the baseline check is off until a baseline is recorded"
+        reason = (
+            f"no thresholds file at {thresholds}: the baseline check is off until a baseline is recorded "
+            f"(`{RECORD_COMMAND}` over this run's report)"
+        )
     elif entry is None:
         reason = no_baseline_reason(config.mode, config.top_k, thresholds, entries)
     elif mismatch is not None:
         reason = mismatch
-    elif not compared_levels(measurement, entry):
-        reason = (
-            f"every scope of the baseline for {config.mode} at top_k {config.top_k} in {thresholds} averages "
-            "scenarios that were not applicable to this system, so no metric could be compared"
-        )
     else:
-        return [], metric_regressions(measurement, entry), _compared(entry, measurement, thresholds)
+        check, found = scope_check(measurement, entry), metric_regressions(measurement, entry)
+        where = f"the baseline for {config.mode} at top_k {config.top_k} in {thresholds}"
+        if not check.compared:
+            note = f"{BASELINE_CHECK_OFF}: no scope of {where} {_not_comparable(check)}"
+            note += " (assertions still count)"
+            return [note], found + _required(config, "no scope of it was compared"), None
+        compared = _compared(entry, check, thresholds)
+        if not check.not_comparable:
+            return [], found, compared
+        note = (
+            f"{BASELINE_CHECK_OFF}: {counted(len(check.not_comparable), 'scope')} of {where} "
+            f"{_not_comparable(check)}; its other {counted(len(check.compared), 'scope')} "
+            f"{'was' if len(check.compared) == 1 else 'were'} compared (assertions still count)"
+        )
+        unchecked = f"{counted(len(check.not_comparable), 'scope')} of it not compared"
+        return [note], found + _required(config, unchecked), compared
     note = f"{BASELINE_CHECK_OFF}: {reason} (assertions still count)"
-    required = Regression(kind="baseline", message=f"a baseline is required (--require-baseline): {note}")
-    return [note], [required] if config.require_baseline else [], None
+    return [note], _required(config, "the baseline check was off"), None
 
 
-def _compared(entry: ModeEntry, measurement: PassResult, thresholds: object) -> ComparedBaseline:
-    """The scopes of `entry` that `metric_regressions` compared, with baseline and threshold
-    values of every harness metric the entry holds."""
-    scopes = {category: _scope(entry, category) for category, _ in compared_levels(measurement, entry)}
+def _not_comparable(check: ScopeCheck) -> str:
+    """Why the scopes of `check.not_comparable` were not compared, naming each with how its
+    scenarios differ: "... not comparable, ...: overall (baseline 41 scenarios, this run 33; ...)"."""
+    scopes = ", ".join(f"{scope_name(s)} ({why})" for s, why in check.not_comparable.items())
+    return (
+        "is comparable: the scenarios it averages differ from the baseline's"
+        if not check.compared
+        else "not comparable, the scenarios they average differ from the baseline's"
+    ) + f": {scopes}"
+
+
+def _required(config: RunConfig, what: str) -> list[Regression]:
+    """The `baseline` regression of a run under `require_baseline` whose baseline was not
+    (wholly) compared, `what` saying how (the note says why), or nothing."""
+    if not config.require_baseline:
+        return []
+    return [Regression(kind="baseline", message=f"a baseline is required (--require-baseline): {what}")]
+
+
+def _compared(entry: ModeEntry, check: ScopeCheck, thresholds: object) -> ComparedBaseline:
+    """The scopes of `entry` that `metric_regressions` compared (`check.compared`), with baseline
+    and threshold values of every harness metric the entry holds."""
+    scopes = {category: _scope(entry, category) for category, _ in check.compared}
     return ComparedBaseline(
         file=str(thresholds),
         recorded_at=entry.recorded_at,

@@ -4,11 +4,14 @@
   system's baseline, a category missing, a required baseline missing, degenerate retrieval:
   what makes `evalkit run` exit 1) — or recall is 0 on every query that has relevant ids (a
   report written before that was a regression still reads FAIL).
-- **NOT GATED**: no regression, but the metrics were not compared with a baseline of this system
-  on this suite (no thresholds file, no entry for the mode and top_k, an entry of another system
-  or suite, `--scenario`, `--thresholds none`, or every scope of the baseline averaging
-  scenarios that were not applicable): the assertions held, nothing more is known.
-- **PASS**: no regression, and the metrics were compared with this system's baseline.
+- **NOT GATED** (`NOT_GATED`): no regression, but the metrics were not compared with a baseline
+  of this system on this suite (no thresholds file, no entry for the mode and top_k, an entry of
+  another system or suite, `--scenario`, `--thresholds none`), or some scope of the baseline
+  (the overall or a category) was not comparable because the scenarios it averages changed (a
+  scenario became not applicable, or applicable, to the system): the reasons name each such
+  scope. The assertions held and the compared scopes did not regress; nothing is known of the
+  others.
+- **PASS**: no regression, and every scope of this system's baseline was compared.
 
 A repeated run (`--repeat N`) adds a reason naming the queries whose ids or order differed
 between the runs (`evalkit.harness.repeats`); the value stays that of the reported run.

@@ -139,6 +139,7 @@ def _instantiate(spec: str, target: Any) -> MemorySystem:
     if not callable(getattr(system, "open", None)):
         raise UsageError(
             f"system {spec!r} gave {type(system).__name__}, not a memory system: it needs `name`, "
-            "`describe()` and `open(workdir)` (see the README section 'Evaluating your own memory system')"
+            "`describe()` and `open(workdir)` (see the docs page 'Your system: Python', "
+            "docs/system/python.md)"
         )
     return system

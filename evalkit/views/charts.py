@@ -40,6 +40,19 @@ from evalkit.views.styles import (
 from evalkit.views.sweep import DEFAULT_SWEEP_VALUES
 from evalkit.wording import counted
 
+__all__ = [
+    "ReportFigure",
+    "benchmark_chart",
+    "candidates_chart",
+    "category_chart",
+    "dropped_chart",
+    "gate_chart",
+    "perturbation_chart",
+    "rank_chart",
+    "sweep_chart",
+    "trend_chart",
+]
+
 
 class ReportFigure(Figure):
     """A matplotlib Figure that renders itself as PNG in IPython (`_repr_png_`), so a notebook

@@ -61,6 +61,18 @@ from evalkit.views.tables import leak_frame
 from evalkit.views.verdict import PAGE_TITLE_KEY, Verdict, run_verdict
 from evalkit.wording import counted
 
+__all__ = [
+    "FAILURE_COLUMNS",
+    "SECTIONS",
+    "Section",
+    "contents",
+    "drilldown",
+    "failure_table",
+    "failures_frame",
+    "scenario_anchor",
+    "section",
+]
+
 READABLE_SCALE = 0.6
 """The smallest share of its natural width a chart is shown at: at 100 dpi a 10 pt label is about
 14 px, so 0.6 keeps it above 8 px on a phone-sized screen."""

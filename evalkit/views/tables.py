@@ -75,6 +75,41 @@ from evalkit.views.sweep import (
 )
 from evalkit.wording import counted
 
+__all__ = [
+    "LEAK_COLUMNS",
+    "assert_thresholds",
+    "assertion_failures",
+    "assertion_results",
+    "behaviour_columns",
+    "behaviour_css",
+    "behaviour_label",
+    "behaviour_legend",
+    "benchmark_table",
+    "caption",
+    "category_table",
+    "comparison_identity",
+    "comparison_metrics",
+    "comparison_queries",
+    "comparison_scenarios",
+    "curve_table",
+    "detection_table",
+    "gate_recommendation",
+    "hits_table",
+    "interval_table",
+    "latency_table",
+    "leak_frame",
+    "leak_table",
+    "metric_columns",
+    "missed_relevant",
+    "multi_comparison_table",
+    "not_applicable_table",
+    "question_category_table",
+    "ranking_diff_table",
+    "regressions_table",
+    "run_summary",
+    "scenario_table",
+]
+
 
 def assert_thresholds(run: EvalRun, fail: bool = True) -> str:
     """Deprecated alias of `evalkit.assert_thresholds` (kept for one release, with a

@@ -107,4 +107,4 @@ def test_two_step_parse_gives_what_the_full_parser_gives(argv: list[str]) -> Non
 def test_a_command_help_is_its_own(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit):
         parse_args(["run", "--help"])
-    assert "--update-baseline" in capsys.readouterr().out
+    assert "--require-baseline" in capsys.readouterr().out

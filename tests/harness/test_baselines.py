@@ -1,4 +1,4 @@
-"""harness.baselines and the Python API's `record_baseline`: what `--update-baseline [--gated]`
+"""harness.baselines and the Python API's `record_baseline`: what `evalkit baseline record [--gated]`
 records, reachable without the CLI, and the one floor rule of the thresholds file."""
 
 from __future__ import annotations
@@ -142,6 +142,12 @@ def test_the_builtin_baselines_belong_to_the_reference_store_and_its_suite(tmp_p
     run = run_eval(datasets=changed, gated=False)
     assert run.result.outcome.value == "NOT GATED"
     assert (
-        "the suite changed since the baseline was recorded (1 file: scenarios/explicit-fact.yaml changed)"
-        in (run.result.metrics_not_compared or "")
+        "was recorded on suite built-in, and this run's suite differs (1 file: scenarios/explicit-fact.yaml "
+        "changed)" in (run.result.metrics_not_compared or "")
     )
+    for entry in document.modes.values():  # each scope with the scenarios it averaged
+        assert entry.suite.source == "built-in"
+        assert (
+            entry.baseline.overall.scenarios is not None
+            and "explicit-fact" in entry.baseline.overall.scenarios
+        )

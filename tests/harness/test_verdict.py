@@ -17,7 +17,7 @@ from evalkit.harness.results import RunResult, read_result, write_result
 from evalkit.harness.thresholds_file import load_thresholds
 from evalkit.harness.verdict import DegenerateFinding, degenerate_findings, judge
 from tests.factories import a_pass, a_run, query, scenario
-from tests.shared import DATASETS, cli
+from tests.shared import DATASETS, cli, cli_record
 
 SUITE = {
     "facts.yaml": """\
@@ -232,7 +232,7 @@ def test_a_foreign_system_on_the_reference_baseline_is_not_gated_and_names_both(
     suite = _suite(tmp_path / "suite")
     out = tmp_path / "r.json"
     common = ["run", "--datasets", str(suite), "--no-history", "--out", str(out)]
-    assert cli(capsys, *common, "--update-baseline")[0] == 0  # the reference store's baseline
+    assert cli_record(capsys, *common)[0] == 0  # the reference store's baseline
     spec = "test_verdict:no_hit_system"
     code, stdout, _ = cli(capsys, *common, "--system", spec)
     assert code == 1  # recall 0 everywhere: degenerate, FAIL
@@ -242,12 +242,7 @@ def test_a_foreign_system_on_the_reference_baseline_is_not_gated_and_names_both(
     assert "[degenerate] recall is 0 everywhere" in stdout
     assert [d["kind"] for d in verdict["degenerate"]][:1] == ["recall-zero"]
     # its own baseline does not make it PASS either
-    assert (
-        cli(
-            capsys, *common, "--system", spec, "--thresholds", str(tmp_path / "own.json"), "--update-baseline"
-        )[0]
-        == 0
-    )
+    assert cli_record(capsys, *common, "--system", spec, "--thresholds", str(tmp_path / "own.json"))[0] == 0
     assert cli(capsys, *common, "--system", spec, "--thresholds", str(tmp_path / "own.json"))[0] == 1
     assert _verdict(out)["value"] == "FAIL"
 
@@ -258,7 +253,7 @@ def test_a_system_is_not_gated_on_another_systems_baseline_until_it_records_its_
     suite = _suite(tmp_path / "suite")
     out = tmp_path / "r.json"
     common = ["run", "--datasets", str(suite), "--no-history", "--out", str(out), "--no-gated-pass"]
-    assert cli(capsys, *common, "--update-baseline")[0] == 0
+    assert cli_record(capsys, *common)[0] == 0
     monkeypatch.syspath_prepend(str(Path(__file__).parents[1]))
     other = ["--system", "systems_fixtures:limited_system"]
     code, stdout, _ = cli(capsys, *common, *other)
@@ -270,8 +265,8 @@ def test_a_system_is_not_gated_on_another_systems_baseline_until_it_records_its_
     code, stdout, _ = cli(capsys, *common, *other, "--require-baseline")
     assert code == 1 and "[baseline] a baseline is required" in stdout
     own = tmp_path / "limited.json"
-    code, stdout, _ = cli(capsys, *common, *other, "--thresholds", str(own), "--update-baseline")
-    assert code == 0 and "for system limited (other entries kept)" in stdout
+    code, stdout, _ = cli_record(capsys, *common, *other, "--thresholds", str(own))
+    assert code == 0 and "for system limited, from" in stdout and "(other entries kept)" in stdout
     entry = load_thresholds(own)["deterministic@5"]  # type: ignore[index]
     assert entry.system is not None and entry.system.name == "limited"
     assert entry.system.spec == "systems_fixtures:limited_system"
@@ -281,9 +276,16 @@ def test_a_system_is_not_gated_on_another_systems_baseline_until_it_records_its_
     ]
     code, stdout, _ = cli(capsys, *common, *other, "--thresholds", str(own), "--require-baseline")
     assert code == 0 and "Verdict: PASS" in stdout and _verdict(out)["value"] == "PASS"
-    # recording another system's baseline over it says so
-    code, stdout, _ = cli(capsys, *common, "--thresholds", str(own), "--update-baseline")
-    assert "it replaces the baseline system limited had there" in stdout
+    # recording another system's baseline over it is refused, naming whose it is, unless --replace
+    code, _, err = cli_record(capsys, *common, "--thresholds", str(own))
+    assert (
+        code == 2
+        and f"already holds the baseline for deterministic at top_k 5 of system limited on suite {suite}"
+        in err
+    )
+    assert "--replace" in err and load_thresholds(own)["deterministic@5"].system_name == "limited"  # type: ignore[index]
+    code, stdout, _ = cli_record(capsys, *common, "--thresholds", str(own), record=("--replace",))
+    assert code == 0 and "it replaces the baseline system limited had there" in stdout
 
 
 def test_a_changed_suite_is_not_compared_and_the_changed_files_are_named(
@@ -292,7 +294,7 @@ def test_a_changed_suite_is_not_compared_and_the_changed_files_are_named(
     suite = _suite(tmp_path / "suite")
     out = tmp_path / "r.json"
     common = ["run", "--datasets", str(suite), "--no-history", "--out", str(out), "--no-gated-pass"]
-    assert cli(capsys, *common, "--update-baseline")[0] == 0
+    assert cli_record(capsys, *common)[0] == 0
     assert cli(capsys, *common)[1].count("Verdict: PASS") == 1
     facts = suite / "scenarios" / "facts.yaml"
     facts.write_text(facts.read_text(encoding="utf-8").replace("noon", "one"), encoding="utf-8")
@@ -303,9 +305,14 @@ def test_a_changed_suite_is_not_compared_and_the_changed_files_are_named(
     code, stdout, _ = cli(capsys, *common, "--require-baseline")
     assert code == 1
     assert (
-        "the suite changed since the baseline was recorded (2 files: scenarios/extra.yaml added, "
-        "scenarios/facts.yaml changed): re-record it" in stdout
+        f"the baseline for deterministic at top_k 5 in {suite / 'thresholds.json'} was recorded on suite "
+        f"{suite}, and this run's suite differs (2 files: scenarios/extra.yaml added, scenarios/facts.yaml "
+        "changed): record this run's baseline into a thresholds file of its own (`evalkit baseline record "
+        "--thresholds PATH`), or, if that entry is this suite's own older baseline, in its place "
+        "(`evalkit baseline record --replace`)" in stdout
     )
+    assert cli_record(capsys, *common)[0] == 2  # not without --replace
+    assert cli_record(capsys, *common, record=("--replace",))[0] == 0
 
 
 def test_an_entry_without_a_system_is_the_reference_stores(tmp_path: Path) -> None:
@@ -329,14 +336,14 @@ def test_thresholds_none_is_an_explicit_no_baselines(
     suite = _suite(tmp_path / "suite")
     out = tmp_path / "r.json"
     common = ["run", "--datasets", str(suite), "--no-history", "--out", str(out), "--no-gated-pass"]
-    assert cli(capsys, *common, "--update-baseline")[0] == 0
+    assert cli_record(capsys, *common)[0] == 0
     code, stdout, _ = cli(capsys, *common, "--thresholds", "none")
     assert code == 0 and "Verdict: NOT GATED" in stdout
     assert "no baselines (no thresholds file)" in stdout and "No gating regressions." not in stdout
     assert _verdict(out)["value"] == "NOT GATED"
     assert cli(capsys, *common, "--thresholds", "none", "--require-baseline")[0] == 1
-    code, _, err = cli(capsys, *common, "--thresholds", "none", "--update-baseline")
-    assert code == 2 and "name the file to record it in with --thresholds PATH" in err
+    code, _, err = cli_record(capsys, *common, "--thresholds", "none")
+    assert code == 2 and "configured without a thresholds file" in err and "--thresholds PATH" in err
     (tmp_path / "evalkit.toml").write_text('thresholds = "none"\n', encoding="utf-8")
     monkeypatch.chdir(tmp_path)
     code, stdout, _ = cli(capsys, *common)

@@ -21,7 +21,7 @@ from evalkit.memory import STOPWORDS
 from evalkit.memory.pipeline import DEFAULT_PIPELINE, Candidate, RowFilter, SearchPipeline, fuse_rrf
 from evalkit.suites.mutations import MUTATIONS, most_specific_first, run_mutants, select_mutations
 from evalkit.views.frames import CAUGHT_BY_MESSAGES, MUTATION_COLUMNS, mutation_frame
-from tests.shared import DATASETS
+from tests.shared import DATASETS, run_and_record
 
 THRESHOLDS = DATASETS / "thresholds.json"
 CONTROL = "control-rrf-rewritten"
@@ -324,10 +324,8 @@ def small_suite(tmp_path: Path) -> Path:
     (root / "scenarios").mkdir(parents=True)
     shutil.copy(DATASETS / "distractors.yaml", root)
     shutil.copy(DATASETS / "scenarios" / "explicit-fact.yaml", root / "scenarios")
-    record = ["run", "--datasets", str(root), "--thresholds", str(root / "thresholds.json")]
-    assert (
-        main([*record, "--no-gated-pass", "--update-baseline", "--out", str(tmp_path / "report.json")]) == 0
-    )
+    record = ["--datasets", str(root), "--thresholds", str(root / "thresholds.json")]
+    assert run_and_record([*record, "--no-gated-pass", "--out", str(tmp_path / "report.json")]) == 0
     return root
 
 
