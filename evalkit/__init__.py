@@ -151,7 +151,7 @@ def __getattr__(name: str) -> Any:
     if name in _SUBMODULES:
         return importlib.import_module(_SUBMODULES[name])
     if name == "__version__":
-        value: Any = importlib.import_module("evalkit.harness.provenance").evalkit_version()
+        value: Any = importlib.import_module("evalkit.packaged").evalkit_version()
     elif name in _HOME_OF:
         value = getattr(importlib.import_module(_HOME_OF[name]), name)
     else:

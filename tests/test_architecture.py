@@ -22,6 +22,7 @@ LAYERS: tuple[frozenset[str], ...] = (
             "errors",
             "records",
             "files",
+            "lazy",
             "packaged",
             "parameters",
             "progress",

@@ -22,13 +22,9 @@ from evalkit.harness.results import RunResult
 from evalkit.harness.thresholds_file import DEFAULT_GATED_TOLERANCE
 
 
-def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def register(baseline: argparse.ArgumentParser) -> None:
     """Add `evalkit baseline` and its `record` subcommand."""
-    baseline = commands.add_parser(
-        "baseline",
-        help="record a saved run as a baseline (evalkit baseline record [REPORT])",
-        description="Baselines: what later runs are compared with.",
-    )
+    baseline.description = "Baselines: what later runs are compared with."
     actions = baseline.add_subparsers(
         dest="action", required=True, metavar="ACTION", help="record: record a saved report as a baseline"
     )

@@ -36,16 +36,14 @@ from evalkit.parameters import Parameter
 DEFAULT_NOTEBOOK = "eval_report"
 
 
-def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def register(report: argparse.ArgumentParser) -> None:
     """Add `evalkit report`."""
-    report = commands.add_parser(
-        "report",
-        help="run a report notebook (papermill) and write the executed notebook and its HTML",
-        description="Execute a parameterised notebook headless with papermill (kernel python3, working "
+    report.description = (
+        "Execute a parameterised notebook headless with papermill (kernel python3, working "
         "directory = the notebook's folder) and write <out-dir>/<name>.ipynb and a self-contained "
         "<out-dir>/<name>.html (code hidden, charts embedded). Parameters the notebook does not declare "
         "are rejected. Exit 0 = the notebook ran, 1 = its final threshold assertion failed (the HTML is "
-        "still written; regressions on stderr), 2 = bad input or usage, or another cell failed.",
+        "still written; regressions on stderr), 2 = bad input or usage, or another cell failed."
     )
     report.add_argument(
         "--notebook", default=DEFAULT_NOTEBOOK, metavar="NAME",

@@ -15,7 +15,7 @@ from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
 
 from evalkit.embedders.factory import EmbedderInfo
 from evalkit.harness.config import RunConfig
-from evalkit.packaged import DISTRIBUTION
+from evalkit.packaged import evalkit_version
 from evalkit.systems.declaration import SystemDeclaration
 from evalkit.systems.secrets import redact_url
 from evalkit.validation import FrozenModel
@@ -29,15 +29,6 @@ PACKAGES: tuple[str, ...] = (
     "torch",
     "sentence-transformers",
 )
-
-
-def evalkit_version() -> str:
-    """The installed evalkit version, that of the `evalkit-memory` distribution ("unknown" when run
-    from a source tree without install)."""
-    try:
-        return metadata.version(DISTRIBUTION)
-    except metadata.PackageNotFoundError:
-        return "unknown"
 
 
 def package_versions(names: tuple[str, ...] = PACKAGES) -> dict[str, str]:

@@ -34,7 +34,6 @@ from pydantic import ValidationError
 from evalkit.errors import ReportError, ReportNewerError
 from evalkit.files import write_atomic
 from evalkit.harness.config import DEFAULT_SYSTEM
-from evalkit.harness.provenance import evalkit_version
 from evalkit.harness.results import (
     MEASUREMENT,
     SCHEMA_VERSION,
@@ -44,6 +43,7 @@ from evalkit.harness.results import (
     degenerate_regressions,
 )
 from evalkit.harness.verdict import suite_strength
+from evalkit.packaged import evalkit_version
 
 Report = dict[str, Any]
 """A report's JSON object, as `json.loads` gives it."""
