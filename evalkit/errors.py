@@ -36,6 +36,11 @@ class ReportError(EvalkitError):
     """A report JSON file cannot be read back, or a notebook report cannot be produced."""
 
 
+class ReportNewerError(ReportError):
+    """A report was written by a newer evalkit (its `schema_version` is above the one this
+    evalkit reads): upgrade evalkit to read it."""
+
+
 class OutputError(EvalkitError):
     """An output file (a report, the thresholds file, an executed notebook) cannot be written:
     the message names the path, the reason (a directory, read-only, a full disk) and the fix."""

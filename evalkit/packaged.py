@@ -23,12 +23,22 @@ writes there).
 from __future__ import annotations
 
 import sys
-from importlib import resources
+from importlib import metadata, resources
 from pathlib import Path
 
 DISTRIBUTION = "evalkit-memory"
 """The distribution name (`pip install evalkit-memory`; PyPI's `evalkit` is an unrelated project).
 The import package and the command are `evalkit`."""
+
+
+def evalkit_version() -> str:
+    """The installed evalkit version, that of the `evalkit-memory` distribution ("unknown" when run
+    from a source tree without install)."""
+    try:
+        return metadata.version(DISTRIBUTION)
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
 
 PACKAGE = Path(str(resources.files("evalkit")))
 """The `evalkit` package folder: `evalkit/` in a checkout, `site-packages/evalkit/` installed."""

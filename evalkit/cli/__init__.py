@@ -1,85 +1,108 @@
-"""The `evalkit` command: a thin wrapper over the library, one module per subcommand.
+"""The `evalkit` command: a thin wrapper over the library, one module per subcommand
+(`COMMANDS`), each with `register(parser)`.
 
-Each subcommand module has `register(commands)`, which adds its parser and sets `handler`
-(a function of the parsed args returning the exit code; see `evalkit.cli.exit_codes`).
 Any EvalkitError, and any OSError (an output that cannot be written), becomes exit 2 with the
 message on stderr (and an EvalkitError's notes, such as a second failure told beside it, one
 line each after it); so does an exception group whose only leaf is an EvalkitError (what an
 adapter's error becomes when it is raised inside a task group or an anyio portal, the usual way
 to wrap an async client): its one line, not the group's traceback. A group holding anything else
 propagates as it is. Ctrl-C exits 130 and SIGTERM 143, after temporary stores are removed
-(`evalkit.cli.signals`). This module imports nothing heavy: the subcommands (and pandas,
-papermill...) load inside `main`, after the signal handling is in place, so a Ctrl-C while they
-load prints one line, never a traceback.
+(`evalkit.cli.signals`).
+
+Start-up: `COMMANDS` names every subcommand, its module and its one-line help, so `--help`,
+`--version` and a usage error import no subcommand module, and a command imports its own module
+only (`parse_args`); a module imports what its parser needs at the top and what its handler needs
+inside the handler, so `config`, `lint` and `init` never load pandas, matplotlib, scipy, torch or
+the HTTP and MCP stacks. Everything loads inside `main`, after the signal handling is in place, so
+a Ctrl-C while it loads prints one line, never a traceback.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from evalkit.cli.exit_codes import EXIT_INTERRUPTED, EXIT_TERMINATED, EXIT_USAGE
 from evalkit.cli.signals import Terminated, sigterm_raises
 from evalkit.errors import EvalkitError
+from evalkit.packaged import evalkit_version
+
+COMMANDS: dict[str, tuple[str, str]] = {
+    "run": ("run", "run the scenario suite, print the summary, write the JSON report"),
+    "baseline": ("baseline", "record a saved run as a baseline (evalkit baseline record [REPORT])"),
+    "report": ("report", "run a report notebook (papermill) and write the executed notebook and its HTML"),
+    "summary": (
+        "summary",
+        "print a saved run as Markdown: verdict, regressions, biggest drops, suite strength",
+    ),
+    "lint": ("lint", "find the queries of a suite that cannot fail (and how to fix each)"),
+    "bench": ("bench", "run a public benchmark (BEIR directory, LoCoMo file) and write the JSON report"),
+    "mutants": ("mutants", "prove the gate catches real search bugs: run the suite once per injected fault"),
+    "score": ("score", "score a TREC or JSONL run file produced elsewhere against a suite or benchmark"),
+    "export": ("export", "write a report's run and qrels as TREC files"),
+    "serve": (
+        "serve",
+        "serve the reference store over evalkit's HTTP contract (or MCP over stdio with --mcp)",
+    ),
+    "sweep": (
+        "sweep",
+        "re-apply the relevance gate to a saved run at many values and recommend one per category",
+    ),
+    "compare": (
+        "compare",
+        "compare saved runs query by query: paired tests, ranking changes, N runs side by side",
+    ),
+    "history": ("history", "print the run history: overall metrics of every run appended by `evalkit run`"),
+    "config": ("config", "print the resolved project settings and where each came from"),
+    "init": (
+        "init",
+        "scaffold an evaluation project: settings, an example scenario, baselines, a CI workflow",
+    ),
+    "notebooks": ("notebooks", "copy the report notebooks into a folder, to open and run them in JupyterLab"),
+    "import": ("imports", "import production data (OpenTelemetry traces) to score with `evalkit score`"),
+    "scenario": ("scenario", "write scenario files (from production traces)"),
+    "mcp": ("mcp", "look at an MCP memory server: its tools, and a draft mapping for --system mcp:FILE"),
+}
+"""Each subcommand → (its module under `evalkit.cli`, its one-line help), in the order `evalkit
+--help` lists them. A module's `register(parser)` gives the command's parser (named and listed
+here) its description, arguments and `handler` (a function of the parsed args returning the exit
+code; see `evalkit.cli.exit_codes`)."""
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The full argument parser (also used to document the CLI)."""
-    from evalkit.cli import (
-        baseline,
-        bench,
-        compare,
-        config,
-        export,
-        history,
-        imports,
-        init,
-        lint,
-        mcp,
-        mutants,
-        notebooks,
-        report,
-        run,
-        scenario,
-        score,
-        serve,
-        summary,
-        sweep,
-    )
-    from evalkit.harness.provenance import evalkit_version
-
+def build_parser(registered: Collection[str] = tuple(COMMANDS)) -> argparse.ArgumentParser:
+    """The argument parser with every command listed; the commands in `registered` (default: all,
+    to document the CLI) get their arguments from their modules, which are imported here. The
+    others stay empty and without `-h`: they are there to be listed and recognised."""
     parser = argparse.ArgumentParser(
         prog="evalkit", description="Measure how well an agent's long-term memory retrieves what it should."
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {evalkit_version()}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    modules = (
-        run,
-        baseline,
-        report,
-        summary,
-        lint,
-        bench,
-        mutants,
-        score,
-        export,
-        serve,
-        sweep,
-        compare,
-        history,
-        config,
-    )
-    for module in (*modules, init, notebooks, imports, scenario, mcp):
-        module.register(commands)
+    for name, (module, summary) in COMMANDS.items():
+        if name in registered:
+            importlib.import_module(f"evalkit.cli.{module}").register(commands.add_parser(name, help=summary))
+        else:
+            commands.add_parser(name, help=summary, add_help=False)
     return parser
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    """Parse `argv` (default: the command line) importing only the module of the command it names.
+
+    Two steps: the parser with no command registered finds the command (and handles `--help`,
+    `--version`, a missing or unknown command: it prints and exits), then the parser with that
+    command registered parses everything, so the outcome is the full parser's."""
+    command = build_parser(registered=()).parse_known_args(argv)[0].command
+    return build_parser(registered=(command,)).parse_args(argv)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `evalkit` script; returns the exit code."""
     try:
         with sigterm_raises():
-            args = build_parser().parse_args(argv)
+            args = parse_args(argv)
             return int(args.handler(args))
     except EvalkitError as exc:
         _print_error(exc)

@@ -17,17 +17,14 @@ from evalkit.cli.exit_codes import EXIT_OK
 from evalkit.cli.run import REPORT_NAME
 from evalkit.errors import UsageError
 from evalkit.harness.baselines import record_baseline, record_gated_baseline, replaced_system
-from evalkit.harness.results import RunResult, read_result
+from evalkit.harness.report_file import load_report
+from evalkit.harness.results import RunResult
 from evalkit.harness.thresholds_file import DEFAULT_GATED_TOLERANCE
 
 
-def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def register(baseline: argparse.ArgumentParser) -> None:
     """Add `evalkit baseline` and its `record` subcommand."""
-    baseline = commands.add_parser(
-        "baseline",
-        help="record a saved run as a baseline (evalkit baseline record [REPORT])",
-        description="Baselines: what later runs are compared with.",
-    )
+    baseline.description = "Baselines: what later runs are compared with."
     actions = baseline.add_subparsers(
         dest="action", required=True, metavar="ACTION", help="record: record a saved report as a baseline"
     )
@@ -89,7 +86,7 @@ def record_command(args: argparse.Namespace) -> int:
             "--tolerance and --category-tolerance set a gated baseline's tolerances: add --gated"
         )
     report = args.report or project_settings(argparse.Namespace()).reports / REPORT_NAME
-    result = read_result(report)
+    result = load_report(report)
     thresholds = args.thresholds or result.provenance.config.thresholds
     if thresholds is None:
         raise UsageError(

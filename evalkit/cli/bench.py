@@ -67,14 +67,12 @@ def parse_categories(text: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(parts))
 
 
-def register(commands: argparse._SubParsersAction) -> None:
+def register(bench: argparse.ArgumentParser) -> None:
     """Add `evalkit bench` with its `beir`, `locomo` and `longmemeval` subcommands."""
-    bench = commands.add_parser(
-        "bench",
-        help="run a public benchmark (BEIR directory, LoCoMo file) and write the JSON report",
-        description="Import a public benchmark, run it through the harness on the reference store "
+    bench.description = (
+        "Import a public benchmark, run it through the harness on the reference store "
         "(or --system SPEC; ungated; --gated-pass adds the report-only gated pass) and write the same report "
-        "JSON as `evalkit run`. Exit 0 = the run finished, 2 = bad input or usage.",
+        "JSON as `evalkit run`. Exit 0 = the run finished, 2 = bad input or usage."
     )
     datasets = bench.add_subparsers(
         dest="benchmark",

@@ -19,18 +19,16 @@ from evalkit.views.frames import load_run
 from evalkit.views.ranking_diff import ranking_diff
 
 
-def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def register(compare: argparse.ArgumentParser) -> None:
     """Add `evalkit compare`."""
-    compare = commands.add_parser(
-        "compare",
-        help="compare saved runs query by query: paired tests, ranking changes, N runs side by side",
-        description="Pair the queries of JSON reports (by scenario and query number). For the first two "
+    compare.description = (
+        "Pair the queries of JSON reports (by scenario and query number). For the first two "
         "runs A and B (each named by its file and identity: system, mode, top_k, gate, suite, commit): per "
         "metric the means, Δ = B − A and a two-sided paired permutation p-value, the scenarios whose status "
         "flipped, the queries whose metrics or first relevant rank moved, and each query's ranking change "
         "(ids entered, left, moved; largest first). Then every run side by side, overall and per category, "
         "against the --baseline run with paired t-tests Holm-corrected over each run's tests. Exit 0, or 2 "
-        "when a report cannot be read or the runs share no query.",
+        "when a report cannot be read or the runs share no query."
     )
     compare.add_argument("a", type=Path, help="JSON report of the first run (before)")
     compare.add_argument("b", type=Path, help="JSON report of the second run (after)")

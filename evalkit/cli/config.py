@@ -9,15 +9,13 @@ from evalkit.cli.exit_codes import EXIT_OK
 from evalkit.harness.project import PROJECT_FILE, PYPROJECT_FILE, SETTINGS, Project
 
 
-def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def register(config: argparse.ArgumentParser) -> None:
     """Add `evalkit config`."""
-    config = commands.add_parser(
-        "config",
-        help="print the resolved project settings and where each came from",
-        description=f"Print each setting `evalkit run` would use — datasets, thresholds, system, top_k, "
+    config.description = (
+        f"Print each setting `evalkit run` would use — datasets, thresholds, system, top_k, "
         f"gated, min_relevance, require_baseline, reports — and its source: the command line, the "
         f"project file ({PROJECT_FILE}, else [tool.evalkit] in {PYPROJECT_FILE}, searched from the "
-        "working directory upwards) or the default. Exit 0, or 2 for a bad project file.",
+        "working directory upwards) or the default. Exit 0, or 2 for a bad project file."
     )
     add_dataset_args(config)
     add_top_k_arg(config)

@@ -13,11 +13,8 @@ from evalkit.cli.exit_codes import EXIT_OK
 from evalkit.suites.trace_import import RUN_FILE, import_traces
 
 
-def register(commands: argparse._SubParsersAction) -> None:
+def register(parser: argparse.ArgumentParser) -> None:
     """Add `evalkit import` and its `traces` subcommand."""
-    parser = commands.add_parser(
-        "import", help="import production data (OpenTelemetry traces) to score with `evalkit score`"
-    )
     kinds = parser.add_subparsers(dest="kind", required=True, metavar="KIND", help="what to import: traces")
     traces = kinds.add_parser(
         "traces",

@@ -36,16 +36,14 @@ from evalkit.parameters import Parameter
 DEFAULT_NOTEBOOK = "eval_report"
 
 
-def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def register(report: argparse.ArgumentParser) -> None:
     """Add `evalkit report`."""
-    report = commands.add_parser(
-        "report",
-        help="run a report notebook (papermill) and write the executed notebook and its HTML",
-        description="Execute a parameterised notebook headless with papermill (kernel python3, working "
+    report.description = (
+        "Execute a parameterised notebook headless with papermill (kernel python3, working "
         "directory = the notebook's folder) and write <out-dir>/<name>.ipynb and a self-contained "
         "<out-dir>/<name>.html (code hidden, charts embedded). Parameters the notebook does not declare "
         "are rejected. Exit 0 = the notebook ran, 1 = its final threshold assertion failed (the HTML is "
-        "still written; regressions on stderr), 2 = bad input or usage, or another cell failed.",
+        "still written; regressions on stderr), 2 = bad input or usage, or another cell failed."
     )
     report.add_argument(
         "--notebook", default=DEFAULT_NOTEBOOK, metavar="NAME",
@@ -119,7 +117,8 @@ def _check_inputs(values: Mapping[str, object], given: Mapping[str, object]) -> 
 
     from evalkit.errors import EvalkitError
     from evalkit.harness.config import RunConfig
-    from evalkit.harness.results import RunResult, read_result
+    from evalkit.harness.report_file import load_report
+    from evalkit.harness.results import RunResult
     from evalkit.validation import field_problems
 
     problems = []
@@ -134,7 +133,7 @@ def _check_inputs(values: Mapping[str, object], given: Mapping[str, object]) -> 
     for name in SAVED_REPORTS:
         if values.get(name) is not None:
             try:
-                read_result(str(values[name]))
+                load_report(str(values[name]))
             except (EvalkitError, OSError) as exc:
                 cause = exc.__cause__
                 detail = (

@@ -41,15 +41,13 @@ REPORT_NAME = "report.json"
 """The JSON report's file name in the reports folder."""
 
 
-def register(commands: argparse._SubParsersAction) -> None:
+def register(run: argparse.ArgumentParser) -> None:
     """Add `evalkit run`."""
-    run = commands.add_parser(
-        "run",
-        help="run the scenario suite, print the summary, write the JSON report",
-        description="Run the labelled scenario suite against the reference memory store (or --real "
+    run.description = (
+        "Run the labelled scenario suite against the reference memory store (or --real "
         "with a sentence-transformers model, or --system SPEC for another memory system), score it, "
         "gate it on the recorded baselines and write "
-        "the JSON report. Exit 0 = no regressions, 1 = regressions, 2 = bad input or usage.",
+        "the JSON report. Exit 0 = no regressions, 1 = regressions, 2 = bad input or usage."
     )
     add_top_k_arg(run)
     run.add_argument(

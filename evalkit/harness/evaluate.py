@@ -62,7 +62,13 @@ from evalkit.harness.regressions import (
     scope_name,
 )
 from evalkit.harness.requirement import missing_baseline
-from evalkit.harness.results import BASELINE_CHECK_OFF, PassResult, Regression, RunResult
+from evalkit.harness.results import (
+    BASELINE_CHECK_OFF,
+    PassResult,
+    Regression,
+    RunResult,
+    degenerate_regressions,
+)
 from evalkit.harness.runner import run_suite
 from evalkit.harness.thresholds_file import (
     RECORD_COMMAND,
@@ -74,7 +80,6 @@ from evalkit.harness.thresholds_file import (
     find_baseline,
     read_thresholds,
 )
-from evalkit.harness.verdict import degenerate_findings
 from evalkit.metrics import HARNESS_METRICS
 from evalkit.scenarios import Suite
 from evalkit.systems import MemorySystem
@@ -135,24 +140,12 @@ def evaluate(
         regressions=assertion_regressions(measurement)
         + metric_found
         + gated_found
-        + _degenerate(measurement),
+        + degenerate_regressions(measurement),
         notes=run_notes,
         gated_baseline=None if gated_entry is None else gated_entry.ref(),
         latency=result.latency,
         not_applicable=result.not_applicable,
     )
-
-
-def _degenerate(measurement: PassResult) -> list[Regression]:
-    """A regression (kind `degenerate`) when recall is 0 on every query with relevant ids of the
-    scenarios expected to pass (xfail ones left out): a run that retrieved nothing relevant where
-    it should is never PASS, even against a baseline recorded at 0.
-    The other degenerate findings are listed in the verdict, not regressions."""
-    return [
-        Regression(kind="degenerate", message=d.message)
-        for d in degenerate_findings(measurement)
-        if d.kind == "recall-zero"
-    ]
 
 
 def _applicability_notes(not_applicable: dict[str, list[str]], gate_skipped: bool) -> list[str]:

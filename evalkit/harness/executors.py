@@ -33,7 +33,7 @@ Decisions:
   `ProcessExecutor` (so that its imports overlap the caller's loading of the suite), and that
   forks every worker of every later map; it imports `FORKSERVER_PRELOAD` (the harness) first, so
   its workers start with evalkit imported, as forked ones did. What it costs, measured on this
-  2-core machine (figures in the README's "Scale" section): the first map of a process waits for
+  2-core machine (figures on the docs' benchmarks page): the first map of a process waits for
   the server's start (a fresh interpreter importing the harness), which the early start hides in
   the CLI (the built-in suite on 2 workers: 3.5 s forking or not, at load 5-6); later maps in the
   same process (a notebook, the mutation suite) start their workers as fast as fork did (0.1 s).

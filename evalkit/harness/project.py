@@ -7,18 +7,8 @@ both, `evalkit.toml` wins and the pyproject table is ignored (`Project.notes` sa
 found: every value is its default (the built-in suite, checked against its own baselines).
 
 Keys, all optional (`evalkit.toml` holds them at the top level, pyproject.toml under
-`[tool.evalkit]`):
-
-| key | meaning | default |
-|---|---|---|
-| `datasets` | the suite directory (`scenarios/`, `distractors.yaml`, `suite.yaml`) | the built-in suite |
-| `thresholds` | the baselines file; `"none"`: no baselines | `<datasets>/thresholds.json` |
-| `system` | the system under test (`RunConfig.system`) | `reference` |
-| `top_k` | results per query | 5 |
-| `gated` | also run the report-only pass under the relevance gate | true |
-| `min_relevance` | the gate of that pass | the service default |
-| `require_baseline` | no metric compared with a baseline is a regression (exit 1) | in CI (`evalkit.ci`) |
-| `reports` | the folder of JSON and HTML reports | `reports` (in the working directory) |
+`[tool.evalkit]`): the fields of `ProjectSettings`, each with its meaning and default in its
+description (the documentation's `evalkit.toml` reference is generated from them).
 
 Precedence, value by value: the command line, then the file, then the default. Relative paths in
 the file (the path settings, and the mapping file of a `system = "mcp:MAPPING.toml"`) are
@@ -71,14 +61,46 @@ COMMAND_LINE = "command line"
 class ProjectSettings(FrozenModel):
     """The keys of a project file (see the module docstring); None = not set there."""
 
-    datasets: Path | None = None
-    thresholds: Literal["none"] | Path | None = None
-    system: str | None = Field(default=None, min_length=1)
-    top_k: StrictInt | None = Field(default=None, ge=1, le=MAX_TOP_K)
-    gated: StrictBool | None = None
-    min_relevance: float | None = Field(default=None, ge=0.0, le=1.0, allow_inf_nan=False)
-    require_baseline: StrictBool | None = None
-    reports: Path | None = None
+    datasets: Path | None = Field(
+        default=None,
+        description="The suite directory (`scenarios/`, `distractors.yaml`, `suite.yaml`). "
+        "Default: the built-in suite.",
+    )
+    thresholds: Literal["none"] | Path | None = Field(
+        default=None,
+        description='The baselines file; `"none"`: no baselines (the verdict is NOT GATED at best). '
+        "Default: `<datasets>/thresholds.json`.",
+    )
+    system: str | None = Field(
+        default=None,
+        min_length=1,
+        description="The system under test, as `--system` spells it (an `mcp:` mapping file is relative "
+        "to the project file). Default: `reference`.",
+    )
+    top_k: StrictInt | None = Field(
+        default=None, ge=1, le=MAX_TOP_K, description="Results per query. Default: 5."
+    )
+    gated: StrictBool | None = Field(
+        default=None, description="Also run the report-only pass under the relevance gate. Default: true."
+    )
+    min_relevance: float | None = Field(
+        default=None,
+        ge=0.0,
+        le=1.0,
+        allow_inf_nan=False,
+        description="The relevance gate of that pass. Default: the service default (0.4).",
+    )
+    require_baseline: StrictBool | None = Field(
+        default=None,
+        description="A run that did not compare every metric with a baseline (no baseline for its "
+        "system, mode, top_k and suite, or a scope not comparable) is a regression (exit 1). "
+        "Default: on in a CI context (`CI` set in the environment), off elsewhere.",
+    )
+    reports: Path | None = Field(
+        default=None,
+        description="The folder of the JSON and HTML reports and the run history. Default: `reports` "
+        "in the working directory.",
+    )
 
     # TOML has booleans and integers of its own: `top_k = true` ran at top_k 1 and `gated = "off"`
     # read as false, so the file's values are taken only in their own type (StrictInt, StrictBool)

@@ -2,8 +2,7 @@
 
 - **FAIL**: the run has a regression (an assertion or floor that failed, a metric below this
   system's baseline, a category missing, a required baseline missing, degenerate retrieval:
-  what makes `evalkit run` exit 1) — or recall is 0 on every query that has relevant ids (a
-  report written before that was a regression still reads FAIL).
+  what makes `evalkit run` exit 1).
 - **NOT GATED** (`NOT_GATED`): no regression, but the metrics were not compared with a baseline
   of this system on this suite (no thresholds file, no entry for the mode and top_k, an entry of
   another system or suite, `--scenario`, `--thresholds none`), or some scope of the baseline
@@ -33,15 +32,15 @@ fail a run only when it was asked to (`--fail-on-escaped`: they are then regress
 `mutation`).
 
 The verdict is computed from what a report holds (its regressions, notes, configuration and
-measurement pass), so a report written before verdicts were stored gets the same verdict when
-it is read (`RunResult.verdict`).
+measurement pass), so a report saved without a verdict gets the same verdict when it is read
+(`RunResult.verdict`).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import SerializerFunctionWrapHandler, model_serializer, model_validator
+from pydantic import SerializerFunctionWrapHandler, model_serializer
 
 from evalkit.validation import FrozenModel
 from evalkit.wording import counted
@@ -62,22 +61,12 @@ DegenerateKind = Literal["no-relevant-hit", "same-ranking", "recall-zero", "reca
 class DegenerateFinding(FrozenModel):
     """One piece of degenerate retrieval: `kind`, a readable `message`, and where (`scenario`,
     `query_number` = the query's number from 1, as everywhere else; None for a finding about the
-    whole run or scenario). Reports written before it carry `query`, the 0-based index: read as
-    its number."""
+    whole run or scenario)."""
 
     kind: DegenerateKind
     message: str
     scenario: str | None = None
     query_number: int | None = None
-
-    @model_validator(mode="before")
-    @classmethod
-    def _numbered(cls, data: Any) -> Any:
-        if isinstance(data, dict) and "query" in data and "query_number" not in data:
-            data = dict(data)
-            index = data.pop("query")
-            data["query_number"] = None if index is None else index + 1
-        return data
 
 
 class EscapedMutation(FrozenModel):
@@ -119,7 +108,7 @@ def suite_strength(detection: DetectionPower) -> SuiteStrength:
         caught=detection.caught,
         injected=len(detection.injected),
         escaped=[
-            EscapedMutation(mutation=o.mutation, hint=o.hint or "", control=o.control)
+            EscapedMutation(mutation=o.mutation, hint=o.hint, control=o.control)
             for o in (*detection.escaped, *detection.false_alarms)
         ],
     )
@@ -238,20 +227,14 @@ def _judge(
     not_compared: str | None,
     degenerate: list[DegenerateFinding],
 ) -> RunVerdict:
-    zero = [d for d in degenerate if d.kind == "recall-zero"]
-    if regressions or zero:
+    if regressions:
         kinds: dict[str, int] = {}
         for r in regressions:
             kinds[r.kind] = kinds.get(r.kind, 0) + 1
-        reasons = (
-            [
-                f"{counted(len(regressions), 'regression')}: "
-                + ", ".join(f"{n} {kind}" for kind, n in kinds.items())
-            ]
-            if regressions
-            else []
-        )
-        reasons += [d.message for d in zero if all(r.kind != "degenerate" for r in regressions)]
+        reasons = [
+            f"{counted(len(regressions), 'regression')}: "
+            + ", ".join(f"{n} {kind}" for kind, n in kinds.items())
+        ]
         if not_compared is not None:
             reasons.append(f"metrics were not compared with a baseline: {not_compared}")
         return RunVerdict(value="FAIL", reasons=reasons, degenerate=degenerate)

@@ -64,6 +64,18 @@ from evalkit.memory.pipeline import (
 from evalkit.scenarios import Suite
 from evalkit.systems import ReferenceSystem
 
+__all__ = [
+    "MUTATIONS",
+    "PACK_MUTATIONS",
+    "MutantRunner",
+    "Mutation",
+    "checked_settings",
+    "most_specific_first",
+    "mutant_config",
+    "run_mutants",
+    "select_mutations",
+]
+
 MODE = "deterministic"
 """Mutants always run on the deterministic embedder: identical on every machine, no model."""
 

@@ -4,7 +4,7 @@ The runner needs three things per scenario: a fresh memory in a directory it own
 thoughts and edges, and a search. `MemorySystem` is the factory of fresh memories;
 `ScenarioMemory` is the one memory a scenario is seeded into and searched. Another memory
 system is evaluated by writing a class with the same `name`, `describe()` and `open()` — see
-the README section "Evaluating your own memory system".
+the docs page "Your system" (docs/system/).
 
 A memory may also offer the operations that a scenario's steps apply between queries:
 `delete_thoughts(ids)` (capability `deletion`) and `update_thought(id, content=..., status=...)`

@@ -345,7 +345,7 @@ def render_latency(run: EvalRun) -> list[str]:
     """ "Search latency (wall, both passes, reported only): p50 X ms, p95 Y ms over N calls;
     slowest scenario S (p95 Z ms)"; [] for a report without latency."""
     report = run.result.latency
-    if report is None or report.overall is None:
+    if report.overall is None:
         return []
     overall = report.overall
     slowest, worst = max(report.scenarios.items(), key=lambda item: item[1].p95_ms)

@@ -21,7 +21,6 @@ from collections.abc import Callable, Hashable, Iterable, Sequence
 import pandas as pd
 from pandas.io.formats.style import Styler
 
-from evalkit.harness.provenance import system_declaration
 from evalkit.harness.regressions import assert_no_regressions
 from evalkit.harness.results import LeakKind, QueryResult
 from evalkit.harness.sweep import unavailable
@@ -75,6 +74,41 @@ from evalkit.views.sweep import (
 )
 from evalkit.wording import counted
 
+__all__ = [
+    "LEAK_COLUMNS",
+    "assert_thresholds",
+    "assertion_failures",
+    "assertion_results",
+    "behaviour_columns",
+    "behaviour_css",
+    "behaviour_label",
+    "behaviour_legend",
+    "benchmark_table",
+    "caption",
+    "category_table",
+    "comparison_identity",
+    "comparison_metrics",
+    "comparison_queries",
+    "comparison_scenarios",
+    "curve_table",
+    "detection_table",
+    "gate_recommendation",
+    "hits_table",
+    "interval_table",
+    "latency_table",
+    "leak_frame",
+    "leak_table",
+    "metric_columns",
+    "missed_relevant",
+    "multi_comparison_table",
+    "not_applicable_table",
+    "question_category_table",
+    "ranking_diff_table",
+    "regressions_table",
+    "run_summary",
+    "scenario_table",
+]
+
 
 def assert_thresholds(run: EvalRun, fail: bool = True) -> str:
     """Deprecated alias of `evalkit.assert_thresholds` (kept for one release, with a
@@ -118,7 +152,7 @@ def detection_table(run: EvalRun) -> Styler:
     system did not declare `mutation_testing` (the mutation suite mutates the search of the
     system that declares it, not this one's)."""
     table = run.mutations()[["mutation", "caught", "control", "caught_by", "regressions", "description"]]
-    if not system_declaration(run.result.provenance, run.result.system).mutation_testing:
+    if not run.result.provenance.declaration.mutation_testing:
         return styled(
             table,
             f"Detection power: not applicable — it measures the reference store's search, this run "

@@ -6,8 +6,7 @@ never inside a scroll box) and as plain text everywhere else (`str(verdict)`, th
 notebook's text/plain output, logs).
 
 Rules (the verdict is the run's own, `RunResult.outcome`; see `evalkit.harness.verdict`):
-- FAIL when the run has at least one regression (what makes `evalkit run` exit 1) — or, in a
-  report written before that was a regression, when recall is 0 on every labelled query.
+- FAIL when the run has at least one regression (what makes `evalkit run` exit 1).
 - NOT GATED when nothing failed but the metrics were not compared with a baseline of this system
   on this suite: the run carries a note from the evaluation saying why
   (`RunResult.baseline_check_off`), or it was configured without a thresholds file (benchmarks,
@@ -18,8 +17,7 @@ Rules (the verdict is the run's own, `RunResult.outcome`; see `evalkit.harness.v
   all got one ranking, recall 0 everywhere) is listed below the regressions, whatever the value.
 - The suite strength, when the mutation suite ran with the run (`evalkit run --mutants`): "suite
   strength: caught N of M injected bugs" below the identity line, and after the listing, for
-  each escaped mutation, what the suite needs to catch it (`RunResult.strength`: the verdict's,
-  or computed from the saved detection for a report whose stored verdict predates it).
+  each escaped mutation, what the suite needs to catch it (`RunResult.strength`).
 - The identity line names the system, the embedder mode, top_k and the gate of the gated pass
   with its role: "report-only", or "checked against its baseline recorded ..." when a gated baseline
   gated it (its regressions are then listed as `[gated-metric]`/`[gated-present]`); "gated pass

@@ -22,7 +22,7 @@ from tests.fault_matrix.common import FAKE_MCP, assert_refused, cli, snapshot
         ),
         (
             ["-p", "report_json", "truncated.json"],
-            ["-p report_json truncated.json: not a readable", "Invalid JSON"],
+            ["-p report_json truncated.json: not a readable", "is not JSON"],
         ),
         (
             ["-p", "top_k", "0", "-p", "mode", "fast", "-p", "report_json", "missing.json"],

@@ -13,9 +13,10 @@ from pathlib import Path
 import pytest
 
 from evalkit import SearchResponse, run_eval
-from evalkit.harness.results import RunResult, read_result, write_result
+from evalkit.harness.report_file import load_report, save_report
+from evalkit.harness.results import RunResult, degenerate_regressions
 from evalkit.harness.thresholds_file import load_thresholds
-from evalkit.harness.verdict import DegenerateFinding, degenerate_findings, judge
+from evalkit.harness.verdict import degenerate_findings, judge
 from tests.factories import a_pass, a_run, query, scenario
 from tests.shared import DATASETS, cli, cli_record
 
@@ -114,30 +115,30 @@ def test_degenerate_retrieval_is_named_per_query_per_scenario_and_for_the_whole_
     ]
     assert found[0].message == "same: all 2 queries got the same ranking: [r, x]"
     nothing = query(0).model_copy(update={"retrieved": []})
-    zero = degenerate_findings(a_pass(scenario("a", "c", [nothing]), scenario("b", "c", [missed])))
+    measured = a_pass(scenario("a", "c", [nothing]), scenario("b", "c", [missed]))
+    zero = degenerate_findings(measured)
     assert [d.kind for d in zero] == ["recall-zero", "no-relevant-hit", "no-relevant-hit"]
-    assert judge([], None, zero).value == "FAIL"  # recall 0 everywhere is never PASS
+    assert judge(degenerate_regressions(measured), None, zero).value == "FAIL"  # never PASS
 
 
 def test_recall_zero_counts_only_scenarios_expected_to_pass() -> None:
     nothing = query(0).model_copy(update={"retrieved": []})
     found = query(0)  # retrieves its relevant id
     # an xfail scenario that misses does not make recall 0 "everywhere" when one expected to pass finds
-    mixed = degenerate_findings(
-        a_pass(scenario("ok", "c", [found]), scenario("known", "c", [nothing], outcome="xfail"))
-    )
+    measured = a_pass(scenario("ok", "c", [found]), scenario("known", "c", [nothing], outcome="xfail"))
+    mixed = degenerate_findings(measured)
     assert [d.kind for d in mixed] == ["no-relevant-hit"]
+    assert degenerate_regressions(measured) == []
     assert judge([], None, mixed).value == "PASS"
     # nor does an xfail scenario's hit hide that every scenario expected to pass found nothing
-    hidden = degenerate_findings(
-        a_pass(scenario("bad", "c", [nothing]), scenario("lucky", "c", [found], outcome="xfail"))
-    )
+    measured = a_pass(scenario("bad", "c", [nothing]), scenario("lucky", "c", [found], outcome="xfail"))
+    hidden = degenerate_findings(measured)
     assert [d.kind for d in hidden] == ["recall-zero", "no-relevant-hit"]
     assert hidden[0].message == (
         "recall is 0 everywhere: none of the 1 queries with relevant ids in scenarios expected to pass "
         "retrieved any of them"
     )
-    assert judge([], None, hidden).value == "FAIL"
+    assert judge(degenerate_regressions(measured), None, hidden).value == "FAIL"
 
 
 def test_a_run_of_xfail_scenarios_only_with_recall_0_gets_a_note_not_a_failure() -> None:
@@ -204,19 +205,13 @@ def test_an_all_xfail_suite_that_finds_nothing_runs_green_from_the_command_line(
     assert "[degenerate]" not in stdout  # no regression of that kind
 
 
-def test_a_finding_of_an_older_report_reads_its_0_based_query_as_a_number() -> None:
-    old = {"kind": "no-relevant-hit", "message": "m", "scenario": "s", "query": 3}
-    assert DegenerateFinding.model_validate(old).query_number == 4
-    assert DegenerateFinding.model_validate({**old, "query": None}).query_number is None
-
-
 def test_an_old_report_without_a_verdict_gets_one_when_read(tmp_path: Path) -> None:
     run = a_run(a_pass(scenario("a", "c", [query(0)])), notes=["baseline check OFF: no baseline here"])
-    data = json.loads(write_result(run, tmp_path / "new.json").read_text(encoding="utf-8"))
+    data = json.loads(save_report(run, tmp_path / "new.json").read_text(encoding="utf-8"))
     assert data["verdict"]["value"] == "NOT GATED"
     del data["verdict"]
     (tmp_path / "old.json").write_text(json.dumps(data), encoding="utf-8")
-    old = read_result(tmp_path / "old.json")
+    old = load_report(tmp_path / "old.json")
     assert old.verdict is not None and old.verdict == run.verdict
     stored = dict(data, verdict={"value": "FAIL", "reasons": ["as recorded"], "degenerate": []})
     assert RunResult.model_validate(stored).outcome.reasons == ["as recorded"]  # a stored verdict is kept
@@ -363,9 +358,10 @@ def test_suite_strength_counts_the_real_mutations_and_names_a_false_alarm_of_the
         outcomes=[
             MutationOutcome(mutation="a", description="d", control=False, regressions=[hit], hint="ha"),
             MutationOutcome(mutation="b", description="d", control=False, regressions=[], hint="hb"),
-            MutationOutcome(mutation="c", description="d", control=False, regressions=[]),
+            MutationOutcome(mutation="c", description="d", control=False, regressions=[], hint=""),
             MutationOutcome(mutation="noop", description="d", control=True, regressions=[hit], hint="ties"),
-        ]
+        ],
+        checked_against=None,
     )
     strength = suite_strength(detection)
     assert (strength.caught, strength.injected) == (1, 3)

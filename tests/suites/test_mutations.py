@@ -181,12 +181,16 @@ def test_caught_by_quotes_the_most_specific_messages_first():
         ],
     )
     outcome = MutationOutcome(
-        mutation=mutation.name, description=mutation.description, control=False, regressions=ranked
+        mutation=mutation.name,
+        description=mutation.description,
+        control=False,
+        regressions=ranked,
+        hint=mutation.hint,
     )
     assert [r.message for r in outcome.regressions] == [
         "scenario x", "category a", "category c", "missing b", "overall",
     ]  # fmt: skip
-    row = mutation_frame(DetectionPower(outcomes=[outcome])).iloc[0]
+    row = mutation_frame(DetectionPower(outcomes=[outcome], checked_against=None)).iloc[0]
     assert CAUGHT_BY_MESSAGES == 3
     assert row["caught_by"] == "scenario x; category a; category c (+2 more)"
     assert (row["caught"], row["regressions"]) == (True, 5)

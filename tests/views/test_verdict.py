@@ -72,13 +72,6 @@ def test_baseline_check_off_says_why_whether_the_run_passed_or_not() -> None:
     assert unconfigured.value == "NOT GATED" and "PASS" not in unconfigured._repr_html_()
 
 
-def test_a_report_written_before_the_rename_still_reads_as_not_compared() -> None:
-    why = "no thresholds file at t.json: the metrics are not compared until a baseline is recorded"
-    old = run_verdict(_run([], notes=[f"metric gating OFF: {why} (assertions still gate)"]))
-    assert old.value == "NOT GATED" and old.baseline_check_off == why
-    assert old.headline == f"NOT GATED · baseline check OFF ({why})"
-
-
 def test_identity_says_when_the_gated_pass_was_skipped() -> None:
     assert run_verdict(_run([], gate=False)).identity.endswith("top_k 7 · gated pass skipped")
 
