@@ -66,6 +66,7 @@ from evalkit.harness.verdict import degenerate_findings
 from evalkit.metrics import HARNESS_METRICS
 from evalkit.scenarios import Suite
 from evalkit.systems import MemorySystem
+from evalkit.systems.checked import call_system, system_name
 from evalkit.systems.declaration import declaration_of
 
 
@@ -95,7 +96,7 @@ def evaluate(
     provenance = collect(
         config,
         suite.digest,
-        system.describe(),
+        call_system(system_name(system), "describe", system.describe, ()),
         embedder,
         suite.file_digests,
         declaration=declaration_of(system),
