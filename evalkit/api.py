@@ -167,7 +167,8 @@ def run_eval(
     (and mutations) elsewhere, e.g.
     `make_executor("processes", 4)` (default: serially here); results are identical on every
     executor. Raises DatasetError, ThresholdsError, UsageError (AdapterError for a system that
-    breaks the protocol) or EmbedderError on bad input.
+    breaks the protocol; its subclass MemorySystemError, the system's own exception as its
+    `__cause__`, for one that raises) or EmbedderError on bad input.
 
     `repeat` N > 1 runs the suite N times on the same system at the same clock and returns the
     first run with its `stability` (`evalkit.harness.repeats`: the queries whose ids or order

@@ -5,8 +5,13 @@ Any EvalkitError, and any OSError (an output that cannot be written), becomes ex
 message on stderr (and an EvalkitError's notes, such as a second failure told beside it, one
 line each after it); so does an exception group whose only leaf is an EvalkitError (what an
 adapter's error becomes when it is raised inside a task group or an anyio portal, the usual way
-to wrap an async client): its one line, not the group's traceback. A group holding anything else
-propagates as it is. Ctrl-C exits 130 and SIGTERM 143, after temporary stores are removed
+to wrap an async client): its one line, not the group's traceback. A memory system's failure (a
+MemorySystemError: whatever a system raised, in any method) is one of them: one line naming the
+system, the method, the scenario, the query and the fix. With `EVALKIT_TRACEBACK=1`
+(`evalkit.errors.TRACEBACK_ENV`) the traceback is printed above the line (for a system's failure,
+the traceback of the system's own exception, also from a worker). Any other exception is a bug in
+evalkit: its traceback, then one line saying so, and exit 2 too: exit 1 means regressions and
+nothing else. Ctrl-C exits 130 and SIGTERM 143, after temporary stores are removed
 (`evalkit.cli.signals`).
 
 Start-up: `COMMANDS` names every subcommand, its module and its one-line help, so `--help`,
@@ -22,11 +27,12 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+import traceback
 from collections.abc import Collection, Sequence
 
 from evalkit.cli.exit_codes import EXIT_INTERRUPTED, EXIT_TERMINATED, EXIT_USAGE
 from evalkit.cli.signals import Terminated, sigterm_raises
-from evalkit.errors import EvalkitError
+from evalkit.errors import EvalkitError, show_tracebacks, sole_evalkit_error
 from evalkit.packaged import evalkit_version
 
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -110,7 +116,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BaseExceptionGroup as group:
         error = sole_evalkit_error(group)
         if error is None:
-            raise
+            if not isinstance(group, ExceptionGroup):  # a Ctrl-C or an exit inside
+                raise
+            return _internal_error(group)
         _print_error(error)
         return EXIT_USAGE
     except OSError as exc:
@@ -122,28 +130,34 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Terminated:
         print("evalkit: terminated (SIGTERM)", file=sys.stderr)
         return EXIT_TERMINATED
+    except Exception as exc:
+        return _internal_error(exc)
 
 
 def _print_error(exc: EvalkitError) -> None:
     """ "evalkit: error: …" on stderr, then one "evalkit: note: …" line per note on `exc` (a second
-    failure told beside it, e.g. an earlier drop that failed too)."""
+    failure told beside it, e.g. an earlier drop that failed too); under `EVALKIT_TRACEBACK=1`,
+    the traceback first (a MemorySystemError's: the system's own exception's, `origin`)."""
+    if show_tracebacks():
+        origin = getattr(exc, "origin", "")
+        print(
+            origin.rstrip("\n") if origin else "".join(traceback.format_exception(exc)).rstrip("\n"),
+            file=sys.stderr,
+        )
     print(f"evalkit: error: {exc}", file=sys.stderr)
     for note in getattr(exc, "__notes__", ()):
         print(f"evalkit: note: {note}", file=sys.stderr)
 
 
-def sole_evalkit_error(group: BaseExceptionGroup[BaseException]) -> EvalkitError | None:
-    """The EvalkitError that is the only leaf of `group` (nested groups are looked through), else
-    None: a group with two errors, or with anything but an EvalkitError, is not reduced."""
-    leaves: list[BaseException] = []
-    pending: list[BaseException] = [group]
-    while pending:
-        current = pending.pop()
-        if isinstance(current, BaseExceptionGroup):
-            pending.extend(current.exceptions)
-        else:
-            leaves.append(current)
-    return leaves[0] if len(leaves) == 1 and isinstance(leaves[0], EvalkitError) else None
+def _internal_error(exc: Exception) -> int:
+    """An exception evalkit did not mean to raise (a bug): its traceback, one line saying so, exit 2."""
+    traceback.print_exception(exc, file=sys.stderr)
+    print(
+        f"evalkit: internal error: {type(exc).__name__}: {exc}; this is a bug in evalkit, please report it "
+        "with the traceback above",
+        file=sys.stderr,
+    )
+    return EXIT_USAGE
 
 
 if __name__ == "__main__":

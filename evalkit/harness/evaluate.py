@@ -83,6 +83,7 @@ from evalkit.harness.thresholds_file import (
 from evalkit.metrics import HARNESS_METRICS
 from evalkit.scenarios import Suite
 from evalkit.systems import MemorySystem
+from evalkit.systems.checked import call_system, system_name
 from evalkit.systems.declaration import declaration_of
 from evalkit.wording import counted
 
@@ -113,7 +114,7 @@ def evaluate(
     provenance = collect(
         config,
         suite.digest,
-        system.describe(),
+        call_system(system_name(system), "describe", system.describe, ()),
         embedder,
         suite.file_digests,
         declaration=declaration_of(system),
