@@ -32,6 +32,7 @@ from evalkit.harness.evaluate import evaluate
 from evalkit.harness.executors import Executor
 from evalkit.harness.provenance import BUILTIN_SUITE, Provenance
 from evalkit.harness.regressions import assert_no_regressions
+from evalkit.harness.repeats import MAX_REPEAT
 from evalkit.harness.repeats import compare_runs as compare_repeats
 from evalkit.harness.results import PerturbationCurve, RunResult
 from evalkit.memory import StoreOptions
@@ -180,8 +181,8 @@ def run_eval(
     baseline check, stay the unperturbed suite's, and no point of the curve is compared with a
     baseline. UsageError with `perturb` (a curve of a perturbed suite is not offered: give one).
     """
-    if isinstance(repeat, bool) or not isinstance(repeat, int) or repeat < 1:
-        raise UsageError(f"repeat must be a whole number of runs, 1 or more; got {repeat!r}")
+    if isinstance(repeat, bool) or not isinstance(repeat, int) or not 1 <= repeat <= MAX_REPEAT:
+        raise UsageError(f"repeat must be a whole number of runs from 1 to {MAX_REPEAT}; got {repeat!r}")
     if perturb_curve is not None and perturb is not None and not perturb.empty:
         raise UsageError(
             "--perturb and --perturb-curve together: a curve starts from the unperturbed suite; "

@@ -6,12 +6,10 @@ signal method) a child still running gets SIGTERM, then SIGKILL after `STOP_TIME
 is reaped. On Linux the kernel also kills the child (SIGKILL) when the
 test process dies first (`prctl(PR_SET_PDEATHSIG)`), so a test process killed from outside — an
 xdist worker killed by hand — leaves no orphan behind it, such as the `evalkit serve --port 0` once
-found with parent 1. That is set by a small launcher that the child runs before `argv`
-(`python -I -S -c GUARD PARENT_PID ARGV…`, which then execs `argv`: same pid, same pipes), not by
-`preexec_fn`, which Python documents as unsafe in a process with threads (an xdist worker has
-one). The launcher exits at once when the test process died before the guard was set. The
-kernel's notion of the parent is the *thread* that started the child: start children from the
-test's own thread, never from a helper thread that ends before them.
+found with parent 1. That is set by evalkit's own launcher (`evalkit.systems.processes.guarded`,
+which evalkit's MCP servers run behind). The kernel's notion of the parent is the *thread* that
+started the child: start children from the test's own thread, never from a helper thread that
+ends before them.
 
 `read_line(stream, timeout)`: the next line of a child's pipe, or AssertionError after `timeout`
 seconds (a bare `readline()` waits for ever when the child hangs before printing).
@@ -20,36 +18,18 @@ seconds (a bare `readline()` waits for ever when the child hangs before printing
 from __future__ import annotations
 
 import contextlib
-import os
 import queue
 import signal
 import subprocess
-import sys
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import IO, Any
 
+from evalkit.systems.processes import guarded
+
 STOP_TIMEOUT = 10.0
 """Seconds a child gets to exit after SIGTERM before it is killed."""
-
-PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
-
-GUARD = (
-    "import ctypes, os, signal, sys\n"
-    f"ctypes.CDLL(None, use_errno=True).prctl({PR_SET_PDEATHSIG}, signal.SIGKILL)\n"
-    "if os.getppid() != int(sys.argv[1]):\n"
-    "    os._exit(1)  # the test process died before the guard was set\n"
-    "os.execvp(sys.argv[2], sys.argv[2:])\n"
-)
-"""The launcher's code: die with the parent, then become `argv` (the death signal survives exec)."""
-
-
-def guarded(argv: Sequence[str]) -> list[str]:
-    """`argv` behind the launcher on Linux (the child dies with this process); `argv` elsewhere."""
-    if not sys.platform.startswith("linux"):
-        return list(argv)
-    return [sys.executable, "-I", "-S", "-c", GUARD, str(os.getpid()), *argv]
 
 
 @contextmanager

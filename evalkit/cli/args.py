@@ -14,7 +14,7 @@ from evalkit.harness.executors import EXECUTORS, Executor, make_executor
 from evalkit.harness.project import NO_BASELINES, Project, resolve_project
 from evalkit.packaged import THRESHOLDS_NAME
 from evalkit.records import MAX_TOP_K
-from evalkit.suites.packs import LIST, pack_directory, pack_names, pack_summary, parse_packs
+from evalkit.suites.packs import LIST, pack_directory, pack_names, pack_summary, parse_packs, write_combined
 
 
 def int_in(low: int, high: int) -> Callable[[str], int]:
@@ -142,6 +142,14 @@ def use_pack(args: argparse.Namespace) -> bool:
     names = parse_packs(text)
     args.datasets = pack_directory(names, project_settings(args).reports / "packs")
     return True
+
+
+def write_pack(args: argparse.Namespace) -> None:
+    """Write the combined suite of several `--pack`s (`write_combined`), once every check of the
+    command has passed: a refused command leaves no pack folder behind."""
+    text = getattr(args, "pack", None)
+    if text is not None and text != LIST and len(names := parse_packs(text)) > 1:
+        write_combined(names, Path(args.datasets))
 
 
 def thresholds_path(text: str) -> Path | str:

@@ -54,7 +54,10 @@ def register(compare: argparse.ArgumentParser) -> None:
         help=f"permutations of the paired test (default {DEFAULT_RESAMPLES}; exact when there are fewer)",
     )  # fmt: skip
     compare.add_argument(
-        "--seed", type=int, default=DEFAULT_SEED, help=f"random seed of the test (default {DEFAULT_SEED})"
+        "--seed",
+        type=int_in(0, 2**32 - 1),
+        default=DEFAULT_SEED,
+        help=f"random seed of the test, 0 to 2^32-1 (default {DEFAULT_SEED})",
     )
     compare.set_defaults(handler=compare_command)
 

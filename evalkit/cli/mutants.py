@@ -13,6 +13,7 @@ from evalkit.cli.args import (
     executor_from,
     project_settings,
     use_pack,
+    write_pack,
 )
 from evalkit.cli.exit_codes import EXIT_OK, EXIT_REGRESSIONS
 from evalkit.cli.lint import warn_on_load
@@ -48,6 +49,7 @@ def mutants_command(args: argparse.Namespace) -> int:
     if not use_pack(args):
         return EXIT_OK
     project = project_settings(args)
+    write_pack(args)
     warn_on_load(project.datasets, project.config.top_k)
     detection = detect_mutations(
         load_suite(project.datasets),

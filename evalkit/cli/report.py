@@ -86,6 +86,7 @@ def report_command(args: argparse.Namespace) -> int:
     project = project_settings(args)
     out_dir = args.out_dir or project.reports
     values = {**_defaults(declared, notebook, project, out_dir), **given}
+    _check_inputs(values, given)
     try:
         outputs = run_notebook(notebook, values, out_dir, progress=args.progress)
     except NotebookRegressionError as exc:
@@ -100,6 +101,50 @@ def report_command(args: argparse.Namespace) -> int:
 
 SAVED_REPORTS = ("report_json", "report_a", "report_b")
 """Parameters naming a saved report a notebook shows instead of running the suite."""
+
+
+RUN_PARAMETERS = ("mode", "top_k", "gated", "min_relevance")
+"""Parameters a notebook passes to a run, checked by the run's own model before the kernel starts."""
+
+
+def _check_inputs(values: Mapping[str, object], given: Mapping[str, object]) -> None:
+    """Refuse, before the notebook runs and before anything is written (exit 2, no `.failed`
+    notebook), every value that the run would refuse: the run parameters (`RunConfig`'s own
+    checks: top_k in 1..MAX_TOP_K, a known mode, min_relevance in [0, 1]), a saved report that is
+    missing, truncated or not a report, and a `datasets` folder that does not exist. All the
+    problems are reported at once, each naming its `-p` parameter."""
+    from pydantic import ValidationError
+
+    from evalkit.errors import EvalkitError
+    from evalkit.harness.config import RunConfig
+    from evalkit.harness.results import RunResult, read_result
+    from evalkit.validation import field_problems
+
+    problems = []
+    for name in RUN_PARAMETERS:  # one at a time, so that each problem names its parameter
+        if values.get(name) is not None:
+            try:
+                RunConfig.model_validate({name: values[name]})
+            except EvalkitError as exc:
+                problems.append(
+                    f"-p {name}: {str(exc).removeprefix('invalid RunConfig: ').removeprefix(f'{name}: ')}"
+                )
+    for name in SAVED_REPORTS:
+        if values.get(name) is not None:
+            try:
+                read_result(str(values[name]))
+            except (EvalkitError, OSError) as exc:
+                cause = exc.__cause__
+                detail = (
+                    "; ".join(field_problems(cause, RunResult)[:3]) if isinstance(cause, ValidationError)
+                    else str(exc)
+                )  # fmt: skip
+                problems.append(f"-p {name} {values[name]}: not a readable evalkit report ({detail})")
+    datasets = values.get("datasets")
+    if datasets is not None and "datasets" in given and not Path(str(datasets)).is_dir():
+        problems.append(f"-p datasets {datasets}: no such folder; give a folder of scenario files")
+    if problems:
+        raise UsageError("; ".join(problems) + "; nothing was run or written")
 
 
 def _warn_on_suite(values: Mapping[str, object], project: Project) -> None:

@@ -20,6 +20,7 @@ from evalkit.cli.args import (
     project_settings,
     unit_float,
     use_pack,
+    write_pack,
 )
 from evalkit.cli.exit_codes import EXIT_OK, EXIT_REGRESSIONS
 from evalkit.cli.lint import warn_on_load
@@ -30,13 +31,16 @@ from evalkit.harness.baselines import (
     record_baseline,
     record_gated_baseline,
     replaced_system,
+    unstable_note,
 )
 from evalkit.harness.history import HISTORY_FILE, HistoryError, append_run
 from evalkit.harness.project import NO_BASELINES
+from evalkit.harness.repeats import MAX_REPEAT
 from evalkit.harness.results import RunResult
 from evalkit.harness.thresholds_file import DEFAULT_GATED_TOLERANCE
 from evalkit.memory.options import TOKENIZERS
 from evalkit.scenarios.perturb import parse_curve, parse_perturb
+from evalkit.systems.resolve import REFERENCE_SPEC
 from evalkit.views.console import render_curve, render_run
 
 REPORT_NAME = "report.json"
@@ -159,13 +163,15 @@ def seed_number(text: str) -> int:
 
 
 def repeat_count(text: str) -> int:
-    """`N` of --repeat: a whole number of runs, at least 1."""
+    """`N` of --repeat: a whole number of runs, from 1 to MAX_REPEAT."""
     try:
         count = int(text)
     except ValueError:
         count = 0
-    if count < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number of runs, 1 or more (e.g. 3), got {text!r}")
+    if not 1 <= count <= MAX_REPEAT:
+        raise argparse.ArgumentTypeError(
+            f"expected a whole number of runs from 1 to {MAX_REPEAT} (e.g. 3), got {text!r}"
+        )
     return count
 
 
@@ -198,6 +204,11 @@ def run_command(args: argparse.Namespace) -> int:
         )
     project = project_settings(args)
     config = make_config(project.config, **embedder_options(args))
+    if args.tokenizer is not None and config.system != REFERENCE_SPEC:  # it was silently ignored
+        raise UsageError(
+            f"--tokenizer sets the reference store's FTS5 tokenizer; system {config.system!r} tokenizes "
+            "text its own way: drop --tokenizer, or run --system reference"
+        )
     if args.tokenizer is not None:
         config = config.model_copy(
             update={"store": config.store.model_copy(update={"tokenizer": args.tokenizer})}
@@ -221,6 +232,7 @@ def run_command(args: argparse.Namespace) -> int:
             "and --update-baseline (or --update-gated-baseline)"
         )
     executor = executor_from(args)
+    write_pack(args)
     warn_on_load(project.datasets, config.top_k)
     run = run_eval(
         config,
@@ -234,6 +246,12 @@ def run_command(args: argparse.Namespace) -> int:
         perturb=perturb,
         perturb_curve=curve,
     )
+    if recording:  # runs that disagree record nothing: refused before the report or history is written
+        try:
+            unstable_note(run.result, args.accept_unstable)
+        except UsageError:
+            print(render_run(run))  # which queries disagree, as a run without --update-baseline shows
+            raise
     run.save(out)
     print(render_run(run))
     if run.result.perturbation_curve is not None:

@@ -107,11 +107,16 @@ def append_run(path: str | Path, result: RunResult, *, run_id: str | None = None
 
 def load_history(path: str | Path) -> pd.DataFrame:
     """Every run of the history at `path` (HISTORY_COLUMNS, in append order); empty when the
-    file does not exist. HistoryError when it is not a usable history (the file is not changed)."""
+    file does not exist. HistoryError when it is not a usable history (the file is not changed),
+    among them a folder or another file that is not a regular one (which read as "no runs yet")."""
     import pandas as pd  # `evalkit run` appends to the history without loading pandas
 
     file = Path(path)
-    if not file.is_file():
+    if file.exists() and not file.is_file():
+        kind = "a folder" if file.is_dir() else "not a regular file"
+        hint = f"; did you mean {file / HISTORY_FILE}?" if file.is_dir() else "; give the history file"
+        raise HistoryError(f"history {file} is {kind}, not a history file{hint}")
+    if not file.exists():
         return pd.DataFrame(columns=list(HISTORY_COLUMNS))
     with _open(file) as conn:
         try:

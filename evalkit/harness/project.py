@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, ValidationError
+from pydantic import Field, StrictBool, StrictInt, ValidationError, field_validator
 
 from evalkit.errors import UsageError
 from evalkit.harness.config import DEFAULT_DATASETS, RunConfig
@@ -71,11 +71,23 @@ class ProjectSettings(FrozenModel):
     datasets: Path | None = None
     thresholds: Literal["none"] | Path | None = None
     system: str | None = Field(default=None, min_length=1)
-    top_k: int | None = Field(default=None, ge=1, le=MAX_TOP_K)
-    gated: bool | None = None
+    top_k: StrictInt | None = Field(default=None, ge=1, le=MAX_TOP_K)
+    gated: StrictBool | None = None
     min_relevance: float | None = Field(default=None, ge=0.0, le=1.0, allow_inf_nan=False)
-    require_baseline: bool | None = None
+    require_baseline: StrictBool | None = None
     reports: Path | None = None
+
+    # TOML has booleans and integers of its own: `top_k = true` ran at top_k 1 and `gated = "off"`
+    # read as false, so the file's values are taken only in their own type (StrictInt, StrictBool)
+
+    @field_validator("datasets", "thresholds", "reports", mode="before")
+    @classmethod
+    def _plain_path(cls, value: object) -> object:
+        """A path holding a NUL character (which no file system allows) is refused here, not by
+        the first `open` deep in the run."""
+        if isinstance(value, str) and "\x00" in value:
+            raise ValueError("the path holds a NUL character; give a plain path")
+        return value
 
 
 SETTINGS: tuple[str, ...] = tuple(ProjectSettings.model_fields)
@@ -200,6 +212,10 @@ def _read_toml(path: Path) -> dict[str, Any]:
         raise UsageError(f"cannot read project file {path}: {exc}") from exc
     except tomllib.TOMLDecodeError as exc:
         raise UsageError(f"project file {path} is not valid TOML ({exc}); fix it") from exc
+    except RecursionError:
+        raise UsageError(
+            f"project file {path}: its arrays or tables are nested too deeply to read; fix it"
+        ) from None
 
 
 def _tool_table(pyproject: Path) -> dict[str, Any] | None:

@@ -23,6 +23,10 @@ from pydantic import Field
 
 from evalkit.validation import FrozenModel
 
+MAX_REPEAT = 100
+"""The most runs `repeat` may ask for: each is a whole run of the suite, and a disagreement shows
+in two or three."""
+
 if TYPE_CHECKING:
     from evalkit.harness.results import RunResult
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, model_validator
 
 from evalkit.records import MAX_TOP_K, EdgeType, Status
 from evalkit.systems.capabilities import Capability
@@ -194,7 +194,7 @@ class StepSpec(_Frozen):
     last query (`after_query` equal to the number of queries) is an error: nothing would see it.
     """
 
-    after_query: int = Field(ge=0)
+    after_query: StrictInt = Field(ge=0)  # `after_query: true` ran as after query 1
     delete: list[str] | None = Field(default=None, min_length=1)
     update: UpdateSpec | None = None
     add: AddSpec | None = None

@@ -58,7 +58,14 @@ DISTRACTOR_POOL: Path = BUILTIN_DATASETS / "perturb" / "distractor_pool.yaml"
 KINDS: tuple[str, ...] = ("distractors", "stale-repeats")
 """The perturbations `--perturb` offers (`KIND=N`)."""
 
-PERTURB_HELP = "use --perturb distractors=N or --perturb stale-repeats=K (N, K whole numbers, 0 or more)"
+MAX_STALE_REPEATS = 100
+"""The most copies `stale-repeats=K` makes of each superseded thought (a billion grew a run to
+gigabytes of memory): a hundred stale copies already bury the current fact in any top-k."""
+
+PERTURB_HELP = (
+    f"use --perturb distractors=N or --perturb stale-repeats=K (N, K whole numbers, 0 or more; "
+    f"K at most {MAX_STALE_REPEATS}, N at most the distractor pool's size)"
+)
 
 
 @dataclass(frozen=True)
@@ -75,6 +82,11 @@ class Perturbation:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise UsageError(f"perturbation {name} must be a whole number, 0 or more; got {value!r}")
+        if self.stale_repeats > MAX_STALE_REPEATS:
+            raise UsageError(
+                f"stale-repeats={self.stale_repeats}: at most {MAX_STALE_REPEATS} stale copies of each "
+                f"superseded thought; ask for {MAX_STALE_REPEATS} or fewer"
+            )
 
     @property
     def label(self) -> str:

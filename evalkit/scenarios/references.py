@@ -146,6 +146,11 @@ def _step_problems(scenario: Scenario, distractor_ids: frozenset[str] | None) ->
                     ref = getattr(edge, end)
                     if ref not in alive:
                         problems.append(absent(f"{where}.add.edges[{j}].{end}", ref, "linked"))
+                if edge.source == edge.target:  # the store refused it mid-run, naming nothing
+                    problems.append(
+                        f"{where}.add.edges[{j}]: {edge.type} edge from {shown_value(edge.source)} to "
+                        "itself; an edge links two thoughts"
+                    )
     check_queries_until(count)
     return problems
 

@@ -18,7 +18,9 @@ rejects duplicates).
 
 from __future__ import annotations
 
+import os
 import shutil
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -68,29 +70,58 @@ def parse_packs(text: str) -> list[str]:
 
 
 def pack_directory(names: Sequence[str], folder: Path) -> Path:
-    """The suite directory of the packs `names` (already checked by `parse_packs`): the pack's own
-    directory for one, else a combined suite written to `folder/<a>+<b>…/` (replaced if there)."""
+    """Where the suite of the packs `names` (already checked by `parse_packs`) is read from: the
+    pack's own directory for one, else `folder/<a>+<b>…/` (written by `write_combined`). Writes
+    nothing. UsageError when that path is a symbolic link or not a folder (evalkit never writes
+    through a link, nor replaces a file it did not create)."""
     if len(names) == 1:
         return PACKS / names[0]
     target = folder / "+".join(names)
-    if target.exists():
-        shutil.rmtree(target)
-    (target / SCENARIOS_SUBDIR).mkdir(parents=True)
-    distractors = {(PACKS / n / f"{DISTRACTORS_STEM}.yaml").read_bytes() for n in names}
-    if len(distractors) != 1:
+    if target.is_symlink() or (target.exists() and not target.is_dir()):
+        kind = "a symbolic link" if target.is_symlink() else "a file"
+        raise UsageError(
+            f"--pack: {target} is {kind}, but evalkit writes the combined packs' suite there; "
+            "move it away (or run the packs one by one)"
+        )
+    if len({(PACKS / n / f"{DISTRACTORS_STEM}.yaml").read_bytes() for n in names}) != 1:
         raise UsageError(f"packs {', '.join(names)} have different distractors files; run them one by one")
-    (target / f"{DISTRACTORS_STEM}.yaml").write_bytes(distractors.pop())
-    categories: list[str] = []
-    behaviour = False
-    for name in names:
-        for path in sorted((PACKS / name / SCENARIOS_SUBDIR).iterdir()):
-            if path.is_file():
-                shutil.copyfile(path, target / SCENARIOS_SUBDIR / path.name)
-        pack = load_suite(PACKS / name)
-        categories += [c for c in pack.categories if c not in categories]
-        behaviour = behaviour or pack.behaviour_metrics
-    suite = "# The packs " + ", ".join(names) + " combined by evalkit run --pack.\ncategories:\n"
-    suite += "".join(f"  - {c}\n" for c in categories)
-    suite += "behaviour_metrics: true\n" if behaviour else ""
-    (target / f"{SUITE_STEM}.yaml").write_text(suite, "utf-8")
     return target
+
+
+def write_combined(names: Sequence[str], target: Path) -> None:
+    """Write the combined suite of the packs `names` at `target` (from `pack_directory`), whole or
+    not at all: it is built in a temporary folder beside `target`, then its three parts
+    (`scenarios/`, the distractors and the suite file) replace the ones there, each by a rename.
+    Anything else in `target` (a baseline recorded there with --update-baseline, a report) is
+    kept. A combined suite is only ever rebuilt from the packs: nothing in its parts is the user's.
+    """
+    target.mkdir(parents=True, exist_ok=True)
+    build = Path(tempfile.mkdtemp(dir=target, prefix=".build-"))
+    try:
+        (build / SCENARIOS_SUBDIR).mkdir()
+        (build / f"{DISTRACTORS_STEM}.yaml").write_bytes(
+            (PACKS / names[0] / f"{DISTRACTORS_STEM}.yaml").read_bytes()
+        )
+        categories: list[str] = []
+        behaviour = False
+        for name in names:
+            for path in sorted((PACKS / name / SCENARIOS_SUBDIR).iterdir()):
+                if path.is_file():
+                    shutil.copyfile(path, build / SCENARIOS_SUBDIR / path.name)
+            pack = load_suite(PACKS / name)
+            categories += [c for c in pack.categories if c not in categories]
+            behaviour = behaviour or pack.behaviour_metrics
+        suite = "# The packs " + ", ".join(names) + " combined by evalkit run --pack.\ncategories:\n"
+        suite += "".join(f"  - {c}\n" for c in categories)
+        suite += "behaviour_metrics: true\n" if behaviour else ""
+        (build / f"{SUITE_STEM}.yaml").write_text(suite, "utf-8")
+        old = target / SCENARIOS_SUBDIR
+        if old.is_dir() and not old.is_symlink():
+            old.rename(build / ".old-scenarios")
+        elif old.exists() or old.is_symlink():
+            raise UsageError(f"--pack: {old} is not a folder; move it away")
+        (build / SCENARIOS_SUBDIR).rename(old)
+        for part in (f"{DISTRACTORS_STEM}.yaml", f"{SUITE_STEM}.yaml"):
+            os.replace(build / part, target / part)
+    finally:
+        shutil.rmtree(build, ignore_errors=True)

@@ -2,7 +2,8 @@
 user sets them: a wall-clock deadline per request and a cap on a reply's size.
 
 - `$EVALKIT_SYSTEM_TIMEOUT` (seconds): the deadline of one HTTP request (default
-  `HTTP_TIMEOUT`) or one MCP call, the handshake included (default `MCP_TIMEOUT`).
+  `HTTP_TIMEOUT`), of one MCP call (default `MCP_TIMEOUT`) and of an MCP server's start, its
+  handshake included (default `MCP_START_TIMEOUT`).
 - `$EVALKIT_SYSTEM_MAX_REPLY_MB` (megabytes, 10^6 bytes): the largest reply body after
   decompression (HTTP) or the longest message line (MCP stdio); default `MAX_REPLY_BYTES`.
 A value that is not a positive number is a UsageError naming the variable.
@@ -22,6 +23,11 @@ HTTP_TIMEOUT = 60.0
 
 MCP_TIMEOUT = 120.0
 """The default deadline of one MCP tool call (and of starting the server), in seconds."""
+
+MCP_START_TIMEOUT = 60.0
+"""The default deadline of an MCP server's start and handshake (`initialize`, `tools/list`), in
+seconds: long enough for a server fetched by npx or uvx on first use, short enough that a server
+which never answers fails the run well before a CI job's own timeout."""
 
 MAX_REPLY_BYTES = 16 * 1024 * 1024
 """The default cap on one reply: the server's own request limit (a search of 1,000 hits with

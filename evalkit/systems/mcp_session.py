@@ -28,9 +28,14 @@ from typing import Any, NamedTuple
 from evalkit.errors import AdapterError
 from evalkit.systems import client_limits
 from evalkit.systems.mcp_mapping import ServerSpec
+from evalkit.systems.processes import guarded
 
 CALL_TIMEOUT = client_limits.MCP_TIMEOUT
 """Seconds one tool call may take by default ($EVALKIT_SYSTEM_TIMEOUT)."""
+
+START_TIMEOUT = client_limits.MCP_START_TIMEOUT
+"""Seconds the server gets, by default, to start and answer the handshake (`initialize`, then
+`tools/list`) in all ($EVALKIT_SYSTEM_TIMEOUT sets this deadline too)."""
 
 STOP_TIMEOUT = 1.0
 """Seconds a stdio server gets to exit after its stdin closes and after SIGTERM, each."""
@@ -44,12 +49,15 @@ class Session:
 
         self._label = label
         self.timeout = client_limits.timeout(None, CALL_TIMEOUT)
+        start_timeout = client_limits.timeout(None, START_TIMEOUT)
+        self._step = "initialize"  # the handshake's request awaiting its answer
         self._failure: list[str] = []  # what the stdio transport saw go wrong, if anything
         self._pending: _Pending | None = None  # a call sent with `send`, its reply not read yet
         self._lock = threading.Lock()
         target: Any = server.url
         self._transport: _StdioTransport | None = None
         if server.command is not None:
+            _check_command(label, server)
             target = self._transport = _StdioTransport(
                 server, client_limits.max_reply_bytes(None), self._failure
             )
@@ -64,7 +72,7 @@ class Session:
         )
         self._thread.start()
         try:
-            listed = self._ready.result(timeout=self.timeout)
+            listed = self._ready.result(timeout=start_timeout)
             self.schemas: dict[str, dict[str, Any]] = {t.name: dict(t.input_schema or {}) for t in listed}
             self.descriptions: dict[str, str] = {t.name: t.description or "" for t in listed}
             self.output_schemas: dict[str, dict[str, Any]] = {
@@ -72,22 +80,28 @@ class Session:
             }
             self.tools = list(self.schemas)
         except BaseException as exc:
-            reason = self._failure[0] if self._failure else (
-                f"no answer within {self.timeout:g} s" if isinstance(exc, TimeoutError) else repr(exc)
-            )  # fmt: skip
-            detail = self._stderr()
+            self._stop_loop()  # the server is stopped (its exit status and stderr known) first
+            if not isinstance(exc, Exception):
+                self.close()
+                raise
+            if isinstance(exc, TimeoutError) and not self._failure:
+                message = (
+                    f"cannot start or reach the MCP server (no answer within {start_timeout:g} s): "
+                    f"it did not answer {self._step!r}{self._stderr()}; is it stuck starting? (raise "
+                    f"the deadline with ${client_limits.TIMEOUT_ENV}, in seconds)"
+                )
+            else:
+                reason = self._failure[0] if self._failure else self._start_failure(server, exc)
+                message = f"cannot start or reach the MCP server ({reason}){self._stderr()}; check [server]"
             self.close()
-            if isinstance(exc, Exception):
-                raise AdapterError(
-                    f"{label}: cannot start or reach the MCP server ({reason}){detail}; check [server]"
-                ) from exc
-            raise
+            raise AdapterError(f"{label}: {message}") from exc
         atexit.register(self._close_at_exit)
 
     async def _main(self) -> None:
         self._task = asyncio.current_task()
         try:
             async with self._client as client:
+                self._step = "tools/list"
                 # evalkit checks every result itself (the adapter's paths, `checked` on each
                 # response); the SDK's own jsonschema check of structured output against the tool's
                 # outputSchema on every call took about two thirds of the adapter's time on the
@@ -179,6 +193,25 @@ class Session:
         tail = self._transport.stderr_tail() if self._transport is not None else ""
         return f"; its stderr ended with: {tail!r}" if tail else ""
 
+    def _start_failure(self, server: ServerSpec, exc: BaseException) -> str:
+        """Why the handshake failed, in words: the server's exit status when it exited, the URL
+        that refused the connection, else the first underlying error (never an ExceptionGroup).
+        The HTTP client's errors are recognised by their class names, which every httpx
+        generation the SDK may use shares."""
+        leaves = _leaves(exc) or [exc]
+        status = self._transport.returncode if self._transport is not None else None
+        if status is not None:
+            return f"the server exited with status {status} before answering {self._step!r}; see its stderr"
+        for leaf in leaves:
+            kinds = {kind.__name__ for kind in type(leaf).__mro__}
+            if "TransportError" in kinds:
+                return f"cannot connect to {server.url}: {type(leaf).__name__}: {leaf}"
+            if "HTTPStatusError" in kinds:
+                code = getattr(getattr(leaf, "response", None), "status_code", "?")
+                return f"{server.url} answered HTTP {code}; is it the server's MCP endpoint?"
+        where = f"{server.url}: " if server.url is not None else ""
+        return f"{where}{type(leaves[0]).__name__}: {leaves[0]}"[:500]
+
     def close(self) -> None:
         """End the session and stop the server: a clean close when the handshake succeeded, then
         (or at once, when it did not) the session's task is cancelled, and the transport
@@ -192,6 +225,8 @@ class Session:
             except AdapterError as exc:
                 failed = exc
         self._stop_loop()
+        if self._transport is not None and not self._thread.is_alive():
+            self._transport.close_log()
         if failed is not None:
             raise failed
 
@@ -219,8 +254,6 @@ class Session:
         if self._thread.is_alive() and self._task is not None:
             self._loop.call_soon_threadsafe(self._task.cancel)
             self._thread.join(timeout=2 * STOP_TIMEOUT + 1)
-        if self._transport is not None and not self._thread.is_alive():
-            self._transport.close_log()
 
 
 class _Pending(NamedTuple):
@@ -230,6 +263,37 @@ class _Pending(NamedTuple):
     future: Future[Any]
     what: str  # what the call is, for its error ("the drop after scenario …")
     ordered: bool  # nothing else is sent before its reply
+
+
+def _leaves(exc: BaseException) -> list[BaseException]:
+    """The errors inside `exc` (itself when it is not an exception group), cancellations left out."""
+    if isinstance(exc, BaseExceptionGroup):
+        return [leaf for inner in exc.exceptions for leaf in _leaves(inner)]
+    return [] if isinstance(exc, asyncio.CancelledError) else [exc]
+
+
+def _check_command(label: str, server: ServerSpec) -> None:
+    """AdapterError naming the setting when the server's `cwd` is not a folder or its command is
+    not found (on the PATH the server gets, or in `cwd` for a relative path), before anything
+    starts. A command holding a template placeholder is checked as rendered by the adapter."""
+    import shutil
+
+    command = str(server.command).replace("{python}", sys.executable)
+    if server.cwd is not None and not os.path.isdir(server.cwd):
+        raise AdapterError(
+            f"{label}: cannot start or reach the MCP server: [server] cwd {server.cwd!r} is not a folder; "
+            "create it or fix cwd in the mapping"
+        )
+    path = server.env.get("PATH", os.environ.get("PATH", os.defpath))
+    found = shutil.which(command, path=path) if os.sep not in command else (
+        command if os.access(os.path.join(server.cwd or ".", command), os.X_OK) else None
+    )  # fmt: skip
+    if found is None:
+        where = " (on PATH)" if os.sep not in command else f" (in cwd {server.cwd!r})" if server.cwd else ""
+        raise AdapterError(
+            f"{label}: cannot start or reach the MCP server: [server] command {command!r} is not found "
+            f"or not executable{where}; install it or give its full path in the mapping"
+        )
 
 
 async def _trust_results(name: str, result: Any) -> None:
@@ -246,6 +310,8 @@ class _StdioTransport:
     def __init__(self, server: ServerSpec, limit: int, failure: list[str]) -> None:
         self._server, self._limit, self._failure = server, limit, failure
         self._exit: Any = None
+        self.returncode: int | None = None  # the exit status of a server that closed its stdout itself
+        self._closed_stdout = False
         # [server] stderr = "capture": the server's stderr goes to a temporary file (closed and
         # removed with this object) and its end is quoted in errors
         self._log: Any = tempfile.TemporaryFile() if server.stderr == "capture" else None  # noqa: SIM115 - lives as long as the session
@@ -281,7 +347,7 @@ class _StdioTransport:
 
         spec = self._server
         inherited = {k: os.environ[k] for k in spec.inherit_env if k in os.environ}
-        command = [str(spec.command).replace("{python}", sys.executable), *spec.args]
+        command = guarded([str(spec.command).replace("{python}", sys.executable), *spec.args])
         process = await anyio.open_process(
             command, env={**get_default_environment(), **inherited, **spec.env}, cwd=spec.cwd,
             stderr=self._log, start_new_session=True,
@@ -324,6 +390,7 @@ class _StdioTransport:
                             f"raise it with ${client_limits.MAX_REPLY_ENV})"
                         )
                         return
+                self._closed_stdout = True
 
         async def write() -> None:
             assert process.stdin is not None
@@ -344,6 +411,8 @@ class _StdioTransport:
             finally:
                 with anyio.CancelScope(shield=True):
                     await _stop(process)
+                    if self._closed_stdout:
+                        self.returncode = process.returncode
                     with suppress(Exception):  # its pipes' transports closed on this loop, not at GC
                         await process.aclose()
                 group.cancel_scope.cancel()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from evalkit import run_eval
 from evalkit.harness.results import RunResult, read_result
 from evalkit.views.frames import EvalRun, load_run
 from evalkit.views.verdict import run_verdict
@@ -130,6 +131,7 @@ def test_report_prints_the_lint_warning_of_the_suite_its_notebook_runs(tmp_path,
     code, _, err = cli(capsys, *argv, "-p", "datasets", str(suite), "-p", "top_k", "6")
     assert code == 0 and "1 lint finding (1 small-corpus)" in err
     # a saved report is shown, nothing is run: nothing to lint
+    run_eval(datasets=suite, thresholds=None, gated=False).save(tmp_path / "r.json")
     code, _, err = cli(
         capsys, *argv, "-p", "datasets", str(suite), "-p", "report_json", str(tmp_path / "r.json")
     )

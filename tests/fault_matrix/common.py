@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import stat
+import time
 from pathlib import Path
 
 from tests.shared import cli
@@ -56,7 +57,7 @@ def assert_refused(code: int, err: str, *needles: str) -> None:
         assert needle in err, (needle, err)
 
 
-__all__ = ["HEAD", "THOUGHTS", "TINY", "assert_refused", "cli", "run_args", "snapshot"]
+__all__ = ["HEAD", "THOUGHTS", "TINY", "assert_refused", "cli", "gone", "run_args", "snapshot"]
 
 
 FAKE_MCP = Path(__file__).with_name("mcp_fake.py")
@@ -74,3 +75,17 @@ def fake_mcp_mapping(folder: Path, mode: str, pidfile: Path | None = None) -> Pa
         '[search]\ntool = "search"\narguments = {query = "query", top_k = "top_k"}\nhits = "hits"\n'
     )
     return path
+
+
+def gone(pid: int, within: float = 10.0) -> bool:
+    """Whether process `pid` has exited (or is a zombie), waiting at most `within` seconds."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        try:
+            with open(f"/proc/{pid}/stat") as stat:
+                if stat.read().rsplit(")", 1)[1].split()[0] == "Z":
+                    return True
+        except FileNotFoundError:
+            return True
+        time.sleep(0.05)
+    return False

@@ -2,7 +2,9 @@
 
 It answers `initialize`, `tools/list` (tools `store`, `search`, `drop`) and `tools/call`; MODE
 says what goes wrong: `ok` nothing, `banner` a banner line on stdout first, `hang` never answers
-the handshake, `huge` a search reply of 200 MB on one line, `null-id` a hit `{"id": null}`,
+`initialize`, `hang-list` never answers `tools/list`, `exit` exits with status 3 at start,
+`thread` crashes in its main thread at start while another thread keeps it alive, `huge` a
+search reply of 200 MB on one line, `null-id` a hit `{"id": null}`,
 `deep` a deeply nested text result, `crash` exits on search (so the drop fails too), `slow`
 never answers a search. With PIDFILE it writes its pid there (to check it was stopped)."""
 
@@ -11,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import threading
 import time
 
 MODE = sys.argv[1]
@@ -33,6 +36,11 @@ def result(id_: object, structured: object = None, text: str | None = None) -> N
 
 
 TOOL = {"inputSchema": {"type": "object"}}
+if MODE == "exit":
+    sys.exit(3)
+if MODE == "thread":
+    threading.Thread(target=time.sleep, args=(300,)).start()
+    raise RuntimeError("start-up failed")
 if MODE == "banner":
     print("my-memory-server v1.0 ready", flush=True)
 for line in sys.stdin:
@@ -46,6 +54,8 @@ for line in sys.stdin:
             "serverInfo": {"name": "fake", "version": "1"},
         }})  # fmt: skip
     elif method == "tools/list":
+        if MODE == "hang-list":
+            time.sleep(300)
         tools = [{"name": name, **TOOL} for name in ("store", "search", "drop")]
         send({"jsonrpc": "2.0", "id": id_, "result": {"tools": tools}})
     elif method == "tools/call":

@@ -74,12 +74,14 @@ def test_baseline_from_disagreeing_repeats_is_refused_unless_accepted(tmp_path):
 
 def test_cli_repeat_lists_unstable_queries_and_refuses_the_baseline(capsys, tmp_path):
     out, thresholds = tmp_path / "report.json", tmp_path / "thresholds.json"
-    common = ["run", "--datasets", str(DATASETS), "--out", str(out), "--no-history", "--repeat", "2"]
+    common = ["run", "--datasets", str(DATASETS), "--out", str(out), "--repeat", "2"]
     common += ["--system", "tests.systems_fixtures:ShuffledTiesSystem", "--thresholds", str(thresholds)]
     code, stdout, stderr = cli(capsys, *common, "--update-baseline")
     assert code == 2 and "no baseline recorded: the 2 runs disagree" in stderr
     assert "Repeated runs (2): unstable rankings: " in stdout and not thresholds.exists()
-    assert json.loads(out.read_text())["stability"]["runs"] == 2  # the report is written all the same
+    assert (
+        not out.exists() and not (tmp_path / "history.sqlite3").exists()
+    )  # a refused recording writes nothing
     code, stdout, _ = cli(capsys, *common, "--update-baseline", "--accept-unstable")
     assert code == 0 and "note: recorded from the first of 2 runs, which disagree" in stdout
     assert "note" in json.loads(thresholds.read_text())["deterministic@5"]
@@ -88,5 +90,7 @@ def test_cli_repeat_lists_unstable_queries_and_refuses_the_baseline(capsys, tmp_
 def test_cli_repeat_and_accept_unstable_are_checked(capsys):
     code, _, stderr = cli(capsys, "run", "--repeat", "0")
     assert code == 2 and "expected a whole number of runs" in stderr
+    code, _, stderr = cli(capsys, "run", "--repeat", "1000000")
+    assert code == 2 and "expected a whole number of runs from 1 to 100" in stderr
     code, _, stderr = cli(capsys, "run", "--accept-unstable")
     assert code == 2 and "--accept-unstable records a baseline from repeated runs" in stderr

@@ -122,6 +122,9 @@ def test_recall_does_not_increase_as_distractors_grow_on_the_reference_store() -
             "--perturb distractors is given twice",
         ),
         (["--perturb", "distractors=999"], "the shipped pool holds 64 thoughts"),
+        # it grew to 1.2 GB in 13 s, until out of memory
+        (["--perturb", "stale-repeats=1000000000"], "at most 100 stale copies of each superseded thought"),
+        (["--perturb-curve", "stale-repeats=0,1000000000"], "at most 100 stale copies"),
         (["--perturb", "distractors=1", "--update-baseline"], "a perturbed run is never a baseline"),
     ],
 )

@@ -99,6 +99,13 @@ def test_an_update_of_a_deleted_id_names_the_step_that_deleted_it(tmp_path):
             "  - {after_query: 1, add: {edges: [{source: a, target: c}]}}\n",
             "steps[0].add.edges[0].target: unknown thought id 'c'",
         ),
+        # it passed the loader and lint, then failed mid-run naming no file, scenario or step
+        (
+            "  - {after_query: 1, add: {edges: [{source: a, target: a}]}}\n",
+            "steps[0].add.edges[0]: related edge from 'a' to itself; an edge links two thoughts",
+        ),
+        # it ran as after query 1
+        ("  - {after_query: true, delete: [a]}\n", "steps[0].after_query: Input should be a valid integer"),
     ],
 )
 def test_bad_steps_are_problems_of_their_step(tmp_path, steps, expected):

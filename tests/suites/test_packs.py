@@ -11,7 +11,7 @@ from evalkit.harness.config import RunConfig
 from evalkit.harness.executors import SerialExecutor
 from evalkit.scenarios import load_suite
 from evalkit.suites.mutations import MUTATIONS, PACK_MUTATIONS, run_mutants, select_mutations
-from evalkit.suites.packs import PACKS, pack_directory, pack_names, pack_summary, parse_packs
+from evalkit.suites.packs import PACKS, pack_directory, pack_names, pack_summary, parse_packs, write_combined
 from tests.shared import DATASETS, cli
 
 STARTER_PACKS = ["deletion-ghosts", "filter-selectivity", "update-propagation"]
@@ -88,6 +88,8 @@ def test_parse_packs_rejects_unknown_names_with_the_closest_one():
 
 def test_several_packs_combine_into_one_suite(tmp_path):
     folder = pack_directory(["deletion-ghosts", "update-propagation"], tmp_path)
+    assert not folder.exists()  # written only once the command's checks passed
+    write_combined(["deletion-ghosts", "update-propagation"], folder)
     suite = load_suite(folder)
     assert folder == tmp_path / "deletion-ghosts+update-propagation"
     assert suite.categories == ("deletion", "update", "over-invalidation")

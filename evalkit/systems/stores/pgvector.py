@@ -17,6 +17,7 @@ the system is first pickled.
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 import tempfile
 import warnings
@@ -86,6 +87,37 @@ def _literal(vector: list[float]) -> str:
     return "[" + ",".join(repr(x) for x in vector) + "]"
 
 
+def _start_private_server(pgserver: Any) -> Any:
+    """A private PostgreSQL in a new `evalkit-pg-*` temporary folder. When its start fails or is
+    interrupted (Ctrl-C, SIGTERM: any BaseException), every process still running on that folder
+    (a postmaster that `pg_ctl` had already spawned) is killed and the folder removed before the
+    error goes on: pgserver's own clean-up only knows a server that finished starting."""
+    folder = tempfile.mkdtemp(prefix="evalkit-pg-")
+    try:
+        return pgserver.get_server(folder, cleanup_mode="delete")
+    except BaseException:
+        _discard_private_server(folder)
+        raise
+
+
+def _discard_private_server(folder: str) -> None:
+    """Kill the processes whose command line names `folder` (SIGKILL: PostgreSQL's children exit
+    with their postmaster), wait for them, and remove `folder`."""
+    import shutil
+
+    import psutil  # pgserver's own dependency
+
+    names = {folder, os.path.realpath(folder)}  # pgserver names the folder resolved
+    running = []
+    for process in psutil.process_iter(attrs=["cmdline"]):
+        if any(name in part for part in process.info["cmdline"] or () for name in names):
+            with contextlib.suppress(psutil.Error):
+                process.kill()
+                running.append(process)
+    psutil.wait_procs(running, timeout=5)
+    shutil.rmtree(folder, ignore_errors=True)
+
+
 class PgvectorSystem(StoreSystem):
     """pgvector in the PostgreSQL database at `location` (a `postgresql://` URL), or in a private
     server (`pgserver`) when `location` is None."""
@@ -121,7 +153,7 @@ class PgvectorSystem(StoreSystem):
                         f"'--system pgvector' without a URL needs pgserver ({exc}); "
                         "pip install 'evalkit-memory[pgvector]'"
                     ) from exc
-                server = pgserver.get_server(tempfile.mkdtemp(prefix="evalkit-pg-"), cleanup_mode="delete")
+                server = _start_private_server(pgserver)
             self._server, self._url = server, str(server.get_uri())
         return self._url
 

@@ -1,0 +1,48 @@
+"""Hostile and silently misread input: what was a traceback (exit 1, the regressions code) or was
+read as something else is exit 2 with one line naming the file, the item and the fix.
+
+Part of the fault matrix (see tests/fault_matrix/common.py for what each case asserts)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.fault_matrix.common import assert_refused, cli, run_args, snapshot
+
+
+@pytest.mark.parametrize(
+    ("toml", "needles"),
+    [
+        ('datasets = "data\\u0000x"\n', ["evalkit.toml: datasets: the path holds a NUL character"]),
+        (
+            "datasets = " + "[" * 5000 + "]" * 5000 + "\n",
+            ["evalkit.toml: its arrays or tables are nested too deeply"],
+        ),
+        # read as top_k 1, and as booleans
+        ("top_k = true\n", ["evalkit.toml: top_k: Input should be a valid integer (got True)"]),
+        ('gated = "yes"\n', ["evalkit.toml: gated: Input should be a valid boolean (got 'yes')"]),
+        ('gated = "off"\n', ["evalkit.toml: gated: Input should be a valid boolean (got 'off')"]),
+    ],
+)
+def test_a_hostile_or_misread_project_file_is_refused_naming_the_key(ws, capsys, toml, needles):
+    (ws / "evalkit.toml").write_text(toml)
+    before = snapshot(ws)
+    code, _, err = cli(capsys, *run_args())
+    assert_refused(code, err, *needles)
+    assert snapshot(ws) == before
+
+
+def test_history_of_a_folder_is_refused_not_empty(ws, capsys):
+    """It said "no runs in DIR yet" (exit 0)."""
+    code, _, err = cli(capsys, "history", "--history", "reports")
+    assert_refused(code, err, "history reports is a folder", "did you mean reports/history.sqlite3?")
+
+
+def test_compare_refuses_a_negative_seed(ws, capsys):
+    code, _, err = cli(capsys, "compare", "a.json", "b.json", "--seed", "-1")
+    assert_refused(code, err, "--seed: expected an integer from 0 to 4294967295, got -1")
+
+
+def test_tokenizer_with_another_system_is_refused_not_ignored(ws, capsys):
+    code, _, err = cli(capsys, *run_args("--system", "chroma", "--tokenizer", "trigram"))
+    assert_refused(code, err, "--tokenizer sets the reference store's FTS5 tokenizer", "system 'chroma'")
