@@ -85,9 +85,11 @@ typecheck: $(STAMP)
 docs: $(DOCS_STAMP)
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
-## Benchmarks print figures (never run by the tests): store latency, encoder cache, whole real
-## runs, SciFact end to end, suite size and workers against an older commit
+## Benchmarks print figures (never run by the tests): start-up CPU against python and pandas,
+## store latency, encoder cache, whole real runs, SciFact end to end, suite size and workers
+## against an older commit
 bench: $(STAMP)
+	$(BIN)/python benchmarks/bench_startup.py
 	$(BIN)/python benchmarks/bench_store.py
 	$(BIN)/python benchmarks/bench_encode.py
 	$(BIN)/python benchmarks/bench_real_run.py

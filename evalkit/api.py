@@ -19,9 +19,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from evalkit.embedders import Embedder
 from evalkit.embedders.factory import EmbedderInfo, embedder_provenance, make_embedder
@@ -62,7 +60,11 @@ from evalkit.systems import MemorySystem, ReferenceSystem, ReplaySystem
 from evalkit.systems.declaration import declaration_of
 from evalkit.systems.resolve import resolve_system
 from evalkit.views.frames import EvalRun, curve_frame, load_run
-from evalkit.views.traces import TraceReplay, load_trace_queries
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from evalkit.views.traces import TraceReplay
 
 BENCHMARK_DEFAULTS = RunConfig(
     gated=False, store=StoreOptions(retrieval="bm25"), thresholds=None, require_baseline=False
@@ -579,6 +581,8 @@ def trace_replay(traces_dir: str | Path | None = None, report_json: str | Path |
     into a temporary directory first (removed before returning). Paths are notebook paths (see
     `notebook_path`). ReportError for a missing or foreign query log; DatasetError as
     `score_run`."""
+    from evalkit.views.traces import TraceReplay, load_trace_queries  # matplotlib: for the notebook only
+
     if traces_dir is None:
         with tempfile.TemporaryDirectory(prefix="evalkit-traces-") as tmp:
             sample = [SAMPLE_TRACES / "genai_memory.jsonl", SAMPLE_TRACES / "retrieval.json"]

@@ -14,7 +14,7 @@ first appear in the suite.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -22,7 +22,6 @@ from evalkit.harness.results import DetectionPower, PassResult, PerturbationCurv
 from evalkit.metrics import HARNESS, HARNESS_METRICS
 from evalkit.metrics.registry import BEHAVIOUR, BEHAVIOUR_METRICS
 from evalkit.views.compare import RunComparison, changed_queries
-from evalkit.views.compare_many import MultiComparison
 from evalkit.views.frames import (
     CAUGHT_BY_MESSAGES,
     COMPARED_METRICS,
@@ -31,6 +30,9 @@ from evalkit.views.frames import (
     gate_drops,
 )
 from evalkit.wording import counted
+
+if TYPE_CHECKING:
+    from evalkit.views.compare_many import MultiComparison  # scipy: loaded by `evalkit compare` only
 
 
 def _columns(rows: Sequence[Sequence[str]], right: frozenset[int]) -> list[str]:
