@@ -30,7 +30,7 @@ from evalkit.harness.baselines import record_gated_baseline
 from evalkit.harness.config import DEFAULT_DATASETS, RunConfig
 from evalkit.harness.evaluate import evaluate
 from evalkit.harness.executors import Executor
-from evalkit.harness.provenance import BUILTIN_SUITE, Provenance
+from evalkit.harness.provenance import Provenance
 from evalkit.harness.regressions import assert_no_regressions
 from evalkit.harness.repeats import MAX_REPEAT
 from evalkit.harness.repeats import compare_runs as compare_repeats
@@ -39,7 +39,7 @@ from evalkit.harness.results import PerturbationCurve, RunResult
 from evalkit.memory import StoreOptions
 from evalkit.metrics import HARNESS_METRICS
 from evalkit.metrics.registry import BEHAVIOUR_METRICS
-from evalkit.packaged import SAMPLE_TRACES, THRESHOLDS_NAME
+from evalkit.packaged import BUILTIN_SUITE, SAMPLE_TRACES, THRESHOLDS_NAME
 from evalkit.scenarios import load_suite
 from evalkit.scenarios.perturb import CurveSpec, Perturbation, parse_curve, perturb_suite
 from evalkit.suites.benchmarks import (

@@ -61,6 +61,10 @@ BUILTIN_DATASETS = shipped_folder(PACKAGE, "datasets", "suite.yaml")
 """The built-in scenario suite: `scenarios/`, `distractors.yaml`, `suite.yaml`, `thresholds.json`,
 and `mcp/` (the MCP mapping of the reference server)."""
 
+BUILTIN_SUITE = "built-in"
+"""The built-in suite's name where a folder would be: `Provenance.datasets` of a run on it, and
+the `--datasets` value that asks for it."""
+
 THRESHOLDS_NAME = "thresholds.json"
 """File name of the baselines file inside a dataset directory (`--datasets DIR` → DIR/thresholds.json)."""
 

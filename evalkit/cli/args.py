@@ -12,8 +12,7 @@ from evalkit.errors import UsageError
 from evalkit.harness.config import DEFAULT_TOP_K
 from evalkit.harness.executors import EXECUTORS, Executor, make_executor
 from evalkit.harness.project import NO_BASELINES, Project, resolve_project
-from evalkit.harness.provenance import BUILTIN_SUITE
-from evalkit.packaged import BUILTIN_DATASETS, THRESHOLDS_NAME
+from evalkit.packaged import BUILTIN_DATASETS, BUILTIN_SUITE, THRESHOLDS_NAME
 from evalkit.records import MAX_TOP_K
 from evalkit.suites.packs import LIST, pack_directory, pack_names, pack_summary, parse_packs, write_combined
 

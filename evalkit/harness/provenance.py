@@ -50,10 +50,6 @@ class GitState(FrozenModel):
     dirty: bool | None
 
 
-BUILTIN_SUITE = "built-in"
-"""`Provenance.datasets` of a run on the packaged built-in suite (no folder to name)."""
-
-
 class ComparedScope(FrozenModel):
     """One scope (overall or a category) of the baseline a run's metrics were compared with:
     each harness metric's recorded `baseline` value and its `threshold` (the level below which it

@@ -45,9 +45,10 @@ from pathlib import Path
 
 from evalkit.files import shown_path
 from evalkit.harness.config import DEFAULT_SYSTEM, DEFAULT_THRESHOLDS
-from evalkit.harness.provenance import BUILTIN_SUITE, ComparedBaseline, ComparedScope
+from evalkit.harness.provenance import ComparedBaseline, ComparedScope
 from evalkit.harness.results import Aggregate, RunResult, baseline_check_reason
 from evalkit.harness.verdict import VerdictValue
+from evalkit.packaged import BUILTIN_SUITE
 from evalkit.views.frames import EvalRun, missing_gated_pass
 from evalkit.wording import counted
 

@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import os
 import pickle
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -116,11 +119,18 @@ def _closed_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def _run_in_a_process(tmp_path: Path, spec: str, *more: str) -> subprocess.CompletedProcess[str]:
+@pytest.fixture
+def short_temp() -> Iterator[Path]:
+    """A temporary folder with a short path: the workers' forkserver puts its socket there, and
+    pytest's `tmp_path` under xdist can exceed the 108 bytes of an AF_UNIX path."""
+    temp = Path(tempfile.mkdtemp(prefix="ek-"))
+    yield temp
+    shutil.rmtree(temp, ignore_errors=True)
+
+
+def _run_in_a_process(tmp_path: Path, temp: Path, spec: str, *more: str) -> subprocess.CompletedProcess[str]:
     """`evalkit run --system spec` on the tiny suite in a new process whose temporary folder is
-    `tmp_path / "tmp"` (so the workers' is too)."""
-    temp = tmp_path / "tmp"
-    temp.mkdir(exist_ok=True)
+    `temp` (so the workers' is too)."""
     env = {**os.environ, "TMPDIR": str(temp), "PYTHONPATH": str(ROOT)}
     argv = ["run", "--system", spec, *TINY, "--out", str(tmp_path / "r.json"), *more]
     return subprocess.run(
@@ -146,21 +156,23 @@ def test_an_http_system_on_a_closed_port_is_one_line(capsys, tmp_path, temp_dir)
     assert list(temp_dir.iterdir()) == []
 
 
-def test_an_http_system_on_a_closed_port_is_one_line_on_workers_too(tmp_path):
+def test_an_http_system_on_a_closed_port_is_one_line_on_workers_too(tmp_path, short_temp):
     url = f"http://127.0.0.1:{_closed_port()}"
-    done = _run_in_a_process(tmp_path, url, "--workers", "2")
+    done = _run_in_a_process(tmp_path, short_temp, url, "--workers", "2")
     assert done.returncode == 2, done.stderr
     assert done.stderr.splitlines() == [_refused(url)]
-    assert list((tmp_path / "tmp").iterdir()) == []
+    assert list(short_temp.iterdir()) == []
 
 
-def test_a_system_failing_on_worker_processes_is_one_line_and_leaves_no_temp_store(tmp_path):
-    done = _run_in_a_process(tmp_path, "tests.systems_fixtures:missing_key_system", "--workers", "2")
+def test_a_system_failing_on_worker_processes_is_one_line_and_leaves_no_temp_store(tmp_path, short_temp):
+    done = _run_in_a_process(
+        tmp_path, short_temp, "tests.systems_fixtures:missing_key_system", "--workers", "2"
+    )
     assert done.returncode == 2, done.stderr
     [line] = done.stderr.splitlines()
     assert line.startswith("evalkit: error: system 'failing': search() in scenario '")
     assert line.endswith(f"KeyError: 'limit'; fix tests.systems_fixtures._MissingKey.search {TRACEBACK_HINT}")
-    assert list((tmp_path / "tmp").iterdir()) == []
+    assert list(short_temp.iterdir()) == []
 
 
 def test_run_eval_raises_one_memory_system_error_with_its_fields_and_the_original_as_cause(temp_dir):
