@@ -1,21 +1,35 @@
-# The README's commands. Every target installs what it needs into .venv first.
+# The README's commands. Every target installs what it needs into .venv first: the main job
+# (`make report`, `make run`) only the base install, the deterministic run and its HTML report;
+# everything else (tests, lint, real mode, benchmarks) the CPU build of torch and every extra.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
+BASE_STAMP := $(VENV)/.base-installed-stamp
 STAMP := $(VENV)/.installed-stamp
+DOCS_STAMP := $(VENV)/.docs-installed-stamp
 
-.PHONY: setup report run real test lint typecheck bench clean
+.PHONY: setup report run real test lint typecheck docs bench clean
 
-$(STAMP): pyproject.toml
+# The base install: evalkit without extras (no torch, Ray, vector stores or MCP servers).
+$(BASE_STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	# CPU build of torch (see the README, "Installing"), then evalkit with every extra.
-	$(BIN)/python -m pip install --quiet "torch==2.13.*"
 	# The distribution was called `evalkit` before it became `evalkit-memory`: a venv made then
 	# still holds that editable install, which pip would leave beside the new one.
 	$(BIN)/python -m pip uninstall --quiet --yes evalkit 2>/dev/null || true
+	$(BIN)/python -m pip install --quiet -e .
+	touch $(BASE_STAMP)
+
+# Everything: the CPU build of torch (see docs/getting-started.md), then every extra the tests use.
+$(STAMP): $(BASE_STAMP)
+	$(BIN)/python -m pip install --quiet "torch==2.13.*"
 	$(BIN)/python -m pip install --quiet -e ".[dev,real,ray]"
 	touch $(STAMP)
+
+# The documentation site's tools only (the `docs` extra).
+$(DOCS_STAMP): $(BASE_STAMP)
+	$(BIN)/python -m pip install --quiet -e ".[docs]"
+	touch $(DOCS_STAMP)
 
 # The npm MCP servers of the presets (package.json: @modelcontextprotocol/server-memory for
 # `--system mcp:server-memory`), installed into node_modules/ from package-lock.json.
@@ -46,11 +60,11 @@ $(MMS_STAMP): $(MMS_REQUIREMENTS)
 setup: $(STAMP) $(NPM_STAMP) $(MMS_STAMP)
 
 ## The main job: run the suite and render reports/eval_report.html
-report: $(STAMP)
+report: $(BASE_STAMP)
 	$(BIN)/evalkit report
 
 ## The console run (JSON report at reports/report.json)
-run: $(STAMP)
+run: $(BASE_STAMP)
 	$(BIN)/evalkit run
 
 real: $(STAMP)
@@ -67,9 +81,15 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-## Benchmarks print figures (never run by the tests): store latency, encoder cache, whole real
-## runs, SciFact end to end, suite size and workers against an older commit
+## The documentation site into site/, warnings as errors (the reference pages are generated)
+docs: $(DOCS_STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
+
+## Benchmarks print figures (never run by the tests): start-up CPU against python and pandas,
+## store latency, encoder cache, whole real runs, SciFact end to end, suite size and workers
+## against an older commit
 bench: $(STAMP)
+	$(BIN)/python benchmarks/bench_startup.py
 	$(BIN)/python benchmarks/bench_store.py
 	$(BIN)/python benchmarks/bench_encode.py
 	$(BIN)/python benchmarks/bench_real_run.py
@@ -79,4 +99,4 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_stores.py
 
 clean:
-	rm -rf $(VENV) .venv-mcp reports/*.json reports/*.html reports/*.ipynb
+	rm -rf $(VENV) .venv-mcp site reports/*.json reports/*.html reports/*.ipynb

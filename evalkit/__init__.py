@@ -1,5 +1,13 @@
 """evalkit: measure how well an AI agent's long-term memory retrieves what it should.
 
+Start here:
+
+    run = evalkit.run_eval()                 # the built-in suite on the reference store
+    run.overall, run.scenarios, run.queries  # the results as pandas DataFrames
+    print(evalkit.run_verdict(run))          # PASS, FAIL or NOT COMPARED, and why
+    evalkit.run_eval(system=MySystem())      # your memory system (docs: "Your system")
+    evalkit.load_run("reports/report.json")  # a run saved by `evalkit run`
+
 The public API is what `__all__` lists; notebooks use only these names. `tables` and `charts`
 (report tables and charts; they import matplotlib), `traces` (the views of an imported production
 replay), `report` (the sections of the HTML report) and `mutations` (the mutation catalogue) are
@@ -143,7 +151,7 @@ def __getattr__(name: str) -> Any:
     if name in _SUBMODULES:
         return importlib.import_module(_SUBMODULES[name])
     if name == "__version__":
-        value: Any = importlib.import_module("evalkit.harness.provenance").evalkit_version()
+        value: Any = importlib.import_module("evalkit.packaged").evalkit_version()
     elif name in _HOME_OF:
         value = getattr(importlib.import_module(_HOME_OF[name]), name)
     else:

@@ -5,7 +5,7 @@
 `run_eval` runs a scenario suite, `run_benchmark` (and `run_beir` / `run_locomo` /
 `run_longmemeval`) an imported benchmark, `detect_mutations` (`suites.mutations.run_mutants`,
 re-exported) the mutation suite; `record_baseline` records a run as the baseline of its thresholds
-file (what `evalkit run --update-baseline` / `--update-gated-baseline` does), `assert_thresholds`
+file (what `evalkit baseline record [--gated]` does), `assert_thresholds`
 raises on a run's regressions (the report notebook's final cell); `run_and_load`
 is what the report notebook calls: run, save the JSON report, load it back (so the notebook
 shows exactly the saved file). Every function accepts a whole `RunConfig` and/or keyword
@@ -19,9 +19,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from evalkit.embedders import Embedder
 from evalkit.embedders.factory import EmbedderInfo, embedder_provenance, make_embedder
@@ -32,16 +30,17 @@ from evalkit.harness.baselines import record_gated_baseline
 from evalkit.harness.config import DEFAULT_DATASETS, RunConfig
 from evalkit.harness.evaluate import evaluate
 from evalkit.harness.executors import Executor, make_executor
-from evalkit.harness.provenance import BUILTIN_SUITE, Provenance
+from evalkit.harness.provenance import Provenance
 from evalkit.harness.regressions import assert_no_regressions
 from evalkit.harness.repeats import MAX_REPEAT
 from evalkit.harness.repeats import compare_runs as compare_repeats
 from evalkit.harness.request import NONE, RunRequest
+from evalkit.harness.requirement import TURN_OFF, missing_baseline
 from evalkit.harness.results import PerturbationCurve, RunResult
 from evalkit.memory import StoreOptions
 from evalkit.metrics import HARNESS_METRICS
 from evalkit.metrics.registry import BEHAVIOUR_METRICS
-from evalkit.packaged import SAMPLE_TRACES, THRESHOLDS_NAME
+from evalkit.packaged import BUILTIN_SUITE, SAMPLE_TRACES, THRESHOLDS_NAME
 from evalkit.scenarios import load_suite
 from evalkit.scenarios.perturb import CurveSpec, Perturbation, perturb_suite
 from evalkit.suites.benchmarks import (
@@ -63,10 +62,17 @@ from evalkit.systems.declaration import declaration_of
 from evalkit.systems.resolve import DEFAULT_SYSTEM, resolve_system
 from evalkit.systems.secrets import redact_url
 from evalkit.views.frames import EvalRun, curve_frame, load_run
-from evalkit.views.traces import TraceReplay, load_trace_queries
 
-BENCHMARK_DEFAULTS = RunConfig(gated=False, store=StoreOptions(retrieval="bm25"), thresholds=None)
-"""How a benchmark runs unless told otherwise: BM25, ungated, no baselines to compare with."""
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from evalkit.views.traces import TraceReplay
+
+BENCHMARK_DEFAULTS = RunConfig(
+    gated=False, store=StoreOptions(retrieval="bm25"), thresholds=None, require_baseline=False
+)
+"""How a benchmark runs unless told otherwise: BM25, ungated, no baselines to compare with (and
+none required, in CI too: a benchmark is measured, not checked)."""
 
 
 def make_config(config: RunConfig | None = None, **overrides: Any) -> RunConfig:
@@ -165,14 +171,15 @@ def run_eval(
     (and mutations) elsewhere, e.g.
     `make_executor("processes", 4)` (default: serially here); results are identical on every
     executor. Raises DatasetError, ThresholdsError, UsageError (AdapterError for a system that
-    breaks the protocol) or EmbedderError on bad input.
+    breaks the protocol; its subclass MemorySystemError, the system's own exception as its
+    `__cause__`, for one that raises) or EmbedderError on bad input.
 
     `repeat` N > 1 runs the suite N times on the same system at the same clock and returns the
     first run with its `stability` (`evalkit.harness.repeats`: the queries whose ids or order
     differed between the runs; the verdict names them). UsageError for `repeat` below 1.
 
     `perturb` grows every scenario's memory deterministically (`evalkit.scenarios.perturb`:
-    pool distractors, stale repeats); such a run is never compared with a baseline (NOT GATED,
+    pool distractors, stale repeats); such a run is never compared with a baseline (NOT COMPARED,
     with a note naming the perturbation). See `perturbation_curve` for a curve over its size.
 
     `perturb_curve` also measures a perturbation curve on the same system, settings and scenarios
@@ -515,9 +522,10 @@ def record_baseline(
     tolerance: float | None = None,
     category_tolerances: Mapping[str, float] | None = None,
     accept_unstable: bool = False,
+    replace: bool = False,
 ) -> Path:
     """Record `run` in its thresholds file and return the file's path: what
-    `evalkit run --update-baseline` does (`gated=True`: `--update-gated-baseline`).
+    `evalkit baseline record` does over a saved report (`gated=True`: `--gated`).
 
     The file is `thresholds`, else the one the run was configured with
     (`run.result.provenance.config.thresholds`). Ungated: the ungated pass becomes the baseline
@@ -531,7 +539,8 @@ def record_baseline(
     a category tolerance naming no category of the gated pass; ThresholdsError for an invalid
     existing file; OutputError for a file that cannot be written. A repeated run whose runs
     disagree (`run_eval(repeat=N)`) is a UsageError unless `accept_unstable` (an ungated entry
-    then records a note naming the unstable queries).
+    then records a note naming the unstable queries). So is replacing an ungated entry recorded
+    for another system or on another suite, unless `replace`.
     """
     if not gated and (tolerance is not None or category_tolerances):
         raise UsageError(
@@ -547,15 +556,29 @@ def record_baseline(
         return record_gated_baseline(
             path, run.result, tolerance, category_tolerances, accept_unstable=accept_unstable
         )[0]
-    return record_mode_baseline(path, run.result, accept_unstable=accept_unstable)
+    return record_mode_baseline(path, run.result, accept_unstable=accept_unstable, replace=replace)
 
 
-def assert_thresholds(run: EvalRun, fail: bool = True) -> str:
+def assert_thresholds(run: EvalRun, fail: bool = True, require_baseline: bool | None = None) -> str:
     """The run's verdict line when it has no regressions; otherwise RegressionError listing every
     regression (followed by the baseline-check-OFF note, if any), or with `fail` False that message
     and "(not raised: ...)" returned instead (`harness.regressions.assert_no_regressions`). The
-    report notebook's final cell."""
-    return assert_no_regressions(run.result, fail)
+    report notebook's final cell.
+
+    `require_baseline` as in `RunConfig` (None: on in a CI context, `evalkit.ci`) decides whether
+    a run that compared no metric with a baseline fails here, whatever the run was made or saved
+    with: None adds that regression in a CI context (and keeps one the run already has), True
+    always, False removes it. When it fails so, the message says how to turn it off in the
+    notebook's spelling (`-p require_baseline False`)."""
+    result = run.result
+    not_compared = result.metrics_not_compared
+    required = [r for r in result.regressions if r.kind == "baseline"]
+    if not_compared is not None and (require_baseline is not None or not required):
+        kept = [r for r in result.regressions if r.kind != "baseline"]
+        required = missing_baseline(require_baseline, not_compared)
+        result = result.model_copy(update={"regressions": [*kept, *required]})
+    hint = f"to pass without comparing, say so: {TURN_OFF['papermill']} (papermill or evalkit report)"
+    return assert_no_regressions(result, fail, hint if required else None)
 
 
 def trace_replay(traces_dir: str | Path | None = None, report_json: str | Path | None = None) -> TraceReplay:
@@ -566,6 +589,8 @@ def trace_replay(traces_dir: str | Path | None = None, report_json: str | Path |
     into a temporary directory first (removed before returning). Paths are notebook paths (see
     `notebook_path`). ReportError for a missing or foreign query log; DatasetError as
     `score_run`."""
+    from evalkit.views.traces import TraceReplay, load_trace_queries  # matplotlib: for the notebook only
+
     if traces_dir is None:
         with tempfile.TemporaryDirectory(prefix="evalkit-traces-") as tmp:
             sample = [SAMPLE_TRACES / "genai_memory.jsonl", SAMPLE_TRACES / "retrieval.json"]

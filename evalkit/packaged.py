@@ -23,12 +23,22 @@ writes there).
 from __future__ import annotations
 
 import sys
-from importlib import resources
+from importlib import metadata, resources
 from pathlib import Path
 
 DISTRIBUTION = "evalkit-memory"
 """The distribution name (`pip install evalkit-memory`; PyPI's `evalkit` is an unrelated project).
 The import package and the command are `evalkit`."""
+
+
+def evalkit_version() -> str:
+    """The installed evalkit version, that of the `evalkit-memory` distribution ("unknown" when run
+    from a source tree without install)."""
+    try:
+        return metadata.version(DISTRIBUTION)
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
 
 PACKAGE = Path(str(resources.files("evalkit")))
 """The `evalkit` package folder: `evalkit/` in a checkout, `site-packages/evalkit/` installed."""
@@ -50,6 +60,10 @@ def shipped_folder(package: Path, name: str, defining_file: str) -> Path:
 BUILTIN_DATASETS = shipped_folder(PACKAGE, "datasets", "suite.yaml")
 """The built-in scenario suite: `scenarios/`, `distractors.yaml`, `suite.yaml`, `thresholds.json`,
 and `mcp/` (the MCP mapping of the reference server)."""
+
+BUILTIN_SUITE = "built-in"
+"""The built-in suite's name where a folder would be: `Provenance.datasets` of a run on it, and
+the `--datasets` value that asks for it."""
 
 THRESHOLDS_NAME = "thresholds.json"
 """File name of the baselines file inside a dataset directory (`--datasets DIR` → DIR/thresholds.json)."""

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-import os
 import sys
+
+from evalkit.ci import ci_context
 
 
 def progress_enabled(requested: bool | None) -> bool:
-    """True/False as requested; None → stderr is a TTY, `CI` is unset and no Jupyter kernel runs."""
+    """True/False as requested; None → stderr is a TTY, no CI context (`evalkit.ci`) and no Jupyter
+    kernel runs."""
     if requested is not None:
         return requested
-    if os.environ.get("CI") or "ipykernel" in sys.modules:
+    if ci_context() is not None or "ipykernel" in sys.modules:
         return False
     return sys.stderr.isatty()

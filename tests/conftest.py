@@ -3,6 +3,12 @@
 With EVALKIT_FORBID_SKIPS=1 (set by .ci/run, where the shared data and the real model are
 present) a skipped test fails the session: a check that silently did not run is a defect.
 
+The suite runs outside any CI context (`evalkit.ci`), whatever the environment it was started in:
+CI itself runs it with `CI=true`, which would switch on the baseline requirement and the no-project
+refusal in every run. `pytest_configure` removes `CI` before any test, fixture, xdist worker or
+notebook kernel starts (child processes inherit the cleared environment); the tests of that
+behaviour set it themselves (`monkeypatch.setenv`, or a child's `env`).
+
 The `yaml_loader` fixture runs a test once per strict YAML loader (evalkit.scenarios.parsing).
 """
 
@@ -12,9 +18,14 @@ import os
 
 import pytest
 
+from evalkit.ci import CI_VARIABLE
 from evalkit.scenarios import parsing
 
 _skipped: list[str] = []
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    os.environ.pop(CI_VARIABLE, None)
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:

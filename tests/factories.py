@@ -13,6 +13,7 @@ from evalkit.harness.results import (
     GATED,
     MEASUREMENT,
     DroppedRecord,
+    LatencyReport,
     PassResult,
     QueryResult,
     Regression,
@@ -20,6 +21,8 @@ from evalkit.harness.results import (
     ScenarioResult,
 )
 from evalkit.harness.runner import MEASUREMENT_PASS, PassSpec
+from evalkit.systems.declaration import declaration_of
+from evalkit.systems.reference import ReferenceSystem
 
 
 def query(
@@ -101,6 +104,7 @@ def a_run(
         "dataset_digest": "0" * 64,
         "system": {"system": "reference"},
         "embedder": None,
+        "declaration": declaration_of(ReferenceSystem()),
     }
     return RunResult(
         **{
@@ -112,6 +116,7 @@ def a_run(
             "provenance": placeholder,
             "regressions": list(regressions),
             "notes": list(notes),
+            "latency": LatencyReport(overall=None, scenarios={}),
             **fields,
         }
     )

@@ -56,6 +56,34 @@ def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
     return code, captured.out, captured.err
 
 
+def run_and_record(run_argv: list[str], *record: str) -> int:
+    """`evalkit run RUN_ARGV` (exit 0 or 1: regressions against an entry being replaced are why
+    one records again), then `evalkit baseline record RECORD...` over the report it wrote (its
+    `--out`, else the project's default): the exit code of the recording (or of a run that
+    could not run)."""
+    from evalkit.cli import main
+
+    code = main(["run", *run_argv])
+    if code not in (0, 1):
+        return code
+    report = [run_argv[run_argv.index("--out") + 1]] if "--out" in run_argv else []
+    return main(["baseline", "record", *report, *record])
+
+
+def cli_record(
+    capsys: pytest.CaptureFixture[str], *argv: str, record: tuple[str, ...] = ()
+) -> tuple[int, str, str]:
+    """`cli(capsys, *argv)` (an `evalkit run ...` that writes `--out`), then `evalkit baseline
+    record REPORT *record` over its report: (the recording's exit code, or the run's when it
+    could not run; both stdouts; both stderrs)."""
+    code, out, err = cli(capsys, *argv)
+    if code not in (0, 1):
+        return code, out, err
+    report = list(argv)[list(argv).index("--out") + 1]
+    code, more, more_err = cli(capsys, "baseline", "record", report, *record)
+    return code, out + more, err + more_err
+
+
 FTS_SYNTAX = st.sampled_from(
     ['"', '""', "NEAR(", "NEAR/2", "NEAR/3", "*", "-", "^", "AND", "OR", "NOT", "(", ")", "((", ")(",
      ":", "+", "[", "]", "\\", "{", "}"]

@@ -251,3 +251,69 @@ class ShuffledTiesSystem:
     @contextmanager
     def open(self, workdir: Path) -> Iterator[_ShuffledTiesMemory]:
         yield _ShuffledTiesMemory(self._draws)
+
+
+class _Quiet:
+    """A memory that takes what it is given and finds nothing (the base of the failing ones)."""
+
+    def add_thoughts(self, thoughts: Any) -> None:
+        pass
+
+    def add_edges(self, edges: Any) -> None:
+        pass
+
+    def search(self, query: str, **options: Any) -> SearchResponse:
+        return SearchResponse()
+
+
+class _PositionalSearch(_Quiet):
+    """A search written as `search(self, query, top_k)`: it cannot take the protocol's keywords."""
+
+    def search(self, query, top_k):  # type: ignore[no-untyped-def, override]
+        return SearchResponse()
+
+
+class _MissingKey(_Quiet):
+    """A search with a bug: it looks an option up under a name the harness never sends."""
+
+    def search(self, query: str, **options: Any) -> SearchResponse:
+        return SearchResponse(hits=options["limit"])
+
+
+class FailingSystem:
+    """A system failing as `failure` says: "signature" (its search is `search(self, query,
+    top_k)`), "key" (a KeyError in search), "open" (open raises ConnectionRefusedError) or
+    "close" (the exit of open()'s context raises OSError)."""
+
+    name = "failing"
+
+    def __init__(self, failure: str) -> None:
+        self.failure = failure
+
+    def describe(self) -> dict[str, Any]:
+        return {"system": self.name}
+
+    @contextmanager
+    def open(self, workdir: Path) -> Iterator[_Quiet]:
+        (workdir / "store.db").write_text("litter")  # the runner must remove it all the same
+        if self.failure == "open":
+            raise ConnectionRefusedError(111, "Connection refused")
+        yield {"signature": _PositionalSearch, "key": _MissingKey}.get(self.failure, _Quiet)()
+        if self.failure == "close":
+            raise OSError("the index could not be flushed")
+
+
+def wrong_signature_system() -> FailingSystem:
+    return FailingSystem("signature")
+
+
+def missing_key_system() -> FailingSystem:
+    return FailingSystem("key")
+
+
+def failing_open_system() -> FailingSystem:
+    return FailingSystem("open")
+
+
+def failing_close_system() -> FailingSystem:
+    return FailingSystem("close")

@@ -22,9 +22,11 @@ LAYERS: tuple[frozenset[str], ...] = (
             "errors",
             "records",
             "files",
+            "lazy",
             "packaged",
             "parameters",
             "progress",
+            "ci",
             "validation",
             "shapes",
             "sqlite",
@@ -172,3 +174,29 @@ def test_dir_and_tab_completion_list_the_public_api():
 
     assert dir(evalkit) == sorted({*evalkit.__all__, "__version__"})
     assert {"run_eval", "load_run", "tables", "charts", "EvalRun"} <= set(dir(evalkit))
+
+
+@pytest.mark.parametrize("name", ["charts", "mutations", "report", "tables", "traces"])
+def test_every_public_submodule_lists_its_public_api(name):
+    """`evalkit.tables.` completes to report tables, not to `np`, `pd` or `MaxNLocator`: each public
+    submodule's `__all__` names every function and class it defines (and nothing it only imports)."""
+    import evalkit
+
+    module = getattr(evalkit, name)
+    tree = ast.parse(Path(module.__file__).read_text(encoding="utf-8"))
+    defined = {
+        node.name
+        for node in tree.body
+        if isinstance(node, ast.FunctionDef | ast.ClassDef) and not node.name.startswith("_")
+    }
+    assert defined <= set(module.__all__)
+    for public in module.__all__:
+        assert public.isupper() or getattr(module, public).__module__ == module.__name__, public
+    assert not {"np", "pd", "MaxNLocator", "annotations"} & set(module.__all__)
+
+
+def test_the_package_docstring_starts_with_how_to_start():
+    import evalkit
+
+    start = evalkit.__doc__.split("The public API", 1)[0]
+    assert "evalkit.run_eval()" in start and "evalkit.load_run(" in start and "run_verdict" in start

@@ -139,6 +139,7 @@ def test_eval_report_declares_the_documented_parameters() -> None:
         "gated_pass": "float | str | None",
         "datasets": "str | None",
         "thresholds": "str | None",
+        "require_baseline": "bool | None",
         "report_json": "str | None",
         "out": "str",
         "fail_on_regression": "bool",

@@ -8,8 +8,7 @@ import tomllib
 from pathlib import Path
 
 from evalkit import packaged
-from evalkit.harness.provenance import evalkit_version
-from evalkit.packaged import shipped_folder
+from evalkit.packaged import evalkit_version, shipped_folder
 from tests.shared import ROOT
 
 

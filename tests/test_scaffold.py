@@ -44,7 +44,7 @@ def test_init_writes_the_project_and_run_works_inside_it_at_once(tmp_path, monke
     assert "baseline check OFF: no baseline for deterministic at top_k 5" in out
     assert (project / "reports" / "report.json").is_file()
     assert main(["run", "--require-baseline"]) == 1  # what the generated workflow runs
-    assert main(["run", "--update-baseline"]) == 0
+    assert main(["baseline", "record"]) == 0  # the run's report, reports/report.json
     assert list(json.loads((project / "thresholds.json").read_text())) == ["deterministic@5"]
     assert main(["run", "--require-baseline"]) == 0
     assert "No gating regressions." in capsys.readouterr().out

@@ -3,8 +3,8 @@ a fresh virtual environment outside the repository, carries every module of the 
 top-level datasets/ and notebooks/ mapped into it (evalkit/data/...), finds them there
 (evalkit.packaged), and `evalkit --version`, `evalkit run`, `evalkit report`, `evalkit mutants`,
 `evalkit init x && cd x && evalkit run`, `evalkit notebooks nb` and `evalkit summary` all exit 0
-from an unrelated folder with PYTHONPATH unset; `evalkit run --update-baseline` there refuses to
-write the installed package's baselines.
+from an unrelated folder with PYTHONPATH unset; `evalkit baseline record` there refuses to write
+the installed package's baselines.
 
 How the environment is made, and why: the wheel is built with `pip wheel --no-deps
 --no-build-isolation` from a copy of the source tree (no network, nothing written into the
@@ -121,7 +121,7 @@ def test_the_installed_wheel_runs_every_command_from_an_unrelated_folder(
     mutants = _run([evalkit, "mutants", "--mutation", "vector-leg-off"], tmp_path, env)
     assert "vector-leg-off" in mutants.stdout
     update = subprocess.run(
-        [evalkit, "run", "--update-baseline"], cwd=tmp_path, env=env, capture_output=True, text=True
+        [evalkit, "baseline", "record"], cwd=tmp_path, env=env, capture_output=True, text=True
     )
     assert update.returncode == 2 and "evalkit init DIR" in update.stderr, update.stderr
     _run([evalkit, "init", "x"], tmp_path, env)

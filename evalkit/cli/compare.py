@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from evalkit.cli.args import add_deprecated_flag, int_in
+from evalkit.cli.args import int_in
 from evalkit.cli.exit_codes import EXIT_OK
 from evalkit.errors import UsageError
 from evalkit.harness.uncertainty import DEFAULT_RESAMPLES, DEFAULT_SEED
@@ -19,18 +19,16 @@ from evalkit.views.frames import load_run
 from evalkit.views.ranking_diff import ranking_diff
 
 
-def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def register(compare: argparse.ArgumentParser) -> None:
     """Add `evalkit compare`."""
-    compare = commands.add_parser(
-        "compare",
-        help="compare saved runs query by query: paired tests, ranking changes, N runs side by side",
-        description="Pair the queries of JSON reports (by scenario and query number). For the first two "
+    compare.description = (
+        "Pair the queries of JSON reports (by scenario and query number). For the first two "
         "runs A and B (each named by its file and identity: system, mode, top_k, gate, suite, commit): per "
         "metric the means, Δ = B − A and a two-sided paired permutation p-value, the scenarios whose status "
         "flipped, the queries whose metrics or first relevant rank moved, and each query's ranking change "
         "(ids entered, left, moved; largest first). Then every run side by side, overall and per category, "
         "against the --baseline run with paired t-tests Holm-corrected over each run's tests. Exit 0, or 2 "
-        "when a report cannot be read or the runs share no query.",
+        "when a report cannot be read or the runs share no query."
     )
     compare.add_argument("a", type=Path, help="JSON report of the first run (before)")
     compare.add_argument("b", type=Path, help="JSON report of the second run (after)")
@@ -50,7 +48,6 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         help="which pass of both runs to compare: the measurement (ungated, default) or the pass under "
         "the relevance gate (gated)",
     )  # fmt: skip
-    add_deprecated_flag(compare, "--gated", replacement="--pass gated", dest="pass_name", const="gated")
     compare.add_argument(
         "--resamples", type=int_in(100, 1_000_000), default=DEFAULT_RESAMPLES, metavar="N",
         help=f"permutations of the paired test (default {DEFAULT_RESAMPLES}; exact when there are fewer)",

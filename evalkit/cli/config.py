@@ -6,26 +6,34 @@ import argparse
 
 from evalkit.cli.args import add_dataset_args, add_top_k_arg, project_settings
 from evalkit.cli.exit_codes import EXIT_OK
-from evalkit.harness.project import PROJECT_FILE, PYPROJECT_FILE, Project
+from evalkit.harness.project import PROJECT_FILE, PYPROJECT_FILE, SETTINGS, Project
 
 
-def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def register(config: argparse.ArgumentParser) -> None:
     """Add `evalkit config`."""
-    config = commands.add_parser(
-        "config",
-        help="print the resolved project settings and where each came from",
-        description=f"Print each setting `evalkit run` would use — datasets, thresholds, system, top_k, "
+    config.description = (
+        f"Print each setting `evalkit run` would use — datasets, thresholds, system, top_k, "
         f"gated, min_relevance, require_baseline, reports — and its source: the command line, the "
         f"project file ({PROJECT_FILE}, else [tool.evalkit] in {PYPROJECT_FILE}, searched from the "
-        "working directory upwards) or the default. Exit 0, or 2 for a bad project file.",
+        "working directory upwards) or the default. Exit 0, or 2 for a bad project file."
     )
     add_dataset_args(config)
     add_top_k_arg(config)
+    config.add_argument(
+        "--get", choices=SETTINGS, metavar="SETTING",
+        help="print only this setting's resolved value, `none` when unset (for scripts: evalkit init's CI "
+        "workflow reads `system` so)",
+    )  # fmt: skip
     config.set_defaults(handler=config_command)
 
 
 def config_command(args: argparse.Namespace) -> int:
-    print(render_project(project_settings(args)))
+    project = project_settings(args)
+    if args.get is not None:
+        value = project.values()[args.get]
+        print("none" if value is None else _shown(value))
+    else:
+        print(render_project(project))
     return EXIT_OK
 
 

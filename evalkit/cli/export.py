@@ -12,14 +12,12 @@ from evalkit.api import export_trec
 from evalkit.cli.exit_codes import EXIT_OK
 
 
-def register(commands: argparse._SubParsersAction) -> None:
+def register(export: argparse.ArgumentParser) -> None:
     """Add `evalkit export`."""
-    export = commands.add_parser(
-        "export",
-        help="write a report's run and qrels as TREC files",
-        description="Write OUTDIR/run.trec ('qid Q0 docid rank score tag', score = n - rank + 1), "
+    export.description = (
+        "Write OUTDIR/run.trec ('qid Q0 docid rank score tag', score = n - rank + 1), "
         "OUTDIR/qrels.trec ('qid 0 docid grade') and OUTDIR/run.jsonl from the ungated pass of a saved "
-        "report. Query ids: a query's own id, else <scenario>/<query index>.",
+        "report. Query ids: a query's own id, else <scenario>/<query index>."
     )
     export.add_argument("--trec", action="store_true", required=True, help="TREC format (the only one)")
     export.add_argument("report", type=Path, metavar="REPORT", help="a report JSON written by evalkit")

@@ -11,14 +11,12 @@ from evalkit.views.console import render_history
 from evalkit.views.history import history_table, load_history
 
 
-def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def register(history: argparse.ArgumentParser) -> None:
     """Add `evalkit history`."""
-    history = commands.add_parser(
-        "history",
-        help="print the run history: overall metrics of every run appended by `evalkit run`",
-        description="Print one line per run of the history file (oldest first): time, system, mode, "
+    history.description = (
+        "Print one line per run of the history file (oldest first): time, system, mode, "
         "top_k, commit, regressions and the overall ungated recall, precision, MRR and hit rate. "
-        "Exit 0, or 2 when the file is damaged (it is left as it is).",
+        "Exit 0, or 2 when the file is damaged (it is left as it is)."
     )
     history.add_argument(
         "--history", type=Path, default=Path("reports") / HISTORY_FILE, metavar="PATH",

@@ -13,14 +13,12 @@ from evalkit.cli.exit_codes import EXIT_OK
 from evalkit.suites.trace_import import RUN_FILE, import_traces
 
 
-def register(commands: argparse._SubParsersAction) -> None:
+def register(parser: argparse.ArgumentParser) -> None:
     """Add `evalkit import` and its `traces` subcommand."""
-    parser = commands.add_parser(
-        "import", help="import production data (OpenTelemetry traces) to score with `evalkit score`"
-    )
     kinds = parser.add_subparsers(dest="kind", required=True, metavar="KIND", help="what to import: traces")
     traces = kinds.add_parser(
         "traces",
+        allow_abbrev=False,
         help="OTLP JSON traces: gen_ai memory/retrieval spans and OpenInference RETRIEVER spans",
         description="Read OTLP JSON trace files (an ExportTraceServiceRequest, or JSON Lines of them as "
         "the file exporter writes) and write OUT/run.jsonl, OUT/queries.json (the query log), "

@@ -6,19 +6,17 @@ import argparse
 from pathlib import Path
 
 from evalkit.cli.exit_codes import EXIT_OK
-from evalkit.harness.provenance import evalkit_version
+from evalkit.packaged import evalkit_version
 from evalkit.scaffold import init_project
 
 
-def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def register(init: argparse.ArgumentParser) -> None:
     """Add `evalkit init`."""
-    init = commands.add_parser(
-        "init",
-        help="scaffold an evaluation project: settings, an example scenario, baselines, a CI workflow",
-        description="Write evalkit.toml, suite.yaml, scenarios/example.yaml, thresholds.json, the CI "
+    init.description = (
+        "Write evalkit.toml, suite.yaml, scenarios/example.yaml, thresholds.json, the CI "
         "workflows in .github/workflows/, EVALKIT.md (a README snippet) and the report notebooks "
         "(notebooks/, set to this suite) into DIR; `evalkit run` inside it works at once. An existing "
-        "file is never overwritten without --force (exit 2 naming it).",
+        "file is never overwritten without --force (exit 2 naming it)."
     )
     init.add_argument(
         "directory", nargs="?", default=Path("."), type=Path, metavar="DIR",
@@ -34,6 +32,6 @@ def init_command(args: argparse.Namespace) -> int:
     print("\n".join(f"wrote {path}" for path in written))
     print(
         f"next: cd {args.directory} && evalkit run, then record a baseline with "
-        "`evalkit run --update-baseline` and commit thresholds.json (see EVALKIT.md)"
+        "`evalkit baseline record` (it reads the run's report) and commit thresholds.json (see EVALKIT.md)"
     )
     return EXIT_OK

@@ -28,18 +28,16 @@ from evalkit.scenarios.lint import Acknowledged, Finding, lint_report, lint_suit
 from evalkit.wording import counted
 
 
-def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def register(lint: argparse.ArgumentParser) -> None:
     """Add `evalkit lint`."""
-    lint = commands.add_parser(
-        "lint",
-        help="find the queries of a suite that cannot fail (and how to fix each)",
-        description="Lint a scenario suite: queries whose reachable corpus fits in top_k (recall 1 by "
+    lint.description = (
+        "Lint a scenario suite: queries whose reachable corpus fits in top_k (recall 1 by "
         "construction), relevant or forbidden ids outside the query's project (a typo such as acmee for "
         "acme), forbids of superseded notes that rank below top_k even when kept, queries sharing no word "
         "with their relevant thoughts (found by chance in deterministic mode), duplicate thought contents "
         "and thought ids used by several scenarios. Each finding names the file, the scenario, the query "
         "(from 1) and the fix. Findings are warnings: exit 0, or 1 with --strict; 2 = a malformed suite "
-        "(the loader's problems) or bad usage.",
+        "(the loader's problems) or bad usage."
     )
     lint.add_argument(
         "datasets", nargs="?", type=Path, metavar="DATASETS",

@@ -11,15 +11,13 @@ from evalkit.cli.exit_codes import EXIT_OK
 from evalkit.errors import UsageError
 
 
-def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def register(mcp: argparse.ArgumentParser) -> None:
     """Add `evalkit mcp inspect`."""
-    mcp = commands.add_parser(
-        "mcp", help="look at an MCP memory server: its tools, and a draft mapping for --system mcp:FILE",
-        description="Commands for MCP memory servers.",
-    )  # fmt: skip
+    mcp.description = "Commands for MCP memory servers."
     sub = mcp.add_subparsers(dest="mcp_command", required=True, metavar="SUBCOMMAND", help="inspect")
     inspect = sub.add_parser(
         "inspect",
+        allow_abbrev=False,
         help="list a server's tools with their input schemas and print a draft mapping",
         description="Start the stdio server COMMAND ARGS… (after --), or connect to the streamable-HTTP "
         "URL, list its tools with their inputSchema, stop it, and print a draft mapping (format 2) "

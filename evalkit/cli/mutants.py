@@ -24,17 +24,15 @@ from evalkit.views.console import render_detection
 from evalkit.wording import counted
 
 
-def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def register(mutants: argparse.ArgumentParser) -> None:
     """Add `evalkit mutants`."""
-    mutants = commands.add_parser(
-        "mutants",
-        help="prove the gate catches real search bugs: run the suite once per injected fault",
-        description="Run the deterministic scenario suite once per catalogued mutation of the reference "
+    mutants.description = (
+        "Run the deterministic scenario suite once per catalogued mutation of the reference "
         "store (a realistic search bug) and once for a no-op control, checked against the recorded baseline. "
         "Exit 0 = every mutation was caught and the control was not, 1 = a mutation escaped or the "
         "control raised a false alarm, 2 = bad input or usage (e.g. an unknown mutation name). "
         f"Mutations: {', '.join(MUTATIONS)}; caught by the scenario packs (--pack): "
-        f"{', '.join(f'{n} ({m.pack})' for n, m in PACK_MUTATIONS.items())}.",
+        f"{', '.join(f'{n} ({m.pack})' for n, m in PACK_MUTATIONS.items())}."
     )
     mutants.add_argument(
         "--mutation", action="append", metavar="NAME",

@@ -10,16 +10,14 @@ from evalkit.cli.exit_codes import EXIT_OK
 from evalkit.scaffold import copy_notebooks
 
 
-def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def register(notebooks: argparse.ArgumentParser) -> None:
     """Add `evalkit notebooks`."""
-    notebooks = commands.add_parser(
-        "notebooks",
-        help="copy the report notebooks into a folder, to open and run them in JupyterLab",
-        description="Copy the report notebooks (eval_report, scenario_drilldown, compare_runs, traces) "
+    notebooks.description = (
+        "Copy the report notebooks (eval_report, scenario_drilldown, compare_runs, traces) "
         "into DIR, as packaged: their defaults run the built-in suite and write under DIR/reports/. "
         "Open them with `jupyter lab DIR` (pip install 'evalkit-memory[lab]'). `evalkit init` also "
         "puts them into a project's notebooks/ folder, set to that project's suite. An existing file "
-        "is never overwritten without --force (exit 2 naming it).",
+        "is never overwritten without --force (exit 2 naming it)."
     )
     notebooks.add_argument(
         "directory", type=Path, metavar="DIR", help="where to copy them (created if missing)"

@@ -20,7 +20,7 @@ from evalkit.cli.lint import warn_on_load
 from evalkit.errors import UsageError
 from evalkit.harness.history import HISTORY_FILE
 from evalkit.harness.project import Project
-from evalkit.harness.request import OFF, RunRequest
+from evalkit.harness.request import OFF, RequestError, RunRequest
 from evalkit.notebooks import (
     DEFAULT_OUT_DIR,
     NOTEBOOKS_DIR,
@@ -36,16 +36,14 @@ from evalkit.parameters import Parameter
 DEFAULT_NOTEBOOK = "eval_report"
 
 
-def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def register(report: argparse.ArgumentParser) -> None:
     """Add `evalkit report`."""
-    report = commands.add_parser(
-        "report",
-        help="run a report notebook (papermill) and write the executed notebook and its HTML",
-        description="Execute a parameterised notebook headless with papermill (kernel python3, working "
+    report.description = (
+        "Execute a parameterised notebook headless with papermill (kernel python3, working "
         "directory = the notebook's folder) and write <out-dir>/<name>.ipynb and a self-contained "
         "<out-dir>/<name>.html (code hidden, charts embedded). Parameters the notebook does not declare "
         "are rejected. Exit 0 = the notebook ran, 1 = its final threshold assertion failed (the HTML is "
-        "still written; regressions on stderr), 2 = bad input or usage, or another cell failed.",
+        "still written; regressions on stderr), 2 = bad input or usage, or another cell failed."
     )
     report.add_argument(
         "--notebook", default=DEFAULT_NOTEBOOK, metavar="NAME",
@@ -81,11 +79,10 @@ def report_command(args: argparse.Namespace) -> int:
             "run it without --system (it reads saved reports or the reference store)"
         )
     given = parse_parameters(declared, pairs, notebook)
-    check_request(declared, given)
     project = project_settings(args)
     out_dir = args.out_dir or project.reports
     values = {**_defaults(declared, notebook, project, out_dir), **given}
-    _check_inputs(values, given)
+    _check_inputs(declared, values, given)
     try:
         outputs = run_notebook(notebook, values, out_dir, progress=args.progress)
     except NotebookRegressionError as exc:
@@ -98,49 +95,37 @@ def report_command(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def check_request(declared: Mapping[str, Parameter], given: Mapping[str, object]) -> None:
-    """Refuse here, before the kernel starts, request options the notebook would refuse
-    (`RunRequest`, as the notebook names them): its parameters that are request options, with
-    their defaults under the given values."""
-    chosen = {**{name: p.default for name, p in declared.items()}, **given}
-    fields = {name: value for name, value in chosen.items() if name in RunRequest.model_fields}
-    RunRequest.checked({k: v for k, v in fields.items() if v is not None}, "notebook")
-
-
 SAVED_REPORTS = ("report_json", "report_a", "report_b")
 """Parameters naming a saved report a notebook shows instead of running the suite."""
 
 
-RUN_PARAMETERS = ("mode", "top_k", "gated", "min_relevance")
-"""Parameters a notebook passes to a run, checked by the run's own model before the kernel starts."""
-
-
-def _check_inputs(values: Mapping[str, object], given: Mapping[str, object]) -> None:
+def _check_inputs(
+    declared: Mapping[str, Parameter], values: Mapping[str, object], given: Mapping[str, object]
+) -> None:
     """Refuse, before the notebook runs and before anything is written (exit 2, no `.failed`
-    notebook), every value that the run would refuse: the run parameters (`RunConfig`'s own
-    checks: top_k in 1..MAX_TOP_K, a known mode, min_relevance in [0, 1]), a saved report that is
-    missing, truncated or not a report, and a `datasets` folder that does not exist. All the
-    problems are reported at once, each naming its `-p` parameter."""
+    notebook), every value that the run would refuse: the notebook's request options (its
+    parameters that are `RunRequest` fields, with their defaults under the given values, checked
+    as the notebook names them), a saved report that is missing, truncated or not a report, and a
+    `datasets` folder that does not exist. All the problems are reported at once, each naming its
+    `-p` parameter."""
     from pydantic import ValidationError
 
     from evalkit.errors import EvalkitError
-    from evalkit.harness.config import RunConfig
-    from evalkit.harness.results import RunResult, read_result
+    from evalkit.harness.report_file import load_report
+    from evalkit.harness.results import RunResult
     from evalkit.validation import field_problems
 
     problems = []
-    for name in RUN_PARAMETERS:  # one at a time, so that each problem names its parameter
-        if values.get(name) is not None:
-            try:
-                RunConfig.model_validate({name: values[name]})
-            except EvalkitError as exc:
-                problems.append(
-                    f"-p {name}: {str(exc).removeprefix('invalid RunConfig: ').removeprefix(f'{name}: ')}"
-                )
+    chosen = {**{name: p.default for name, p in declared.items()}, **given}
+    fields = {name: value for name, value in chosen.items() if name in RunRequest.model_fields}
+    try:
+        RunRequest.checked({k: v for k, v in fields.items() if v is not None}, "notebook")
+    except RequestError as exc:
+        problems += [f"-p {problem}" for problem in exc.problems]
     for name in SAVED_REPORTS:
         if values.get(name) is not None:
             try:
-                read_result(str(values[name]))
+                load_report(str(values[name]))
             except (EvalkitError, OSError) as exc:
                 cause = exc.__cause__
                 detail = (

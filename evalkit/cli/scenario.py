@@ -13,12 +13,12 @@ from evalkit.cli.exit_codes import EXIT_OK
 from evalkit.suites.trace_scenarios import DEFAULT_CATEGORY, write_trace_scenario
 
 
-def register(commands: argparse._SubParsersAction) -> None:
+def register(parser: argparse.ArgumentParser) -> None:
     """Add `evalkit scenario` and its `from-trace` subcommand."""
-    parser = commands.add_parser("scenario", help="write scenario files (from production traces)")
     actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION", help="from-trace")
     from_trace = actions.add_parser(
         "from-trace",
+        allow_abbrev=False,
         help="turn a failing production search into a regression scenario",
         description="Write OUT/scenarios/<name>.yaml: the records the search returned and those it should "
         "have returned as thoughts, the query, its labels, and forbid for records deleted before it. ID is a "

@@ -35,14 +35,12 @@ from evalkit.suites.runfiles import RUN_FORMATS
 from evalkit.views.console import render_run
 
 
-def register(commands: argparse._SubParsersAction) -> None:
+def register(score: argparse.ArgumentParser) -> None:
     """Add `evalkit score`."""
-    score = commands.add_parser(
-        "score",
-        help="score a TREC or JSONL run file produced elsewhere against a suite or benchmark",
-        description="Replay the rankings of a run file (TREC 'qid Q0 docid rank score tag' or JSONL "
+    score.description = (
+        "Replay the rankings of a run file (TREC 'qid Q0 docid rank score tag' or JSONL "
         '{"query_id", "results"}) as the system under test and write the same report JSON as `evalkit '
-        "run`/`bench`. Exit 0 = no regressions, 1 = regressions, 2 = bad input or usage.",
+        "run`/`bench`. Exit 0 = no regressions, 1 = regressions, 2 = bad input or usage."
     )
     score.add_argument("--run", type=Path, required=True, metavar="FILE", help="the run file")
     score.add_argument(

@@ -26,14 +26,12 @@ TOKEN_ENV = "EVALKIT_SERVE_TOKEN"
 LOOPBACK = {"127.0.0.1", "::1", "localhost"}
 
 
-def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def register(serve: argparse.ArgumentParser) -> None:
     """Add `evalkit serve`."""
-    serve = commands.add_parser(
-        "serve",
-        help="serve the reference store over evalkit's HTTP contract (or MCP over stdio with --mcp)",
-        description="Serve the reference store: over HTTP (FastAPI + uvicorn; OpenAPI at /openapi.json) "
+    serve.description = (
+        "Serve the reference store: over HTTP (FastAPI + uvicorn; OpenAPI at /openapi.json) "
         "on loopback by default, or with --mcp as an MCP server over stdin/stdout. Binding another "
-        f"address needs --allow-remote and a bearer token in ${TOKEN_ENV} that every request must carry.",
+        f"address needs --allow-remote and a bearer token in ${TOKEN_ENV} that every request must carry."
     )
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     serve.add_argument("--port", type=int_in(0, 65535), default=8765, metavar="N", help="port (default 8765)")

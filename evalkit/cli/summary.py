@@ -13,17 +13,15 @@ from evalkit.views.frames import load_run
 from evalkit.views.summary import summary_markdown
 
 
-def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def register(summary: argparse.ArgumentParser) -> None:
     """Add `evalkit summary`."""
-    summary = commands.add_parser(
-        "summary",
-        help="print a saved run as Markdown: verdict, regressions, biggest drops, suite strength",
-        description="Print REPORT (a JSON report of `evalkit run`, `evalkit report` or `evalkit bench`) as "
+    summary.description = (
+        "Print REPORT (a JSON report of `evalkit run`, `evalkit report` or `evalkit bench`) as "
         "Markdown on stdout: the verdict, the regressions, the biggest drops of the overall and category "
         "metrics below the baseline of the run's mode and top_k (read from the thresholds file the run "
         "used, or --thresholds), and the suite strength when mutation testing ran with it. For CI job "
         'summaries: evalkit summary reports/report.json >> "$GITHUB_STEP_SUMMARY". Exit 0 whatever '
-        "the verdict (the run's own exit code gates), 2 when REPORT cannot be read.",
+        "the verdict (the run's own exit code gates), 2 when REPORT cannot be read."
     )
     summary.add_argument("report", type=Path, metavar="REPORT", help="the JSON report of a run")
     summary.add_argument(
@@ -58,5 +56,5 @@ def _baseline(
     if entry is None:
         return None, "", f"no baseline for {result.mode} at top_k {result.top_k} in {path}"
     levels = {"overall": entry.baseline.overall} | dict(entry.baseline.categories)
-    metrics = {name: level.model_dump(exclude={"queries"}) for name, level in levels.items()}
+    metrics = {name: level.model_dump(exclude={"queries", "scenarios"}) for name, level in levels.items()}
     return metrics, f"{result.mode}@{result.top_k}, recorded {entry.recorded_at}", ""

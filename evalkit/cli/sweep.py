@@ -27,16 +27,14 @@ def _gate_values(text: str) -> tuple[float, ...]:
     return values
 
 
-def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def register(sweep: argparse.ArgumentParser) -> None:
     """Add `evalkit sweep`."""
-    sweep = commands.add_parser(
-        "sweep",
-        help="re-apply the relevance gate to a saved run at many values and recommend one per category",
-        description="Read a JSON report written by `evalkit run` (gated pass on) and re-apply the relevance "
+    sweep.description = (
+        "Read a JSON report written by `evalkit run` (gated pass on) and re-apply the relevance "
         "gate to its recorded candidates at each value — no search, identical to running the gated pass "
         "at that value. Prints recall, precision, MRR, hit rate, rows kept and dropped and relevant rows "
         "lost from the top-k per value, then per category the largest gate whose recall loss stays "
-        "within the tolerance. Exit 0, or 2 when the report cannot be swept.",
+        "within the tolerance. Exit 0, or 2 when the report cannot be swept."
     )
     sweep.add_argument(
         "report", nargs="?", type=Path, default=Path("reports/report.json"),

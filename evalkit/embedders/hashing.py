@@ -1,9 +1,10 @@
 """The deterministic embedder: signed feature hashing, no model, identical on every machine.
 
 Algorithm (SPEC §3.1): lower-case; split on every character outside [a-z0-9]; keep tokens longer
-than 2 characters; for each distinct token with count c add sign * (1 + ln c) at index
-FNV-1a-32(token) mod dim, sign +1 when FNV-1a-32("sign:" + token) is even, else -1; L2-normalise.
-Text with no token embeds to the zero vector (never NaN). Queries and passages embed identically.
+than 2 characters (`evalkit.embedders.tokens`); for each distinct token with count c add
+sign * (1 + ln c) at index FNV-1a-32(token) mod dim, sign +1 when FNV-1a-32("sign:" + token) is
+even, else -1; L2-normalise. Text with no token embeds to the zero vector (never NaN). Queries and
+passages embed identically.
 
 Arithmetic (SPEC §5), bit for bit that of the original service, whose vector is a Float32Array:
 distinct tokens are added in order of first appearance; each addend is computed in float64 and
@@ -23,7 +24,6 @@ even slot −1) and tokens sharing a slot never cancel.
 from __future__ import annotations
 
 import math
-import re
 import struct
 from collections import Counter
 from collections.abc import Sequence
@@ -32,11 +32,11 @@ from functools import lru_cache
 import numpy as np
 
 from evalkit.embedders.base import Vectors
+from evalkit.embedders.tokens import hashing_tokens
 from evalkit.errors import EmbedderError
 
 _FNV_OFFSET = 0x811C9DC5
 _FNV_PRIME = 0x01000193
-_NON_ALNUM = re.compile(r"[^a-z0-9]+")
 
 
 def fnv1a_32(text: str) -> int:
@@ -68,11 +68,6 @@ def _token_hashes(token: str) -> tuple[int, float]:
     """(FNV-1a-32(token), sign) of one token. Cached: seeding re-hashes the same vocabulary
     millions of times, and the pure-Python hash was half the cost of seeding a store."""
     return fnv1a_32(token), (1.0 if fnv1a_32("sign:" + token) % 2 == 0 else -1.0)
-
-
-def hashing_tokens(text: str) -> list[str]:
-    """Tokens the hashing embedder counts: lower-cased [a-z0-9] runs longer than 2 characters."""
-    return [t for t in _NON_ALNUM.split(text.lower()) if len(t) > 2]
 
 
 class HashingEmbedder:

@@ -7,7 +7,7 @@ over every metric key the queries share; an empty set of queries gives zeros, ne
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -56,10 +56,32 @@ def counts_toward_behaviour(scenario: ScenarioResult) -> bool:
     return scenario.outcome == "pass" and scenario.status != "not_applicable"
 
 
+def feeds_means_when_applicable(scenario: ScenarioResult) -> bool:
+    """Scenarios expected to pass and not measure-only: those whose queries the category and
+    overall means average whenever the system can run them (SPEC §3.3)."""
+    return scenario.outcome == "pass" and not scenario.measure_only
+
+
 def counts_toward_aggregates(scenario: ScenarioResult) -> bool:
     """Only scenarios expected to pass, not measure-only and applicable to the system feed
     category and overall means."""
-    return scenario.outcome == "pass" and not scenario.measure_only and scenario.status != "not_applicable"
+    return feeds_means_when_applicable(scenario) and scenario.status != "not_applicable"
+
+
+def scope_scenarios(
+    scenarios: Sequence[ScenarioResult], counts: Callable[[ScenarioResult], bool] = counts_toward_aggregates
+) -> dict[str | None, list[str]]:
+    """The names of the scenarios each scope averages: the overall (key None) first, then each
+    category in the order in which it first appears, each list in suite order, over the
+    `scenarios` that `counts` (default: those that fed the means of the pass). A category none
+    of whose scenarios counts is absent. What a baseline records per scope and a later run is
+    compared over (`evalkit.harness.regressions.scope_check`)."""
+    scopes: dict[str | None, list[str]] = {None: []}
+    for s in scenarios:
+        if counts(s):
+            scopes[None].append(s.name)
+            scopes.setdefault(s.category, []).append(s.name)
+    return scopes
 
 
 def latency_summary(latencies_ms: Sequence[float]) -> Latency | None:

@@ -8,22 +8,25 @@ gate it ran at, with recall tolerances instead of stored floors (its floors are 
 compared: `GatedEntry.floor`). The file format and its locked writes are
 `harness.thresholds_file`; comparing a pass with an entry is `harness.regressions`.
 
-Policy decided here (the CLI's `--update-baseline` / `--update-gated-baseline` and the Python API
-both call it):
+Policy decided here (`evalkit baseline record [--gated]` and the Python API both call it):
 - A gated baseline's tolerances are the ones given, else those of the entry it replaces (for
   categories the pass still has), else `DEFAULT_GATED_TOLERANCE` (`gated_tolerances`).
 - A category tolerance must name a category of the gated pass (UsageError otherwise).
 - A baseline is never written inside the installed evalkit package (`check_recordable`): an
   upgrade would silently replace it.
-- The caller records a whole-suite run: a baseline averages whole categories, so a run over some
-  scenarios (`--scenario`, `Suite.subset`) would record other means than a full run compares.
+- Only a whole-suite, unperturbed run is recorded (`check_recording`): a baseline averages whole
+  categories, so a run over some scenarios (`--scenario`) would record other means than a full
+  run compares, and a perturbed suite's memory is not the one later runs measure.
+- A baseline over 0 queries is refused (`check_counted`): it would compare nothing.
+- Each scope records the scenarios it averaged (`scope_scenarios`), so a later run is compared
+  over the same ones (`harness.regressions.scope_check`).
 - A mode baseline records what it was measured on (`measured_on`): the system (its name, the
   spec it was selected by, its `describe()`) and the suite's fingerprint (digest and per-file
   hashes), so that a run of another system or on a changed suite is not compared with it.
 - A baseline from repeated runs (`--repeat N`) is recorded only when the runs agree, or, when
   the caller accepts it, with a note naming the queries that differed (`record_baseline`).
-- Replacing an entry recorded for another system is never silent: `record_baseline` returns
-  the replaced entry's system name, which the CLI prints.
+- An entry recorded for another system or on another suite is never replaced unless asked
+  (`check_replaceable`, `replace=True`); the refusal names the entry's system and suite.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from pathlib import Path
 
 from evalkit.errors import UsageError
 from evalkit.files import check_writable
+from evalkit.harness.aggregation import feeds_means_when_applicable, scope_scenarios
 from evalkit.harness.provenance import Provenance
 from evalkit.harness.results import Aggregate, PassResult, RunResult
 from evalkit.harness.thresholds_file import (
@@ -57,16 +61,20 @@ from evalkit.harness.thresholds_file import (
 from evalkit.metrics import HARNESS_METRICS
 from evalkit.metrics.registry import BEHAVIOUR
 from evalkit.packaged import inside_installed_package
+from evalkit.wording import counted, few_names
 
 MARGIN = 0.02
 """How far below the baseline a metric may fall before it regresses (the recorded thresholds)."""
 
 
-def _levels(aggregate: Aggregate) -> BaselineLevels:
+def _levels(aggregate: Aggregate, scenarios: list[str] | None = None) -> BaselineLevels:
+    """One scope's recorded levels: `aggregate`'s metrics rounded, its query count and the
+    `scenarios` it averaged (None: not recorded, as in a gated baseline)."""
     return BaselineLevels(
         **{m: round_half_away(aggregate.metrics[m]) for m in HARNESS_METRICS},
         queries=aggregate.queries,
         behaviour={m: round_half_away(v) for m, v in aggregate.behaviour.items()},
+        scenarios=scenarios,
     )
 
 
@@ -93,7 +101,9 @@ def measured_on(system: str, provenance: Provenance) -> tuple[BaselineSystem, Su
     identity = BaselineSystem(name=system, spec=provenance.config.system, describe=provenance.system)
     return (
         BaselineSystem.model_validate(identity.model_dump(mode="json")),
-        SuiteFingerprint(digest=provenance.dataset_digest, files=provenance.dataset_files),
+        SuiteFingerprint(
+            digest=provenance.dataset_digest, files=provenance.dataset_files, source=provenance.datasets
+        ),
     )
 
 
@@ -104,11 +114,12 @@ def baseline_entry(
     system: BaselineSystem | None = None,
     suite: SuiteFingerprint | None = None,
 ) -> ModeEntry:
-    """A new entry from an ungated pass: baseline rounded to 4 places, thresholds baseline − MARGIN,
-    recorded for `system` on `suite` (None: not recorded, read as the reference store's and any
-    suite)."""
-    overall = _levels(result.overall)
-    categories = {name: _levels(agg) for name, agg in result.categories.items()}
+    """A new entry from an ungated pass: baseline rounded to 4 places, each scope with the
+    scenarios it averaged (`scope_scenarios`), thresholds baseline − MARGIN, recorded for
+    `system` on `suite` (None: not recorded, read as the reference store's and any suite)."""
+    fed = scope_scenarios(result.scenarios)
+    overall = _levels(result.overall, fed[None])
+    categories = {name: _levels(agg, fed.get(name, [])) for name, agg in result.categories.items()}
     return ModeEntry(
         recorded_at=_recorded_at(recorded_at),
         top_k=top_k,
@@ -180,29 +191,114 @@ def check_recordable(thresholds: Path) -> None:
     it) or cannot be written (OutputError, see `check_writable`)."""
     if inside_installed_package(thresholds):
         raise UsageError(
-            f"--update-baseline would write {thresholds}, the built-in suite's baselines inside the "
+            f"recording a baseline would write {thresholds}, the built-in suite's baselines inside the "
             "installed evalkit package (an upgrade replaces them); record your own instead: "
             "`evalkit init DIR` creates a project with its own thresholds.json (or pass --thresholds PATH)"
         )
     check_writable(thresholds)
 
 
-def record_baseline(thresholds: str | Path, result: RunResult, *, accept_unstable: bool = False) -> Path:
+def record_baseline(
+    thresholds: str | Path, result: RunResult, *, accept_unstable: bool = False, replace: bool = False
+) -> Path:
     """Record `result`'s measurement (ungated) pass as the baseline of its mode and top_k in `thresholds`
     (created if missing; every other entry kept), for the system and suite it was measured on
-    (`measured_on`), and return the file's path. Errors as `check_recordable` and
-    `update_thresholds`. See `replaced_system` to say whose entry a recording replaces.
+    (`measured_on`), and return the file's path. Errors as `check_recordable`, `check_counted`,
+    `check_recording` and `update_thresholds`. See `replaced_system` to say whose entry a
+    recording replaces.
 
-    A repeated run (`result.stability`, `--repeat N`) is recorded only when its runs agreed:
-    otherwise UsageError naming the unstable queries, and nothing is written — unless
-    `accept_unstable`, when the first run's metrics are recorded with a `note` naming them."""
+    The run must be of the whole, unperturbed suite (`check_recording`). An entry of another
+    system or suite is replaced only with `replace` (`check_replaceable`). A repeated run
+    (`result.stability`, `--repeat N`) is recorded only when its runs agreed: otherwise
+    UsageError naming the unstable queries, and nothing is written — unless `accept_unstable`,
+    when the first run's metrics are recorded with a `note` naming them."""
     check_recordable(Path(thresholds))
+    check_recording(result)
+    check_counted(result)
     note = unstable_note(result, accept_unstable)
     system, suite = measured_on(result.system, result.provenance)
+    check_replaceable(thresholds, result.mode, result.top_k, (system, suite), replace)
     entry = baseline_entry(result.measurement, result.top_k, system=system, suite=suite)
     if note is not None:
         entry = entry.model_copy(update={"note": note})
     return update_thresholds(thresholds, result.mode, entry)
+
+
+def check_recording(result: RunResult) -> None:
+    """Refuse (UsageError) a run that cannot be a baseline: one over some scenarios
+    (`--scenario`: a baseline averages whole categories of the whole suite) or of a perturbed
+    suite (`--perturb`: its memory is not the one later runs measure), as its provenance says."""
+    provenance = result.provenance
+    if provenance.scenarios:
+        raise UsageError(
+            f"no baseline recorded: the run selected scenarios ({few_names(list(provenance.scenarios))}), "
+            "and a baseline averages the whole suite; run it without --scenario, then record"
+        )
+    if provenance.perturbation:
+        raise UsageError(
+            "no baseline recorded: the run's suite was perturbed (--perturb), and a perturbed run is never "
+            "a baseline; run it without --perturb, then record"
+        )
+
+
+def check_replaceable(
+    thresholds: str | Path,
+    mode: str,
+    top_k: int,
+    identity: tuple[BaselineSystem, SuiteFingerprint],
+    replace: bool,
+) -> None:
+    """Refuse (UsageError), unless `replace`, to record the (mode, top_k) baseline of a run
+    measured on `identity` (its system and suite) over an entry of `thresholds` that belongs to
+    another system or was recorded on another suite (a different digest): the message names the
+    entry's system and suite. An entry of the same system and suite (or one recorded before
+    suites were fingerprinted, of the same system) is replaced without asking: that is what
+    recording again means."""
+    document = read_thresholds(thresholds)
+    old = None if document is None else document.modes.get(entry_key(mode, top_k))
+    system, suite = identity
+    if old is None or replace:
+        return
+    other_system = old.system_name != system.name
+    other_suite = old.suite is not None and old.suite.digest != suite.digest
+    if not (other_system or other_suite):
+        return
+    theirs = f"system {old.system_name}" + (f" on {old.suite.label}" if old.suite is not None else "")
+    raise UsageError(
+        f"no baseline recorded: {thresholds} already holds the baseline for {mode} at top_k {top_k} of "
+        f"{theirs}, and this run is system {system.name} on {suite.label}; record it into a thresholds "
+        "file of its own (--thresholds PATH), or replace that entry on purpose with --replace"
+    )
+
+
+def averages_nothing(result: RunResult) -> bool:
+    """True when the measurement pass counted 0 queries and measured no behaviour metric: a
+    baseline of it would compare nothing (`check_counted`)."""
+    overall = result.measurement.overall
+    return overall.queries == 0 and not overall.behaviour
+
+
+def check_counted(result: RunResult) -> None:
+    """Refuse (UsageError) a baseline over 0 queries: the measurement pass counted none (no
+    scenario expected to pass and not measure-only ran: every one was not applicable to the
+    system, or the suite has none) and measured no behaviour metric either, so every mean is 0
+    and a later run could only be compared with nothing. (A suite of measure-only scenarios that
+    asks for behaviour metrics, such as the nonsense-control pack's abstention, has a baseline:
+    its behaviour means.)"""
+    if not averages_nothing(result):
+        return
+    feeding = [s.name for s in result.scenarios if feeds_means_when_applicable(s)]
+    why = (
+        f"the scenarios expected to pass ({counted(len(feeding), 'scenario')}) were all not applicable "
+        f"to system {result.system} (see the run's notes)"
+        if feeding
+        else "the suite has no scenario expected to pass that is not measure-only"
+    )
+    raise UsageError(
+        f"no baseline recorded: the run counted 0 queries, because {why}; a baseline over 0 queries "
+        "compares nothing. Give the suite scenarios this system can run, or evaluate a system "
+        "that has the capabilities they need"
+    )
 
 
 def unstable_note(result: RunResult, accept_unstable: bool) -> str | None:
@@ -243,6 +339,7 @@ def record_gated_baseline(
     pass or it ran without a gate, or (as `record_baseline`) repeated runs that disagree without
     `accept_unstable`; other errors as `check_recordable` and `update_gated_baseline`."""
     check_recordable(Path(thresholds))
+    check_recording(result)
     if result.gated is None:
         raise UsageError("the run has no gated pass to record")
     unstable_note(result, accept_unstable)  # a gated entry keeps no note: the CLI prints it

@@ -59,10 +59,12 @@ class RunConfig(CheckedModel):
     - `metrics`: IR metrics computed per query beside the harness metrics, as `name@k` labels
       (benchmarks: `ndcg@10`, ...).
     - `thresholds`: the baselines file that the baseline check reads, None = no baselines (benchmarks,
-      `--thresholds none`): metrics are not compared and the verdict is NOT GATED at best; a
+      `--thresholds none`): metrics are not compared and the verdict is NOT COMPARED at best; a
       missing file turns the baseline check off with a note.
     - `require_baseline`: the baseline check turned off (no file, no entry for this mode and top_k,
       scenarios selected by name) is a regression instead of a note, so CI cannot pass ungated.
+      None (the default) means on in a CI context (`evalkit.ci`), off elsewhere; False
+      turns it off in CI too.
     """
 
     mode: Annotated[Mode, BeforeValidator(one_of("embedder mode", MODES))] = "deterministic"
@@ -76,7 +78,7 @@ class RunConfig(CheckedModel):
     min_relevance: float | None = Field(default=None, ge=0.0, le=1.0, allow_inf_nan=False)
     metrics: tuple[str, ...] = ()
     thresholds: Path | None = DEFAULT_THRESHOLDS
-    require_baseline: bool = False
+    require_baseline: bool | None = None
 
     @field_validator("metrics")
     @classmethod

@@ -21,11 +21,19 @@ provenance. Decisions where the SPEC is silent:
   has a `degenerate` regression (`harness.verdict.degenerate_findings`): it is never PASS,
   whatever baseline it meets. xfail scenarios are expected to miss: they do not count, and a
   run of xfail scenarios only gets a note in its verdict instead.
-- `config.require_baseline`: baseline check OFF for any of these reasons is itself a regression
-  (kind `baseline`), so CI cannot pass without comparing metrics.
-- Scenarios that are not applicable to the system are listed in a note. They leave the overall
-  mean and their categories' means over a different population than the baseline's, so those
-  are not checked against baselines (see `metric_regressions`); categories whose scenarios all ran still are.
+- Like is compared with like: a baseline records, per scope (overall and each category), the
+  scenarios it averaged, and a scope is compared only when the run's applicable scenarios in it
+  are the same ones (`regressions.scope_check`; entries recorded before scenario sets are read
+  by `regressions.recorded_scenarios`). Scenarios not applicable to the system are listed in a
+  note; a system whose baseline was recorded with the same ones not applicable is compared in
+  every scope, overall included. A scope whose scenarios changed is not comparable: the run
+  gets a note beginning "baseline check OFF" naming each such scope and how its scenarios
+  differ, so its verdict is never PASS (NOT COMPARED without regressions, `harness.verdict`); the
+  other scopes are compared as usual.
+- `config.require_baseline` (None: on in a CI context, `evalkit.ci`): baseline check OFF for
+  any of these reasons, no thresholds file at all, or a scope of the baseline not comparable, is
+  itself a regression (kind `baseline`, `harness.requirement`), so CI cannot pass without
+  comparing every scope of the baseline.
 - A system without a relevance gate gets no gated pass, with a note.
 - The gated pass is checked against a baseline only when the thresholds file holds a gated
   baseline for this mode, top_k and the gate the pass ran at (`ThresholdsDocument.gated_entry`),
@@ -44,16 +52,26 @@ from evalkit.harness.config import RunConfig
 from evalkit.harness.executors import Executor
 from evalkit.harness.provenance import ComparedBaseline, ComparedScope, collect
 from evalkit.harness.regressions import (
+    ScopeCheck,
     assertion_regressions,
     baseline_mismatch,
-    compared_levels,
     gated_regressions,
     metric_regressions,
     no_baseline_reason,
+    scope_check,
+    scope_name,
 )
-from evalkit.harness.results import BASELINE_CHECK_OFF, PassResult, Regression, RunResult
+from evalkit.harness.requirement import missing_baseline
+from evalkit.harness.results import (
+    BASELINE_CHECK_OFF,
+    PassResult,
+    Regression,
+    RunResult,
+    degenerate_regressions,
+)
 from evalkit.harness.runner import run_suite
 from evalkit.harness.thresholds_file import (
+    RECORD_COMMAND,
     BaselineSystem,
     GatedEntry,
     ModeEntry,
@@ -62,11 +80,12 @@ from evalkit.harness.thresholds_file import (
     find_baseline,
     read_thresholds,
 )
-from evalkit.harness.verdict import degenerate_findings
 from evalkit.metrics import HARNESS_METRICS
 from evalkit.scenarios import Suite
 from evalkit.systems import MemorySystem
+from evalkit.systems.checked import call_system, system_name
 from evalkit.systems.declaration import declaration_of
+from evalkit.wording import counted
 
 
 def evaluate(
@@ -95,12 +114,12 @@ def evaluate(
     provenance = collect(
         config,
         suite.digest,
-        system.describe(),
+        call_system(system_name(system), "describe", system.describe, ()),
         embedder,
         suite.file_digests,
         declaration=declaration_of(system),
     )
-    metric_notes, metric_found, compared = _baseline_check(
+    metric_notes, metric_found, compared = baseline_check(
         suite, config, measurement, entries, measured_on(system.name, provenance)
     )
     if compared is not None:
@@ -122,24 +141,12 @@ def evaluate(
         regressions=assertion_regressions(measurement)
         + metric_found
         + gated_found
-        + _degenerate(measurement),
+        + degenerate_regressions(measurement),
         notes=run_notes,
         gated_baseline=None if gated_entry is None else gated_entry.ref(),
         latency=result.latency,
         not_applicable=result.not_applicable,
     )
-
-
-def _degenerate(measurement: PassResult) -> list[Regression]:
-    """A regression (kind `degenerate`) when recall is 0 on every query with relevant ids of the
-    scenarios expected to pass (xfail ones left out): a run that retrieved nothing relevant where
-    it should is never PASS, even against a baseline recorded at 0.
-    The other degenerate findings are listed in the verdict, not regressions."""
-    return [
-        Regression(kind="degenerate", message=d.message)
-        for d in degenerate_findings(measurement)
-        if d.kind == "recall-zero"
-    ]
 
 
 def _applicability_notes(not_applicable: dict[str, list[str]], gate_skipped: bool) -> list[str]:
@@ -163,23 +170,23 @@ def _gated_entry(
     return document.gated_entry(config.mode, config.top_k, gated.relevance_gate.min_relevance)
 
 
-def _baseline_check(
+def baseline_check(
     suite: Suite,
     config: RunConfig,
     measurement: PassResult,
     entries: dict[str, ModeEntry] | None,
     identity: tuple[BaselineSystem, SuiteFingerprint],
 ) -> tuple[list[str], list[Regression], ComparedBaseline | None]:
-    """(notes, regressions, compared): why the baseline check is off (and, under
-    `require_baseline`, that as a regression), or the metric regressions it found and the baseline
-    it compared the run with (`ComparedBaseline`, None when nothing was compared). `identity` is
-    what the run measured (its
-    system and suite fingerprint): an entry recorded for another system or suite is not compared
+    """(notes, regressions, compared) of `measurement` against the file's `entries` (None: no
+    file): why the baseline check is off, wholly or for the scopes that are not comparable (a
+    note; under `require_baseline` also a `baseline` regression), the metric regressions of the
+    compared scopes, and the baseline it compared the run with (`ComparedBaseline`, None when
+    nothing was compared). `identity` is what the run measured (its system and suite
+    fingerprint): an entry recorded for another system or suite is not compared
     (`baseline_mismatch`)."""
     thresholds = config.thresholds
     if thresholds is None:  # no baselines by design: no note, but a required baseline is missing
-        missing = "a baseline is required (--require-baseline) but the run was configured without baselines"
-        return [], [Regression(kind="baseline", message=missing)] if config.require_baseline else [], None
+        return [], missing_baseline(config.require_baseline, "the run was configured without baselines"), None
     entry = find_baseline(entries or {}, config.mode, config.top_k)
     mismatch = None if entry is None else baseline_mismatch(entry, config.mode, thresholds, *identity)
     if suite.perturbation is not None:
@@ -190,27 +197,52 @@ def _baseline_check(
     elif suite.subset and entries is not None:
         reason = "scenarios were selected by name: the baseline check is off, baselines cover the whole suite"
     elif entries is None:
-        reason = f"no thresholds file at {thresholds}: the baseline check is off until a baseline is recorded"
+        reason = (
+            f"no thresholds file at {thresholds}: the baseline check is off until a baseline is recorded "
+            f"(`{RECORD_COMMAND}` over this run's report)"
+        )
     elif entry is None:
         reason = no_baseline_reason(config.mode, config.top_k, thresholds, entries)
     elif mismatch is not None:
         reason = mismatch
-    elif not compared_levels(measurement, entry):
-        reason = (
-            f"every scope of the baseline for {config.mode} at top_k {config.top_k} in {thresholds} averages "
-            "scenarios that were not applicable to this system, so no metric could be compared"
-        )
     else:
-        return [], metric_regressions(measurement, entry), _compared(entry, measurement, thresholds)
-    note = f"{BASELINE_CHECK_OFF}: {reason} (assertions still count)"
-    required = Regression(kind="baseline", message=f"a baseline is required (--require-baseline): {note}")
-    return [note], [required] if config.require_baseline else [], None
+        check, found = scope_check(measurement, entry), metric_regressions(measurement, entry)
+        where = f"the baseline for {config.mode} at top_k {config.top_k} in {thresholds}"
+        if not check.compared:
+            reason = f"no scope of {where} {_not_comparable(check)}"
+            return [_off(reason)], found + missing_baseline(config.require_baseline, reason), None
+        compared = _compared(entry, check, thresholds)
+        if not check.not_comparable:
+            return [], found, compared
+        others = len(check.compared)
+        reason = (
+            f"{counted(len(check.not_comparable), 'scope')} of {where} {_not_comparable(check)}; its other "
+            f"{counted(others, 'scope')} {'was' if others == 1 else 'were'} compared"
+        )
+        return [_off(reason)], found + missing_baseline(config.require_baseline, reason), compared
+    return [_off(reason)], missing_baseline(config.require_baseline, reason), None
 
 
-def _compared(entry: ModeEntry, measurement: PassResult, thresholds: object) -> ComparedBaseline:
-    """The scopes of `entry` that `metric_regressions` compared, with baseline and threshold
-    values of every harness metric the entry holds."""
-    scopes = {category: _scope(entry, category) for category, _ in compared_levels(measurement, entry)}
+def _off(reason: str) -> str:
+    """The baseline-check-OFF note of `reason` (`RunResult.baseline_check_off` reads it back)."""
+    return f"{BASELINE_CHECK_OFF}: {reason} (assertions still count)"
+
+
+def _not_comparable(check: ScopeCheck) -> str:
+    """Why the scopes of `check.not_comparable` were not compared, naming each with how its
+    scenarios differ: "... not comparable, ...: overall (baseline 41 scenarios, this run 33; ...)"."""
+    scopes = ", ".join(f"{scope_name(s)} ({why})" for s, why in check.not_comparable.items())
+    return (
+        "is comparable: the scenarios it averages differ from the baseline's"
+        if not check.compared
+        else "not comparable, the scenarios they average differ from the baseline's"
+    ) + f": {scopes}"
+
+
+def _compared(entry: ModeEntry, check: ScopeCheck, thresholds: object) -> ComparedBaseline:
+    """The scopes of `entry` that `metric_regressions` compared (`check.compared`), with baseline
+    and threshold values of every harness metric the entry holds."""
+    scopes = {category: _scope(entry, category) for category, _ in check.compared}
     return ComparedBaseline(
         file=str(thresholds),
         recorded_at=entry.recorded_at,

@@ -33,7 +33,7 @@ Decisions:
   `ProcessExecutor` (so that its imports overlap the caller's loading of the suite), and that
   forks every worker of every later map; it imports `FORKSERVER_PRELOAD` (the harness) first, so
   its workers start with evalkit imported, as forked ones did. What it costs, measured on this
-  2-core machine (figures in the README's "Scale" section): the first map of a process waits for
+  2-core machine (figures on the docs' benchmarks page): the first map of a process waits for
   the server's start (a fresh interpreter importing the harness), which the early start hides in
   the CLI (the built-in suite on 2 workers: 3.5 s forking or not, at load 5-6); later maps in the
   same process (a notebook, the mutation suite) start their workers as fast as fork did (0.1 s).
@@ -53,6 +53,11 @@ Decisions:
   Ctrl-C only inside a unit, `_Interruptible`, so none dies while it waits); when the
   consumer drops the iterator or a test's timeout fires, the workers get `STOP_GRACE` seconds
   and are then terminated, so a stuck worker cannot hold the caller for ever.
+- A unit's EvalkitError (a memory system's failure among them) reaches the caller as the unit
+  raised it, on every executor: from a local worker as the unit's result (`_Raised`), from Ray
+  out of its RayTaskError (the tasks after it are cancelled); its message is the whole story,
+  the worker's traceback is not added. Any other exception keeps the pool's or Ray's wrapping,
+  which holds the worker's traceback.
 - Ray: `RayExecutor` uses the Ray instance this process is connected to, or connects to
   `address` (e.g. "auto" or "ray://host:10001"; a HOST:PORT where nothing listens is a
   UsageError after `RAY_PROBE_TIMEOUT` — Ray itself retried for minutes), or starts a local
@@ -80,9 +85,11 @@ import types
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+from contextlib import suppress
+from dataclasses import dataclass
 from typing import Any, Literal, Protocol, TypeVar, get_args
 
-from evalkit.errors import UsageError
+from evalkit.errors import EvalkitError, UsageError
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -139,7 +146,10 @@ class ProcessExecutor:
             initargs=(dict(os.environ),),
         )
         try:
-            yield from pool.map(_Interruptible(fn), units, chunksize=chunk)
+            for result in pool.map(_Interruptible(fn), units, chunksize=chunk):
+                if isinstance(result, _Raised):
+                    raise result.error
+                yield result
         except (Exception, KeyboardInterrupt) as exc:  # a unit's error, Ctrl-C (the workers got it too)
             pool.shutdown(wait=True)  # each worker ends its unit and runs its Finalize callbacks
             if isinstance(exc, BrokenProcessPool):
@@ -216,8 +226,20 @@ class _Interruptible:
         signal.signal(signal.SIGINT, _UNIT_SIGINT if _UNIT_SIGINT is not None else signal.SIG_DFL)
         try:
             return self.fn(unit)
+        except EvalkitError as exc:
+            return _Raised(exc)
         finally:
             signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+@dataclass(frozen=True)
+class _Raised:
+    """A unit's EvalkitError, sent back as its result so that the caller raises it as it was
+    raised: its own pickling (a MemorySystemError's fields and cause), not the pool's, which
+    would replace its `__cause__` with the worker's traceback text (an EvalkitError's message
+    says all there is to say; a MemorySystemError carries its system's traceback as `origin`)."""
+
+    error: EvalkitError
 
 
 BROKEN_POOL_HINT = (
@@ -295,8 +317,34 @@ class RayExecutor:
         _check_picklable(fn, "the Ray executor", cloudpickle.dumps)
         task = self._ray.remote(num_cpus=1)(_call)
         shared = self._ray.put(fn)
-        pending = [task.remote(shared, unit) for unit in units]
-        return (self._ray.get(ref) for ref in pending)
+        return self._results([task.remote(shared, unit) for unit in units])
+
+    def _results(self, pending: list[Any]) -> Iterator[Any]:
+        """The tasks' results in order. A task's EvalkitError is raised as it was raised in the
+        task (Ray's RayTaskError around it holds the task's traceback), after the tasks after it
+        are cancelled and collected, so that Ray logs no "unhandled error" for them."""
+        from ray.exceptions import RayTaskError
+
+        for at, ref in enumerate(pending):
+            try:
+                result = self._ray.get(ref)
+            except Exception as exc:
+                self._drop(pending[at + 1 :])
+                cause = getattr(exc, "cause", None)
+                if isinstance(exc, RayTaskError) and isinstance(cause, EvalkitError):
+                    raise cause from cause.__cause__
+                raise
+            yield result
+
+    def _drop(self, pending: list[Any]) -> None:
+        """Cancel `pending` tasks (a running one gets Ctrl-C: its `finally` blocks run) and wait
+        for each, its error ignored: the first failure is what the run reports."""
+        for ref in pending:
+            with suppress(Exception):
+                self._ray.cancel(ref)
+        for ref in pending:
+            with suppress(Exception):
+                self._ray.get(ref)
 
 
 RAY_PROBE_TIMEOUT = 5.0

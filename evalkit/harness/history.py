@@ -19,12 +19,14 @@ import uuid
 from contextlib import closing
 from datetime import UTC, datetime
 from pathlib import Path
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from evalkit.errors import ReportError
 from evalkit.harness.results import PassResult, RunResult
 from evalkit.sqlite import Connection, DatabaseError, connect
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 HISTORY_FILE = "history.sqlite3"
 """The history's file name, in the reports folder by default (next to the JSON report)."""
@@ -107,6 +109,8 @@ def load_history(path: str | Path) -> pd.DataFrame:
     """Every run of the history at `path` (HISTORY_COLUMNS, in append order); empty when the
     file does not exist. HistoryError when it is not a usable history (the file is not changed),
     among them a folder or another file that is not a regular one (which read as "no runs yet")."""
+    import pandas as pd  # `evalkit run` appends to the history without loading pandas
+
     file = Path(path)
     if file.exists() and not file.is_file():
         kind = "a folder" if file.is_dir() else "not a regular file"

@@ -7,18 +7,8 @@ both, `evalkit.toml` wins and the pyproject table is ignored (`Project.notes` sa
 found: every value is its default (the built-in suite, checked against its own baselines).
 
 Keys, all optional (`evalkit.toml` holds them at the top level, pyproject.toml under
-`[tool.evalkit]`):
-
-| key | meaning | default |
-|---|---|---|
-| `datasets` | the suite directory (`scenarios/`, `distractors.yaml`, `suite.yaml`) | the built-in suite |
-| `thresholds` | the baselines file; `"none"`: no baselines | `<datasets>/thresholds.json` |
-| `system` | the system under test (`RunConfig.system`) | `reference` |
-| `top_k` | results per query | 5 |
-| `gated` | also run the report-only pass under the relevance gate | true |
-| `min_relevance` | the gate of that pass | the service default |
-| `require_baseline` | baseline check OFF is a regression (exit 1) | false |
-| `reports` | the folder of JSON and HTML reports | `reports` (in the working directory) |
+`[tool.evalkit]`): the fields of `ProjectSettings`, each with its meaning and default in its
+description (the documentation's `evalkit.toml` reference is generated from them).
 
 Precedence, value by value: the command line, then the file, then the default. Relative paths in
 the file (the path settings, and the mapping file of a `system = "mcp:MAPPING.toml"`) are
@@ -26,7 +16,7 @@ relative to the file's folder (so a project works from any sub-directory); on th
 to the working directory. `thresholds` follows `datasets` unless it is set itself:
 `--datasets DIR` gates on `DIR/thresholds.json`. `thresholds` set to `none` (`--thresholds
 none`; `NO_BASELINES`) is an explicit "no baselines": the run compares no metrics and its verdict
-is NOT GATED at best (a file really named `none` is reached as `./none`). An unknown key, a bad
+is NOT COMPARED at best (a file really named `none` is reached as `./none`). An unknown key, a bad
 value or invalid TOML raises UsageError naming the file, the key and the fix.
 """
 
@@ -62,6 +52,9 @@ DEFAULT_REPORTS = Path("reports")
 NO_BASELINES = "none"
 """The `thresholds` value that means no baselines at all (`Project.thresholds` None)."""
 
+AUTO = "auto (on in a CI context)"
+"""How `evalkit config` shows `require_baseline` left unset (`evalkit.ci`)."""
+
 DEFAULT_SOURCE = "default"
 COMMAND_LINE = "command line"
 
@@ -69,14 +62,46 @@ COMMAND_LINE = "command line"
 class ProjectSettings(FrozenModel):
     """The keys of a project file (see the module docstring); None = not set there."""
 
-    datasets: Path | None = None
-    thresholds: Literal["none"] | Path | None = None
-    system: str | None = Field(default=None, min_length=1)
-    top_k: StrictInt | None = Field(default=None, ge=1, le=MAX_TOP_K)
-    gated: StrictBool | None = None
-    min_relevance: float | None = Field(default=None, ge=0.0, le=1.0, allow_inf_nan=False)
-    require_baseline: StrictBool | None = None
-    reports: Path | None = None
+    datasets: Path | None = Field(
+        default=None,
+        description="The suite directory (`scenarios/`, `distractors.yaml`, `suite.yaml`). "
+        "Default: the built-in suite.",
+    )
+    thresholds: Literal["none"] | Path | None = Field(
+        default=None,
+        description='The baselines file; `"none"`: no baselines (the verdict is NOT COMPARED at best). '
+        "Default: `<datasets>/thresholds.json`.",
+    )
+    system: str | None = Field(
+        default=None,
+        min_length=1,
+        description="The system under test, as `--system` spells it (an `mcp:` mapping file is relative "
+        "to the project file). Default: `reference`.",
+    )
+    top_k: StrictInt | None = Field(
+        default=None, ge=1, le=MAX_TOP_K, description="Results per query. Default: 5."
+    )
+    gated: StrictBool | None = Field(
+        default=None, description="Also run the report-only pass under the relevance gate. Default: true."
+    )
+    min_relevance: float | None = Field(
+        default=None,
+        ge=0.0,
+        le=1.0,
+        allow_inf_nan=False,
+        description="The relevance gate of that pass. Default: the service default (0.4).",
+    )
+    require_baseline: StrictBool | None = Field(
+        default=None,
+        description="A run that did not compare every metric with a baseline (no baseline for its "
+        "system, mode, top_k and suite, or a scope not comparable) is a regression (exit 1). "
+        "Default: on in a CI context (`CI` set in the environment), off elsewhere.",
+    )
+    reports: Path | None = Field(
+        default=None,
+        description="The folder of the JSON and HTML reports and the run history. Default: `reports` "
+        "in the working directory.",
+    )
 
     # TOML has booleans and integers of its own: `top_k = true` ran at top_k 1 and `gated = "off"`
     # read as false, so the file's values are taken only in their own type (StrictInt, StrictBool)
@@ -123,7 +148,7 @@ class Project:
             "top_k": c.top_k,
             "gated": c.gated,
             "min_relevance": c.min_relevance,
-            "require_baseline": c.require_baseline,
+            "require_baseline": AUTO if c.require_baseline is None else c.require_baseline,
             "reports": self.reports,
         }
 

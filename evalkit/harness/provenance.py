@@ -16,8 +16,8 @@ from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
 from evalkit.embedders.factory import EmbedderInfo
 from evalkit.harness.config import RunConfig
 from evalkit.harness.request import RunRequest
-from evalkit.packaged import DISTRIBUTION
-from evalkit.systems.declaration import SystemDeclaration, recorded_declaration
+from evalkit.packaged import evalkit_version
+from evalkit.systems.declaration import SystemDeclaration
 from evalkit.systems.secrets import redact_url
 from evalkit.validation import FrozenModel
 
@@ -30,15 +30,6 @@ PACKAGES: tuple[str, ...] = (
     "torch",
     "sentence-transformers",
 )
-
-
-def evalkit_version() -> str:
-    """The installed evalkit version, that of the `evalkit-memory` distribution ("unknown" when run
-    from a source tree without install)."""
-    try:
-        return metadata.version(DISTRIBUTION)
-    except metadata.PackageNotFoundError:
-        return "unknown"
 
 
 def package_versions(names: tuple[str, ...] = PACKAGES) -> dict[str, str]:
@@ -58,10 +49,6 @@ class GitState(FrozenModel):
 
     commit: str | None
     dirty: bool | None
-
-
-BUILTIN_SUITE = "built-in"
-"""`Provenance.datasets` of a run on the packaged built-in suite (no folder to name)."""
 
 
 class ComparedScope(FrozenModel):
@@ -90,16 +77,15 @@ class ComparedBaseline(FrozenModel):
 class Provenance(FrozenModel):
     """What produced a run. `system` is the system's own `describe()`; `embedder` describes the
     embedder evalkit built for the reference store (None when the system embeds by itself).
-    `dataset_files` is the suite's `Suite.file_digests` (relative path → sha256; empty in
-    reports written before it was recorded, and for suites built from other inputs): what a
-    baseline recorded from this run fingerprints its suite with. `declaration` is what the system
-    declared about itself (`SystemDeclaration`: capabilities, confidence floor, mutation testing)
-    — None, and left out of the JSON, in reports written before it was recorded (read it with
-    `system_declaration`). `question_categories` names the suite's question categories
+    `dataset_files` is the suite's `Suite.file_digests` (relative path → sha256; empty for
+    suites built from other inputs, and in version-2 reports written before it was recorded):
+    what a baseline recorded from this run fingerprints its suite with. `declaration` is what the
+    system declared about itself (`SystemDeclaration`: capabilities, confidence floor, mutation
+    testing). `question_categories` names the suite's question categories
     (`query_category` → name, e.g. LoCoMo's "1" → "multi-hop"; a benchmark import gives them) —
-    empty, and left out of the JSON, for other suites and older reports. `datasets` (the suite
+    empty, and left out of the JSON, for other suites. `datasets` (the suite
     folder as given, relative to the working directory when below it; BUILTIN_SUITE for the
-    packaged suite; None when not recorded: older reports, benchmark imports) and
+    packaged suite; None when not recorded: benchmark imports) and
     `scenarios` (the names selected, empty = all) let a report print the command that reproduces
     its run; `baseline` is the baseline its metrics were compared with (`ComparedBaseline`; None
     when metrics were not compared). `perturbation` is what `evalkit run --perturb` added to the
@@ -119,7 +105,7 @@ class Provenance(FrozenModel):
     system: dict[str, Any]
     embedder: EmbedderInfo | None
     dataset_files: dict[str, str] = Field(default_factory=dict)
-    declaration: SystemDeclaration | None = None
+    declaration: SystemDeclaration
     question_categories: dict[str, str] = Field(default_factory=dict)
     datasets: str | None = None
     scenarios: list[str] = Field(default_factory=list)
@@ -130,19 +116,10 @@ class Provenance(FrozenModel):
     @model_serializer(mode="wrap")
     def _omit_absent_fields(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         data: dict[str, Any] = handler(self)
-        if self.declaration is None:
-            data.pop("declaration", None)
         for name in ("question_categories", "datasets", "scenarios", "baseline", "perturbation", "request"):
             if not getattr(self, name):
                 data.pop(name, None)
         return data
-
-
-def system_declaration(provenance: Provenance | None, system: str) -> SystemDeclaration:
-    """What the system (named `system`) of a run with this `provenance` declared: the recorded
-    declaration, or for an older report (or a hand-built result without provenance) the one its
-    system made then (`evalkit.systems.declaration.recorded_declaration`)."""
-    return recorded_declaration(None if provenance is None else provenance.declaration, system)
 
 
 def git_state(directory: str | Path = ".") -> GitState:
@@ -176,7 +153,7 @@ def collect(
     embedder: EmbedderInfo | None,
     dataset_files: Mapping[str, str] | None = None,
     *,
-    declaration: SystemDeclaration | None = None,
+    declaration: SystemDeclaration,
 ) -> Provenance:
     """The provenance of a run made now, from the working directory; `declaration` is what the
     system declared (`evalkit.systems.declaration.declaration_of`). Credentials in a system URL

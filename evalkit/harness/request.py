@@ -16,8 +16,8 @@ exists can run. A request is the resolved one: what the command line gave, over 
 over the defaults (`evalkit.cli.run.request_from`). Values arrive as a command line gives them
 (strings) or as Python does (numbers, paths, tuples); both validate to the same request.
 
-Not here: recording a baseline (`--update-baseline` and its tolerances) is not part of a run's
-request but an action on its result, and store options other than the tokenizer
+Not here: recording a baseline is not part of a run's request but an action on its saved report
+(`evalkit baseline record`), and store options other than the tokenizer
 (`StoreOptions`: retrieval, query syntax) are set from Python only.
 """
 
@@ -36,7 +36,7 @@ from evalkit.errors import UsageError
 from evalkit.harness.config import DEFAULT_DATASETS, DEFAULT_TOP_K, RunConfig
 from evalkit.harness.repeats import MAX_REPEAT
 from evalkit.memory.options import TOKENIZERS, StoreOptions, Tokenizer
-from evalkit.packaged import THRESHOLDS_NAME
+from evalkit.packaged import BUILTIN_DATASETS, BUILTIN_SUITE, THRESHOLDS_NAME
 from evalkit.records import MAX_TOP_K
 from evalkit.systems.resolve import DEFAULT_SYSTEM
 from evalkit.validation import FrozenModel, field_problems, one_of
@@ -58,6 +58,15 @@ EXECUTOR_FORMS = "processes, ray (a local Ray instance), ray://HOST:PORT or ray:
 
 MUTANT_MODES = ("report", "fail")
 """`--mutants report`: the suite strength is reported; `fail`: an escaped mutation is a regression."""
+
+
+class RequestError(UsageError):
+    """A request that cannot run: `problems` holds one line per bad option (named as the
+    spelling being validated names it) or rule broken, each with its fix."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__(f"invalid run request: {'; '.join(problems)}")
+        self.problems = problems
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,6 +155,11 @@ def _gate(value: object) -> object:
     return gate
 
 
+def _builtin_or_path(value: object) -> object:
+    """Exactly `built-in` (`BUILTIN_SUITE`) is the built-in suite's folder; anything else a path."""
+    return BUILTIN_DATASETS if value == BUILTIN_SUITE else value
+
+
 PathOrNone = Annotated[Literal["none"] | Path | None, BeforeValidator(_path_or_none)]
 
 
@@ -164,7 +178,13 @@ class RunRequest(FrozenModel):
     ] = Field(default=DEFAULT_SYSTEM, min_length=1)
     datasets: Annotated[
         Path | None,
-        Option("suite directory (default: the built-in suite)", "DIR"),
+        BeforeValidator(_builtin_or_path),
+        Option(
+            f"suite directory (default: `datasets` in evalkit.toml, else the built-in suite); "
+            f"`{BUILTIN_SUITE}`: the built-in suite, asked for in so many words (a folder named so: "
+            f"./{BUILTIN_SUITE})",
+            "DIR",
+        ),
     ] = None
     pack: Annotated[
         str | None,
@@ -277,8 +297,8 @@ class RunRequest(FrozenModel):
         bool | None,
         Option(
             "exit 1 when no metric was compared with a baseline (no baseline of this system for this "
-            "mode, top_k and suite) instead of noting it",
-            notebook=NotThere("not yet a parameter: the ci session adds it"),
+            "mode, top_k and suite; --thresholds none) instead of noting it; --no-require-baseline: a "
+            "note even in CI (default: `require_baseline` in evalkit.toml, else on when $CI is set)",
         ),
     ] = None
     repeat: Annotated[
@@ -373,14 +393,14 @@ class RunRequest(FrozenModel):
         raise ValueError(f"unknown executor {text!r}; use {EXECUTOR_FORMS}")
 
     def __init__(self, /, **data: Any) -> None:
-        """Validate `data`; UsageError naming each bad option as the spelling being validated
+        """Validate `data`; RequestError naming each bad option as the spelling being validated
         (`checked`; else by its field name) names it, and the fix."""
         try:
             super().__init__(**data)
         except ValidationError as exc:
             spelling = _SPELLING.get()
             problems = [_respelled(problem, spelling) for problem in field_problems(exc, type(self))]
-            raise UsageError(f"invalid run request: {'; '.join(problems)}") from None
+            raise RequestError(problems) from None
 
     @classmethod
     def checked(cls, values: Mapping[str, Any], spelling: str) -> RunRequest:
@@ -526,7 +546,7 @@ class RunRequest(FrozenModel):
             "gated": gate != OFF,
             "min_relevance": gate if isinstance(gate, float) else None,
             "thresholds": self.thresholds_path,
-            "require_baseline": bool(self.require_baseline),
+            "require_baseline": self.require_baseline,
         }
         if self.tokenizer is not None:
             settings["store"] = StoreOptions(tokenizer=self.tokenizer)

@@ -5,13 +5,13 @@ holds its passes (measurement first) plus run metadata (the `RunConfig` and the 
 provenance), regressions and, when mutation testing ran with the run, its `DetectionPower`. The
 JSON report keeps the original service's shape (SPEC §5: the measurement pass at the top level,
 the gated pass nested under `gated`), which `RunResult` writes and reads. Field names are the JSON
-keys and, flattened, the DataFrame columns (`evalkit.views.frames`). `schema_version` changes when
-a field changes meaning or shape.
+keys and, flattened, the DataFrame columns (`evalkit.views.frames`). Report files are read and
+written by `evalkit.harness.report_file`, which brings older shapes up to this one first:
+the models read the current shape only.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -19,13 +19,12 @@ from pydantic import (
     SerializerFunctionWrapHandler,
     ValidationError,
     create_model,
+    field_validator,
     model_serializer,
     model_validator,
 )
 
-from evalkit.errors import ReportError
-from evalkit.files import write_atomic
-from evalkit.harness.provenance import Provenance, evalkit_version
+from evalkit.harness.provenance import Provenance
 from evalkit.harness.repeats import Stability
 from evalkit.harness.ties import TieRecord
 from evalkit.harness.verdict import RunVerdict, SuiteStrength, degenerate_findings, judge, suite_strength
@@ -34,11 +33,10 @@ from evalkit.records import REPORTED_HIT_FIELDS, GateCandidate
 from evalkit.shapes import hit_model_fields
 from evalkit.validation import FrozenModel as _Model
 
-SCHEMA_VERSION = 2
-"""2: provenance is a typed record holding the run's `RunConfig`; `detection` added; the top-level
-`relevance_gate` summarises the gated pass (SPEC §5), the measurement pass's pinned gates moved to
-`pinned_gates`. The optional `regated` list (re-gated passes) is absent from every report of a run
-without them, so it did not change the version."""
+SCHEMA_VERSION = 4
+"""The version of the report shape these models write and read. It moves with every change of
+the shape, with the migration from the previous version (`evalkit.harness.report_file.MIGRATIONS`,
+which also lists what each version changed)."""
 
 
 class HitRecord(
@@ -54,7 +52,7 @@ class HitRecord(
 ):
     """One retrieved row with its signals: the reported fields of `evalkit.Hit`, in its order,
     with `relevant` (whether the query labels it relevant) after `rank`. `id`, `rank` and
-    `relevant` are required; a signal absent from an older report takes its default."""
+    `relevant` are required; a signal the system did not give takes its default."""
 
 
 class DroppedRecord(_Model):
@@ -94,16 +92,15 @@ class QueryResult(_Model):
 
     `ties` (`evalkit.harness.ties`): whether the result is decided by ties — the row below the
     top_k cut ties with the last hit, or a relevant id sits among tied hits. None — and left out
-    of the JSON — when not known: reports written before ties were recorded, and systems whose
-    hits carry no ranking score and that say nothing about their cut.
+    of the JSON — when not known: systems whose hits carry no ranking score and that say nothing
+    about their cut, and reports of version 2 written before ties were recorded.
 
     `behaviour`: the behaviour metrics that apply to this query (`evalkit.metrics.BEHAVIOUR`:
     stale-fact rate, contamination, duplicate rate@k, query sensitivity, abstention), for suites
     that ask for them; left out of the JSON when empty. `leaked`: the returned ids behind a
     non-zero stale-fact rate (`"stale"`: superseded or deleted) or contamination
     (`"forbidden"`), in rank order, for the same suites; a kind with no such id is left out, and
-    the key is left out of the JSON when both are (reports written before it was recorded read
-    as having none).
+    the key is left out of the JSON when both are.
     """
 
     index: int
@@ -274,6 +271,18 @@ class Regression(_Model):
     threshold: float | None = None
 
 
+def degenerate_regressions(measurement: PassResult) -> list[Regression]:
+    """A regression (kind `degenerate`) when recall is 0 on every query with relevant ids of the
+    scenarios expected to pass (xfail ones left out): a run that retrieved nothing relevant where
+    it should is never PASS, even against a baseline recorded at 0.
+    The other degenerate findings are listed in the verdict, not regressions."""
+    return [
+        Regression(kind="degenerate", message=d.message)
+        for d in degenerate_findings(measurement)
+        if d.kind == "recall-zero"
+    ]
+
+
 class GatedBaselineRef(_Model):
     """The gated baseline a run's gated pass was checked against: its key and when it was recorded."""
 
@@ -286,14 +295,14 @@ class GatedBaselineRef(_Model):
 class MutationOutcome(_Model):
     """One catalogued mutation's suite run: the regressions it caused, most specific first
     (none = the mutation escaped). `control` marks the no-op that must NOT be caught. `hint`
-    says what a suite needs to catch the mutation (for the control: what its false alarm means);
-    None in reports written before hints were saved."""
+    says what a suite needs to catch the mutation (for the control: what its false alarm means;
+    "" when it has none)."""
 
     mutation: str
     description: str
     control: bool
     regressions: list[Regression]
-    hint: str | None = None
+    hint: str
 
     @property
     def caught(self) -> bool:
@@ -309,10 +318,10 @@ class DetectionPower(_Model):
     """The mutation suite's outcomes, in catalogue order: does the gate catch real search bugs?
     `checked_against` says what the mutants were compared with: a baseline recorded in the thresholds
     file, or (when none of the reference store on this suite is recorded there) the suite's own
-    unmutated run; None in reports written before it was saved."""
+    unmutated run; None when not recorded (a version-2 report written before it was)."""
 
     outcomes: list[MutationOutcome]
-    checked_against: str | None = None
+    checked_against: str | None
 
     @property
     def ok(self) -> bool:
@@ -369,8 +378,7 @@ class PerturbationCurve(_Model):
     the `values` measured (in the order given; 0 is the unperturbed suite) and `series`: per
     system name, per harness metric, the measurement pass's overall mean at each value, in the
     order of `values`. Each point is a run of the perturbed suite, never compared with a baseline.
-    Saved under the report's optional `perturbation_curve` key, left out when none was measured
-    (so reports written before it, and runs without it, read as having none)."""
+    Saved under the report's optional `perturbation_curve` key, left out when none was measured."""
 
     kind: Literal["distractors", "stale-repeats"]
     seed: int = Field(ge=0)
@@ -394,21 +402,15 @@ class PerturbationCurve(_Model):
 BASELINE_CHECK_OFF = "baseline check OFF"
 """How every note that turns the baseline check off begins (console, JSON notes, the report's verdict)."""
 
-_OLD_BASELINE_CHECK_OFF = "metric gating OFF"
-"""The same prefix as reports written before the rename carry it: still recognised when read."""
-
-_ASSERTIONS_STILL_COUNT = (" (assertions still count)", " (assertions still gate)")
-"""The note's closing words, new and old (stripped by `baseline_check_reason`)."""
+_ASSERTIONS_STILL_COUNT = " (assertions still count)"
+"""The closing words of the note (stripped by `baseline_check_reason`)."""
 
 
 def baseline_check_reason(note: str) -> str:
-    """Why the baseline check was off, from its note (new or old wording): the note without its
-    prefix and its closing "(assertions still count)"; a note without them comes back stripped."""
-    reason = note.removeprefix(BASELINE_CHECK_OFF).removeprefix(_OLD_BASELINE_CHECK_OFF)
-    reason = reason.removeprefix(":").strip()
-    for closing in _ASSERTIONS_STILL_COUNT:
-        reason = reason.removesuffix(closing)
-    return reason
+    """Why the baseline check was off, from its note: the note without its prefix and its
+    closing "(assertions still count)"; a note without them comes back stripped."""
+    reason = note.removeprefix(BASELINE_CHECK_OFF).removeprefix(":").strip()
+    return reason.removesuffix(_ASSERTIONS_STILL_COUNT)
 
 
 _RELEVANCE_GATED: tuple[PassRole, ...] = ("report-only", "own-baseline")
@@ -457,8 +459,7 @@ class RunResult(_Model):
     notes: list[str] = Field(default_factory=list)
     gated_baseline: GatedBaselineRef | None = None
     detection: DetectionPower | None = None
-    latency: LatencyReport | None = None
-    """None in reports written before latency was measured."""
+    latency: LatencyReport
     not_applicable: dict[str, list[str]] = Field(default_factory=dict)
     """Scenario name → the capabilities it needs that the system lacks (left out of the JSON
     when every scenario applied)."""
@@ -470,10 +471,19 @@ class RunResult(_Model):
     """The perturbation curve measured with the run (`evalkit run --perturb KIND=N,N,…`), None — and
     left out of the JSON — when none was; never part of the verdict."""
     verdict: RunVerdict | None = None
-    """PASS, FAIL or NOT GATED with its reasons and the degenerate retrieval found
+    """PASS, FAIL or NOT COMPARED with its reasons and the degenerate retrieval found
     (`evalkit.harness.verdict`). Never None on a built result: computed from the run when it is
-    not given (a new run, or a report written before verdicts were stored); a report's stored
-    verdict is kept as written."""
+    not given (a new run); a report's stored verdict is kept as written."""
+
+    @field_validator("schema_version")
+    @classmethod
+    def _current_version(cls, version: int) -> int:
+        if version != SCHEMA_VERSION:
+            raise ValueError(
+                f"the models read reports of schema {SCHEMA_VERSION} only, got {version}: read report "
+                "files with evalkit.harness.report_file, which migrates older ones"
+            )
+        return version
 
     @model_validator(mode="before")
     @classmethod
@@ -519,12 +529,8 @@ class RunResult(_Model):
 
     @property
     def strength(self) -> SuiteStrength | None:
-        """The suite strength: the verdict's, else (a report whose stored verdict predates it)
-        computed from `detection`; None when the mutation suite did not run with the run."""
-        stored = self.outcome.strength
-        if stored is not None or self.detection is None:
-            return stored
-        return suite_strength(self.detection)
+        """The verdict's suite strength; None when the mutation suite did not run with the run."""
+        return self.outcome.strength
 
     @model_validator(mode="after")
     def _check_passes(self) -> RunResult:
@@ -634,11 +640,9 @@ class RunResult(_Model):
     @property
     def baseline_check_off(self) -> str | None:
         """The note saying why metrics were not compared with a baseline (it starts with
-        BASELINE_CHECK_OFF, or in reports written before the rename "metric gating OFF"), or None
-        when they were — or when the run had no thresholds file to compare with by design
-        (`RunConfig.thresholds` None: benchmarks)."""
-        prefixes = (BASELINE_CHECK_OFF, _OLD_BASELINE_CHECK_OFF)
-        return next((note for note in self.notes if note.startswith(prefixes)), None)
+        BASELINE_CHECK_OFF), or None when they were — or when the run had no thresholds file to
+        compare with by design (`RunConfig.thresholds` None: benchmarks)."""
+        return next((note for note in self.notes if note.startswith(BASELINE_CHECK_OFF)), None)
 
     @property
     def metrics_not_compared(self) -> str | None:
@@ -696,40 +700,3 @@ def _summary(value: Any) -> Any:
         return GateSummary.model_validate(value)
     except ValidationError:
         return value
-
-
-def write_result(result: RunResult, path: str | Path) -> Path:
-    """Write the run as indented JSON, atomically (temp file in the same folder + rename).
-    `detection` is left out when mutation testing did not run, `gated_baseline` when the gated
-    pass was report-only, `stability` when the run was not repeated, `perturbation_curve` when
-    none was measured, `not_applicable` when every scenario applied."""
-    optional = ("detection", "gated_baseline", "stability", "perturbation_curve")
-    exclude = {name for name in optional if getattr(result, name) is None}
-    if not result.not_applicable:
-        exclude.add("not_applicable")
-    return write_atomic(path, result.model_dump_json(indent=2, exclude=exclude) + "\n")
-
-
-def read_result(path: str | Path) -> RunResult:
-    """Load a run written by `write_result`; a missing or invalid file raises ReportError. When
-    the only faults are keys this version does not know, the report is most likely from a newer
-    evalkit (new optional keys keep `schema_version`): the error names those keys and says to
-    upgrade, instead of asking to re-run."""
-    source = Path(path)
-    try:
-        return RunResult.model_validate_json(source.read_bytes())
-    except FileNotFoundError as exc:
-        raise ReportError(f"report {source} does not exist; run `evalkit run --out {source}` first") from exc
-    except ValidationError as exc:
-        errors = exc.errors(include_url=False, include_input=False)
-        if all(error["type"] == "extra_forbidden" for error in errors):
-            keys = sorted({str(error["loc"][-1]) for error in errors})  # the key, not the model path
-            raise ReportError(
-                f"report {source} has key(s) this evalkit ({evalkit_version()}) does not know: "
-                f"{', '.join(keys)}; it was probably written by a newer evalkit: upgrade evalkit "
-                "to read it (older reports load in newer versions, not the reverse)"
-            ) from exc
-        raise ReportError(
-            f"report {source} is not an evalkit report of schema {SCHEMA_VERSION} "
-            f"(re-run it with this evalkit version): {exc}"
-        ) from exc

@@ -17,7 +17,9 @@ asserted by the measurement pass (its drops show in the measurement pass's gate 
 
 A search response is checked before it is scored (`evalkit.systems.checked`): adapter mistakes
 and NaN or infinite scores stop the run with an AdapterError (SystemOutputError for output)
-naming the system, the scenario and the query; each search is timed. A scenario needing a
+naming the system, the scenario and the query; each search is timed. Whatever the system raises,
+in any of its methods, stops the run with a MemorySystemError naming the system, the method, the
+scenario and the query, after the scenario's temporary directory is removed. A scenario needing a
 capability the system does not declare is not run: it is reported `not_applicable` with the
 missing capabilities. A system without `relevance_gate` gets no gated pass (`SuiteResult.gated`
 None, `gate_skipped` True).
@@ -63,7 +65,7 @@ from evalkit.scenarios.requirements import required_capabilities
 from evalkit.scenarios.seeding import edges_of, own_ids, seed_edges, seed_thoughts, thoughts_of
 from evalkit.systems import MemorySystem
 from evalkit.systems.capabilities import declared_capabilities
-from evalkit.systems.checked import CheckedMemory, TimedResponse, open_checked
+from evalkit.systems.checked import CheckedMemory, TimedResponse, call_system, open_checked, system_name
 from evalkit.systems.protocol import NO_WORKDIR, needs_workdir
 from evalkit.validation import shown_value
 
@@ -251,7 +253,7 @@ class ShardRunner:
                     now=self.clock,
                     query_id=stable_query_id(scenario.name, index, query.id),
                 )
-                asked = f"scenario {scenario.name!r}, query {index + 1} ({shown_value(query.query)})"
+                asked = f"query {index + 1} ({shown_value(query.query)})"
                 pinned = query.min_relevance
                 for spec, queries, resolved in zip(self.plan, results, gate_values, strict=True):
                     gate = spec.min_relevance if pinned is None else pinned
@@ -353,8 +355,8 @@ def run_suite(
             latencies[scenario.name] = [ms for part in parts for ms in part.latencies_ms]
             bar.update(sum(len(part.queries[0]) for part in parts))
         settle = getattr(system, "settle", None)
-        if callable(settle):
-            settle()  # what the system sent without waiting (an MCP drop) is answered, or fails, here
+        if callable(settle):  # what the system sent without waiting (an MCP drop) is answered, or fails, here
+            call_system(system_name(system), "settle", settle, ())
     finally:
         bar.close()
     return SuiteResult(

@@ -26,7 +26,6 @@ from collections.abc import Callable
 
 from evalkit.errors import UsageError
 from evalkit.harness.aggregation import mean_metrics, pass_result
-from evalkit.harness.provenance import system_declaration
 from evalkit.harness.results import GATED, DroppedRecord, PassResult, QueryResult, RunResult, ScenarioResult
 from evalkit.metrics import HARNESS_METRICS, score_query
 from evalkit.records import GateCandidate
@@ -95,7 +94,7 @@ def regated_name(min_relevance: float) -> str:
 def unavailable(result: RunResult) -> str | None:
     """Why `result` cannot be re-gated, or None when it can."""
     gated = result.gated
-    declared = system_declaration(result.provenance, result.system)
+    declared = result.provenance.declaration
     if gated is None and "relevance_gate" not in declared.capabilities:
         return f"the run's system {result.system!r} declares no relevance gate, so the run has no gated pass"
     if gated is None:

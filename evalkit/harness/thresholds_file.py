@@ -61,6 +61,7 @@ from evalkit.metrics.registry import BEHAVIOUR_METRICS
 from evalkit.systems.resolve import REFERENCE_SPEC
 from evalkit.validation import FrozenModel as _Model
 from evalkit.validation import field_problems, shown_value
+from evalkit.wording import counted, few_names
 
 LOCK_TIMEOUT = 120.0
 """Seconds `update_thresholds` waits for another process's update of the same file."""
@@ -101,7 +102,7 @@ class _Levels(_Model):
         data: dict[str, Any] = handler(self)
         if not getattr(self, "behaviour", None):
             data.pop("behaviour", None)
-        return {k: v for k, v in data.items() if v is not None or k not in HARNESS}
+        return {k: v for k, v in data.items() if v is not None or (k not in HARNESS and k != "scenarios")}
 
     def value(self, metric: str) -> float | None:
         """The level of harness metric `metric`, or None when the entry does not hold it (only a
@@ -157,9 +158,15 @@ class ThresholdLevels(MetricLevels):
 
 
 class BaselineLevels(ThresholdLevels):
-    """Recorded metrics plus how many queries they were averaged over."""
+    """Recorded metrics plus how many queries they were averaged over and `scenarios`: the names
+    of the scenarios whose queries those were (`evalkit.harness.aggregation.scope_scenarios`:
+    applicable to the system, expected to pass, not measure-only; in suite order), so that a
+    later run is compared over the same ones. None — left out of the JSON — in entries recorded
+    before scenario sets, and in gated baselines (`harness.regressions.recorded_scenarios` says
+    how such an entry is read)."""
 
     queries: int = Field(ge=0)
+    scenarios: list[str] | None = None
 
 
 class Baseline(_Model):
@@ -196,6 +203,29 @@ class SuiteFingerprint(_Model):
 
     digest: str = Field(min_length=1)
     files: dict[str, str] = Field(default_factory=dict)
+    source: str | None = None
+    """Where the suite was read from, as the run recorded it (`Provenance.datasets`: the folder as
+    given, or "built-in"); None — left out of the JSON — when not recorded (older entries,
+    benchmark imports). Names the suite in messages and tells an edited suite (same source) from
+    another one."""
+
+    @model_serializer(mode="wrap")
+    def _without_source(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        if data.get("source") is None:
+            data.pop("source", None)
+        return data
+
+    @property
+    def label(self) -> str:
+        """The suite as messages name it: "suite datasets/packs/cjk" or, without a source,
+        "a suite of 16 files (distractors.yaml, scenarios/a.yaml, scenarios/b.yaml and 13 more)"."""
+        if self.source is not None:
+            return f"suite {self.source}"
+        names = list(self.files)
+        if not names:
+            return f"a suite with digest {self.digest[:12]}"
+        return f"a suite of {counted(len(names), 'file')} ({few_names(names)})"
 
 
 class ModeEntry(_Model):
@@ -239,8 +269,9 @@ DEFAULT_GATED_TOLERANCE = 0.05
 """Recall a scope of the gated pass may lose against its gated baseline before it regresses.
 Wider than the ungated MARGIN (0.02) because the gate is a cliff: a similarity moving across the
 floor removes a whole row from the top-k, and the built-in categories hold 1–8 queries, so one
-row moves a category's recall by 0.03–0.5. Override it per run (`--tolerance`) or per category
-(`--category-tolerance`, or `tolerances.categories` in the file)."""
+row moves a category's recall by 0.03–0.5. Override it when recording (`evalkit baseline record
+--gated --tolerance`) or per category (`--category-tolerance`, or `tolerances.categories` in
+the file)."""
 
 Tolerance = Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)]
 
@@ -325,9 +356,13 @@ class ThresholdsDocument:
         return data
 
 
+RECORD_COMMAND = "evalkit baseline record"
+"""The command that records a baseline from a saved report: every message advising to record
+one names it from here."""
+
 _FIX = (
-    "fix it, or delete it and record each baseline again with "
-    "`evalkit run [--embedder real] [--top-k N] --update-baseline`"
+    "fix it, or delete it and record each baseline again: `evalkit run [--embedder real] [--top-k N]`, "
+    f"then `{RECORD_COMMAND}`"
 )
 
 
@@ -370,8 +405,7 @@ def read_thresholds(path: str | Path) -> ThresholdsDocument | None:
     except OSError as exc:
         raise ThresholdsError(
             f"cannot read thresholds file {source}: {exc.strerror or exc}; point --thresholds at the "
-            "JSON file (or delete it and record each baseline again with "
-            "`evalkit run [--embedder real] [--top-k N] --update-baseline`)"
+            f"JSON file (or delete it and record each baseline again: {_FIX.removeprefix('fix it, or ')})"
         ) from None
     except UnicodeDecodeError as exc:
         raise ThresholdsError(
@@ -407,7 +441,7 @@ def read_thresholds(path: str | Path) -> ThresholdsDocument | None:
             raise ThresholdsError(
                 f"thresholds file {source}: {GATED_KEY}[{index}] and {GATED_KEY}[{first[entry.key]}] are "
                 f"both the gated baseline of mode {mode!r}, top_k {top_k}, min_relevance {gate:g}; keep one "
-                "(or re-record it with `evalkit run --update-gated-baseline`)"
+                f"(or record it again with `{RECORD_COMMAND} --gated`)"
             )
         first[entry.key] = index
     return ThresholdsDocument(_keyed(source, modes), tuple(gated))

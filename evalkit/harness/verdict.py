@@ -1,14 +1,16 @@
-"""The verdict of a run: PASS, FAIL or NOT GATED — never PASS without evidence.
+"""The verdict of a run: PASS, FAIL or NOT COMPARED — never PASS without evidence.
 
 - **FAIL**: the run has a regression (an assertion or floor that failed, a metric below this
   system's baseline, a category missing, a required baseline missing, degenerate retrieval:
-  what makes `evalkit run` exit 1) — or recall is 0 on every query that has relevant ids (a
-  report written before that was a regression still reads FAIL).
-- **NOT GATED**: no regression, but the metrics were not compared with a baseline of this system
-  on this suite (no thresholds file, no entry for the mode and top_k, an entry of another system
-  or suite, `--scenario`, `--thresholds none`, or every scope of the baseline averaging
-  scenarios that were not applicable): the assertions held, nothing more is known.
-- **PASS**: no regression, and the metrics were compared with this system's baseline.
+  what makes `evalkit run` exit 1).
+- **NOT COMPARED** (`NOT_COMPARED`): no regression, but the metrics were not compared with a baseline
+  of this system on this suite (no thresholds file, no entry for the mode and top_k, an entry of
+  another system or suite, `--scenario`, `--thresholds none`), or some scope of the baseline
+  (the overall or a category) was not comparable because the scenarios it averages changed (a
+  scenario became not applicable, or applicable, to the system): the reasons name each such
+  scope. The assertions held and the compared scopes did not regress; nothing is known of the
+  others.
+- **PASS**: no regression, and every scope of this system's baseline was compared.
 
 A repeated run (`--repeat N`) adds a reason naming the queries whose ids or order differed
 between the runs (`evalkit.harness.repeats`); the value stays that of the reported run.
@@ -30,15 +32,15 @@ fail a run only when it was asked to (`--mutants fail`: they are then regression
 `mutation`).
 
 The verdict is computed from what a report holds (its regressions, notes, configuration and
-measurement pass), so a report written before verdicts were stored gets the same verdict when
-it is read (`RunResult.verdict`).
+measurement pass), so a report saved without a verdict gets the same verdict when it is read
+(`RunResult.verdict`).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import SerializerFunctionWrapHandler, model_serializer, model_validator
+from pydantic import SerializerFunctionWrapHandler, model_serializer
 
 from evalkit.validation import FrozenModel
 from evalkit.wording import counted
@@ -47,10 +49,10 @@ if TYPE_CHECKING:
     from evalkit.harness.repeats import Stability
     from evalkit.harness.results import DetectionPower, PassResult, Regression
 
-VerdictValue = Literal["PASS", "FAIL", "NOT GATED"]
+VerdictValue = Literal["PASS", "FAIL", "NOT COMPARED"]
 """The three verdicts (the labels users see, in the console, the JSON and the HTML)."""
 
-NOT_GATED: VerdictValue = "NOT GATED"
+NOT_COMPARED: VerdictValue = "NOT COMPARED"
 
 DegenerateKind = Literal["no-relevant-hit", "same-ranking", "recall-zero", "recall-zero-xfail"]
 """The degenerate findings (see the module docstring); only `recall-zero` fails a run."""
@@ -59,22 +61,12 @@ DegenerateKind = Literal["no-relevant-hit", "same-ranking", "recall-zero", "reca
 class DegenerateFinding(FrozenModel):
     """One piece of degenerate retrieval: `kind`, a readable `message`, and where (`scenario`,
     `query_number` = the query's number from 1, as everywhere else; None for a finding about the
-    whole run or scenario). Reports written before it carry `query`, the 0-based index: read as
-    its number."""
+    whole run or scenario)."""
 
     kind: DegenerateKind
     message: str
     scenario: str | None = None
     query_number: int | None = None
-
-    @model_validator(mode="before")
-    @classmethod
-    def _numbered(cls, data: Any) -> Any:
-        if isinstance(data, dict) and "query" in data and "query_number" not in data:
-            data = dict(data)
-            index = data.pop("query")
-            data["query_number"] = None if index is None else index + 1
-        return data
 
 
 class EscapedMutation(FrozenModel):
@@ -116,7 +108,7 @@ def suite_strength(detection: DetectionPower) -> SuiteStrength:
         caught=detection.caught,
         injected=len(detection.injected),
         escaped=[
-            EscapedMutation(mutation=o.mutation, hint=o.hint or "", control=o.control)
+            EscapedMutation(mutation=o.mutation, hint=o.hint, control=o.control)
             for o in (*detection.escaped, *detection.false_alarms)
         ],
     )
@@ -235,26 +227,20 @@ def _judge(
     not_compared: str | None,
     degenerate: list[DegenerateFinding],
 ) -> RunVerdict:
-    zero = [d for d in degenerate if d.kind == "recall-zero"]
-    if regressions or zero:
+    if regressions:
         kinds: dict[str, int] = {}
         for r in regressions:
             kinds[r.kind] = kinds.get(r.kind, 0) + 1
-        reasons = (
-            [
-                f"{counted(len(regressions), 'regression')}: "
-                + ", ".join(f"{n} {kind}" for kind, n in kinds.items())
-            ]
-            if regressions
-            else []
-        )
-        reasons += [d.message for d in zero if all(r.kind != "degenerate" for r in regressions)]
+        reasons = [
+            f"{counted(len(regressions), 'regression')}: "
+            + ", ".join(f"{n} {kind}" for kind, n in kinds.items())
+        ]
         if not_compared is not None:
             reasons.append(f"metrics were not compared with a baseline: {not_compared}")
         return RunVerdict(value="FAIL", reasons=reasons, degenerate=degenerate)
     if not_compared is not None:
         return RunVerdict(
-            value=NOT_GATED,
+            value=NOT_COMPARED,
             reasons=[f"metrics were not compared with a baseline: {not_compared}", "assertions held"],
             degenerate=degenerate,
         )

@@ -73,7 +73,7 @@ class HarnessMetric:
     the metric's name, filled in by `MetricDef`). `required`: every entry of a thresholds file
     must hold it (True for the four metrics of SPEC §3.5's file format). A metric added later is
     not required, so files recorded before it existed still load; an entry without it is not
-    compared on it (no regression for that metric) until the next `--update-baseline` records it.
+    compared on it (no regression for that metric) until the next `evalkit baseline record` records it.
     `rate`: every per-query value is 0 or 1 (hit rate), so its mean is a proportion: its intervals
     are Wilson score intervals and paired comparisons use McNemar's exact test
     (`evalkit.harness.uncertainty`); other metrics are means of scores in [0, 1].

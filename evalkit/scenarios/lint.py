@@ -62,7 +62,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from evalkit.embedders.hashing import hashing_tokens
+from evalkit.embedders.tokens import hashing_tokens
 from evalkit.memory.fts_query import STOPWORDS, fold, fts_terms
 from evalkit.scenarios.loading import DISTRACTORS_STEM, Suite, load_suite
 from evalkit.scenarios.model import EdgeSpec, LintRule, QuerySpec, Scenario, ThoughtSpec

@@ -32,7 +32,7 @@ sees how fast a system degrades as memory grows (`CurveSpec`: one run per value,
 A perturbed suite's digest is the original digest hashed with the perturbation, and
 `Suite.perturbation` names it, so it is never compared with a baseline recorded on the
 unperturbed suite: the run's baseline check is off with a note saying why (its verdict is NOT
-GATED unless an assertion fails), and `--update-baseline` refuses it.
+GATED unless an assertion fails), and `evalkit baseline record` refuses its report.
 """
 
 from __future__ import annotations

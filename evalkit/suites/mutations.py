@@ -12,7 +12,7 @@ must not change any result: it is caught only if the gate raises false alarms.
 Decisions where the issue is silent:
 - The baseline check does not need a recorded baseline: when the thresholds file holds no
   deterministic baseline of the reference store on this suite at the config's top_k, the
-  mutants are checked against the suite's unmutated run (recorded as `--update-baseline` would
+  mutants are checked against the suite's unmutated run (recorded as `evalkit baseline record` would
   record it, into a temporary file: the user's file is never written), so a new suite — an
   `evalkit init` project — is measured at once; `DetectionPower.checked_against` says what was
   used. (Before, `run_mutants` refused without a recorded baseline: a run without the baseline
@@ -42,7 +42,7 @@ from types import MappingProxyType
 from evalkit.embedders.factory import DETERMINISTIC_DIM, EmbedderInfo, embedder_provenance
 from evalkit.embedders.hashing import HashingEmbedder
 from evalkit.errors import UsageError
-from evalkit.harness.baselines import record_baseline
+from evalkit.harness.baselines import averages_nothing, record_baseline
 from evalkit.harness.config import RunConfig
 from evalkit.harness.evaluate import evaluate
 from evalkit.harness.executors import Executor, make_executor
@@ -63,6 +63,18 @@ from evalkit.memory.pipeline import (
 )
 from evalkit.scenarios import Suite
 from evalkit.systems import ReferenceSystem
+
+__all__ = [
+    "MUTATIONS",
+    "PACK_MUTATIONS",
+    "MutantRunner",
+    "Mutation",
+    "checked_settings",
+    "most_specific_first",
+    "mutant_config",
+    "run_mutants",
+    "select_mutations",
+]
 
 MODE = "deterministic"
 """Mutants always run on the deterministic embedder: identical on every machine, no model."""
@@ -440,7 +452,7 @@ def checked_settings(suite: Suite, settings: RunConfig, scratch: Path) -> tuple[
     on the unmutated reference store under `settings`: when its metrics were compared with a
     baseline of `settings.thresholds`, the mutants are checked against that file. Otherwise (no
     file, no entry at this top_k, one of another system or suite) that unmutated run is recorded
-    as the baseline of a thresholds file in `scratch` (exactly what `--update-baseline` would
+    as the baseline of a thresholds file in `scratch` (exactly what `evalkit baseline record` would
     record; the user's file is never written) and the mutants are checked against it — except on
     a subset of the suite (`--scenario`), whose metrics are never compared: only assertions count
     there."""
@@ -451,7 +463,7 @@ def checked_settings(suite: Suite, settings: RunConfig, scratch: Path) -> tuple[
     where = f"{MODE} baseline at top_k {settings.top_k} in {settings.thresholds}"
     if why is None:
         return settings, f"the {where}"
-    if suite.subset:
+    if suite.subset or averages_nothing(clean):  # nothing a baseline could compare
         return settings, f"assertions only ({why})"
     own = record_baseline(scratch / "thresholds.json", clean)
     missing = f"no comparable {where}" if settings.thresholds is not None else "no thresholds file"

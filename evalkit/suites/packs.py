@@ -92,7 +92,7 @@ def write_combined(names: Sequence[str], target: Path) -> None:
     """Write the combined suite of the packs `names` at `target` (from `pack_directory`), whole or
     not at all: it is built in a temporary folder beside `target`, then its three parts
     (`scenarios/`, the distractors and the suite file) replace the ones there, each by a rename.
-    Anything else in `target` (a baseline recorded there with --update-baseline, a report) is
+    Anything else in `target` (a baseline recorded there with `evalkit baseline record`, a report) is
     kept. A combined suite is only ever rebuilt from the packs: nothing in its parts is the user's.
     """
     target.mkdir(parents=True, exist_ok=True)

@@ -17,6 +17,18 @@ names it or takes `**kwargs`.
 Each search call is timed (wall clock, milliseconds, the system's call only); the searches of one
 `search_many` call each get the call's time divided by their number. A `search_many` that
 returns another number of responses than it was asked is an AdapterError.
+
+Every call into the system (`open` and the exit of its context, `add_thoughts`, `add_edges`,
+`search`, `search_many`, `delete_thoughts`, `update_thought`, and through `call_system` the
+runner's `settle` and `describe`) goes through `call_system`: whatever it raises becomes one
+MemorySystemError naming the system, the method, the scenario and the query (where there is
+one) and the fix, with the original as `__cause__`. A TypeError from a call its signature cannot
+take is told as such, with the signature to write, formatted from its definition in
+`evalkit.systems.protocol` (`PROTOCOL_METHODS`). An error of evalkit's own HTTP or MCP adapter
+(an AdapterError: a refused connection, a timeout, a bad reply) keeps its message, which names
+the endpoint or tool and the fix. evalkit's other errors (a bad store option, a missing model)
+are about the run, not the system, and pass as they are. When a scenario's call failed and the
+exit of open()'s context fails too, the first failure is raised and the second is a note on it.
 """
 
 from __future__ import annotations
@@ -24,22 +36,37 @@ from __future__ import annotations
 import inspect
 import math
 import time
+import traceback
 import warnings
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from evalkit.errors import AdapterError, AdapterWarning, SystemOutputError
+from evalkit.errors import (
+    TRACEBACK_ENV,
+    AdapterError,
+    AdapterWarning,
+    EvalkitError,
+    MemorySystemError,
+    SystemOutputError,
+    leaf_exceptions,
+    sole_evalkit_error,
+)
 from evalkit.records import HIT_FIELDS, MATCH_SOURCES, STANDINGS, Edge, Hit, SearchResponse, Thought
-from evalkit.systems.protocol import MemorySystem, ScenarioMemory, SearchRequest
+from evalkit.systems.protocol import PROTOCOL_METHODS, MemorySystem, ScenarioMemory, SearchRequest
 from evalkit.validation import shown_value
 
 _FLOAT_SIGNALS = tuple(f.name for f in HIT_FIELDS if f.annotation == float | None)
 """The optional float signals of a `Hit` (every field declared `float | None`): each must be
 finite when given."""
+
+R = TypeVar("R")
+
+MAX_PROBLEM = 300
+"""The most characters of a system's own exception message that a MemorySystemError shows."""
 
 
 @dataclass(frozen=True)
@@ -54,7 +81,7 @@ class CheckedMemory:
     """A `ScenarioMemory` whose calls are checked: seeded ids are remembered so that hits can be
     checked against them."""
 
-    def __init__(self, system_name: str, memory: Any) -> None:
+    def __init__(self, system_name: str, memory: Any, scenario: str | None = None) -> None:
         for method in ("add_thoughts", "add_edges", "search"):
             if not callable(getattr(memory, method, None)):
                 raise AdapterError(
@@ -63,25 +90,43 @@ class CheckedMemory:
                     "(add_thoughts, add_edges, search)"
                 )
         self._name = system_name
+        self._scenario = scenario
         self._memory: ScenarioMemory = memory
         self._seeded: set[str] = set()
         self._takes_query_id = _accepts_keyword(memory.search, "query_id")
 
     def add_thoughts(self, thoughts: Sequence[Thought]) -> None:
-        self._memory.add_thoughts(thoughts)
+        self._call("add_thoughts", self._memory.add_thoughts, (thoughts,))
         self._seeded.update(t.id for t in thoughts)
 
     def add_edges(self, edges: Sequence[Edge]) -> None:
-        self._memory.add_edges(edges)
+        self._call("add_edges", self._memory.add_edges, (edges,))
 
     def delete_thoughts(self, ids: Sequence[str]) -> None:
         """The memory's `delete_thoughts` (capability `deletion`). The ids stay known as seeded:
         a deleted thought returned later is scored (a stale hit), not an adapter error."""
-        self._operation("delete_thoughts", "deletion")(list(ids))
+        self._call("delete_thoughts", self._operation("delete_thoughts", "deletion"), (list(ids),))
 
     def update_thought(self, id: str, *, content: str | None = None, status: str | None = None) -> None:
         """The memory's `update_thought` (capability `update`)."""
-        self._operation("update_thought", "update")(id, content=content, status=status)
+        update = self._operation("update_thought", "update")
+        self._call("update_thought", update, (id,), {"content": content, "status": status})
+
+    def _call(
+        self,
+        method: str,
+        function: Callable[..., R],
+        args: tuple[Any, ...],
+        kwargs: Mapping[str, Any] | None = None,
+        query: str | None = None,
+    ) -> R:
+        """`call_system` for this memory's scenario."""
+        return call_system(self._name, method, function, args, kwargs, scenario=self._scenario, query=query)
+
+    def _asked(self, query: str) -> str:
+        """Where a search comes from, for output errors: the scenario and `query`."""
+        scenario = f"scenario {self._scenario!r}" if self._scenario is not None else ""
+        return ", ".join(part for part in (scenario, query) if part)
 
     def _operation(self, method: str, capability: str) -> Any:
         """The memory's `method`; AdapterError when it has none although its system declares
@@ -108,7 +153,7 @@ class CheckedMemory:
                 sent.pop("query_id", None)
             requests.append(SearchRequest(query, sent))
         start = time.perf_counter()
-        responses = list(batch(requests))
+        responses = list(self._call("search_many", batch, (requests,)))
         latency_ms = (time.perf_counter() - start) * 1000.0 / len(requests)
         if len(responses) != len(requests):
             raise AdapterError(
@@ -116,21 +161,24 @@ class CheckedMemory:
                 f"{len(requests)} searches; it must return one per search, in order"
             )
         return [
-            TimedResponse(checked_response(self._name, r, options["top_k"], self._seeded, asked), latency_ms)
+            TimedResponse(
+                checked_response(self._name, r, options["top_k"], self._seeded, self._asked(asked)),
+                latency_ms,
+            )
             for r, (_, asked, options) in zip(responses, searches, strict=True)
         ]
 
     def search(self, query: str, *, asked: str = "", **options: Any) -> TimedResponse:
         """The system's search with `options` (see `ScenarioMemory.search`), checked and timed;
-        `asked` says where the query comes from (e.g. "scenario 'x', query 2 ('...')") for
-        error messages."""
+        `asked` names the query in the scenario (e.g. "query 2 ('...')") for error messages."""
         if not self._takes_query_id:
             options.pop("query_id", None)
         start = time.perf_counter()
-        response = self._memory.search(query, **options)
+        response = self._call("search", self._memory.search, (query,), options, asked or None)
         latency_ms = (time.perf_counter() - start) * 1000.0
         return TimedResponse(
-            checked_response(self._name, response, options["top_k"], self._seeded, asked), latency_ms
+            checked_response(self._name, response, options["top_k"], self._seeded, self._asked(asked)),
+            latency_ms,
         )
 
 
@@ -154,26 +202,194 @@ def _takes_keyword(function: Any, name: str) -> bool:
     return any(p.name == name or p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters)
 
 
+def system_name(system: object) -> str:
+    """The name a system is told by: its `name`, else its class's name."""
+    return str(getattr(system, "name", type(system).__name__))
+
+
 @contextmanager
 def open_checked(system: MemorySystem, workdir: Path, scenario: str | None = None) -> Iterator[CheckedMemory]:
     """`system.open(workdir)` as a context manager yielding a CheckedMemory (`scenario=` passed
-    when open takes it); AdapterError when open() is missing or does not return a context manager."""
-    name = getattr(system, "name", type(system).__name__)
+    when open takes it); AdapterError when open() is missing or does not return a context manager;
+    MemorySystemError when open(), or the exit of its context, raises (see the module docstring)."""
+    name = system_name(system)
     opener = getattr(system, "open", None)
     if not callable(opener):
         raise AdapterError(
             f"system {name!r} has no open(workdir) method; it must implement evalkit.MemorySystem"
         )
     told = scenario is not None and _accepts_keyword(opener, "scenario")
-    manager = opener(workdir, scenario=scenario) if told else opener(workdir)
+    manager = call_system(
+        name, "open", opener, (workdir,), {"scenario": scenario} if told else None, scenario=scenario
+    )
     if not (hasattr(manager, "__enter__") and hasattr(manager, "__exit__")):
         raise AdapterError(
             f"system {name!r}: open(workdir) returned {type(manager).__name__}, not a context manager; "
             "decorate open with @contextlib.contextmanager and `yield` the memory (or return an object "
             "with __enter__/__exit__)"
         )
-    with manager as memory:
-        yield CheckedMemory(name, memory)
+    memory = call_system(name, "open", manager.__enter__, (), scenario=scenario, defined=opener)
+    try:
+        yield CheckedMemory(name, memory, scenario)
+    except BaseException as exc:
+        try:
+            suppressed = manager.__exit__(type(exc), exc, exc.__traceback__)
+        except Exception as closing:
+            if closing is exc or not isinstance(exc, Exception):
+                raise
+            exc.add_note(f"the exit of open()'s context raised too: {_shown_exception(closing)}")
+            raise exc from exc.__cause__  # keeps its cause; the exit's error is the note
+        if not suppressed:
+            raise
+    else:
+        call_system(name, "close", manager.__exit__, (None, None, None), scenario=scenario, defined=opener)
+
+
+def call_system(
+    system: str,
+    method: str,
+    function: Callable[..., R],
+    args: tuple[Any, ...],
+    kwargs: Mapping[str, Any] | None = None,
+    *,
+    scenario: str | None = None,
+    query: str | None = None,
+    defined: object = None,
+) -> R:
+    """`function(*args, **kwargs)`, the protocol method `method` (a `PROTOCOL_METHODS` key, or
+    "close": the exit of open()'s context) of the system named `system`, called for `scenario`
+    and `query` (None: no scenario, no query). Whatever it raises is raised as a
+    MemorySystemError (see the module docstring) whose `__cause__` is the original; a
+    MemorySystemError (a nested call's) and evalkit's errors that are not AdapterErrors pass as
+    they are, also as the only error of an exception group (an async client's task group), and
+    an AdapterError alone in a group is told by its message. `defined` is where the failing code
+    is defined, named in the fix (default: `function`; the exit of a `@contextmanager` context
+    names its `open`)."""
+    try:
+        return function(*args, **(kwargs or {}))
+    except Exception as exc:
+        sole = sole_evalkit_error(exc) if isinstance(exc, ExceptionGroup) else exc
+        if isinstance(sole, MemorySystemError) or (
+            isinstance(sole, EvalkitError) and not isinstance(sole, AdapterError)
+        ):
+            raise
+        failed = _failure(system, method, function, args, kwargs, sole or exc, scenario, query, defined)
+        raise failed from exc
+
+
+def _failure(
+    system: str,
+    method: str,
+    function: Callable[..., Any],
+    args: tuple[Any, ...],
+    kwargs: Mapping[str, Any] | None,
+    exc: Exception,
+    scenario: str | None,
+    query: str | None,
+    defined: object,
+) -> MemorySystemError:
+    """The MemorySystemError telling that `function` (`method` of `system`) raised `exc` (see
+    `call_system`), carrying `exc`'s notes and traceback text."""
+    mismatch = _signature_mismatch(method, function, args, kwargs) if isinstance(exc, TypeError) else None
+    if mismatch is not None:
+        problem, fix = mismatch
+    elif isinstance(exc, AdapterError):  # evalkit's HTTP or MCP adapter: its message says what to do
+        problem, fix = _one_line(str(exc)).removeprefix(f"system {system!r}: "), ""
+    else:
+        problem, fix = _shown_exception(exc), _fix(exc, defined or function)
+    error = MemorySystemError(system, method, scenario, query, problem, fix)
+    error.origin = "".join(traceback.format_exception(exc))
+    for note in getattr(exc, "__notes__", ()):
+        error.add_note(note)
+    return error
+
+
+def _signature_mismatch(
+    method: str, function: Callable[..., Any], args: tuple[Any, ...], kwargs: Mapping[str, Any] | None
+) -> tuple[str, str] | None:
+    """(problem, fix) when `function`'s signature cannot take `args` and `kwargs` (the TypeError
+    came from the call itself, not from inside the function), else None."""
+    try:
+        signature = inspect.signature(function)
+    except (TypeError, ValueError):  # a C function: nothing to compare
+        return None
+    try:
+        signature.bind(*args, **(kwargs or {}))
+    except TypeError as exc:
+        expected = protocol_signature(method)
+        fix = f"define it as {expected}" if expected else "give it the signature evalkit calls it with"
+        return f"{_qualified(function)}{_written_signature(function)} cannot take evalkit's call ({exc})", fix
+    return None
+
+
+def protocol_signature(method: str) -> str | None:
+    """`method`'s signature as `evalkit.systems.protocol` defines it (`PROTOCOL_METHODS`), as one
+    would write it: `search(self, query: str, *, top_k: int, …) -> SearchResponse`; None for a
+    name the protocol does not define."""
+    function = PROTOCOL_METHODS.get(method)
+    if function is None:
+        return None
+    signature = inspect.signature(function)  # the protocol's annotations are strings (postponed)
+    shown = signature.replace(
+        parameters=[
+            p.replace(annotation=_Written(p.annotation)) if p.annotation is not p.empty else p
+            for p in signature.parameters.values()
+        ],
+        return_annotation=_Written(signature.return_annotation),
+    )
+    return f"{method}{shown}"
+
+
+def _written_signature(function: Callable[..., Any]) -> inspect.Signature:
+    """`function`'s signature as written: a bound method's with `self`."""
+    try:
+        return inspect.signature(getattr(function, "__func__", function))
+    except (TypeError, ValueError):
+        return inspect.signature(function)
+
+
+class _Written:
+    """An annotation shown as it is written (`inspect` shows an object by its repr)."""
+
+    def __init__(self, text: object) -> None:
+        self.text = str(text)
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+def _fix(exc: Exception, defined: object) -> str:
+    """What to do about an exception of the system's own code."""
+    if isinstance(exc, ConnectionError):
+        return "nothing answers where it connects: start the server it needs, or fix the address it is given"
+    if isinstance(exc, TimeoutError):
+        return "it timed out: is the server it needs up, and not overloaded or stuck?"
+    return f"fix {_qualified(defined)} ({TRACEBACK_ENV}=1 prints the traceback)"
+
+
+def _qualified(function: object) -> str:
+    """`module.Class.method` of a function or bound method (its class's name for anything else)."""
+    target = getattr(function, "__func__", function)
+    name = getattr(target, "__qualname__", None) or type(target).__qualname__
+    module = getattr(target, "__module__", None)
+    return f"{module}.{name}" if module else name
+
+
+def _shown_exception(exc: BaseException) -> str:
+    """`Type: message` of `exc` on one line, its message cut to MAX_PROBLEM characters; for an
+    exception group, followed by its first few leaves, each so."""
+    message = _one_line(str(exc))
+    if len(message) > MAX_PROBLEM:
+        message = message[: MAX_PROBLEM - 3] + "..."
+    shown = f"{type(exc).__name__}: {message}" if message else type(exc).__name__
+    if isinstance(exc, BaseExceptionGroup):
+        shown += ": " + "; ".join(_shown_exception(leaf) for leaf in leaf_exceptions(exc)[:3])
+    return shown
+
+
+def _one_line(text: str) -> str:
+    """`text` with every run of whitespace (newlines included) made one space."""
+    return " ".join(text.split())
 
 
 def checked_response(

@@ -13,12 +13,6 @@ instead of naming one system or its constants:
   power applies to it.
 
 A system declares the last two with attributes of those names (absent: None and False).
-
-Reports written before declarations were recorded carry none; `recorded_declaration` then gives
-the one their system made at the time: the reference store's for a run of it (named
-`ReferenceSystem.name`), else that of a system declaring nothing (every capability but the
-operations, no floor, no mutation testing) — exactly what the sweep and the views assumed when
-those reports were written.
 """
 
 from __future__ import annotations
@@ -27,8 +21,8 @@ from collections.abc import Callable
 from typing import Any
 
 from evalkit.records import GateCandidate
-from evalkit.systems.capabilities import UNDECLARED_CAPABILITIES, declared_capabilities
-from evalkit.systems.reference import ReferenceSystem, gate_keeps
+from evalkit.systems.capabilities import declared_capabilities
+from evalkit.systems.reference import gate_keeps
 from evalkit.validation import FrozenModel
 
 REGATE_RULE: Callable[[GateCandidate, float], bool] = gate_keeps
@@ -58,14 +52,3 @@ def declaration_of(system: Any) -> SystemDeclaration:
         confidence_floor=getattr(system, "confidence_floor", None) if "confidence" in capabilities else None,
         mutation_testing=bool(getattr(system, "mutation_testing", False)),
     )
-
-
-def recorded_declaration(declared: SystemDeclaration | None, system_name: str) -> SystemDeclaration:
-    """`declared` — what a report recorded for its system named `system_name` — or, for a report
-    written before declarations were recorded (None), the declaration its system made then (see
-    the module docstring)."""
-    if declared is not None:
-        return declared
-    if system_name == ReferenceSystem.name:
-        return declaration_of(ReferenceSystem())
-    return SystemDeclaration(capabilities=sorted(UNDECLARED_CAPABILITIES))

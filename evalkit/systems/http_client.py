@@ -64,6 +64,7 @@ from pydantic import BaseModel, ValidationError
 from evalkit.errors import AdapterError, AdapterWarning, UsageError
 from evalkit.records import Edge, SearchResponse, Thought
 from evalkit.systems import client_limits, http_operations
+from evalkit.systems.checked import call_system
 from evalkit.systems.client_limits import MAX_REPLY_ENV, TIMEOUT_ENV
 from evalkit.systems.protocol import SearchRequest
 from evalkit.systems.secrets import check_token, redact_url
@@ -117,7 +118,8 @@ _Model = TypeVar("_Model", bound=BaseModel)
 
 class HttpSystem:
     """The system behind `url`. Its name, capabilities and description come from `GET /info`,
-    asked once when the object is built (so a wrong URL fails before anything runs).
+    asked once when the object is built (so a wrong URL fails before anything runs: a
+    MemorySystemError whose method is "connect").
     `timeout` and `max_reply_bytes` are the bounds of the module docstring (None = from the
     environment, else the defaults). UsageError for a URL httpx cannot use or a bad setting.
 
@@ -144,8 +146,8 @@ class HttpSystem:
         self._pending: _PendingDrop | None = None
         self.name = self.url
         self._where = f"system {self.url!r}"
-        try:
-            self.info = self.call("GET", "/info", SystemInfo)
+        try:  # unreachable, too slow, a bad reply: a MemorySystemError (method "connect")
+            self.info = call_system(self.url, "connect", self.call, ("GET", "/info", SystemInfo))
         except BaseException:
             self._client.close()
             raise

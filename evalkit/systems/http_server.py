@@ -164,7 +164,8 @@ def create_app(
     app = _ContractApp(
         title="evalkit memory system contract",
         version="1",
-        description="Isolated memories of one system: add thoughts and edges, search. See evalkit's README.",
+        description="Isolated memories of one system: add thoughts and edges, search. "
+        "See evalkit's docs, 'Your system: HTTP'.",
         lifespan=lifespan,
         default_response_class=_AsciiJSON,
         responses=_ERRORS,

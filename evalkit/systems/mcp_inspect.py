@@ -89,7 +89,7 @@ def draft_mapping(tools: list[ToolInfo], server: ServerSpec, name: str = "my-mem
     namespace = _namespace_argument([t for t in (store, search) if t is not None])
     lines = [
         "# A draft written by `evalkit mcp inspect`: review every TODO, then declare what the server can",
-        "# do in capabilities (see the README's MCP section for every key).",
+        "# do in capabilities (every key: docs/reference/mcp-mapping.md).",
         "version = 2",
         f"name = {json.dumps(name)}",
         "capabilities = []",

@@ -2,7 +2,7 @@
 
 Two formats, both TOML. Format 1 (no `version` key; the module docstring of
 `evalkit.systems.mcp_adapter` has it) is read as it always was and upgraded to format 2 on load,
-so every file keeps working. Format 2 (`version = 2`) is what the README documents in full:
+so every file keeps working. Format 2 (`version = 2`) is what the docs document in full (docs/system/mcp.md):
 
     version = 2
     name = "my-memory"                      # the system's name in the report
@@ -564,13 +564,19 @@ def load_mapping(path: str | Path) -> McpMapping:
         data = tomllib.loads(source.read_text(encoding="utf-8"))
     except FileNotFoundError as exc:
         raise AdapterError(
-            f"MCP mapping file {source} does not exist; see the README's MCP mapping example"
+            f"MCP mapping file {source} does not exist; see the MCP mapping example in the docs "
+            "(docs/system/mcp.md)"
         ) from exc
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise AdapterError(
-            f"MCP mapping file {source} cannot be read as TOML: {exc}; fix the file (the README's "
-            "MCP mapping example shows the format)"
+            f"MCP mapping file {source} cannot be read as TOML: {exc}; fix the file (the MCP mapping "
+            "example in the docs, docs/system/mcp.md, shows the format)"
         ) from exc
+    except RecursionError:  # a traceback (exit 1) before
+        raise AdapterError(
+            f"MCP mapping file {source}: its arrays or tables are nested too deeply to read; no mapping "
+            "nests that deep, fix the file"
+        ) from None
     version = data.get("version", 1)
     model: type[McpMapping] | type[McpMappingV1] = McpMapping if version == 2 else McpMappingV1
     if version not in (1, 2):

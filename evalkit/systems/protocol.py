@@ -4,7 +4,7 @@ The runner needs three things per scenario: a fresh memory in a directory it own
 thoughts and edges, and a search. `MemorySystem` is the factory of fresh memories;
 `ScenarioMemory` is the one memory a scenario is seeded into and searched. Another memory
 system is evaluated by writing a class with the same `name`, `describe()` and `open()` — see
-the README section "Evaluating your own memory system".
+the docs page "Your system" (docs/system/).
 
 A memory may also offer the operations that a scenario's steps apply between queries:
 `delete_thoughts(ids)` (capability `deletion`) and `update_thought(id, content=..., status=...)`
@@ -38,7 +38,7 @@ interpreter's exit, reports it.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
@@ -122,6 +122,14 @@ class UpdatingMemory(ScenarioMemory, Protocol):
         ...
 
 
+class BatchMemory(ScenarioMemory, Protocol):
+    """A memory that answers a batch of searches in one call (optional; see the module docstring)."""
+
+    def search_many(self, requests: Sequence[SearchRequest]) -> Sequence[SearchResponse]:
+        """One `SearchResponse` per request, in order, as `search` would answer each."""
+        ...
+
+
 class MemorySystem(Protocol):
     """A factory of fresh memories. `open(workdir)` returns a context manager yielding a
     `ScenarioMemory`; it must keep every file inside `workdir` (the runner deletes it afterwards)
@@ -133,3 +141,26 @@ class MemorySystem(Protocol):
     def describe(self) -> dict[str, Any]: ...
 
     def open(self, workdir: Path) -> AbstractContextManager[ScenarioMemory]: ...
+
+
+class SettlingSystem(MemorySystem, Protocol):
+    """A system that sends work without waiting for its reply (optional; see the module docstring)."""
+
+    def settle(self) -> None:
+        """Wait for what is still in flight and raise its error; called once a run's scenarios are done."""
+        ...
+
+
+PROTOCOL_METHODS: dict[str, Callable[..., Any]] = {
+    "open": MemorySystem.open,
+    "describe": MemorySystem.describe,
+    "settle": SettlingSystem.settle,
+    "add_thoughts": ScenarioMemory.add_thoughts,
+    "add_edges": ScenarioMemory.add_edges,
+    "search": ScenarioMemory.search,
+    "search_many": BatchMemory.search_many,
+    "delete_thoughts": DeletingMemory.delete_thoughts,
+    "update_thought": UpdatingMemory.update_thought,
+}
+"""Each method the harness calls on a system or its memory → its definition above (what an error
+about a signature that cannot take the harness's call shows as the one to write)."""

@@ -24,12 +24,14 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 from importlib.metadata import entry_points
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from evalkit.embedders import Embedder, HashingEmbedder
 from evalkit.errors import EvalkitError, UsageError
 from evalkit.systems.protocol import MemorySystem
 from evalkit.systems.stores import STORE_SPECS, STORES
+
+if TYPE_CHECKING:
+    from evalkit.embedders import Embedder
 
 REFERENCE_SPEC = "reference"
 """The spec naming evalkit's reference store."""
@@ -47,7 +49,7 @@ SPEC_FORMS = (
 
 
 def resolve_system(
-    spec: str, reference: Callable[[], MemorySystem], embedder: Callable[[], Embedder] = HashingEmbedder
+    spec: str, reference: Callable[[], MemorySystem], embedder: Callable[[], Embedder] | None = None
 ) -> MemorySystem:
     """The memory system `spec` names (see the module docstring). `embedder` builds the embedder
     of a store system (default: the hashing embedder). UsageError for an unknown spec, a module
@@ -59,6 +61,10 @@ def resolve_system(
     store, _, location = spec.partition(":")
     if store in STORES:
         module, name = STORES[store]
+        if embedder is None:
+            from evalkit.embedders import HashingEmbedder  # numpy: loaded for a store system only
+
+            embedder = HashingEmbedder
         return from_extra(store, module, name)(location or None, embedder())
     if spec.startswith(("http://", "https://")):
         return from_extra("http", "http_client", "HttpSystem")(spec)
@@ -139,6 +145,7 @@ def _instantiate(spec: str, target: Any) -> MemorySystem:
     if not callable(getattr(system, "open", None)):
         raise UsageError(
             f"system {spec!r} gave {type(system).__name__}, not a memory system: it needs `name`, "
-            "`describe()` and `open(workdir)` (see the README section 'Evaluating your own memory system')"
+            "`describe()` and `open(workdir)` (see the docs page 'Your system: Python', "
+            "docs/system/python.md)"
         )
     return system

@@ -12,7 +12,6 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
-from evalkit.harness.provenance import system_declaration
 from evalkit.harness.sweep import unavailable
 from evalkit.metrics import HARNESS_METRICS
 from evalkit.views.frames import (
@@ -39,6 +38,19 @@ from evalkit.views.styles import (
 )
 from evalkit.views.sweep import DEFAULT_SWEEP_VALUES
 from evalkit.wording import counted
+
+__all__ = [
+    "ReportFigure",
+    "benchmark_chart",
+    "candidates_chart",
+    "category_chart",
+    "dropped_chart",
+    "gate_chart",
+    "perturbation_chart",
+    "rank_chart",
+    "sweep_chart",
+    "trend_chart",
+]
 
 
 class ReportFigure(Figure):
@@ -255,7 +267,7 @@ def rank_chart(run: EvalRun, scenario: str) -> ReportFigure:
         ax.set_xlabel("rank")
         ax.grid(alpha=0.3)
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    floor = system_declaration(run.result.provenance, run.result.system).confidence_floor
+    floor = run.result.provenance.declaration.confidence_floor
     if floor is not None:
         axes[0].axhline(floor, linestyle="--", color="#495057", linewidth=1, label="low-confidence floor")
     if run.result.gated is not None:

@@ -14,7 +14,7 @@ first appear in the suite.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -22,7 +22,6 @@ from evalkit.harness.results import DetectionPower, PassResult, PerturbationCurv
 from evalkit.metrics import HARNESS, HARNESS_METRICS
 from evalkit.metrics.registry import BEHAVIOUR, BEHAVIOUR_METRICS
 from evalkit.views.compare import RunComparison, changed_queries
-from evalkit.views.compare_many import MultiComparison
 from evalkit.views.frames import (
     CAUGHT_BY_MESSAGES,
     COMPARED_METRICS,
@@ -31,6 +30,9 @@ from evalkit.views.frames import (
     gate_drops,
 )
 from evalkit.wording import counted
+
+if TYPE_CHECKING:
+    from evalkit.views.compare_many import MultiComparison  # scipy: loaded by `evalkit compare` only
 
 
 def _columns(rows: Sequence[Sequence[str]], right: frozenset[int]) -> list[str]:
@@ -131,7 +133,7 @@ DEGENERATE_SHOWN = 10
 
 def render_run(run: EvalRun) -> str:
     """The whole console summary: header, pass table, gated comparison, regressions or the
-    verdict line, the degenerate retrieval found, the verdict (PASS / FAIL / NOT GATED), notes.
+    verdict line, the degenerate retrieval found, the verdict (PASS / FAIL / NOT COMPARED), notes.
     When the baseline check was off, its note stands where "No gating regressions." would (or, with
     regressions, follows them) rather than being one note among others."""
     result = run.result
@@ -336,7 +338,7 @@ def render_strength(run: EvalRun) -> list[str]:
 
 
 def render_verdict_line(run: EvalRun) -> str:
-    """ "Verdict: PASS|FAIL|NOT GATED — reason; reason"."""
+    """ "Verdict: PASS|FAIL|NOT COMPARED — reason; reason"."""
     verdict = run.result.outcome
     return f"Verdict: {verdict.value} — {'; '.join(verdict.reasons)}"
 
@@ -345,7 +347,7 @@ def render_latency(run: EvalRun) -> list[str]:
     """ "Search latency (wall, both passes, reported only): p50 X ms, p95 Y ms over N calls;
     slowest scenario S (p95 Z ms)"; [] for a report without latency."""
     report = run.result.latency
-    if report is None or report.overall is None:
+    if report.overall is None:
         return []
     overall = report.overall
     slowest, worst = max(report.scenarios.items(), key=lambda item: item[1].p95_ms)

@@ -22,15 +22,13 @@ import pandas as pd
 
 from evalkit.errors import UsageError
 from evalkit.harness.aggregation import counts_toward_aggregates, counts_toward_behaviour
-from evalkit.harness.provenance import system_declaration
+from evalkit.harness.report_file import load_report, save_report
 from evalkit.harness.results import (
     DetectionPower,
     GateSummary,
     PassResult,
     PerturbationCurve,
     RunResult,
-    read_result,
-    write_result,
 )
 from evalkit.harness.sweep import lost_from_top_k
 from evalkit.harness.uncertainty import DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED, SMALL_SAMPLE
@@ -58,7 +56,7 @@ over-fetched candidate pool (most of which the ungated top-k never returned), wh
 ids the ungated pass returned that the gated pass no longer returns — what the gate cost the
 user. Ungated rows have an empty `lost_from_top_k`.
 Ties (`evalkit.harness.ties`): `tied` — the result is decided by ties (True/False; None when
-not known: a report written before ties were recorded, or a system whose hits carry no score);
+not known: a system whose hits carry no score, or a report that did not record ties);
 `tied_at_cut` — the row below the top_k cut ties with the last hit (None: the system does not
 say); `tied_relevant` — the relevant ids among tied hits (a list)."""
 
@@ -130,8 +128,8 @@ messages ("; "-joined, "(+N more)" when there are more). `regressions`: how many
 
 LATENCY_COLUMNS: tuple[str, ...] = ("scope", "calls", "p50_ms", "p95_ms")
 """One row per scenario that made search calls (in file order), then an "overall" row: search
-latency over both passes' calls, wall milliseconds. Reported, never gated. Empty for reports
-written before latency was measured."""
+latency over both passes' calls, wall milliseconds. Reported, never gated. Empty when no call
+was timed."""
 
 NOT_APPLICABLE_COLUMNS: tuple[str, ...] = ("scenario", "category", "missing")
 """One row per scenario that was not applicable to the system; `missing` lists the capabilities
@@ -198,7 +196,7 @@ class EvalRun:
 
     def save(self, path: str | Path) -> Path:
         """Write the result JSON atomically; `load_run(path)` gives this run back."""
-        return write_result(self.result, path)
+        return save_report(self.result, path)
 
     @property
     def extra_metrics(self) -> list[str]:
@@ -288,12 +286,8 @@ class EvalRun:
     )
     def latency(self) -> pd.DataFrame:
         report = self.result.latency
-        rows = (
-            []
-            if report is None
-            else [{"scope": name, **t.model_dump()} for name, t in report.scenarios.items()]
-        )
-        if report is not None and report.overall is not None:
+        rows = [{"scope": name, **t.model_dump()} for name, t in report.scenarios.items()]
+        if report.overall is not None:
             rows.append({"scope": "overall", **report.overall.model_dump()})
         return pd.DataFrame(rows, columns=list(LATENCY_COLUMNS))
 
@@ -395,7 +389,7 @@ class EvalRun:
     @property
     def perturbation_curve(self) -> pd.DataFrame | None:
         """The perturbation curve saved with the run (`curve_frame`), None when none was
-        measured (every report written before curves were saved reads as None)."""
+        measured."""
         curve = self.result.perturbation_curve
         return None if curve is None else curve_frame(curve)
 
@@ -610,8 +604,8 @@ def question_category_frame(
     """Per question category: `category` (numeric ones ascending first, e.g. LoCoMo's "1".."5",
     then other labels such as LongMemEval's question types alphabetically), `name` (the name the
     run's provenance gives the category, `Provenance.question_categories`: LoCoMo's multi-hop,
-    temporal, open-domain, single-hop, adversarial; "" for other labels and for LoCoMo reports
-    written before the names were recorded), `queries` and
+    temporal, open-domain, single-hop, adversarial; "" for labels the run did not name),
+    `queries` and
     the mean of each metric over that category's queries; then an "overall" row over all of them.
     Only queries that count toward aggregates are used (LongMemEval's abstention questions, which
     are measure-only, do not). UsageError when the run's queries carry no category (not a LoCoMo
@@ -685,7 +679,7 @@ def gate_drops(gate: GateSummary) -> str:
 def missing_gated_pass(result: RunResult) -> str:
     """How a run without a gated pass says so: "no relevance gate" when its system declares none
     (nothing was skipped), else "gated pass skipped" (the run was made with --gated-pass off)."""
-    declared = system_declaration(result.provenance, result.system)
+    declared = result.provenance.declaration
     return "gated pass skipped" if "relevance_gate" in declared.capabilities else "no relevance gate"
 
 
@@ -696,4 +690,4 @@ def gate_label(run: EvalRun) -> str:
 
 def load_run(path: str | Path) -> EvalRun:
     """An `EvalRun` from a JSON report file; its frames equal those of the run that wrote it."""
-    return EvalRun(read_result(path))
+    return EvalRun(load_report(path))

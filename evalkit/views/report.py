@@ -52,7 +52,6 @@ from typing import Any
 import pandas as pd
 from pandas.io.formats.style import Styler
 
-from evalkit.harness.provenance import system_declaration
 from evalkit.harness.sweep import unavailable
 from evalkit.views import charts, tables
 from evalkit.views.frames import EvalRun
@@ -60,6 +59,18 @@ from evalkit.views.styles import status_css, styled
 from evalkit.views.tables import leak_frame
 from evalkit.views.verdict import PAGE_TITLE_KEY, Verdict, run_verdict
 from evalkit.wording import counted
+
+__all__ = [
+    "FAILURE_COLUMNS",
+    "SECTIONS",
+    "Section",
+    "contents",
+    "drilldown",
+    "failure_table",
+    "failures_frame",
+    "scenario_anchor",
+    "section",
+]
 
 READABLE_SCALE = 0.6
 """The smallest share of its natural width a chart is shown at: at 100 dpi a 10 pt label is about
@@ -296,7 +307,7 @@ def _no_trend(run: EvalRun, options: dict[str, Any]) -> str | None:
 
 def _no_detection(run: EvalRun, options: dict[str, Any]) -> str | None:
     result = run.result
-    if not system_declaration(result.provenance, result.system).mutation_testing:
+    if not result.provenance.declaration.mutation_testing:
         return (
             f"mutation testing measures the reference store's search; this run evaluated {result.system}, "
             "which declares no mutation testing"

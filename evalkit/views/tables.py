@@ -15,14 +15,11 @@ Conventions:
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable, Hashable, Iterable, Sequence
 
 import pandas as pd
 from pandas.io.formats.style import Styler
 
-from evalkit.harness.provenance import system_declaration
-from evalkit.harness.regressions import assert_no_regressions
 from evalkit.harness.results import LeakKind, QueryResult
 from evalkit.harness.sweep import unavailable
 from evalkit.harness.uncertainty import (
@@ -75,16 +72,39 @@ from evalkit.views.sweep import (
 )
 from evalkit.wording import counted
 
-
-def assert_thresholds(run: EvalRun, fail: bool = True) -> str:
-    """Deprecated alias of `evalkit.assert_thresholds` (kept for one release, with a
-    DeprecationWarning): raising on regressions is not a table's job. Same result and errors."""
-    warnings.warn(
-        "evalkit.tables.assert_thresholds is deprecated; use evalkit.assert_thresholds",
-        DeprecationWarning,
-        stacklevel=2,
-    )
-    return assert_no_regressions(run.result, fail)
+__all__ = [
+    "LEAK_COLUMNS",
+    "assertion_failures",
+    "assertion_results",
+    "behaviour_columns",
+    "behaviour_css",
+    "behaviour_label",
+    "behaviour_legend",
+    "benchmark_table",
+    "caption",
+    "category_table",
+    "comparison_identity",
+    "comparison_metrics",
+    "comparison_queries",
+    "comparison_scenarios",
+    "curve_table",
+    "detection_table",
+    "gate_recommendation",
+    "hits_table",
+    "interval_table",
+    "latency_table",
+    "leak_frame",
+    "leak_table",
+    "metric_columns",
+    "missed_relevant",
+    "multi_comparison_table",
+    "not_applicable_table",
+    "question_category_table",
+    "ranking_diff_table",
+    "regressions_table",
+    "run_summary",
+    "scenario_table",
+]
 
 
 def gate_recommendation(
@@ -118,7 +138,7 @@ def detection_table(run: EvalRun) -> Styler:
     system did not declare `mutation_testing` (the mutation suite mutates the search of the
     system that declares it, not this one's)."""
     table = run.mutations()[["mutation", "caught", "control", "caught_by", "regressions", "description"]]
-    if not system_declaration(run.result.provenance, run.result.system).mutation_testing:
+    if not run.result.provenance.declaration.mutation_testing:
         return styled(
             table,
             f"Detection power: not applicable — it measures the reference store's search, this run "

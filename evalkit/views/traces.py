@@ -28,6 +28,24 @@ from evalkit.views.frames import EvalRun
 from evalkit.views.styles import styled
 from evalkit.wording import counted
 
+__all__ = [
+    "STORE_LATENCY_COLUMNS",
+    "STORE_MEASURE_COLUMNS",
+    "TOP_QUERY_COLUMNS",
+    "TRACE_QUERY_COLUMNS",
+    "TraceReplay",
+    "labelled_table",
+    "latency_chart",
+    "latency_table",
+    "load_trace_queries",
+    "measures_table",
+    "replay_summary",
+    "store_latency",
+    "store_measures",
+    "top_queries",
+    "top_queries_table",
+]
+
 TRACE_QUERY_COLUMNS: tuple[str, ...] = QUERY_LOG_FIELDS
 """One row per imported search (see the module docstring)."""
 

@@ -6,20 +6,18 @@ never inside a scroll box) and as plain text everywhere else (`str(verdict)`, th
 notebook's text/plain output, logs).
 
 Rules (the verdict is the run's own, `RunResult.outcome`; see `evalkit.harness.verdict`):
-- FAIL when the run has at least one regression (what makes `evalkit run` exit 1) — or, in a
-  report written before that was a regression, when recall is 0 on every labelled query.
-- NOT GATED when nothing failed but the metrics were not compared with a baseline of this system
+- FAIL when the run has at least one regression (what makes `evalkit run` exit 1).
+- NOT COMPARED when nothing failed but the metrics were not compared with a baseline of this system
   on this suite: the run carries a note from the evaluation saying why
   (`RunResult.baseline_check_off`), or it was configured without a thresholds file (benchmarks,
-  `--thresholds none`). The headline then says "NOT GATED · baseline check OFF (<why>)" — never
+  `--thresholds none`). The headline then says "NOT COMPARED · baseline check OFF (<why>)" — never
   PASS, and never "No gating regressions.".
 - PASS only when the metrics were compared and nothing regressed.
 - Degenerate retrieval (a query with relevant ids that retrieved none, a scenario whose queries
   all got one ranking, recall 0 everywhere) is listed below the regressions, whatever the value.
 - The suite strength, when the mutation suite ran with the run (`evalkit run --mutants`): "suite
   strength: caught N of M injected bugs" below the identity line, and after the listing, for
-  each escaped mutation, what the suite needs to catch it (`RunResult.strength`: the verdict's,
-  or computed from the saved detection for a report whose stored verdict predates it).
+  each escaped mutation, what the suite needs to catch it (`RunResult.strength`).
 - The identity line names the system, the embedder mode, top_k and the gate of the gated pass
   with its role: "report-only", or "checked against its baseline recorded ..." when a gated baseline
   gated it (its regressions are then listed as `[gated-metric]`/`[gated-present]`); "gated pass
@@ -47,16 +45,17 @@ from pathlib import Path
 
 from evalkit.files import shown_path
 from evalkit.harness.config import DEFAULT_DATASETS, DEFAULT_SYSTEM, DEFAULT_THRESHOLDS
-from evalkit.harness.provenance import BUILTIN_SUITE, ComparedBaseline, ComparedScope
+from evalkit.harness.provenance import ComparedBaseline, ComparedScope
 from evalkit.harness.request import RunRequest
 from evalkit.harness.results import Aggregate, RunResult, baseline_check_reason
 from evalkit.harness.verdict import VerdictValue
+from evalkit.packaged import BUILTIN_SUITE
 from evalkit.views.frames import EvalRun, missing_gated_pass
 from evalkit.wording import counted
 
 PASS_COLOR = "#0f5132"
 FAIL_COLOR = "#842029"
-NOT_GATED_COLOR = "#664d03"
+NOT_COMPARED_COLOR = "#664d03"
 
 PAGE_TITLE_KEY = "evalkit_page_title"
 """The display-metadata key (of the verdict's text/html output) holding the HTML report's page
@@ -91,7 +90,7 @@ class Margin:
 
 @dataclass(frozen=True, slots=True)
 class Verdict:
-    """`value`: PASS, FAIL or NOT GATED. `passed`: no regressions. `baseline_check_off`: why the metrics
+    """`value`: PASS, FAIL or NOT COMPARED. `passed`: no regressions. `baseline_check_off`: why the metrics
     were not compared with a baseline (None = they were). `identity`: "system S · mode M · top_k
     K · gate G". `regressions`: "[kind] message" lines. `degenerate`: "[kind] message" lines of
     the degenerate retrieval found. `reasons`: the verdict's reasons (see `RunVerdict`).
@@ -122,7 +121,7 @@ class Verdict:
 
     @property
     def headline(self) -> str:
-        """ "PASS", "FAIL — N regressions" (1 regression) or "NOT GATED", with "· baseline check OFF (why)"
+        """ "PASS", "FAIL — N regressions" (1 regression) or "NOT COMPARED", with "· baseline check OFF (why)"
         appended when the metrics were not compared."""
         if self.value == "FAIL":
             status = f"FAIL — {counted(len(self.regressions), 'regression')}" if self.regressions else "FAIL"
@@ -166,7 +165,7 @@ class Verdict:
         return str(self)
 
     def _repr_html_(self) -> str:
-        color = {"PASS": PASS_COLOR, "FAIL": FAIL_COLOR}.get(self.value, NOT_GATED_COLOR)
+        color = {"PASS": PASS_COLOR, "FAIL": FAIL_COLOR}.get(self.value, NOT_COMPARED_COLOR)
         items = "".join(f"<li>{html.escape(line)}</li>" for line in self.regressions)
         listing = f"<ul>{items}</ul>" if items else f"<p>{html.escape(self.clean)}</p>"
         if self.degenerate:
@@ -177,7 +176,7 @@ class Verdict:
             listing += f"<p><b>Escaped mutations</b> (what the suite needs to catch each)</p><ul>{found}</ul>"
         strength = ""
         if self.strength is not None:
-            tone = NOT_GATED_COLOR if self.escaped else PASS_COLOR
+            tone = NOT_COMPARED_COLOR if self.escaped else PASS_COLOR
             strength = f'<p class="evalkit-strength" style="color: {tone}">{html.escape(self.strength)}</p>'
         listing += self._baseline_html()
         if self.command is not None:
@@ -291,7 +290,7 @@ def reproduce_command(result: RunResult) -> str | None:
     each option that differs from its default, paths shown relative to the working directory
     when below it; the progress display left out), else, for a run that recorded none, the
     command line that makes this run again (same system, mode, model, top_k,
-    gated pass and gate, suite folder, scenarios, thresholds file, --require-baseline, --perturb
+    gated pass and gate, suite folder, scenarios, thresholds file, --[no-]require-baseline, --perturb
     and its curve), shell-quoted; None when the report does not record its suite
     (`Provenance.datasets`: a benchmark import, or a report written before evalkit recorded it).
     The thresholds flag is left out when it is the default (`<datasets>/thresholds.json`, or
@@ -324,8 +323,8 @@ def reproduce_command(result: RunResult) -> str | None:
         and Path(config.thresholds) != Path(prov.datasets) / "thresholds.json"
     ):
         argv += ["--thresholds", shown_path(config.thresholds)]
-    if config.require_baseline:
-        argv.append("--require-baseline")
+    if config.require_baseline is not None:  # None: on in a CI context, as the same line will be
+        argv.append("--require-baseline" if config.require_baseline else "--no-require-baseline")
     perturbed = prov.perturbation
     for flag, key in (("distractors", "distractors"), ("stale-repeats", "stale_repeats")):
         if perturbed.get(key):

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from evalkit import run_eval
-from evalkit.harness.results import RunResult, read_result
+from evalkit.harness.report_file import load_report, report_from_data
 from evalkit.views.frames import EvalRun, load_run
 from evalkit.views.verdict import run_verdict
 from tests.scenarios.test_lint import OLD_INIT_EXAMPLE
@@ -157,7 +157,7 @@ def test_run_mutants_saves_the_suite_strength_and_the_hints_in_the_report(tmp_pa
     assert escaped["supersession-not-suppressed"].startswith("superseded rows are kept and rank last")
     line = f"suite strength: caught {strength['caught']} of 15 injected bugs"
     assert report["verdict"]["reasons"][-1] == line
-    assert "Verdict: NOT GATED — " in stdout and stdout.count(line) == 1
+    assert "Verdict: NOT COMPARED — " in stdout and stdout.count(line) == 1
     assert "  - supersession-not-suppressed escaped: superseded rows are kept and rank last" in stdout
     assert report["detection"]["outcomes"][0]["hint"] == escaped["supersession-not-suppressed"]
     verdict = run_verdict(load_run(out))
@@ -176,7 +176,7 @@ def test_fail_on_escaped_fails_the_run_with_one_regression_per_escaped_mutation(
         capsys, "run", "--datasets", str(suite), "--out", str(out), "--history", "none", "--mutants", "fail"
     )
     assert code == 1
-    result = read_result(out)
+    result = load_report(out)
     assert result.detection is not None and result.outcome.value == "FAIL"
     mutation = [r for r in result.regressions if r.kind == "mutation"]
     assert len(mutation) == len(result.detection.escaped) > 0
@@ -205,12 +205,11 @@ def test_the_built_in_suite_catches_every_mutation_and_an_old_report_still_reads
         "Suite strength: caught 15 of 15 injected bugs (mutants checked against the deterministic " in stdout
     )
     assert "evalkit: warning: 5 lint findings" in err  # the explained ones (README, "Linting a suite")
-    data = json.loads(out.read_text())
+    data = {**json.loads(out.read_text()), "schema_version": 2}
     del data["verdict"]["strength"], data["detection"]["checked_against"]
     for outcome in data["detection"]["outcomes"]:
         del outcome["hint"]
-    old = RunResult.model_validate(data)  # a report written before suite strength was saved
-    assert old.outcome.strength is None  # its stored verdict is kept as written, but
+    old = report_from_data(data)  # a report written before suite strength was saved: migrated
     assert old.strength is not None and old.strength.line == "suite strength: caught 15 of 15 injected bugs"
     assert run_verdict(EvalRun(old)).strength == old.strength.line  # the verdict block still shows it
     judged = old.judged().strength

@@ -19,6 +19,12 @@ def workspace(tmp_path: Path) -> Path:
     return tmp_path
 
 
+def record(workspace: Path, *args: str) -> int:
+    """`run(workspace, *args)`, then `evalkit baseline record` over its report."""
+    code = run(workspace, *args)
+    return code if code not in (0, 1) else main(["baseline", "record", str(workspace / "report.json")])
+
+
 def run(workspace: Path, *args: str) -> int:
     return main(
         [
@@ -109,12 +115,12 @@ def test_missing_thresholds_warns_and_still_gates_assertions(workspace, capsys):
     assert "the baseline check is off" in capsys.readouterr().out
 
 
-def test_update_baseline_touches_only_its_mode_and_exits_0(workspace, capsys):
+def test_recording_touches_only_its_mode_and_exits_0(workspace, capsys):
     data = thresholds(workspace)
     data["real@5"] = data["deterministic@5"] | {"recorded_at": "2026-01-01T00:00:00+00:00"}
     data["deterministic@5"]["thresholds"]["overall"]["recall"] = 1.0  # would regress
     write_thresholds(workspace, data)
-    assert run(workspace, "--update-baseline") == 0
+    assert record(workspace) == 0
     after = thresholds(workspace)
     assert after["real@5"] == data["real@5"]
     assert after["deterministic@5"]["thresholds"]["overall"]["recall"] < 1.0
@@ -123,7 +129,7 @@ def test_update_baseline_touches_only_its_mode_and_exits_0(workspace, capsys):
 
 def test_a_top_k_10_baseline_keeps_the_top_k_5_entry(workspace, capsys):
     before = thresholds(workspace)
-    assert run(workspace, "--top-k", "10", "--update-baseline") == 0
+    assert record(workspace, "--top-k", "10") == 0
     assert "baseline for deterministic at top_k 10 recorded in" in capsys.readouterr().out
     after = thresholds(workspace)
     assert after["deterministic@5"] == before["deterministic@5"]
@@ -139,12 +145,16 @@ def test_a_top_k_without_a_baseline_says_the_check_is_off_and_require_baseline_e
     assert run(workspace, "--top-k", "10") == 0
     out = capsys.readouterr().out
     assert message in out and "No gating regressions." not in out
-    assert "re-run the same command with --update-baseline (it adds this entry and keeps the others)" in out
+    assert (
+        "to record one from this run's report, `evalkit baseline record` (it adds this entry and keeps" in out
+    )
     report = json.loads((workspace / "report.json").read_text())
     assert any(note.startswith(message) for note in report["notes"])
     assert run(workspace, "--top-k", "10", "--require-baseline") == 1
     out = capsys.readouterr().out
-    assert "[baseline] a baseline is required (--require-baseline): " + message in out
+    required = "[baseline] a baseline is required (require_baseline is on) but not every metric was compared"
+    assert required in out
+    assert "no baseline for deterministic at top_k 10" in out
     report = json.loads((workspace / "report.json").read_text())
     assert [r["kind"] for r in report["regressions"]] == ["baseline"]
 
@@ -155,9 +165,12 @@ def test_require_baseline_without_a_thresholds_file_exits_1(workspace, capsys):
     assert "baseline check OFF: no thresholds file at" in capsys.readouterr().out
 
 
-def test_update_baseline_refuses_a_partial_suite(workspace, capsys):
-    assert run(workspace, "--update-baseline", "--scenario", "temporal") == 2
-    assert "drop --scenario" in capsys.readouterr().err
+def test_recording_refuses_a_partial_suite(workspace, capsys):
+    assert record(workspace, "--scenario", "temporal") == 2
+    assert (
+        "the run selected scenarios (temporal), and a baseline averages the whole suite"
+        in capsys.readouterr().err
+    )
 
 
 def test_two_runs_give_identical_reports_apart_from_timestamps(workspace):

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.fault_matrix.common import assert_refused, cli, run_args, snapshot
+from tests.fault_matrix.common import assert_refused, cli, fake_mcp_mapping, run_args, snapshot
 
 
 @pytest.mark.parametrize(
@@ -46,3 +46,11 @@ def test_compare_refuses_a_negative_seed(ws, capsys):
 def test_tokenizer_with_another_system_is_refused_not_ignored(ws, capsys):
     code, _, err = cli(capsys, *run_args("--system", "chroma", "--tokenizer", "trigram"))
     assert_refused(code, err, "--tokenizer sets the reference store's FTS5 tokenizer", "system 'chroma'")
+
+
+def test_a_mapping_argument_nested_5000_deep_is_refused(ws, capsys):
+    mapping = fake_mcp_mapping(ws, "ok")
+    deep = "[" * 5000 + "]" * 5000
+    mapping.write_text(mapping.read_text().replace('top_k = "top_k"}', f'top_k = "top_k", deep = {deep}}}'))
+    code, _, err = cli(capsys, *run_args("--system", f"mcp:{mapping}"))
+    assert_refused(code, err, f"MCP mapping file {mapping}: its arrays or tables are nested too deeply")

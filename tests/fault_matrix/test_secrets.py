@@ -54,7 +54,9 @@ def test_url_credentials_are_never_printed_or_recorded(ws, capsys, url):
 
 def test_an_error_of_a_url_with_credentials_does_not_show_them(ws, capsys):
     code, out, err = cli(capsys, *run_args("--system", f"http://admin:{SECRET}@127.0.0.1:9"))
-    assert_refused(code, err, "system 'http://***@127.0.0.1:9': GET /info: cannot reach the server")
+    assert_refused(
+        code, err, "system 'http://***@127.0.0.1:9': connecting: GET /info: cannot reach the server"
+    )
     assert SECRET not in err + out
 
 

@@ -54,7 +54,7 @@ def test_a_ray_address_where_nothing_listens_is_exit_2_at_once(ws, capsys):
         free.bind(("127.0.0.1", 0))
         port = free.getsockname()[1]
     started = time.monotonic()
-    code, _, err = cli(capsys, *run_args("--executor", "ray", "--address", f"127.0.0.1:{port}"))
+    code, _, err = cli(capsys, *run_args("--executor", f"ray:127.0.0.1:{port}"))
     assert_refused(code, err, f"nothing answers at the Ray address 127.0.0.1:{port}", "ray start --head")
     assert time.monotonic() - started < 30
 

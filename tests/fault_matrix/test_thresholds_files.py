@@ -26,7 +26,7 @@ from tests.shared import DATASETS
 # --- thresholds files ----------------------------------------------------------------------------
 
 BAD_THRESHOLDS: dict[str, tuple[bytes, tuple[str, ...]]] = {
-    "not-json": (b"{nope", ("is not valid JSON (line 1", "--update-baseline")),
+    "not-json": (b"{nope", ("is not valid JSON (line 1", "`evalkit baseline record`")),
     "wrong-schema": (b'{"deterministic": {"top_k": 5}}', ("does not match the schema", "recorded_at")),
     "not-utf8": (b'{"x": "\xff"}', ("is not UTF-8",)),
     "metric-out-of-range": (
@@ -44,12 +44,14 @@ BAD_THRESHOLDS: dict[str, tuple[bytes, tuple[str, ...]]] = {
 
 
 @pytest.mark.parametrize("case", sorted(BAD_THRESHOLDS))
-@pytest.mark.parametrize("update", [False, True], ids=["gate", "update-baseline"])
-def test_bad_thresholds_file_exits_2_and_is_never_replaced(ws: Path, capsys, case: str, update: bool) -> None:
+@pytest.mark.parametrize("record", [False, True], ids=["gate", "record"])
+def test_bad_thresholds_file_exits_2_and_is_never_replaced(ws: Path, capsys, case: str, record: bool) -> None:
     content, needles = BAD_THRESHOLDS[case]
+    if record:  # a report of a run checked against a good file, recorded after the file went bad
+        assert cli(capsys, *run_args())[0] == 0
     (ws / "data" / "thresholds.json").write_bytes(content)
     before = snapshot(ws / "data")
-    code, _, err = cli(capsys, *run_args(*(["--update-baseline"] if update else [])))
+    code, _, err = cli(capsys, *(["baseline", "record"] if record else run_args()))
     assert_refused(code, err, "data/thresholds.json", *needles)
     assert snapshot(ws / "data") == before
 
@@ -65,23 +67,25 @@ def test_thresholds_path_that_is_not_a_file_exits_2(ws: Path, capsys, kind: str)
     )
 
 
-def test_read_only_thresholds_file_is_refused_before_the_run(ws: Path, capsys) -> None:
+def test_read_only_thresholds_file_is_refused(ws: Path, capsys) -> None:
     path = ws / "data" / "thresholds.json"
     path.chmod(0o444)
+    assert cli(capsys, *run_args())[0] == 0
     before = snapshot(ws)
-    code, out, err = cli(capsys, *run_args("--update-baseline"))
+    code, out, err = cli(capsys, "baseline", "record")
     assert_refused(code, err, "data/thresholds.json is read-only", "chmod u+w")
-    assert out == "" and snapshot(ws) == before  # no report either: refused before the run
+    assert out == "" and snapshot(ws) == before
 
 
-def test_thresholds_under_an_unwritable_folder_is_refused_before_the_run(
+def test_thresholds_under_an_unwritable_folder_is_refused(
     ws: Path, capsys, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     folder = ws / "locked"
     folder.mkdir()
     real_access = os.access
     monkeypatch.setattr(os, "access", lambda p, mode: Path(p).resolve() != folder and real_access(p, mode))
-    code, out, err = cli(capsys, *run_args("--update-baseline", "--thresholds", "locked/t.json"))
+    assert cli(capsys, *run_args("--thresholds", "locked/t.json"))[0] == 0
+    code, out, err = cli(capsys, "baseline", "record")
     assert_refused(code, err, "the folder locked is not writable")
     assert out == "" and list(folder.iterdir()) == []
 
@@ -91,7 +95,8 @@ def test_update_keeps_the_file_mode_and_removes_stale_temp_files(ws: Path, capsy
     path.chmod(0o640)
     stale = ws / "data" / ".thresholds.json.k1ll3d.tmp"
     stale.write_text("{half a write")
-    code, _, err = cli(capsys, *run_args("--update-baseline"))
+    assert cli(capsys, *run_args())[0] == 0
+    code, _, err = cli(capsys, "baseline", "record", "--replace")  # the entry is the built-in suite's
     assert code == 0, err
     assert stat.S_IMODE(path.stat().st_mode) == 0o640
     assert sorted(p.name for p in (ws / "data").iterdir()) == ["scenarios", "thresholds.json"]

@@ -33,14 +33,7 @@ USAGE: dict[str, tuple[list[str], tuple[str, ...]]] = {
         run_args("--out", "data/scenarios/tiny.yaml/report.json"),
         ("data/scenarios/tiny.yaml is a file",),
     ),
-    "thresholds-under-a-file-with-update": (
-        run_args("--update-baseline", "--thresholds", "data/scenarios/tiny.yaml/t.json"),
-        ("is a file",),
-    ),
-    "update-baseline-with-scenario": (
-        run_args("--update-baseline", "--scenario", "tiny"),
-        ("drop --scenario",),
-    ),
+    "record-a-missing-report": (["baseline", "record", "nowhere.json"], ("nowhere.json",)),
     "unknown-embedder": (run_args("--embedder", "x"), ("--embedder: unknown embedder 'x'",)),
     "cache-without-real": (run_args("--cache", "c.sqlite3"), ("--cache needs a real embedder",)),
     "top-k-zero": (run_args("--top-k", "0"), ("expected an integer from 1 to 1000",)),

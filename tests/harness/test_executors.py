@@ -28,7 +28,7 @@ from nbclient import NotebookClient
 import evalkit
 from evalkit import EvalRun, load_suite, run_beir, run_eval, run_locomo
 from evalkit.cli import main
-from evalkit.errors import UsageError
+from evalkit.errors import MemorySystemError, UsageError
 from evalkit.harness.executors import (
     ProcessExecutor,
     RayExecutor,
@@ -105,6 +105,26 @@ def _fail_on_three(n: int) -> int:
 def test_a_failing_unit_raises_its_own_error(executor):
     with pytest.raises(UsageError, match="unit three failed"):
         list(executor.map(_fail_on_three, list(range(6))))
+
+
+def _system_fails_on_three(n: int) -> int:
+    if n == 3:
+        try:
+            {}["limit"]
+        except KeyError as exc:
+            raise MemorySystemError("s", "search", "three", None, "KeyError: 'limit'", "fix it") from exc
+    return n
+
+
+@pytest.mark.parametrize("kind", ["serial", "processes", "ray"])
+def test_a_units_memory_system_error_reaches_the_caller_whole(kind, request):
+    executor = {"serial": SerialExecutor, "processes": lambda: ProcessExecutor(2), "ray": RayExecutor}
+    if kind == "ray":
+        request.getfixturevalue("local_ray")
+    with pytest.raises(MemorySystemError) as caught:
+        list(executor[kind]().map(_system_fails_on_three, list(range(6))))
+    assert str(caught.value) == "system 's': search() in scenario 'three': KeyError: 'limit'; fix it"
+    assert isinstance(caught.value.__cause__, KeyError)
 
 
 def test_a_unit_that_cannot_be_pickled_is_a_usage_error_before_running():
@@ -485,9 +505,9 @@ def test_cli_run_on_two_workers_or_ray_writes_the_serial_report(tmp_path, capsys
     capsys.readouterr()
 
 
-def test_cli_rejects_an_address_without_ray(capsys):
-    assert main(["mutants", "--address", "auto"]) == 2
-    assert "needs the ray executor" in capsys.readouterr().err
+def test_cli_rejects_an_unknown_executor_naming_the_forms(capsys):
+    assert main(["mutants", "--executor", "rays://auto"]) == 2
+    assert "unknown executor 'rays://auto'; use processes, ray" in capsys.readouterr().err
 
 
 class _OpenHandle:

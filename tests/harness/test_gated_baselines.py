@@ -1,4 +1,4 @@
-"""The opt-in gated baseline (issue 13, item 4): `evalkit run --update-baseline --gated` records the
+"""The opt-in gated baseline (issue 13, item 4): `evalkit baseline record --gated` records the
 gated pass keyed by (mode, top_k, min_relevance) with recall tolerances; a run whose gate has an
 entry is checked against it too (`gated-metric`/`gated-present` regressions), otherwise the gated pass
 stays report-only. Mode entries and gated entries never touch each other."""
@@ -27,7 +27,7 @@ from evalkit.harness.thresholds_file import (
 from evalkit.suites.mutations import MUTATIONS
 from evalkit.views.console import render_run
 from tests.factories import a_pass, query, scenario
-from tests.shared import DATASETS, cli
+from tests.shared import DATASETS, cli, cli_record
 
 
 def _gated(recall_a: float = 1.0, recall_b: float = 0.5, gate: float = 0.4):
@@ -239,10 +239,11 @@ def _run(ws: Path, *extra: str) -> list[str]:
 def test_cli_records_a_gated_baseline_then_a_degraded_suite_exits_1_on_it(workspace, capsys):
     path = workspace / "data" / "thresholds.json"
     modes = json.loads(path.read_text())
-    code, out, err = cli(
-        capsys, *_run(workspace, "--update-baseline", "--gated", "--tolerance", "0.03",
-                      "--category-tolerance", "multi-hop=0.1")
-    )  # fmt: skip
+    code, out, err = cli_record(
+        capsys,
+        *_run(workspace),
+        record=("--gated", "--tolerance", "0.03", "--category-tolerance", "multi-hop=0.1"),
+    )
     assert code == 0, err
     assert (
         f"gated baseline for mode 'deterministic', top_k 5, min_relevance 0.4 recorded in {path} "
@@ -253,7 +254,7 @@ def test_cli_records_a_gated_baseline_then_a_degraded_suite_exits_1_on_it(worksp
     assert data[GATED_KEY][0]["tolerances"] == {"default": 0.03, "categories": {"multi-hop": 0.1}}
 
     # Re-recording keeps the chosen tolerances unless flags change them.
-    assert cli(capsys, *_run(workspace, "--update-baseline", "--gated"))[0] == 0
+    assert cli_record(capsys, *_run(workspace), record=("--gated",))[0] == 0
     assert json.loads(path.read_text())[GATED_KEY][0]["tolerances"]["categories"] == {"multi-hop": 0.1}
 
     scenario_file = workspace / "data" / "scenarios" / "multi-hop.yaml"
@@ -273,20 +274,16 @@ def test_cli_records_a_gated_baseline_then_a_degraded_suite_exits_1_on_it(worksp
 
 
 @pytest.mark.parametrize(
-    ("flags", "needle"),
+    ("flags", "record", "needle"),
     [
-        (["--gated"], "use it with --update-baseline"),
-        (["--update-baseline", "--gated", "--gated-pass", "off"], "drop one of them"),
-        (["--tolerance", "0.1"], "add --update-gated-baseline"),
-        (["--update-baseline", "--gated", "--gated-pass", "0"], "no gated pass to record"),
-        (
-            ["--update-baseline", "--gated", "--category-tolerance", "multi-hops=0.1"],
-            "'multi-hops', not a category",
-        ),
+        (["--gated-pass", "off"], ["--gated"], "the run has no gated pass to record"),
+        ([], ["--tolerance", "0.1"], "add --gated"),
+        (["--gated-pass", "0"], ["--gated"], "without a gate (min_relevance 0)"),
+        ([], ["--gated", "--category-tolerance", "multi-hops=0.1"], "'multi-hops', not a category"),
     ],
 )
-def test_cli_refuses_gated_flags_that_would_do_nothing(workspace, capsys, flags, needle):
+def test_cli_refuses_gated_flags_that_would_do_nothing(workspace, capsys, flags, record, needle):
     before = (workspace / "data" / "thresholds.json").read_bytes()
-    code, _, err = cli(capsys, *_run(workspace, *flags))
+    code, _, err = cli_record(capsys, *_run(workspace, *flags), record=tuple(record))
     assert code == 2 and needle in err, err
     assert (workspace / "data" / "thresholds.json").read_bytes() == before

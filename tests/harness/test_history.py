@@ -12,7 +12,7 @@ import pytest
 from evalkit import EvalRun, history_table, load_history
 from evalkit.cli import main
 from evalkit.harness.history import HistoryError, append_run
-from evalkit.harness.results import read_result
+from evalkit.harness.report_file import load_report
 from evalkit.views.charts import trend_chart
 from tests.factories import a_pass, a_run, query, scenario
 from tests.shared import DATASETS
@@ -57,7 +57,7 @@ def test_an_absent_history_is_empty(tmp_path: Path) -> None:
 
 
 def _append_many(path: str, report: str, worker: int) -> None:
-    result = read_result(report)
+    result = load_report(report)
     for i in range(5):
         append_run(path, result, run_id=f"w{worker}-{i}")
 

@@ -14,7 +14,7 @@ from evalkit.cli import main
 from evalkit.errors import UsageError
 from evalkit.harness.project import resolve_project
 from evalkit.packaged import BUILTIN_DATASETS, BUILTIN_THRESHOLDS
-from tests.shared import DATASETS
+from tests.shared import DATASETS, run_and_record
 
 
 def test_without_a_project_file_everything_is_a_default(tmp_path: Path) -> None:
@@ -118,7 +118,7 @@ def test_run_inside_a_project_uses_its_suite_thresholds_and_reports_folder(
     shutil.copytree(DATASETS, tmp_path / "suite")
     (tmp_path / "evalkit.toml").write_text('datasets = "suite"\nreports = "out"\ntop_k = 10\n')
     monkeypatch.chdir(tmp_path)
-    assert main(["run", "--gated-pass", "off", "--update-baseline"]) == 0
+    assert run_and_record(["--gated-pass", "off"]) == 0
     saved = json.loads((tmp_path / "out" / "report.json").read_text())
     assert saved["top_k"] == 10
     assert "deterministic@10" in json.loads((tmp_path / "suite" / "thresholds.json").read_text())

@@ -235,7 +235,8 @@ def test_a_request_the_notebook_can_make_gets_a_papermill_line_with_the_same_ver
     given = dict(zip(line[4::3], line[5::3], strict=True))
     assert given == {
         "embedder": "deterministic", "system": "reference", "top_k": "4", "gated_pass": "off",
-        "datasets": "None", "thresholds": "None", "mutants": "None", "perturb": "None",
+        "datasets": "None", "thresholds": "None", "require_baseline": "None", "mutants": "None",
+            "perturb": "None",
     }  # fmt: skip
     values = {name: None if text == "None" else text for name, text in given.items()}
     papermill.execute_notebook(

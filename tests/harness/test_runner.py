@@ -11,6 +11,7 @@ import pytest
 
 from evalkit import load_run, run_eval
 from evalkit.embedders import HashingEmbedder
+from evalkit.errors import MemorySystemError
 from evalkit.harness import runner
 from evalkit.harness.config import RunConfig
 from evalkit.harness.runner import (
@@ -208,11 +209,14 @@ class _Exploding:
 
 
 @pytest.mark.parametrize("litter", [False, True], ids=["empty", "files"])
-@pytest.mark.parametrize("error", [RuntimeError("boom"), KeyboardInterrupt()])
-def test_temp_stores_are_removed_on_error_and_ctrl_c(error, litter):
+@pytest.mark.parametrize(
+    ("error", "raised"), [(RuntimeError("boom"), MemorySystemError), (KeyboardInterrupt(), KeyboardInterrupt)]
+)
+def test_temp_stores_are_removed_on_error_and_ctrl_c(error, raised, litter):
     system = _Exploding(error, litter)
-    with pytest.raises(type(error)):
+    with pytest.raises(raised) as caught:
         run(suite_of(scenario("f", [QuerySpec(query="port", relevant=["port"])])), system, clock=CLOCK)
+    assert caught.value is error or caught.value.__cause__ is error
     assert len(system.workdirs) == 1
     assert not system.workdirs[0].exists()
     assert Path(tempfile.gettempdir()) == system.workdirs[0].parent

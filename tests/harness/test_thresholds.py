@@ -113,7 +113,7 @@ def test_invalid_file_is_an_error_naming_the_file(tmp_path, content, phrase):
         load_thresholds(path)
     assert str(path) in str(info.value)
     assert phrase in str(info.value)
-    assert "--update-baseline" in str(info.value)
+    assert "`evalkit baseline record`" in str(info.value)
 
 
 def test_update_touches_only_its_mode_and_is_atomic(tmp_path):

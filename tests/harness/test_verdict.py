@@ -1,5 +1,5 @@
 """harness.verdict and the baselines that belong to a system and a suite: PASS only with
-evidence (metrics compared with this system's baseline on this suite), NOT GATED without it,
+evidence (metrics compared with this system's baseline on this suite), NOT COMPARED without it,
 FAIL on a regression; degenerate retrieval named; `--thresholds none`; old reports and old
 thresholds entries."""
 
@@ -13,11 +13,12 @@ from pathlib import Path
 import pytest
 
 from evalkit import SearchResponse, run_eval
-from evalkit.harness.results import RunResult, read_result, write_result
+from evalkit.harness.report_file import load_report, save_report
+from evalkit.harness.results import RunResult, degenerate_regressions
 from evalkit.harness.thresholds_file import load_thresholds
-from evalkit.harness.verdict import DegenerateFinding, degenerate_findings, judge
+from evalkit.harness.verdict import degenerate_findings, judge
 from tests.factories import a_pass, a_run, query, scenario
-from tests.shared import DATASETS, cli
+from tests.shared import DATASETS, cli, cli_record
 
 SUITE = {
     "facts.yaml": """\
@@ -96,9 +97,9 @@ def _verdict(path: Path) -> dict:
 
 def test_a_pass_without_regressions_is_pass_only_when_metrics_were_compared() -> None:
     assert judge([], None, []).value == "PASS"
-    not_gated = judge([], "no baseline for deterministic at top_k 5 in t.json", [])
-    assert not_gated.value == "NOT GATED"
-    assert not_gated.reasons == [
+    not_compared = judge([], "no baseline for deterministic at top_k 5 in t.json", [])
+    assert not_compared.value == "NOT COMPARED"
+    assert not_compared.reasons == [
         "metrics were not compared with a baseline: no baseline for deterministic at top_k 5 in t.json",
         "assertions held",
     ]
@@ -114,30 +115,30 @@ def test_degenerate_retrieval_is_named_per_query_per_scenario_and_for_the_whole_
     ]
     assert found[0].message == "same: all 2 queries got the same ranking: [r, x]"
     nothing = query(0).model_copy(update={"retrieved": []})
-    zero = degenerate_findings(a_pass(scenario("a", "c", [nothing]), scenario("b", "c", [missed])))
+    measured = a_pass(scenario("a", "c", [nothing]), scenario("b", "c", [missed]))
+    zero = degenerate_findings(measured)
     assert [d.kind for d in zero] == ["recall-zero", "no-relevant-hit", "no-relevant-hit"]
-    assert judge([], None, zero).value == "FAIL"  # recall 0 everywhere is never PASS
+    assert judge(degenerate_regressions(measured), None, zero).value == "FAIL"  # never PASS
 
 
 def test_recall_zero_counts_only_scenarios_expected_to_pass() -> None:
     nothing = query(0).model_copy(update={"retrieved": []})
     found = query(0)  # retrieves its relevant id
     # an xfail scenario that misses does not make recall 0 "everywhere" when one expected to pass finds
-    mixed = degenerate_findings(
-        a_pass(scenario("ok", "c", [found]), scenario("known", "c", [nothing], outcome="xfail"))
-    )
+    measured = a_pass(scenario("ok", "c", [found]), scenario("known", "c", [nothing], outcome="xfail"))
+    mixed = degenerate_findings(measured)
     assert [d.kind for d in mixed] == ["no-relevant-hit"]
+    assert degenerate_regressions(measured) == []
     assert judge([], None, mixed).value == "PASS"
     # nor does an xfail scenario's hit hide that every scenario expected to pass found nothing
-    hidden = degenerate_findings(
-        a_pass(scenario("bad", "c", [nothing]), scenario("lucky", "c", [found], outcome="xfail"))
-    )
+    measured = a_pass(scenario("bad", "c", [nothing]), scenario("lucky", "c", [found], outcome="xfail"))
+    hidden = degenerate_findings(measured)
     assert [d.kind for d in hidden] == ["recall-zero", "no-relevant-hit"]
     assert hidden[0].message == (
         "recall is 0 everywhere: none of the 1 queries with relevant ids in scenarios expected to pass "
         "retrieved any of them"
     )
-    assert judge([], None, hidden).value == "FAIL"
+    assert judge(degenerate_regressions(measured), None, hidden).value == "FAIL"
 
 
 def test_a_run_of_xfail_scenarios_only_with_recall_0_gets_a_note_not_a_failure() -> None:
@@ -199,25 +200,19 @@ def test_an_all_xfail_suite_that_finds_nothing_runs_green_from_the_command_line(
     code, stdout, _ = cli(capsys, *common, "--thresholds", "none")
     assert code == 0, stdout
     verdict = _verdict(out)
-    assert verdict["value"] == "NOT GATED"
+    assert verdict["value"] == "NOT COMPARED"
     assert verdict["degenerate"][0]["kind"] == "recall-zero-xfail"
     assert "all in xfail scenarios: expected, so not a failure" in stdout
     assert "[degenerate]" not in stdout  # no regression of that kind
 
 
-def test_a_finding_of_an_older_report_reads_its_0_based_query_as_a_number() -> None:
-    old = {"kind": "no-relevant-hit", "message": "m", "scenario": "s", "query": 3}
-    assert DegenerateFinding.model_validate(old).query_number == 4
-    assert DegenerateFinding.model_validate({**old, "query": None}).query_number is None
-
-
 def test_an_old_report_without_a_verdict_gets_one_when_read(tmp_path: Path) -> None:
     run = a_run(a_pass(scenario("a", "c", [query(0)])), notes=["baseline check OFF: no baseline here"])
-    data = json.loads(write_result(run, tmp_path / "new.json").read_text(encoding="utf-8"))
-    assert data["verdict"]["value"] == "NOT GATED"
+    data = json.loads(save_report(run, tmp_path / "new.json").read_text(encoding="utf-8"))
+    assert data["verdict"]["value"] == "NOT COMPARED"
     del data["verdict"]
     (tmp_path / "old.json").write_text(json.dumps(data), encoding="utf-8")
-    old = read_result(tmp_path / "old.json")
+    old = load_report(tmp_path / "old.json")
     assert old.verdict is not None and old.verdict == run.verdict
     stored = dict(data, verdict={"value": "FAIL", "reasons": ["as recorded"], "degenerate": []})
     assert RunResult.model_validate(stored).outcome.reasons == ["as recorded"]  # a stored verdict is kept
@@ -226,14 +221,14 @@ def test_an_old_report_without_a_verdict_gets_one_when_read(tmp_path: Path) -> N
 # ------------------------------------------------------------------ baselines of a system and a suite
 
 
-def test_a_foreign_system_on_the_reference_baseline_is_not_gated_and_names_both(
+def test_a_foreign_system_on_the_reference_baseline_is_not_compared_and_names_both(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.syspath_prepend(str(Path(__file__).parent))
     suite = _suite(tmp_path / "suite")
     out = tmp_path / "r.json"
     common = ["run", "--datasets", str(suite), "--history", "none", "--out", str(out)]
-    assert cli(capsys, *common, "--update-baseline")[0] == 0  # the reference store's baseline
+    assert cli_record(capsys, *common)[0] == 0  # the reference store's baseline
     spec = "test_verdict:no_hit_system"
     code, stdout, _ = cli(capsys, *common, "--system", spec)
     assert code == 1  # recall 0 everywhere: degenerate, FAIL
@@ -243,36 +238,31 @@ def test_a_foreign_system_on_the_reference_baseline_is_not_gated_and_names_both(
     assert "[degenerate] recall is 0 everywhere" in stdout
     assert [d["kind"] for d in verdict["degenerate"]][:1] == ["recall-zero"]
     # its own baseline does not make it PASS either
-    assert (
-        cli(
-            capsys, *common, "--system", spec, "--thresholds", str(tmp_path / "own.json"), "--update-baseline"
-        )[0]
-        == 0
-    )
+    assert cli_record(capsys, *common, "--system", spec, "--thresholds", str(tmp_path / "own.json"))[0] == 0
     assert cli(capsys, *common, "--system", spec, "--thresholds", str(tmp_path / "own.json"))[0] == 1
     assert _verdict(out)["value"] == "FAIL"
 
 
-def test_a_system_is_not_gated_on_another_systems_baseline_until_it_records_its_own(
+def test_a_system_is_not_compared_on_another_systems_baseline_until_it_records_its_own(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     suite = _suite(tmp_path / "suite")
     out = tmp_path / "r.json"
     common = ["run", "--datasets", str(suite), "--history", "none", "--out", str(out), "--gated-pass", "off"]
-    assert cli(capsys, *common, "--update-baseline")[0] == 0
+    assert cli_record(capsys, *common)[0] == 0
     monkeypatch.syspath_prepend(str(Path(__file__).parents[1]))
     other = ["--system", "systems_fixtures:limited_system"]
     code, stdout, _ = cli(capsys, *common, *other)
     assert code == 0
     where = f"the baseline for deterministic at top_k 5 in {suite / 'thresholds.json'}"
     assert f"{where} was recorded for system reference; this run evaluated limited" in stdout
-    assert "Verdict: NOT GATED" in stdout and "No gating regressions." not in stdout
-    assert _verdict(out)["value"] == "NOT GATED"
+    assert "Verdict: NOT COMPARED" in stdout and "No gating regressions." not in stdout
+    assert _verdict(out)["value"] == "NOT COMPARED"
     code, stdout, _ = cli(capsys, *common, *other, "--require-baseline")
     assert code == 1 and "[baseline] a baseline is required" in stdout
     own = tmp_path / "limited.json"
-    code, stdout, _ = cli(capsys, *common, *other, "--thresholds", str(own), "--update-baseline")
-    assert code == 0 and "for system limited (other entries kept)" in stdout
+    code, stdout, _ = cli_record(capsys, *common, *other, "--thresholds", str(own))
+    assert code == 0 and "for system limited, from" in stdout and "(other entries kept)" in stdout
     entry = load_thresholds(own)["deterministic@5"]  # type: ignore[index]
     assert entry.system is not None and entry.system.name == "limited"
     assert entry.system.spec == "systems_fixtures:limited_system"
@@ -282,9 +272,16 @@ def test_a_system_is_not_gated_on_another_systems_baseline_until_it_records_its_
     ]
     code, stdout, _ = cli(capsys, *common, *other, "--thresholds", str(own), "--require-baseline")
     assert code == 0 and "Verdict: PASS" in stdout and _verdict(out)["value"] == "PASS"
-    # recording another system's baseline over it says so
-    code, stdout, _ = cli(capsys, *common, "--thresholds", str(own), "--update-baseline")
-    assert "it replaces the baseline system limited had there" in stdout
+    # recording another system's baseline over it is refused, naming whose it is, unless --replace
+    code, _, err = cli_record(capsys, *common, "--thresholds", str(own))
+    assert (
+        code == 2
+        and f"already holds the baseline for deterministic at top_k 5 of system limited on suite {suite}"
+        in err
+    )
+    assert "--replace" in err and load_thresholds(own)["deterministic@5"].system_name == "limited"  # type: ignore[index]
+    code, stdout, _ = cli_record(capsys, *common, "--thresholds", str(own), record=("--replace",))
+    assert code == 0 and "it replaces the baseline system limited had there" in stdout
 
 
 def test_a_changed_suite_is_not_compared_and_the_changed_files_are_named(
@@ -293,7 +290,7 @@ def test_a_changed_suite_is_not_compared_and_the_changed_files_are_named(
     suite = _suite(tmp_path / "suite")
     out = tmp_path / "r.json"
     common = ["run", "--datasets", str(suite), "--history", "none", "--out", str(out), "--gated-pass", "off"]
-    assert cli(capsys, *common, "--update-baseline")[0] == 0
+    assert cli_record(capsys, *common)[0] == 0
     assert cli(capsys, *common)[1].count("Verdict: PASS") == 1
     facts = suite / "scenarios" / "facts.yaml"
     facts.write_text(facts.read_text(encoding="utf-8").replace("noon", "one"), encoding="utf-8")
@@ -304,9 +301,14 @@ def test_a_changed_suite_is_not_compared_and_the_changed_files_are_named(
     code, stdout, _ = cli(capsys, *common, "--require-baseline")
     assert code == 1
     assert (
-        "the suite changed since the baseline was recorded (2 files: scenarios/extra.yaml added, "
-        "scenarios/facts.yaml changed): re-record it" in stdout
+        f"the baseline for deterministic at top_k 5 in {suite / 'thresholds.json'} was recorded on suite "
+        f"{suite}, and this run's suite differs (2 files: scenarios/extra.yaml added, scenarios/facts.yaml "
+        "changed): record this run's baseline into a thresholds file of its own (`evalkit baseline record "
+        "--thresholds PATH`), or, if that entry is this suite's own older baseline, in its place "
+        "(`evalkit baseline record --replace`)" in stdout
     )
+    assert cli_record(capsys, *common)[0] == 2  # not without --replace
+    assert cli_record(capsys, *common, record=("--replace",))[0] == 0
 
 
 def test_an_entry_without_a_system_is_the_reference_stores(tmp_path: Path) -> None:
@@ -330,18 +332,18 @@ def test_thresholds_none_is_an_explicit_no_baselines(
     suite = _suite(tmp_path / "suite")
     out = tmp_path / "r.json"
     common = ["run", "--datasets", str(suite), "--history", "none", "--out", str(out), "--gated-pass", "off"]
-    assert cli(capsys, *common, "--update-baseline")[0] == 0
+    assert cli_record(capsys, *common)[0] == 0
     code, stdout, _ = cli(capsys, *common, "--thresholds", "none")
-    assert code == 0 and "Verdict: NOT GATED" in stdout
+    assert code == 0 and "Verdict: NOT COMPARED" in stdout
     assert "no baselines (no thresholds file)" in stdout and "No gating regressions." not in stdout
-    assert _verdict(out)["value"] == "NOT GATED"
+    assert _verdict(out)["value"] == "NOT COMPARED"
     assert cli(capsys, *common, "--thresholds", "none", "--require-baseline")[0] == 1
-    code, _, err = cli(capsys, *common, "--thresholds", "none", "--update-baseline")
-    assert code == 2 and "name the file to record it in with --thresholds PATH" in err
+    code, _, err = cli_record(capsys, *common, "--thresholds", "none")
+    assert code == 2 and "configured without a thresholds file" in err and "--thresholds PATH" in err
     (tmp_path / "evalkit.toml").write_text('thresholds = "none"\n', encoding="utf-8")
     monkeypatch.chdir(tmp_path)
     code, stdout, _ = cli(capsys, *common)
-    assert code == 0 and "Verdict: NOT GATED" in stdout  # the project file can say it too
+    assert code == 0 and "Verdict: NOT COMPARED" in stdout  # the project file can say it too
     assert re.search(r"^thresholds +none +\(.*evalkit\.toml\)$", cli(capsys, "config")[1], re.M)
 
 
@@ -357,9 +359,10 @@ def test_suite_strength_counts_the_real_mutations_and_names_a_false_alarm_of_the
         outcomes=[
             MutationOutcome(mutation="a", description="d", control=False, regressions=[hit], hint="ha"),
             MutationOutcome(mutation="b", description="d", control=False, regressions=[], hint="hb"),
-            MutationOutcome(mutation="c", description="d", control=False, regressions=[]),
+            MutationOutcome(mutation="c", description="d", control=False, regressions=[], hint=""),
             MutationOutcome(mutation="noop", description="d", control=True, regressions=[hit], hint="ties"),
-        ]
+        ],
+        checked_against=None,
     )
     strength = suite_strength(detection)
     assert (strength.caught, strength.injected) == (1, 3)

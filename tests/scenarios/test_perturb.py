@@ -25,7 +25,7 @@ from evalkit.scenarios.perturb import (
 )
 from evalkit.views.charts import perturbation_chart
 from evalkit.views.verdict import reproduce_command, run_verdict
-from tests.shared import DATASETS, cli, comparable
+from tests.shared import DATASETS, cli, cli_record, comparable
 
 
 def test_distractors_add_exactly_n_pool_thoughts_per_scenario_and_a_larger_n_keeps_the_smaller_draw() -> None:
@@ -90,7 +90,7 @@ def test_a_perturbed_run_is_deterministic_and_never_compared_with_the_baseline()
     assert reproduce_command(first) == (
         "evalkit run --top-k 5 --perturb distractors=10 --perturb stale-repeats=2 --perturb-seed 4"
     )
-    assert run_verdict(run).value == "NOT GATED"
+    assert run_verdict(run).value == "NOT COMPARED"
     unperturbed = run_eval(datasets=DATASETS, scenarios=["temporal"]).result
     assert "perturbation" not in unperturbed.provenance.model_dump(mode="json")
 
@@ -124,8 +124,7 @@ def test_recall_does_not_increase_as_distractors_grow_on_the_reference_store() -
         (["--perturb", "distractors=999"], "the shipped pool holds 64 thoughts"),
         # it grew to 1.2 GB in 13 s, until out of memory
         (["--perturb", "stale-repeats=1000000000"], "at most 100 stale copies of each superseded thought"),
-        (["--perturb-curve", "stale-repeats=0,1000000000"], "at most 100 stale copies"),
-        (["--perturb", "distractors=1", "--update-baseline"], "a perturbed run is never a baseline"),
+        (["--perturb", "stale-repeats=0,1000000000"], "at most 100 stale copies"),
     ],
 )
 def test_bad_perturbations_are_usage_errors_naming_the_flag_and_the_fix(
@@ -324,3 +323,14 @@ def test_how_a_curve_was_asked_for_is_not_part_of_it() -> None:
     spec = CurveSpec("distractors", (0, 10), given_as="--perturb-curve 'distractors=0,10'")
     assert spec == CurveSpec("distractors", (0, 10)) and "given_as" not in repr(spec)
     assert pickle.loads(pickle.dumps(spec)) == spec
+
+
+def test_a_perturbed_report_is_never_recorded_as_a_baseline(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    thresholds = tmp_path / "t.json"
+    code, _, err = cli_record(
+        capsys, "run", "--datasets", str(DATASETS), "--thresholds", str(thresholds),
+        "--out", str(tmp_path / "r.json"), "--history", "none", "--perturb", "distractors=1",
+    )  # fmt: skip
+    assert code == 2 and "a perturbed run is never a baseline" in err and not thresholds.exists()

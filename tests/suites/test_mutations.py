@@ -21,7 +21,7 @@ from evalkit.memory import STOPWORDS
 from evalkit.memory.pipeline import DEFAULT_PIPELINE, Candidate, RowFilter, SearchPipeline, fuse_rrf
 from evalkit.suites.mutations import MUTATIONS, most_specific_first, run_mutants, select_mutations
 from evalkit.views.frames import CAUGHT_BY_MESSAGES, MUTATION_COLUMNS, mutation_frame
-from tests.shared import DATASETS
+from tests.shared import DATASETS, run_and_record
 
 THRESHOLDS = DATASETS / "thresholds.json"
 CONTROL = "control-rrf-rewritten"
@@ -181,12 +181,16 @@ def test_caught_by_quotes_the_most_specific_messages_first():
         ],
     )
     outcome = MutationOutcome(
-        mutation=mutation.name, description=mutation.description, control=False, regressions=ranked
+        mutation=mutation.name,
+        description=mutation.description,
+        control=False,
+        regressions=ranked,
+        hint=mutation.hint,
     )
     assert [r.message for r in outcome.regressions] == [
         "scenario x", "category a", "category c", "missing b", "overall",
     ]  # fmt: skip
-    row = mutation_frame(DetectionPower(outcomes=[outcome])).iloc[0]
+    row = mutation_frame(DetectionPower(outcomes=[outcome], checked_against=None)).iloc[0]
     assert CAUGHT_BY_MESSAGES == 3
     assert row["caught_by"] == "scenario x; category a; category c (+2 more)"
     assert (row["caught"], row["regressions"]) == (True, 5)
@@ -324,11 +328,8 @@ def small_suite(tmp_path: Path) -> Path:
     (root / "scenarios").mkdir(parents=True)
     shutil.copy(DATASETS / "distractors.yaml", root)
     shutil.copy(DATASETS / "scenarios" / "explicit-fact.yaml", root / "scenarios")
-    record = ["run", "--datasets", str(root), "--thresholds", str(root / "thresholds.json")]
-    assert (
-        main([*record, "--gated-pass", "off", "--update-baseline", "--out", str(tmp_path / "report.json")])
-        == 0
-    )
+    record = ["--datasets", str(root), "--thresholds", str(root / "thresholds.json")]
+    assert run_and_record([*record, "--gated-pass", "off", "--out", str(tmp_path / "report.json")]) == 0
     return root
 
 

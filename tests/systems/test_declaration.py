@@ -1,8 +1,8 @@
 """What a system declares about itself (evalkit.systems.declaration) is recorded in the report's
 provenance, and the sweep and the views read it: re-gating only for systems declaring `regate`
 (saying why not otherwise), the low-confidence floor only where a system declares one, detection
-power only for the system the mutation suite mutates; reports written before declarations were
-recorded read as their system declared then."""
+power only for the system the mutation suite mutates (reports of version 2 without a
+declaration are migrated: tests/harness/test_report_file.py)."""
 
 from __future__ import annotations
 
@@ -12,17 +12,15 @@ from datetime import UTC, datetime
 import pytest
 
 from evalkit import EvalRun, ReferenceSystem, UsageError, load_run, run_eval
-from evalkit.harness.provenance import system_declaration
 from evalkit.harness.sweep import regate_pass, unavailable
 from evalkit.memory import DEFAULT_PIPELINE, VECTOR_FLOOR
 from evalkit.memory.pipeline import Candidate, is_strong
 from evalkit.records import GateCandidate
 from evalkit.suites.mutations import MUTATIONS
 from evalkit.systems.capabilities import ALL_CAPABILITIES
-from evalkit.systems.declaration import REGATE_RULE, SystemDeclaration, declaration_of, recorded_declaration
+from evalkit.systems.declaration import REGATE_RULE, SystemDeclaration, declaration_of
 from evalkit.views.charts import rank_chart
 from evalkit.views.tables import detection_table
-from tests.factories import a_pass, a_run, scenario
 from tests.shared import DATASETS
 from tests.systems_fixtures import LimitedSystem
 
@@ -64,20 +62,11 @@ def test_the_regate_rule_is_the_pipelines_gate(bm25, similarity, floor, kept):
         assert is_strong(row, floor) is kept
 
 
-def test_reports_without_a_declaration_read_as_their_system_declared_then():
-    assert recorded_declaration(None, "reference") == REFERENCE
-    other = recorded_declaration(None, "my-memory")
-    assert other.regates and other.confidence_floor is None and not other.mutation_testing
-    assert system_declaration(None, "reference") == REFERENCE
-
-
-def test_a_run_records_its_declaration_and_a_report_without_one_keeps_its_shape(tmp_path):
+def test_a_run_records_its_declaration(tmp_path):
     run = run_eval(datasets=DATASETS, scenarios=["explicit-fact"], thresholds=None)
     saved = json.loads(run.save(tmp_path / "report.json").read_text())
     assert saved["provenance"]["declaration"] == REFERENCE.model_dump()
     assert load_run(tmp_path / "report.json").result.provenance.declaration == REFERENCE
-    legacy = a_run(a_pass(scenario("facts", "explicit-fact", [])))
-    assert "declaration" not in json.loads(legacy.model_dump_json())["provenance"]
 
 
 def test_a_system_without_regate_is_not_swept_and_the_sweep_says_why():

@@ -143,7 +143,8 @@ def test_a_scenario_failing_beside_the_previous_drops_failure_reports_both_and_i
     lines = err.strip().splitlines()
     assert "Traceback" not in err
     if isolation == NAMESPACE:  # pipelined: beta's store went out before alpha's drop was answered
-        assert lines[-2].startswith("evalkit: error: system 'pipeline' (MCP, "), err
+        assert lines[-2].startswith("evalkit: error: system 'pipeline': "), err
+        assert "in scenario 'beta': system 'pipeline' (MCP, " in lines[-2], err
         assert lines[-2].endswith("tool 'store' reported an error: cannot store thought 'beta-port'"), err
         assert lines[-1].startswith("evalkit: note: system 'pipeline' (MCP, "), err
         assert "tool 'drop' (the drop after scenario 'alpha', namespace 'evalkit-" in lines[-1], err

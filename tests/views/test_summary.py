@@ -68,10 +68,13 @@ def test_without_a_baseline_the_summary_says_why_and_with_detection_it_shows_sui
     caught = Regression(kind="metric", message="overall: recall 0.1 is below its threshold 0.9")
     detection = DetectionPower(
         outcomes=[
-            MutationOutcome(mutation="vector-leg-off", description="d", control=False, regressions=[caught]),
-            MutationOutcome(mutation="rrf-k", description="d", control=False, regressions=[]),
-            MutationOutcome(mutation="no-op", description="d", control=True, regressions=[]),
-        ]
+            MutationOutcome(
+                mutation="vector-leg-off", description="d", control=False, regressions=[caught], hint=""
+            ),
+            MutationOutcome(mutation="rrf-k", description="d", control=False, regressions=[], hint=""),
+            MutationOutcome(mutation="no-op", description="d", control=True, regressions=[], hint=""),
+        ],
+        checked_against=None,
     )
     text = summary_markdown(
         _run(detection=detection), None, no_baseline="no baseline for deterministic at top_k 5"

@@ -23,6 +23,8 @@ from evalkit.harness.results import (
     RunResult,
 )
 from evalkit.harness.sweep import lost_from_top_k
+from evalkit.systems.declaration import declaration_of
+from evalkit.systems.reference import ReferenceSystem
 from evalkit.views.charts import category_chart, dropped_chart, gate_chart, rank_chart
 from evalkit.views.styles import (
     FAIL_CSS,
@@ -179,6 +181,7 @@ def _report(gated: bool = True, regressions: bool = True) -> RunResult:
             "dataset_digest": "f" * 64,
             "system": {"system": "reference"},
             "embedder": {"mode": "deterministic", "identity": "hashing-fnv1a-384", "dim": 384},
+            "declaration": declaration_of(ReferenceSystem()),
         },
     )
 
@@ -563,12 +566,14 @@ def test_run_and_load_loads_a_saved_report_instead_of_running(
 
 def test_detection_table_marks_escapes_and_false_alarms_red():
     alarm = [Regression(kind="metric", message="overall: recall 0.5 is below its threshold 0.9")]
-    caught = MutationOutcome(mutation="caught", description="a bug", control=False, regressions=alarm)
-    escaped = MutationOutcome(mutation="escaped", description="a bug", control=False, regressions=[])
-    control = MutationOutcome(mutation="noop", description="no change", control=True, regressions=alarm)
-    run = EvalRun(
-        _report().model_copy(update={"detection": DetectionPower(outcomes=[caught, escaped, control])})
+    common = {"description": "a bug", "hint": ""}
+    caught = MutationOutcome(mutation="caught", control=False, regressions=alarm, **common)
+    escaped = MutationOutcome(mutation="escaped", control=False, regressions=[], **common)
+    control = MutationOutcome(
+        mutation="noop", control=True, regressions=alarm, **{**common, "description": "no change"}
     )
+    detection = DetectionPower(outcomes=[caught, escaped, control], checked_against=None)
+    run = EvalRun(_report().model_copy(update={"detection": detection}))
     styler = detection_table(run)
     html = styler.to_html()
     assert "1 of 2 injected search bugs caught — GATE MISSED SOMETHING" in html
