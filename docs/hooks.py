@@ -9,7 +9,7 @@ code and nothing is copied by hand:
 | `cli` | the argparse parser (`evalkit.cli.build_parser`): every command, sub-command and flag |
 | `config` | the `evalkit.toml` keys (`evalkit.harness.project.ProjectSettings`, their descriptions) |
 | `notebook-parameters` | each report notebook's `parameters` cell (`evalkit.notebooks.read_parameters`) |
-| `run-request` | the run's options in every spelling (`evalkit.harness.request.RunRequest`, their `Option`s) |
+| `run-request` | each run option in every spelling (`evalkit.harness.request.RunRequest`'s `Option`s) |
 | `scenario` | the scenario file's pydantic models (`evalkit.scenarios.model`) |
 | `report-schema` | the report JSON's pydantic model (`RunResult.model_json_schema()`) |
 | `http` | the OpenAPI document of `evalkit serve`'s FastAPI app (`evalkit.systems.http_server`) |

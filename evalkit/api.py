@@ -243,9 +243,10 @@ def run_request(
     mutation suite and repeats, on the executor it names unless `executor` is given. `system`
     (a Python object) replaces the request's system spec. The result records the request
     (`Provenance.request`: the report's "Reproduce" lines are printed from it). What `evalkit run`
-    does before it saves the report. UsageError for a request naming a pack (resolve it to a folder first:
-    `evalkit.suites.packs.pack_directory`)."""
-    if request.pack is not None:
+    does before it saves the report. A request naming a pack runs the packs' folder given as its
+    `datasets` (`evalkit.suites.packs.pack_directory`; `evalkit run` sets it) and records the pack,
+    not the folder; UsageError for a pack without its folder."""
+    if request.pack is not None and request.datasets is None:
         raise UsageError(
             f"pack {request.pack!r}: give the packs' folder as datasets (evalkit.suites.packs.pack_directory)"
         )
@@ -264,6 +265,8 @@ def run_request(
         perturb_curve=request.curve,
     )
     shared = request.model_copy(update={"system": redact_url(request.system)})  # a report is shared
+    if request.pack is not None:  # the pack names the suite; its folder is where this run wrote it
+        shared = shared.model_copy(update={"datasets": None})
     recorded = run.result.provenance.model_copy(update={"request": shared})
     return EvalRun(run.result.model_copy(update={"provenance": recorded}))
 

@@ -417,7 +417,9 @@ def test_report_writes_self_contained_html_with_scenario_table_and_charts(
     assert "Contents" in opening and "Queries to look at" in opening
     assert "Verdict: PASS" in opening
     assert "system reference · mode deterministic · top_k 5 · gate min_relevance 0.4" in opening
-    assert "Reproduce this run evalkit run --top-k 5" in visible_text(html)
+    assert "Reproduce this run evalkit run --perturb distractors=0,10,25,50 --mutants report" in visible_text(
+        html
+    )
     assert "Baseline: datasets/thresholds.json, recorded " in visible_text(html)  # not the kernel's folder
     assert not empty_boxes(html)  # sections that do not apply here ("leaks", ...) leave no box
     assert "No description has been provided" not in html
