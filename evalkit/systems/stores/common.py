@@ -242,7 +242,7 @@ class StoreSystem:
         return self.location or "in this process"
 
     @contextmanager
-    def open(self, workdir: Path) -> Iterator[VectorStoreMemory]:
+    def open(self, workdir: Path) -> Iterator[Any]:
         """A fresh collection for one scenario, dropped when the context exits."""
         if not self.fork_safe and _FIRST_USED_IN.setdefault(self.name, os.getpid()) != os.getpid():
             raise AdapterError(
@@ -254,9 +254,13 @@ class StoreSystem:
             self._client = self._connect()
         collection = self._create(self._client, f"evalkit_{uuid.uuid4().hex}", workdir)
         try:
-            yield VectorStoreMemory(self, collection)
+            yield self._memory(collection)
         finally:
             collection.drop()
+
+    def _memory(self, collection: Any) -> Any:
+        """The scenario's memory over its collection (a library system has its own kind)."""
+        return VectorStoreMemory(self, collection)
 
     def close(self) -> None:
         """Release this process's client (a later scenario connects again)."""
