@@ -9,7 +9,33 @@ from __future__ import annotations
 
 import os
 import pickle
+from collections.abc import Sequence
 from typing import Any
+
+from evalkit.wording import counted
+
+MAX_LISTED_PROBLEMS = 20
+"""How many problems one message lists (about a screen) before it only counts the rest."""
+
+
+def listed(message: str, problems: Sequence[str]) -> str:
+    """`message`, then each of `problems` on a line of its own (`  - <problem>`): at most
+    `MAX_LISTED_PROBLEMS` of them, then `  - … and N more problems`. The one format of every
+    error that reports all the problems of a file (or of a command line) at once, each naming
+    its place and its fix; `message` alone when there are none."""
+    shown = [f"  - {p}" for p in problems[:MAX_LISTED_PROBLEMS]]
+    if len(problems) > MAX_LISTED_PROBLEMS:
+        shown.append(f"  - … and {counted(len(problems) - MAX_LISTED_PROBLEMS, 'more problem')}")
+    return "\n".join([message, *shown])
+
+
+def one_or_listed(where: str, problems: Sequence[str], fix: str) -> str:
+    """The message of the problems of one file or input `where`: a single problem on one line
+    (`<where>: <problem>; <fix>`), several counted and then `listed` (`<where>: 3 problems;
+    <fix>`, one per line)."""
+    if len(problems) == 1:
+        return f"{where}: {problems[0]}; {fix}"
+    return listed(f"{where}: {counted(len(problems), 'problem')}; {fix}", problems)
 
 
 class EvalkitError(Exception):
@@ -24,17 +50,23 @@ class EmbedderError(EvalkitError):
     """An embedder could not be built or loaded (missing model, missing extra)."""
 
 
-class DatasetError(EvalkitError):
+class ProblemsError(EvalkitError):
+    """An error reporting every problem found in its input at once: `problems` lists them all,
+    each naming its place and its fix; the message is `message` then the problems as `listed`
+    shows them (at most a screen, then a count)."""
+
+    def __init__(self, message: str, problems: Sequence[str] | None = None) -> None:
+        self.problems = list(problems or [])
+        super().__init__(listed(message, self.problems))
+
+
+class DatasetError(ProblemsError):
     """A scenario dataset or benchmark file is invalid. `problems` lists every problem found."""
 
-    def __init__(self, message: str, problems: list[str] | None = None) -> None:
-        self.problems = list(problems or [])
-        body = message if not self.problems else message + "\n" + "\n".join(f"  - {p}" for p in self.problems)
-        super().__init__(body)
 
-
-class ThresholdsError(EvalkitError):
-    """The thresholds file exists but cannot be read or does not match its schema."""
+class ThresholdsError(ProblemsError):
+    """The thresholds file exists but cannot be read or does not match its schema. `problems`
+    lists every problem found."""
 
 
 class ReportError(EvalkitError):

@@ -7,8 +7,11 @@ from __future__ import annotations
 
 import errno
 import os
+import signal
 import stat
 import tempfile
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 from evalkit.errors import OutputError
@@ -67,6 +70,52 @@ def write_atomic(path: str | Path, data: str | bytes, *, remove_stale: bool = Fa
         for stale in target.parent.glob(f".{target.name}.*.tmp"):
             stale.unlink(missing_ok=True)
     return target
+
+
+@contextmanager
+def signals_held() -> Iterator[None]:
+    """SIGINT and SIGTERM held back while the block runs and delivered when it ends: the few
+    renames of a swap all happen before Ctrl-C acts. Where signals cannot be blocked (Windows)
+    the block runs unchanged."""
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
+def replace_parts(build: Path, target: Path, parts: Sequence[str]) -> None:
+    """Move the `parts` (names of files or folders) of the folder `build` into the folder
+    `target`, each replacing what `target` holds under that name (a part `build` lacks is taken
+    out of `target`), all or none: with SIGINT and SIGTERM held back (`signals_held`), and undone
+    on any error (then OutputError naming `target`, which is unchanged). What `target` held is
+    left in `build/.replaced/` for the caller to remove with `build`; nothing else in `target`
+    is touched. `build` must be on the file system of `target` (a sibling folder)."""
+    replaced = build / ".replaced"
+    replaced.mkdir()
+    moved: list[str] = []
+    placed: list[str] = []
+    with signals_held():
+        try:
+            for part in parts:
+                here = target / part
+                if here.exists() or here.is_symlink():
+                    here.rename(replaced / part)
+                    moved.append(part)
+                if (build / part).exists():
+                    (build / part).rename(here)
+                    placed.append(part)
+        except BaseException as exc:  # a signal that was already on its way when they were held
+            for part in reversed(placed):
+                (target / part).rename(build / part)
+            for part in reversed(moved):
+                (replaced / part).rename(target / part)
+            if isinstance(exc, OSError):
+                raise OutputError(f"cannot write into {target}: {os_reason(exc)}; it is unchanged") from None
+            raise
 
 
 def check_writable(path: str | Path) -> None:

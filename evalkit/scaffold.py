@@ -15,7 +15,9 @@ read-only and hard to find).
 
 Contract of `init_project` and `copy_notebooks`: an existing file is never
 overwritten unless `force` is true: without it, UsageError lists every file that exists (and
-nothing is written). Other files in the folder are left alone. `evalkit run` inside the new
+nothing is written). Every path is checked before any is written: one that `force` cannot
+replace (a folder, a pipe, a read-only file) is a UsageError naming each, with nothing written.
+Other files in the folder are left alone. `evalkit run` inside the new
 folder works at once (the baseline check is OFF until a baseline is recorded, and says so).
 """
 
@@ -26,10 +28,11 @@ from pathlib import Path
 
 import nbformat
 
-from evalkit.errors import UsageError
-from evalkit.files import write_atomic
+from evalkit.errors import OutputError, UsageError, listed
+from evalkit.files import check_writable, write_atomic
 from evalkit.packaged import NOTEBOOKS, TEMPLATES
 from evalkit.parameters import parse_parameters_cell
+from evalkit.wording import counted
 
 PIN_MARK = "@evalkit_pin@"
 """Replaced by `==<version>` (or nothing) in every template."""
@@ -133,8 +136,24 @@ def _folder(directory: str | Path, need: str) -> Path:
 
 
 def _write(planned: dict[Path, str], force: bool, command: str) -> list[Path]:
-    """Write `planned` (path → text), refusing, before writing anything, to overwrite an existing
-    file unless `force`."""
+    """Write `planned` (path → text), checking every path before writing any: an existing file
+    is refused unless `force`, and a path `force` cannot replace (a folder, a pipe, a read-only
+    file, a parent that is a file: `check_writable`) always; one UsageError lists them all."""
+    blocked = []
+    for path in planned:
+        try:
+            check_writable(path)
+        except OutputError as exc:
+            blocked.append(
+                f"{path} is a folder, not a file: move it away or choose another folder (--force "
+                "replaces files only)"
+                if path.is_dir()
+                else str(exc)
+            )
+    if blocked:
+        raise UsageError(
+            listed(f"{command} cannot write {counted(len(blocked), 'path')}; nothing was written", blocked)
+        )
     existing = [str(path) for path in planned if path.exists()]
     if existing and not force:
         raise UsageError(

@@ -123,6 +123,23 @@ def shown_value(value: object) -> str:
     return text if len(text) <= MAX_SHOWN_VALUE else text[: MAX_SHOWN_VALUE - 3] + "..."
 
 
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+SURROGATE_FIX = "a \\uD800-\\uDFFF escape must be followed by its pair (or write the character itself)"
+"""The fix of a lone surrogate in a JSON or YAML file."""
+
+
+def lone_surrogate(text: str) -> str | None:
+    """The problem of `text` holding a lone UTF-16 surrogate (a JSON escape such as \\ud800
+    without its pair, which UTF-8 cannot encode, so no file or store can hold it): "lone surrogate
+    \\ud800 at character 4", or None when it holds none."""
+    found = _LONE_SURROGATE.search(text)
+    return (
+        None if found is None else f"lone surrogate \\u{ord(found.group()):04x} at character {found.start()}"
+    )
+
+
 def did_you_mean(word: str, options: Sequence[str]) -> str:
     """' (did you mean 'x'?)' for the closest option, or ''."""
     hint = difflib.get_close_matches(word, options, n=1)

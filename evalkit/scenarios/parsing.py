@@ -26,7 +26,7 @@ from typing import Any
 import yaml
 
 from evalkit.scenarios.dates import DATE_HELP
-from evalkit.validation import shown_value
+from evalkit.validation import SURROGATE_FIX, lone_surrogate, shown_value
 
 MAX_DEPTH = 64
 """Deepest nesting of lists and mappings a scenario file may have (real files use about 5)."""
@@ -318,9 +318,6 @@ def raw_date_problems(data: Mapping[str, Any]) -> list[str]:
     ]
 
 
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
 def _utf8_json(data: Any) -> bool:
     """Whether `data` dumps to JSON that encodes as UTF-8; False also for what JSON cannot hold
     (a YAML set or binary value), which the caller then walks."""
@@ -339,14 +336,10 @@ def surrogate_problems(data: Any, path: str = "") -> list[str]:
     if not path and _utf8_json(data):
         return []
     if isinstance(data, str):
-        surrogate = _LONE_SURROGATE.search(data)
+        surrogate = lone_surrogate(data)
         if surrogate is None:
             return []
-        bad = surrogate.start()
-        return [
-            f"{path or '<top level>'}: lone surrogate \\u{ord(data[bad]):04x} at character {bad}; "
-            "a \\uD800-\\uDFFF escape must be followed by its pair (or write the character itself)"
-        ]
+        return [f"{path or '<top level>'}: {surrogate}; {SURROGATE_FIX}"]
     if isinstance(data, dict):
         found = []
         for key, value in data.items():

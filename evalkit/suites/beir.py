@@ -33,7 +33,7 @@ from typing import Any
 
 from evalkit.errors import DatasetError
 from evalkit.scenarios.model import QuerySpec, Scenario, ThoughtSpec
-from evalkit.suites.readers import capped, json_lines, slug
+from evalkit.suites.readers import json_lines, slug
 from evalkit.wording import counted
 
 QRELS_HEADER: tuple[str, str, str] = ("query-id", "corpus-id", "score")
@@ -120,9 +120,7 @@ def load_beir(path: str | Path, split: str = "test", *, progress: bool | None = 
     if not thoughts and not problems:
         problems.append(f"{files['corpus']}: the corpus is empty; it needs one JSON document per line")
     if problems:
-        raise DatasetError(
-            f"BEIR dataset {root} is invalid ({counted(len(problems), 'problem')})", capped(problems)
-        )
+        raise DatasetError(f"BEIR dataset {root} is invalid ({counted(len(problems), 'problem')})", problems)
 
     doc_ids = {t.id for t in thoughts}
     judged: dict[str, dict[str, int]] = {}

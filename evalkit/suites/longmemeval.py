@@ -60,7 +60,7 @@ from tqdm import tqdm
 from evalkit.errors import DatasetError, UsageError
 from evalkit.progress import progress_enabled
 from evalkit.scenarios.model import QuerySpec, Scenario, ThoughtSpec
-from evalkit.suites.readers import capped, read_json_list, slug
+from evalkit.suites.readers import read_json_list, slug
 from evalkit.wording import counted
 
 Granularity = Literal["session", "turn"]
@@ -183,7 +183,7 @@ def load_longmemeval(
             bar.update(1)
     if problems:
         raise DatasetError(
-            f"LongMemEval file {file} is invalid ({counted(len(problems), 'problem')})", capped(problems)
+            f"LongMemEval file {file} is invalid ({counted(len(problems), 'problem')})", problems
         )
     return LongMemEvalSet(scenarios=tuple(scenarios), report=builder.build(file.name))
 

@@ -2,7 +2,6 @@
 
 - `read_json_list`: a whole JSON file that must hold a non-empty list (LoCoMo, LongMemEval);
 - `json_lines`: a JSON-lines file streamed line by line (BEIR corpus and queries, JSONL runs);
-- `capped`: a long problem list cut to a readable length;
 - `slug`: text turned into a kebab-case scenario name.
 
 Every problem names the file (and the line where there is one) and says how to fix it.
@@ -20,9 +19,6 @@ from tqdm import tqdm
 
 from evalkit.errors import DatasetError
 from evalkit.progress import progress_enabled
-
-MAX_LISTED_PROBLEMS = 50
-"""How many problems an error lists before it only counts the rest."""
 
 
 def read_json_list(file: Path, label: str, hint: str, items: str) -> list[Any]:
@@ -72,14 +68,6 @@ def json_lines(path: Path, problems: list[str], progress: bool | None = False) -
                     f"{path} line {number}: malformed JSON ({exc.msg} at column {exc.colno}); "
                     "fix or remove the line (one JSON object per line)"
                 )
-
-
-def capped(problems: list[str]) -> list[str]:
-    """At most `MAX_LISTED_PROBLEMS` problems, then one line counting the rest."""
-    if len(problems) <= MAX_LISTED_PROBLEMS:
-        return problems
-    rest = len(problems) - MAX_LISTED_PROBLEMS
-    return [*problems[:MAX_LISTED_PROBLEMS], f"... and {rest} more problems of the same kinds"]
 
 
 def slug(text: str) -> str:

@@ -44,13 +44,13 @@ from typing import Any, Literal, get_args
 
 from pydantic import Field, ValidationError, create_model, field_validator
 
-from evalkit.errors import DatasetError, ReportError, UsageError
+from evalkit.errors import DatasetError, ReportError, UsageError, listed
 from evalkit.files import write_atomic
 from evalkit.harness.results import RunResult
 from evalkit.records import REPORTED_HIT_FIELDS, Hit, hit_from_values
 from evalkit.scenarios import Suite, legacy_query_id, stable_query_id
 from evalkit.shapes import hit_model_fields
-from evalkit.suites.readers import capped, json_lines
+from evalkit.suites.readers import json_lines
 from evalkit.validation import FrozenModel, field_problems
 from evalkit.wording import counted
 
@@ -140,9 +140,7 @@ def read_run(path: str | Path, format: str | None = None) -> RunFile:
     if not rows and not problems:
         problems.append(f"{file}: no results; a run file needs at least one ranked document")
     if problems:
-        raise DatasetError(
-            f"run file {file} is invalid ({counted(len(problems), 'problem')})", capped(problems)
-        )
+        raise DatasetError(f"run file {file} is invalid ({counted(len(problems), 'problem')})", problems)
     rankings = {
         qid: tuple(
             hit_from_values({**signals.model_dump(), "content": "", "project": "", "rank": rank})
@@ -293,7 +291,7 @@ def check_run(run: RunFile, suite: Suite) -> tuple[str, ...]:
     if problems:
         raise DatasetError(
             f"run file {run.path} does not match the suite ({counted(len(problems), 'problem')})",
-            capped(problems),
+            problems,
         )
     missing = [qid for qid in seeded if qid not in run.rankings]
     shown = (
@@ -338,8 +336,10 @@ def write_trec(result: RunResult, outdir: str | Path) -> tuple[Path, Path, Path]
             jsonl_lines.append(RunLine(query_id=qid, results=results).model_dump_json())
     if problems:
         raise ReportError(
-            f"report of {result.system!r} cannot be written in TREC format: ids must not hold "
-            "whitespace\n" + "\n".join(f"  - {p}" for p in capped(problems))
+            listed(
+                f"report of {result.system!r} cannot be written in TREC format: ids must not hold whitespace",
+                problems,
+            )
         )
     out = Path(outdir)
     return (

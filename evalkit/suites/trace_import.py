@@ -27,7 +27,8 @@ queries an empty `query` (the log keeps its length), and every file says
 record (`latest_contents`) and queries their text.
 
 Decisions: the output directory must be empty, absent, or an earlier import (it holds
-`queries.json` of `QUERY_LOG_FORMAT`); an earlier import's scenario files are replaced. Store
+`queries.json` of `QUERY_LOG_FORMAT`); an earlier import's files are replaced, all at once
+(`_write_whole`: a Ctrl-C leaves the earlier import as it was, never a mix of two imports). Store
 ids become scenario names by `slug` (`-<sha256 prefix>` added if two stores share one). A
 record id the rules or labels name but no search returned is still seeded, with the content the
 traces show for it (or none). Placeholder ids (records without ids) are seeded like any id.
@@ -39,6 +40,8 @@ import hashlib
 import itertools
 import json
 import math
+import shutil
+import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from datetime import UTC, datetime
@@ -47,8 +50,8 @@ from typing import Any
 
 import yaml
 
-from evalkit.errors import DatasetError, UsageError
-from evalkit.files import write_atomic
+from evalkit.errors import DatasetError, OutputError, UsageError
+from evalkit.files import os_reason, replace_parts, signals_held, write_atomic
 from evalkit.records import MAX_TOP_K
 from evalkit.scenarios import Scenario
 from evalkit.scenarios.loading import SCENARIOS_SUBDIR
@@ -186,14 +189,37 @@ def import_traces(
         )
     explicit = read_labels(labels) if labels is not None else None
     plan = plan_import(traces, explicit, rules=rules, with_content=with_content, label_file=labels)
-    scenarios = target / SCENARIOS_SUBDIR
-    written = [write_atomic(target / name, text) for name, text in plan.texts.items()]
-    if scenarios.is_dir():
-        keep = {target / name for name in plan.texts}
-        for old in scenarios.iterdir():
-            if old.is_file() and old.suffix == ".json" and old not in keep:
-                old.unlink()
-    return TraceImport.written(plan.counts, target, written)
+    _write_whole(target, plan.texts)
+    return TraceImport.written(plan.counts, target, [target / name for name in plan.texts])
+
+
+def _write_whole(target: Path, texts: Mapping[str, str]) -> None:
+    """Write `texts` (relative path → text) as the import in `target`, whole or not at all, also
+    under Ctrl-C: into a temporary sibling folder first, whose parts (`IMPORT_FILES`) then
+    replace an earlier import's by renames (`evalkit.files.replace_parts`), or which becomes
+    `target` when there is none. An earlier import's scenario files go with its `scenarios/`;
+    any other file there (a note of the user's) is carried over; files beside the parts are kept.
+    The temporary folder is removed on every path."""
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        build = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.import-"))
+    except OSError as exc:
+        raise OutputError(f"cannot write the import into {target}: {os_reason(exc)}") from None
+    try:
+        for name, text in texts.items():
+            write_atomic(build / name, text)
+        earlier = target / SCENARIOS_SUBDIR
+        if earlier.is_dir():
+            for own in earlier.iterdir():
+                if own.is_file() and own.suffix != ".json":
+                    shutil.copy2(own, build / SCENARIOS_SUBDIR / own.name)
+        if target.exists():
+            replace_parts(build, target, IMPORT_FILES)
+        else:
+            with signals_held():
+                build.rename(target)
+    finally:
+        shutil.rmtree(build, ignore_errors=True)
 
 
 def _check_out(target: Path) -> None:

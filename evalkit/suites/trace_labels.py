@@ -32,8 +32,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from evalkit.errors import DatasetError
-from evalkit.suites.readers import capped, json_lines
+from evalkit.suites.readers import json_lines
 from evalkit.suites.traces import MemoryOp, TraceSet
+from evalkit.validation import SURROGATE_FIX, lone_surrogate
 from evalkit.wording import counted
 
 LABEL_RULES: tuple[str, ...] = ("deleted-forbid", "updated-stale")
@@ -81,12 +82,24 @@ def read_labels(path: str | Path) -> dict[str, tuple[str, ...]]:
                     f'{where}: expected {{"query_id": "<trace>/<span>", "relevant": ["<id>", ...]}}'
                 )
                 continue
+            texts = [("query_id", qid), *((f"relevant[{i}]", r) for i, r in enumerate(relevant))]
+            bad = [(at, problem) for at, text in texts if (problem := lone_surrogate(text)) is not None]
+            if bad:
+                problems += [f"{where}: {at} holds a {problem}; {SURROGATE_FIX}" for at, problem in bad]
+                continue
             if qid in labels:
                 problems.append(f"{where}: query id {qid!r} again; give each query one line")
                 continue
             labels[qid] = list(dict.fromkeys(relevant))
     else:
-        for number, raw in enumerate(file.read_text(encoding="utf-8").splitlines(), start=1):
+        try:
+            text = file.read_text(encoding="utf-8")
+        except UnicodeDecodeError as exc:  # a traceback before
+            raise DatasetError(
+                f"label file {file} is not UTF-8 (byte 0x{exc.object[exc.start]:02x} at offset {exc.start}); "
+                "save it as UTF-8"
+            ) from None
+        for number, raw in enumerate(text.splitlines(), start=1):
             fields = raw.split()
             if not fields:
                 continue
@@ -100,7 +113,7 @@ def read_labels(path: str | Path) -> dict[str, tuple[str, ...]]:
             if int(grade) > 0 and doc not in entry:
                 entry.append(doc)
     if problems:
-        raise DatasetError(f"label file {file} is invalid ({len(problems)} problems)", capped(problems))
+        raise DatasetError(f"label file {file} is invalid ({counted(len(problems), 'problem')})", problems)
     return {qid: tuple(ids) for qid, ids in labels.items()}
 
 
@@ -123,12 +136,10 @@ def label_searches(
         raise DatasetError(
             f"{where} names {counted(len(unknown), 'query id')} that are not searches of the traces; "
             "nothing was written",
-            capped(
-                [
-                    f"{qid}: no search span with this <trace id>/<span id> (they look like {shown})"
-                    for qid in unknown
-                ]
-            ),
+            [
+                f"{qid}: no search span with this <trace id>/<span id> (they look like {shown})"
+                for qid in unknown
+            ],
         )
     warnings: list[str] = []
     out: dict[str, QueryLabels] = {}

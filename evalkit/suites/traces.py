@@ -59,7 +59,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from evalkit.errors import DatasetError
-from evalkit.suites.readers import capped
+from evalkit.validation import lone_surrogate
+from evalkit.wording import counted
 
 OpKind = Literal["search", "delete", "write"]
 Convention = Literal["gen_ai.memory", "gen_ai.retrieval", "openinference"]
@@ -207,6 +208,7 @@ class _Span:
     schema_url: str | None
     order: int
     warnings: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
 
 
 def read_traces(paths: Sequence[str | Path]) -> TraceSet:
@@ -236,7 +238,7 @@ def read_traces(paths: Sequence[str | Path]) -> TraceSet:
         seen.setdefault(key, span.file)
     if problems:
         raise DatasetError(
-            f"cannot read the traces ({len(problems)} problems); nothing was written", capped(problems)
+            f"cannot read the traces ({len(problems)} problems); nothing was written", problems
         )
     by_id = {(s.trace_id, s.span_id): s for s in spans}
     skewed = {id(s) for s in spans if _skew_warnings(s, by_id)}
@@ -247,6 +249,11 @@ def read_traces(paths: Sequence[str | Path]) -> TraceSet:
         ignored += lifecycle
         if op is not None:
             operations.append(op)
+    errors = [e for s in spans for e in s.errors]
+    if errors:
+        raise DatasetError(
+            f"cannot read the traces ({counted(len(errors), 'problem')}); nothing was written", errors
+        )
     operations.sort(key=lambda op: (op.start_ns is None, op.start_ns or 0))
     warnings = [w for s in spans for w in s.warnings]
     return TraceSet(tuple(operations), tuple(warnings), tuple(files), len(spans), ignored)
@@ -498,6 +505,11 @@ def _operation(span: _Span, skewed: bool) -> tuple[MemoryOp | None, int]:
         "schema_url": span.schema_url,
         "skewed": skewed,
     }
+    if operation in MEMORY_OPERATIONS or operation == "retrieval" or attrs.get(OI_KIND) is not None:
+        common.update(  # the query log holds them
+            service=_text(span, "resource attribute service.name", span.service),
+            schema_url=_text(span, "schemaUrl", span.schema_url),
+        )
     if operation in MEMORY_OPERATIONS:
         _unknown(span, "gen_ai.memory.", MEMORY_ATTRIBUTES)
         if operation in _STORE_LIFECYCLE:
@@ -508,7 +520,11 @@ def _operation(span: _Span, skewed: bool) -> tuple[MemoryOp | None, int]:
             return _search(span, common, "gen_ai.memory.query.text", "gen_ai.memory.records"), 0
         records = _records(span, "gen_ai.memory.records", attrs.get("gen_ai.memory.records"))
         single = attrs.get("gen_ai.memory.record.id")
-        named = [str(single)] if isinstance(single, (str, int)) and str(single) else []
+        named = (
+            [str(single)]
+            if isinstance(single, (str, int)) and _text(span, "gen_ai.memory.record.id", str(single))
+            else []
+        )
         targets = tuple(dict.fromkeys([*named, *(r.id for r in records or () if not r.placeholder)]))
         if operation == "delete_memory":
             if not targets:
@@ -530,7 +546,7 @@ def _operation(span: _Span, skewed: bool) -> tuple[MemoryOp | None, int]:
         return MemoryOp(kind="write", records=written, targets=targets, **common), 0
     if operation == "retrieval":
         _unknown(span, "gen_ai.retrieval.", RETRIEVAL_ATTRIBUTES)
-        store = str(attrs.get(DATA_SOURCE) or "")
+        store = _text(span, DATA_SOURCE, str(attrs.get(DATA_SOURCE) or "")) or ""
         common.update(convention="gen_ai.retrieval", operation="retrieval", store_id=store)
         return _search(span, common, "gen_ai.retrieval.query.text", "gen_ai.retrieval.documents"), 0
     if isinstance(attrs.get(OI_KIND), str) and attrs[OI_KIND].upper() == "RETRIEVER":
@@ -556,7 +572,7 @@ def _store(span: _Span, attribute: str) -> str:
     if not isinstance(value, str) or not value:
         span.warnings.append(f"{_where(span)}: {attribute} missing; grouped under the store ''")
         return ""
-    return value
+    return _text(span, attribute, value) or ""
 
 
 def _top_k(span: _Span) -> int | None:
@@ -578,7 +594,7 @@ def _top_k(span: _Span) -> int | None:
 def _query(span: _Span, attribute: str) -> str | None:
     value = span.attributes.get(attribute)
     if isinstance(value, str) and value.strip():
-        return value
+        return _text(span, attribute, value)
     span.warnings.append(
         f"{_where(span)}: {attribute} missing (it is opt-in): the search is scored but cannot become "
         "a scenario"
@@ -643,7 +659,9 @@ def _record(
             span.warnings.append(
                 f"{_where(span)}: {where}.score {raw_score!r} is not a finite number; dropped"
             )
-    content = _content(item.get(key)) if key in item else None
+    content = _text(span, f"{where}.{key}", _content(item.get(key))) if key in item else None
+    if isinstance(raw_id, str):
+        _text(span, f"{where}.id", raw_id)
     if isinstance(raw_id, bool) or not isinstance(raw_id, (str, int)) or not str(raw_id):
         placeholder = f"unidentified/{span.span_id}/{index + 1}"
         span.warnings.append(
@@ -652,6 +670,21 @@ def _record(
         )
         return Record(id=placeholder, score=score, content=content, placeholder=True)
     return Record(id=str(raw_id), score=score, content=content)
+
+
+def _text(span: _Span, where: str, value: Any) -> str | None:
+    """`value` when it is text UTF-8 can hold, else None: not a str, or (an error of the span,
+    naming `where`) holding a lone UTF-16 surrogate, which no file the import writes can hold."""
+    if not isinstance(value, str):
+        return None
+    problem = lone_surrogate(value)
+    if problem is not None:
+        span.errors.append(
+            f"{_where(span)}: {where} holds a {problem}; fix the exporter (a \\uD800-\\uDFFF escape must "
+            "be followed by its pair) or remove the span"
+        )
+        return None
+    return value
 
 
 def _content(value: Any) -> str | None:

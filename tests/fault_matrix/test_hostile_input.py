@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from tests.fault_matrix.common import assert_refused, cli, fake_mcp_mapping, run_args, snapshot
+from tests.shared import FIXTURES
 
 
 @pytest.mark.parametrize(
@@ -54,3 +55,37 @@ def test_a_mapping_argument_nested_5000_deep_is_refused(ws, capsys):
     mapping.write_text(mapping.read_text().replace('top_k = "top_k"}', f'top_k = "top_k", deep = {deep}}}'))
     code, _, err = cli(capsys, *run_args("--system", f"mcp:{mapping}"))
     assert_refused(code, err, f"MCP mapping file {mapping}: its arrays or tables are nested too deeply")
+
+
+SEARCH = "trace 5b8efff798038103d269b633813fc60c span eee19b7ec3c1b174"
+STORE_ATTRIBUTE = '"user-preferences-store"'
+RECORD_ID = '\\"id\\": \\"mem_123\\"'  # inside the JSON string of gen_ai.memory.records
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "needle"),
+    [
+        (RECORD_ID, '\\"id\\": \\"mem_\\\\ud800\\"', f"{SEARCH}: gen_ai.memory.records[1].id holds a lone"),
+        (STORE_ATTRIBUTE, '"user-\\ud800-store"', f"{SEARCH}: gen_ai.memory.store.id holds a lone"),
+    ],
+)
+def test_a_trace_text_holding_a_lone_surrogate_is_refused_naming_the_span(ws, capsys, old, new, needle):
+    """A record id (or the store id) holding a lone surrogate was a traceback (a ValidationError,
+    or a UnicodeEncodeError while writing)."""
+    text = (FIXTURES / "traces" / "genai_memory.jsonl").read_text()
+    assert old in text
+    (ws / "hostile.jsonl").write_text(text.replace(old, new, 1))
+    before = snapshot(ws)
+    code, _, err = cli(capsys, "import", "traces", "--out", "imported", "hostile.jsonl")
+    assert_refused(code, err, f"hostile.jsonl: {needle} surrogate \\ud800", "fix the exporter")
+    assert snapshot(ws) == before
+
+
+def test_a_label_holding_a_lone_surrogate_is_refused_naming_the_line(ws, capsys):
+    query = "5b8efff798038103d269b633813fc60c/eee19b7ec3c1b174"
+    (ws / "labels.jsonl").write_text(f'{{"query_id": "{query}", "relevant": ["mem_\\ud800"]}}\n')
+    traces = str(FIXTURES / "traces" / "genai_memory.jsonl")
+    before = snapshot(ws)
+    code, _, err = cli(capsys, "import", "traces", "--out", "x", "--labels", "labels.jsonl", traces)
+    assert_refused(code, err, "labels.jsonl line 1: relevant[0] holds a lone surrogate \\ud800")
+    assert snapshot(ws) == before

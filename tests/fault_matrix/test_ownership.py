@@ -5,14 +5,22 @@ Part of the fault matrix (see tests/fault_matrix/common.py for what each case as
 
 from __future__ import annotations
 
+import errno
+import json
 import sys
+from pathlib import Path
 
 import pytest
 
-from evalkit.errors import UsageError
+from evalkit.errors import OutputError, UsageError
+from evalkit.files import replace_parts
+from evalkit.suites import trace_import
 from evalkit.suites.packs import pack_directory, write_combined
+from evalkit.suites.trace_import import import_traces
 from tests.fault_matrix.common import FAKE_MCP, assert_refused, cli, snapshot
-from tests.shared import DATASETS
+from tests.shared import DATASETS, FIXTURES
+
+TRACES = FIXTURES / "traces"
 
 PACKS = ["deletion-ghosts", "event-time"]
 
@@ -73,3 +81,70 @@ def test_a_refused_repeat_recording_writes_nothing(ws, capsys):
     code, _, err = cli(capsys, "baseline", "record", "--replace")
     assert code == 2 and "evalkit: error: no baseline recorded: the 2 runs disagree" in err, err
     assert "Traceback" not in err and snapshot(ws) == before
+
+
+def _import(capsys, *files: Path) -> tuple[int, str, str]:
+    return cli(capsys, "import", "traces", "--out", "imported", *map(str, files))
+
+
+def test_ctrl_c_in_a_trace_reimport_leaves_the_earlier_import_whole(ws, capsys, monkeypatch):
+    """Ctrl-C just after the first file of a re-import left run.jsonl of the new import beside
+    queries.json of the old one; now the import lands whole (a sibling folder swapped in) or not
+    at all, and its temporary folder is gone."""
+    assert _import(capsys, TRACES / "genai_memory.jsonl")[0] == 0
+    (ws / "imported" / "scenarios" / "NOTES.md").write_text("mine")
+    before = snapshot(ws)
+    real, calls = trace_import.write_atomic, []
+
+    def interrupted_after_the_first(path, data, **kw):
+        if calls:
+            raise KeyboardInterrupt
+        calls.append(path)
+        return real(path, data, **kw)
+
+    monkeypatch.setattr(trace_import, "write_atomic", interrupted_after_the_first)
+    with pytest.raises(KeyboardInterrupt):
+        import_traces([TRACES / "retrieval.json"], ws / "imported")
+    assert calls and snapshot(ws) == before
+    monkeypatch.setattr(trace_import, "write_atomic", real)
+    code, _, err = _import(capsys, TRACES / "retrieval.json")
+    assert code == 0, err
+    log = json.loads((ws / "imported" / "queries.json").read_text())
+    assert [s["file"] for s in log["sources"]] == [str(TRACES / "retrieval.json")]
+    assert (ws / "imported" / "scenarios" / "NOTES.md").read_text() == "mine"  # the user's note kept
+    assert sorted(p.name for p in ws.iterdir()) == sorted(["data", "imported", "reports", "tmp"])
+
+
+def test_a_failed_swap_puts_every_part_back(tmp_path, monkeypatch):
+    target, build = tmp_path / "out", tmp_path / ".out.build"
+    for folder, text in ((target, "old"), (build, "new")):
+        (folder / "dir").mkdir(parents=True)
+        (folder / "a").write_text(text)
+        (folder / "dir" / "b").write_text(text)
+    real, renames = Path.rename, []
+
+    def failing_third(self, dest):
+        renames.append(self)
+        if len(renames) == 3:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(self, dest)
+
+    monkeypatch.setattr(Path, "rename", failing_third)
+    with pytest.raises(OutputError, match=r"cannot write into .*out: the disk is full.*it is unchanged"):
+        replace_parts(build, target, ["a", "dir"])
+    assert (target / "a").read_text() == "old" and (target / "dir" / "b").read_text() == "old"
+
+
+def test_notebooks_force_checks_every_target_before_writing_any(ws, capsys):
+    """`notebooks DIR --force` wrote the notebooks before the one that is a folder, then advised
+    a file path "e.g. DIR/traces.ipynb/report.json" (advice meant for --out)."""
+    (ws / "nb" / "traces.ipynb").mkdir(parents=True)
+    before = snapshot(ws)
+    code, _, err = cli(capsys, "notebooks", "nb", "--force")
+    assert_refused(
+        code,
+        err,
+        "evalkit notebooks cannot write 1 path; nothing was written",
+        "nb/traces.ipynb is a folder, not a file: move it away or choose another folder",
+    )
+    assert "report.json" not in err and snapshot(ws) == before

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from evalkit.errors import DatasetError, UsageError
+from evalkit.errors import MAX_LISTED_PROBLEMS, DatasetError, UsageError
 from evalkit.suites.beir import QrelRow, load_beir
 from evalkit.suites.locomo import (
     LOCOMO_CATEGORIES,
@@ -153,14 +153,16 @@ def test_beir_reports_problems_of_every_file_at_once(tmp_path: Path) -> None:
     assert 'queries.jsonl line 7: "_id" must be a string, found a int' in problems[4]
 
 
-def test_beir_lists_at_most_fifty_problems_and_counts_the_rest(tmp_path: Path) -> None:
+def test_beir_lists_a_screen_of_problems_and_counts_the_rest(tmp_path: Path) -> None:
     root = _beir_copy(tmp_path)
     with (root / "corpus.jsonl").open("a") as handle:
         handle.write("not json\n" * 60)
     with pytest.raises(DatasetError) as caught:
         load_beir(root, progress=False)
-    assert len(caught.value.problems) == 51
-    assert caught.value.problems[-1] == "... and 10 more problems of the same kinds"
+    assert len(caught.value.problems) == 60  # all of them, for a caller
+    lines = str(caught.value).splitlines()
+    assert len(lines) == 1 + MAX_LISTED_PROBLEMS + 1
+    assert lines[-1] == f"  - … and {60 - MAX_LISTED_PROBLEMS} more problems"
 
 
 def test_beir_split_judging_nothing_known_is_an_error(tmp_path: Path) -> None:
