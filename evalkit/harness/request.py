@@ -339,8 +339,11 @@ class RunRequest(FrozenModel):
         int | None,
         _whole(1, 1024),
         Option(
-            "run N units of work at once (scenarios, mutations); results are identical to a serial run, "
-            "with a real embedder to within 1e-6 in similarities (default: serial; on Ray: the "
+            "run N units of work at once (scenarios, benchmark shards, mutations): on worker processes "
+            "for an in-process system, as N scenarios in flight on threads for an HTTP or MCP system; "
+            "results are identical to a serial run, with a real embedder to within 1e-6 in similarities "
+            "(default: serial; HTTP and MCP at a URL: 8 in flight; a stdio MCP server: one server "
+            "process per scenario in flight, as many as CPUs, at most 8; with --executor ray: the "
             "cluster's CPUs)",
             "N",
             toml=NotThere("how many workers a machine has is not the project's"),
