@@ -6,7 +6,7 @@ Usage (from the repo root):
                                        [--retrieval hybrid] [--batch-size 64]
 
 Each mode runs in its own child process (so its peak RSS is its own) and goes through the same
-code as `evalkit bench beir` (`evalkit.suites.benchmarks.beir_set` + `evalkit.run_benchmark`,
+code as `evalkit bench beir` (`evalkit.suites.benchmarks.beir_set` + `evalkit.benchmarks.run_benchmark`,
 top_k 100, ungated), with the embedder and the memory system wrapped in timers. It prints:
 
 - import: `beir_set` (read, validate and wrap the corpus; hash the files);
@@ -43,11 +43,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evalkit import RunConfig, StoreOptions, run_benchmark
+from evalkit import RunConfig
+from evalkit.benchmarks import run_benchmark
 from evalkit.embedders import Embedder, HashingEmbedder, Vectors
 from evalkit.embedders.cache import CachedEmbedder, EmbeddingCache
 from evalkit.embedders.factory import DETERMINISTIC_DIM
 from evalkit.embedders.sentence_transformer import DEFAULT_MODEL, SentenceTransformerEmbedder
+from evalkit.memory import StoreOptions
 from evalkit.records import Edge, SearchResponse, Thought
 from evalkit.suites.benchmarks import BenchSet, beir_set
 from evalkit.systems import ReferenceSystem

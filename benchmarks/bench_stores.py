@@ -21,6 +21,7 @@ import statistics
 from collections.abc import Callable
 
 import evalkit
+from evalkit.embedders import Embedder
 from evalkit.embedders.factory import make_embedder
 from evalkit.harness.config import DEFAULT_DATASETS
 from evalkit.scenarios import load_suite
@@ -38,7 +39,7 @@ def main() -> None:
     parser.add_argument("--real", action="store_true", help="MiniLM instead of the hashing embedder")
     args = parser.parse_args()
     mode = "real" if args.real else "deterministic"
-    embedder: Callable[[], evalkit.Embedder] = lambda: make_embedder(mode)  # noqa: E731
+    embedder: Callable[[], Embedder] = lambda: make_embedder(mode)  # noqa: E731
     stores = {name: resolve_system(name, evalkit.ReferenceSystem, embedder) for name in sorted(STORES)}
     judged = [
         s.name

@@ -8,15 +8,16 @@ Start here:
     evalkit.run_eval(system=MySystem())      # your memory system (docs: "Your system")
     evalkit.load_run("reports/report.json")  # a run saved by `evalkit run`
 
-The public API is what `__all__` lists; notebooks use only these names. `tables` and `charts`
-(report tables and charts; they import matplotlib), `traces` (the views of an imported production
-replay), `report` (the sections of the HTML report) and `mutations` (the mutation catalogue) are
-submodules imported on first use:
-`from evalkit import tables`.
+The top level holds what a run, a notebook and a system of your own need (`__all__`: 28 names).
+The rest lives in namespaces, each imported on first use: `evalkit.columns` (the column names of
+every DataFrame), `evalkit.benchmarks` (BEIR, LoCoMo, LongMemEval, run files, production
+replays), `evalkit.tables` and `evalkit.charts` (the report's tables and charts; they import
+matplotlib), `evalkit.report` (the HTML report's sections), `evalkit.traces` (an imported
+production replay's views), `evalkit.mutations` (the mutation catalogue) and `evalkit.errors`.
 
-Every name is imported on first use (PEP 562), so `import evalkit` (and the `evalkit` console
-script, which must install its Ctrl-C and SIGTERM handling before anything heavy loads) costs
-almost nothing; `_HOMES` says which module each public name lives in.
+Every name is imported on first use (PEP 562, `evalkit.lazy`), so `import evalkit` (and the
+`evalkit` console script, which must install its Ctrl-C and SIGTERM handling before anything heavy
+loads) costs almost nothing; `_HOMES` says which module each public name lives in.
 """
 
 from __future__ import annotations
@@ -27,131 +28,70 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from evalkit.api import (
         assert_thresholds,
-        detect_mutations,
-        export_trec,
-        make_config,
         notebook_path,
         perturbation_curve,
         record_baseline,
         run_and_load,
-        run_beir,
-        run_benchmark,
         run_eval,
-        run_locomo,
-        run_longmemeval,
-        score_run,
+        run_request,
     )
-    from evalkit.embedders import Embedder, HashingEmbedder
-    from evalkit.errors import (
-        AdapterError,
-        AdapterWarning,
-        DatasetError,
-        EmbedderError,
-        EvalkitError,
-        RegressionError,
-        ReportError,
-        StoreError,
-        ThresholdsError,
-        UsageError,
-    )
+    from evalkit.errors import EvalkitError, RegressionError, UsageError
     from evalkit.harness.config import RunConfig
-    from evalkit.harness.evaluate import evaluate
-    from evalkit.harness.executors import Executor, make_executor
+    from evalkit.harness.request import RunRequest
     from evalkit.harness.results import RunResult
-    from evalkit.memory import DEFAULT_MIN_RELEVANCE, VECTOR_FLOOR, MemoryStore, StoreOptions
     from evalkit.parameters import check_parameters
     from evalkit.records import Edge, Hit, SearchResponse, Thought
-    from evalkit.scenarios import Suite, load_suite
-    from evalkit.scenarios.lint import lint_suite
-    from evalkit.systems import MemorySystem, ReferenceSystem, ReplaySystem, ScenarioMemory
-    from evalkit.systems.capabilities import CAPABILITIES
-    from evalkit.views.compare import (
-        COMPARISON_METRIC_COLUMNS,
-        COMPARISON_QUERY_COLUMNS,
-        COMPARISON_SCENARIO_COLUMNS,
-        RunComparison,
-        compare_runs,
-    )
-    from evalkit.views.compare_many import MULTI_COMPARISON_COLUMNS, MultiComparison, compare_many
-    from evalkit.views.frames import (
-        CATEGORY_COLUMNS,
-        DROPPED_COLUMNS,
-        GATE_COMPARISON_COLUMNS,
-        HIT_COLUMNS,
-        LATENCY_COLUMNS,
-        MUTATION_COLUMNS,
-        NOT_APPLICABLE_COLUMNS,
-        OVERALL_COLUMNS,
-        QUERY_COLUMNS,
-        REGRESSION_COLUMNS,
-        SCENARIO_COLUMNS,
-        EvalRun,
-        load_run,
-    )
-    from evalkit.views.history import history_table, load_history
-    from evalkit.views.ranking_diff import RANKING_DIFF_COLUMNS, ranking_diff
-    from evalkit.views.sweep import RECOMMENDATION_COLUMNS, SWEEP_COLUMNS, recommend_gates
+    from evalkit.scenarios import load_suite
+    from evalkit.systems import MemorySystem, ReferenceSystem
+    from evalkit.views.compare import compare_runs
+    from evalkit.views.compare_many import compare_many
+    from evalkit.views.frames import EvalRun, load_run
+    from evalkit.views.history import load_history
     from evalkit.views.verdict import Verdict, run_verdict
 
 _HOMES: dict[str, tuple[str, ...]] = {
     "evalkit.api": (
-        "assert_thresholds", "detect_mutations", "export_trec", "make_config", "notebook_path",
-        "perturbation_curve", "record_baseline", "run_and_load", "run_beir", "run_benchmark", "run_eval",
-        "run_locomo", "run_longmemeval", "score_run", "trace_replay",
+        "assert_thresholds", "notebook_path", "perturbation_curve", "record_baseline", "run_and_load",
+        "run_eval", "run_request",
     ),
-    "evalkit.embedders": ("Embedder", "HashingEmbedder"),
-    "evalkit.errors": (
-        "AdapterError", "AdapterWarning", "DatasetError", "EmbedderError", "EvalkitError", "RegressionError",
-        "ReportError", "StoreError",
-        "ThresholdsError", "UsageError",
-    ),
+    "evalkit.errors": ("EvalkitError", "RegressionError", "UsageError"),
     "evalkit.harness.config": ("RunConfig",),
-    "evalkit.harness.executors": ("Executor", "make_executor"),
-    "evalkit.harness.evaluate": ("evaluate",),
+    "evalkit.harness.request": ("RunRequest",),
     "evalkit.harness.results": ("RunResult",),
-    "evalkit.memory": ("DEFAULT_MIN_RELEVANCE", "VECTOR_FLOOR", "MemoryStore", "StoreOptions"),
     "evalkit.parameters": ("check_parameters",),
     "evalkit.records": ("Edge", "Hit", "SearchResponse", "Thought"),
-    "evalkit.scenarios": ("Suite", "load_suite"),
-    "evalkit.scenarios.lint": ("lint_suite",),
-    "evalkit.systems": ("MemorySystem", "ReferenceSystem", "ReplaySystem", "ScenarioMemory"),
-    "evalkit.systems.capabilities": ("CAPABILITIES",),
-    "evalkit.views.frames": (
-        "CATEGORY_COLUMNS", "DROPPED_COLUMNS", "GATE_COMPARISON_COLUMNS", "HIT_COLUMNS", "LATENCY_COLUMNS",
-        "MUTATION_COLUMNS", "NOT_APPLICABLE_COLUMNS", "OVERALL_COLUMNS", "QUERY_COLUMNS",
-        "REGRESSION_COLUMNS", "SCENARIO_COLUMNS", "EvalRun", "load_run",
-    ),
-    "evalkit.views.compare": (
-        "COMPARISON_METRIC_COLUMNS", "COMPARISON_QUERY_COLUMNS", "COMPARISON_SCENARIO_COLUMNS",
-        "RunComparison", "compare_runs",
-    ),
-    "evalkit.views.compare_many": ("MULTI_COMPARISON_COLUMNS", "MultiComparison", "compare_many"),
-    "evalkit.views.history": ("history_table", "load_history"),
-    "evalkit.views.ranking_diff": ("RANKING_DIFF_COLUMNS", "ranking_diff"),
-    "evalkit.views.sweep": ("RECOMMENDATION_COLUMNS", "SWEEP_COLUMNS", "recommend_gates"),
+    "evalkit.scenarios": ("load_suite",),
+    "evalkit.systems": ("MemorySystem", "ReferenceSystem"),
+    "evalkit.views.compare": ("compare_runs",),
+    "evalkit.views.compare_many": ("compare_many",),
+    "evalkit.views.frames": ("EvalRun", "load_run"),
+    "evalkit.views.history": ("load_history",),
     "evalkit.views.verdict": ("Verdict", "run_verdict"),
-    "evalkit.views.traces": ("TRACE_QUERY_COLUMNS", "TraceReplay", "load_trace_queries"),
 }  # fmt: skip
 """Module → the public names it provides (checked against `__all__` by tests/test_architecture.py)."""
 
 _HOME_OF = {name: module for module, names in _HOMES.items() for name in names}
 
 _SUBMODULES = {
+    "benchmarks": "evalkit.benchmarks",
     "charts": "evalkit.views.charts",
+    "columns": "evalkit.columns",
+    "errors": "evalkit.errors",
     "mutations": "evalkit.suites.mutations",
     "report": "evalkit.views.report",
     "tables": "evalkit.views.tables",
     "traces": "evalkit.views.traces",
 }
+"""The public namespaces (`evalkit.columns`, ...) → the module each is, imported on first use."""
 
 
 def __getattr__(name: str) -> Any:
-    """Each public name, `__version__`, and the submodules `evalkit.tables`, `evalkit.charts` and
-    `evalkit.mutations`, imported on first use (then cached in the module's namespace)."""
+    """Each public name, `__version__`, and the namespaces of `_SUBMODULES`, imported on first use
+    (then cached in the module's namespace)."""
     if name in _SUBMODULES:
-        return importlib.import_module(_SUBMODULES[name])
-    if name == "__version__":
-        value: Any = importlib.import_module("evalkit.packaged").evalkit_version()
+        value: Any = importlib.import_module(_SUBMODULES[name])
+    elif name == "__version__":
+        value = importlib.import_module("evalkit.packaged").evalkit_version()
     elif name in _HOME_OF:
         value = getattr(importlib.import_module(_HOME_OF[name]), name)
     else:
@@ -168,91 +108,40 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
-    "CAPABILITIES",
-    "CATEGORY_COLUMNS",
-    "COMPARISON_METRIC_COLUMNS",
-    "COMPARISON_QUERY_COLUMNS",
-    "COMPARISON_SCENARIO_COLUMNS",
-    "DEFAULT_MIN_RELEVANCE",
-    "DROPPED_COLUMNS",
-    "GATE_COMPARISON_COLUMNS",
-    "HIT_COLUMNS",
-    "LATENCY_COLUMNS",
-    "MULTI_COMPARISON_COLUMNS",
-    "MUTATION_COLUMNS",
-    "NOT_APPLICABLE_COLUMNS",
-    "OVERALL_COLUMNS",
-    "QUERY_COLUMNS",
-    "RANKING_DIFF_COLUMNS",
-    "RECOMMENDATION_COLUMNS",
-    "REGRESSION_COLUMNS",
-    "SCENARIO_COLUMNS",
-    "SWEEP_COLUMNS",
-    "TRACE_QUERY_COLUMNS",
-    "VECTOR_FLOOR",
-    "AdapterError",
-    "AdapterWarning",
-    "DatasetError",
     "Edge",
-    "Embedder",
-    "EmbedderError",
     "EvalRun",
     "EvalkitError",
-    "Executor",
-    "HashingEmbedder",
     "Hit",
-    "MemoryStore",
     "MemorySystem",
-    "MultiComparison",
     "ReferenceSystem",
     "RegressionError",
-    "ReplaySystem",
-    "ReportError",
-    "RunComparison",
     "RunConfig",
+    "RunRequest",
     "RunResult",
-    "ScenarioMemory",
     "SearchResponse",
-    "StoreError",
-    "StoreOptions",
-    "Suite",
     "Thought",
-    "ThresholdsError",
-    "TraceReplay",
     "UsageError",
     "Verdict",
     "assert_thresholds",
+    "benchmarks",
     "charts",
     "check_parameters",
+    "columns",
     "compare_many",
     "compare_runs",
-    "detect_mutations",
-    "evaluate",
-    "export_trec",
-    "history_table",
-    "lint_suite",
+    "errors",
     "load_history",
     "load_run",
     "load_suite",
-    "load_trace_queries",
-    "make_config",
-    "make_executor",
     "mutations",
     "notebook_path",
     "perturbation_curve",
-    "ranking_diff",
-    "recommend_gates",
     "record_baseline",
     "report",
     "run_and_load",
-    "run_beir",
-    "run_benchmark",
     "run_eval",
-    "run_locomo",
-    "run_longmemeval",
+    "run_request",
     "run_verdict",
-    "score_run",
     "tables",
-    "trace_replay",
     "traces",
 ]

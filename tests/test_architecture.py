@@ -7,6 +7,9 @@ a package is a top-level name under `evalkit/` (`evalkit.harness.runner` belongs
 from __future__ import annotations
 
 import ast
+import importlib
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -43,7 +46,7 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"views"}),
     frozenset({"notebooks"}),
     frozenset({"api", "scaffold"}),
-    frozenset({"cli", "__main__", "__init__"}),
+    frozenset({"cli", "__main__", "__init__", "benchmarks", "columns"}),
 )
 """From the bottom up: a module may import its own layer's packages and those below it."""
 
@@ -141,6 +144,41 @@ def test_every_public_name_has_a_home_module_that_provides_it():
     assert lazy == set(evalkit.__all__)
     for name in evalkit.__all__:
         assert getattr(evalkit, name) is not None
+
+
+def test_the_top_level_is_small_and_the_rest_lives_in_namespaces():
+    """Issue 34: about 25 names at the top; column constants and benchmark runs in namespaces."""
+    import evalkit
+
+    names = set(evalkit._HOME_OF)
+    assert len(names) <= 30, sorted(names)
+    assert not {name for name in names if name.endswith("_COLUMNS")}
+    assert {"columns", "benchmarks", "errors"} <= set(evalkit._SUBMODULES)
+
+
+def test_every_column_constant_of_the_views_is_in_evalkit_columns():
+    import evalkit.columns
+
+    defined = {
+        (f"evalkit.views.{path.stem}", target.id)
+        for path in (Path(evalkit.columns.__file__).parent / "views").glob("*.py")
+        for node in ast.parse(path.read_text(encoding="utf-8")).body
+        if isinstance(node, ast.Assign | ast.AnnAssign)
+        for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
+        if isinstance(target, ast.Name) and target.id.endswith("_COLUMNS")
+    }
+    listed = {(home, name) for home, names in evalkit.columns.HOMES.items() for name in names}
+    assert defined == listed
+    assert sorted(evalkit.columns.__all__) == sorted(name for _, name in listed)
+    for home, name in listed:
+        assert getattr(evalkit.columns, name) is getattr(importlib.import_module(home), name)
+
+
+@pytest.mark.parametrize("name", ["benchmarks", "columns"])
+def test_a_namespace_imports_nothing_heavy_until_a_name_is_used(name):
+    code = f"import sys, evalkit.{name}; print(sorted(m for m in ('pandas', 'numpy') if m in sys.modules))"
+    shown = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert shown.stdout.strip() == "[]"
 
 
 GENERIC = ("evalkit.harness", "evalkit.views")

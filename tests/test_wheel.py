@@ -38,6 +38,7 @@ _NOT_SOURCE = shutil.ignore_patterns(
 SOURCE_DATA = {"datasets": "evalkit/data/datasets", "notebooks": "evalkit/data/notebooks"}
 """Top-level folder of the checkout → where the wheel carries it."""
 PACKAGE_DATA = [
+    "evalkit/py.typed",
     "evalkit/data/datasets/suite.yaml",
     "evalkit/data/datasets/distractors.yaml",
     "evalkit/data/datasets/thresholds.json",

@@ -1,7 +1,7 @@
 """`evalkit score --run FILE`: score rankings produced elsewhere (a TREC or JSONL run file)
 against the built-in suite or a benchmark, with the same report, baseline check and console summary.
 
-The run is replayed through the one evaluation path (`evalkit.score_run`). Query ids are stable
+The run is replayed through the one evaluation path (`evalkit.benchmarks.score_run`). Query ids are stable
 query ids: a benchmark query's own id, `<scenario>/<query index>` for the built-in suite. Exit
 0 = no regressions, 1 = regressions (built-in suite: assertions and metric thresholds;
 benchmarks: assertions only), 2 = bad input (a malformed run file, unknown query or document

@@ -25,7 +25,7 @@ What a benchmark run does that a scenario run does not:
 
 `beir_set` / `locomo_set` import a benchmark into a `BenchSet`: a suite plus the metrics to
 compute. `BenchSet.config` turns a run configuration into the benchmark's (top_k, metrics, no
-thresholds), so a benchmark runs through the one evaluation path (`evalkit.run_benchmark`) on
+thresholds), so a benchmark runs through the one evaluation path (`evalkit.benchmarks.run_benchmark`) on
 any `MemorySystem`.
 """
 

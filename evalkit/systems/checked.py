@@ -86,7 +86,7 @@ class CheckedMemory:
             if not callable(getattr(memory, method, None)):
                 raise AdapterError(
                     f"system {system_name!r}: the object yielded by open() ({type(memory).__name__}) has no "
-                    f"{method}() method; it must implement evalkit.ScenarioMemory "
+                    f"{method}() method; it must implement evalkit.systems.ScenarioMemory "
                     "(add_thoughts, add_edges, search)"
                 )
         self._name = system_name

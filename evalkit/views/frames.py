@@ -330,7 +330,7 @@ class EvalRun:
     def gate_sweep(self, values: Iterable[float] = DEFAULT_SWEEP_VALUES) -> pd.DataFrame:
         """The gate re-applied to this run's recorded candidates at each value: one row per value ×
         scope (overall, category, scenario), see `evalkit.views.sweep.SWEEP_COLUMNS`; equal to
-        running the gated pass at each value. Pick gates with `evalkit.recommend_gates(sweep)`.
+        running the gated pass at each value. Pick gates with `evalkit.views.sweep.recommend_gates(sweep)`.
         UsageError when the run has no gated pass or recorded no candidates."""
         return gate_sweep(self.result, values)
 

@@ -111,7 +111,7 @@ def gate_recommendation(
     run: EvalRun, tolerance: float = DEFAULT_TOLERANCE, values: Iterable[float] = DEFAULT_SWEEP_VALUES
 ) -> Styler:
     """Per category and overall: the largest swept gate whose recall loss stays within `tolerance`
-    (`evalkit.recommend_gates`), with recall, its loss, precision and its gain at that gate. A
+    (`evalkit.views.sweep.recommend_gates`), with recall, its loss, precision and its gain at that gate. A
     recommended gate below the run's gate is red (the current gate costs more recall there than
     tolerated). When the run cannot be swept, an empty table whose caption says why."""
     reason = unavailable(run.result)

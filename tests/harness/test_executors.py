@@ -26,7 +26,8 @@ import ray
 from nbclient import NotebookClient
 
 import evalkit
-from evalkit import EvalRun, load_suite, run_beir, run_eval, run_locomo
+from evalkit import EvalRun, load_suite, run_eval
+from evalkit.benchmarks import run_beir, run_locomo
 from evalkit.cli import main
 from evalkit.errors import MemorySystemError, UsageError
 from evalkit.harness.executors import (
@@ -351,6 +352,7 @@ def test_workers_start_with_the_harness_imported_and_the_forkserver_forks_safely
 _IN_A_KERNEL = """
 import json, multiprocessing, os, threading
 import evalkit
+from evalkit.harness.executors import make_executor
 from evalkit.sqlite import connect
 from tests.shared import DATASETS, comparable
 
@@ -371,7 +373,7 @@ outcomes = []
 
 def on_workers():
     for _ in range(8):
-        run = evalkit.run_eval(executor=evalkit.make_executor("processes", 2), **options)
+        run = evalkit.run_eval(executor=make_executor("processes", 2), **options)
         outcomes.append(report(run) == serial)
 
 runner = threading.Thread(target=on_workers, daemon=True)

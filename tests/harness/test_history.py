@@ -9,11 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from evalkit import EvalRun, history_table, load_history
+from evalkit import EvalRun, load_history
 from evalkit.cli import main
 from evalkit.harness.history import HistoryError, append_run
 from evalkit.harness.report_file import load_report
 from evalkit.views.charts import trend_chart
+from evalkit.views.history import history_table
 from tests.factories import a_pass, a_run, query, scenario
 from tests.shared import DATASETS
 

@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from evalkit import EvalRun, UsageError, recommend_gates, run_eval
+from evalkit import EvalRun, UsageError, run_eval
 from evalkit.cli import main
 from evalkit.harness.results import CandidateRecord, QueryResult, RunResult
 from evalkit.harness.sweep import regate_pass, regate_query
 from evalkit.views.charts import sweep_chart
 from evalkit.views.styles import FAIL_CSS
-from evalkit.views.sweep import gate_sweep
+from evalkit.views.sweep import gate_sweep, recommend_gates
 from evalkit.views.tables import gate_recommendation
 from tests.factories import a_pass, a_run, scenario
 from tests.shared import DATASETS

@@ -17,7 +17,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pandas.io.formats.style import Styler
 
-from evalkit import assert_thresholds, charts, load_run, run_beir, run_locomo, tables
+from evalkit import assert_thresholds, charts, load_run, tables
+from evalkit.benchmarks import run_beir, run_locomo
 from evalkit.cli import main
 from evalkit.errors import DatasetError, UsageError
 from evalkit.metrics import HARNESS_METRICS

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from evalkit import load_run, run_longmemeval
+from evalkit import load_run
+from evalkit.benchmarks import run_longmemeval
 from evalkit.cli import main
 from evalkit.errors import DatasetError, UsageError
 from evalkit.suites.benchmarks import LONGMEMEVAL_METRICS, longmemeval_set

@@ -16,19 +16,8 @@ import pandas as pd
 import pytest
 from ir_measures import AP, RR, R, Success, nDCG
 
-from evalkit import (
-    EvalRun,
-    ReplaySystem,
-    assert_thresholds,
-    charts,
-    export_trec,
-    load_run,
-    run_beir,
-    run_eval,
-    run_longmemeval,
-    score_run,
-    tables,
-)
+from evalkit import EvalRun, assert_thresholds, charts, load_run, run_eval, tables
+from evalkit.benchmarks import export_trec, run_beir, run_longmemeval, score_run
 from evalkit.cli import main
 from evalkit.errors import DatasetError, UsageError
 from evalkit.harness.results import HitRecord
@@ -36,6 +25,7 @@ from evalkit.records import Hit
 from evalkit.scenarios import load_suite, stable_query_id
 from evalkit.suites.benchmarks import beir_set, longmemeval_set
 from evalkit.suites.runfiles import RunHit, check_run, read_run, run_format
+from evalkit.systems import ReplaySystem
 from tests.shared import BEIR_TINY, DATASETS, FIXTURES, SCIFACT
 
 LONGMEMEVAL_TINY = FIXTURES / "longmemeval_tiny.json"

@@ -20,7 +20,8 @@ from typing import Any
 
 import pytest
 
-from evalkit import record_baseline, run_eval, score_run
+from evalkit import record_baseline, run_eval
+from evalkit.benchmarks import score_run
 from evalkit.cli import main
 from evalkit.errors import DatasetError, UsageError
 from evalkit.scenarios import load_suite

@@ -20,6 +20,7 @@ import pytest
 
 import evalkit
 from evalkit import Thought
+from evalkit.embedders import HashingEmbedder
 from evalkit.errors import AdapterError, UsageError
 from evalkit.harness.executors import make_executor
 from evalkit.systems.libraries import LIBRARIES, common
@@ -77,7 +78,7 @@ def test_every_library_runs_the_built_in_suite_twice_with_identical_results(spec
         "supersession-history",
     ]
     assert first.result.provenance.system["library"].startswith(f"{_system(spec).package} ")
-    assert first.result.provenance.system["embedder"] == evalkit.HashingEmbedder().identity
+    assert first.result.provenance.system["embedder"] == HashingEmbedder().identity
     if spec in STORE_LIKE:  # the same ranking as a vector store (similarities: to float32 precision)
         qdrant = _rankings(evalkit.run_eval(system="qdrant", thresholds=None))
         assert [r[:4] for r in _rankings(first)] == [r[:4] for r in qdrant]
@@ -221,7 +222,7 @@ def test_langgraph_namespaces_match_as_prefixes_and_the_system_refuses_a_leak(tm
 
     from evalkit.systems.libraries.langgraph import index_config
 
-    store = InMemoryStore(index=index_config(evalkit.HashingEmbedder()))  # type: ignore[arg-type]
+    store = InMemoryStore(index=index_config(HashingEmbedder()))  # type: ignore[arg-type]
     store.put(("users", "a"), "k", {"content": "a note of user a"})
     store.put(("users", "a", "b"), "k", {"content": "a note of user a/b"})
     found = store.search(("users", "a"), query="a note")
@@ -242,7 +243,7 @@ def test_langgraph_in_memory_store_pads_with_unscored_items_which_are_no_hits(tm
 
     from evalkit.systems.libraries.langgraph import LangGraphNamespace, index_config
 
-    store = InMemoryStore(index=index_config(evalkit.HashingEmbedder()))  # type: ignore[arg-type]
+    store = InMemoryStore(index=index_config(HashingEmbedder()))  # type: ignore[arg-type]
     store.put(("ns",), "indexed", {"content": "an indexed note"})
     store.put(("ns",), "unindexed", {"content": "a note put without an index"}, index=False)
     assert [(i.key, i.score is None) for i in store.search(("ns",), query="note", limit=5)] == [
@@ -262,7 +263,7 @@ def test_langgraph_in_memory_store_fails_a_batch_putting_one_text_twice_and_the_
 
     from evalkit.systems.libraries.langgraph import index_config
 
-    store = InMemoryStore(index=index_config(evalkit.HashingEmbedder()))  # type: ignore[arg-type]
+    store = InMemoryStore(index=index_config(HashingEmbedder()))  # type: ignore[arg-type]
     twice = [PutOp(("ns",), key, {"content": "one text"}) for key in ("a", "b")]
     with pytest.raises(
         ValueError, match=r"Number of embeddings \(1\) does not match number of indices \(2\)"
@@ -288,7 +289,7 @@ def test_langgraph_sqlite_store_ignores_fields_and_the_system_sets_text_fields(t
             embedded.extend(texts)
             return super().embed_documents(texts)
 
-    embeddings = Recording(evalkit.HashingEmbedder())
+    embeddings = Recording(HashingEmbedder())
     conn = connect(":memory:")
     conn.isolation_level = None
     config = {"dims": embeddings.embedder.dim, "embed": embeddings, "fields": ["content"]}

@@ -74,7 +74,8 @@ def _mapping(folder: Path, isolation: str, **env: str) -> Path:
 def _run(data: Path, mapping: Path):
     """The suite in `data` on the server of `mapping`, one scenario at a time (one session: what
     these tests pin is the order of one session's calls)."""
-    from evalkit import make_executor, run_eval
+    from evalkit import run_eval
+    from evalkit.harness.executors import make_executor
 
     system = McpSystem.from_mapping(mapping)
     try:

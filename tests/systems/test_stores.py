@@ -22,6 +22,7 @@ import pytest
 
 import evalkit
 from evalkit import Thought
+from evalkit.embedders import HashingEmbedder
 from evalkit.errors import AdapterError, UsageError
 from evalkit.harness.executors import make_executor
 from evalkit.systems.resolve import resolve_system
@@ -257,7 +258,7 @@ def test_the_cli_runs_a_store_and_names_the_embedder(capsys, tmp_path):
     report = json.loads((tmp_path / "r.json").read_text())
     assert report["provenance"]["config"]["system"] == "qdrant"
     assert report["provenance"]["system"]["store"].startswith("qdrant-client ")
-    assert report["provenance"]["embedder"]["identity"] == evalkit.HashingEmbedder().identity
+    assert report["provenance"]["embedder"]["identity"] == HashingEmbedder().identity
     assert "system qdrant" in out and "not_applicable" in out
     assert code in (0, 1)  # the built-in thresholds are the reference store's
 
@@ -298,5 +299,5 @@ def test_a_missing_extra_says_which_one_to_install(store, monkeypatch):
 def test_describe_records_the_store_version_and_embedder():
     described = _system("chroma").describe()
     assert described["store"].startswith("chromadb ")
-    assert described["embedder"] == evalkit.HashingEmbedder().identity
+    assert described["embedder"] == HashingEmbedder().identity
     assert described["similarity"] == "cosine"

@@ -16,14 +16,14 @@ def run() -> evalkit.EvalRun:
 
 
 def test_frames_have_the_documented_columns(run):
-    assert list(run.queries.columns) == list(evalkit.QUERY_COLUMNS)
-    assert list(run.hits.columns) == list(evalkit.HIT_COLUMNS)
-    assert list(run.dropped.columns) == list(evalkit.DROPPED_COLUMNS)
-    assert list(run.scenarios.columns) == list(evalkit.SCENARIO_COLUMNS)
-    assert list(run.categories.columns) == list(evalkit.CATEGORY_COLUMNS)
-    assert list(run.overall.columns) == list(evalkit.OVERALL_COLUMNS)
-    assert list(run.regressions.columns) == list(evalkit.REGRESSION_COLUMNS)
-    assert list(run.gate_comparison().columns) == list(evalkit.GATE_COMPARISON_COLUMNS)
+    assert list(run.queries.columns) == list(evalkit.columns.QUERY_COLUMNS)
+    assert list(run.hits.columns) == list(evalkit.columns.HIT_COLUMNS)
+    assert list(run.dropped.columns) == list(evalkit.columns.DROPPED_COLUMNS)
+    assert list(run.scenarios.columns) == list(evalkit.columns.SCENARIO_COLUMNS)
+    assert list(run.categories.columns) == list(evalkit.columns.CATEGORY_COLUMNS)
+    assert list(run.overall.columns) == list(evalkit.columns.OVERALL_COLUMNS)
+    assert list(run.regressions.columns) == list(evalkit.columns.REGRESSION_COLUMNS)
+    assert list(run.gate_comparison().columns) == list(evalkit.columns.GATE_COMPARISON_COLUMNS)
 
 
 def test_categories_are_listed_in_suite_order_in_report_and_frames(run, tmp_path):
@@ -90,16 +90,16 @@ def test_load_run_gives_identical_frames(run, tmp_path):
 def test_no_gated_pass_gives_empty_comparison_with_columns():
     run = evalkit.run_eval(datasets=DATASETS, thresholds=None, gated=False, scenarios=["temporal"])
     assert run.gate_comparison().empty
-    assert list(run.gate_comparison().columns) == list(evalkit.GATE_COMPARISON_COLUMNS)
+    assert list(run.gate_comparison().columns) == list(evalkit.columns.GATE_COMPARISON_COLUMNS)
     assert set(run.queries["pass"]) == {"ungated"}
 
 
 def test_load_run_errors_name_the_file(tmp_path):
-    with pytest.raises(evalkit.ReportError, match="does not exist"):
+    with pytest.raises(evalkit.errors.ReportError, match="does not exist"):
         evalkit.load_run(tmp_path / "missing.json")
     bad = tmp_path / "bad.json"
     bad.write_text('{"mode": 1}')
-    with pytest.raises(evalkit.ReportError, match="is not an evalkit report"):
+    with pytest.raises(evalkit.errors.ReportError, match="is not an evalkit report"):
         evalkit.load_run(bad)
 
 

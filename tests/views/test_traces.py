@@ -9,8 +9,11 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from evalkit.views.traces import TraceReplay, load_trace_queries
 
-from evalkit import TRACE_QUERY_COLUMNS, TraceReplay, load_trace_queries, score_run, trace_replay, traces
+from evalkit import traces
+from evalkit.benchmarks import score_run, trace_replay
+from evalkit.columns import TRACE_QUERY_COLUMNS
 from evalkit.errors import ReportError
 from evalkit.packaged import SAMPLE_TRACES
 from evalkit.suites.trace_import import import_traces
