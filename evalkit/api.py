@@ -167,8 +167,9 @@ def run_eval(
     UsageError otherwise, before anything runs); `fail_on_escaped` (which implies `mutations`)
     makes each escaped mutation a regression (`RunResult.with_detection`). `executor` runs the scenarios
     (and mutations) elsewhere, e.g.
-    `make_executor("processes", 4)` (default: serially here); results are identical on every
-    executor. Raises DatasetError, ThresholdsError, UsageError (AdapterError for a system that
+    `make_executor("processes", 4)` (default: serially here; an HTTP or MCP system runs its
+    scenarios in flight on threads, 4 here, its own default when None); results are identical on
+    every executor. Raises DatasetError, ThresholdsError, UsageError (AdapterError for a system that
     breaks the protocol; its subclass MemorySystemError, the system's own exception as its
     `__cause__`, for one that raises) or EmbedderError on bad input.
 

@@ -173,9 +173,12 @@ def add_execution_args(parser: argparse.ArgumentParser) -> None:
     """--workers, --executor and --address, shared by `run`, `bench` and `mutants`."""
     parser.add_argument(
         "--workers", type=int_in(1, 1024), default=None, metavar="N",
-        help="run N units of work at once (scenarios, benchmark shards, mutations); results are "
-        "identical to a serial run, with --real to within 1e-6 in similarities (default: serial; "
-        "with --executor ray: the cluster's CPUs)",
+        help="run N units of work at once (scenarios, benchmark shards, mutations): on worker processes "
+        "for an in-process system, as N scenarios in flight on threads for an HTTP or MCP system; "
+        "results are identical to a serial run, with --real to within 1e-6 in similarities "
+        "(default: serial; HTTP and MCP at a URL: 8 in flight; a stdio MCP server: one server "
+        "process per scenario in flight, as many as CPUs, at most 8; with --executor ray: the "
+        "cluster's CPUs)",
     )  # fmt: skip
     parser.add_argument(
         "--executor", choices=EXECUTORS[1:], default="processes",
