@@ -410,8 +410,8 @@ class RayExecutor:
             except (ConnectionError, ValueError, RuntimeError, TimeoutError) as exc:
                 where = f"the Ray cluster at {address}" if address else "a local Ray instance"
                 raise UsageError(
-                    f"cannot start or connect to {where} ({type(exc).__name__}: {exc}); check --address "
-                    "or run on local processes with --workers N"
+                    f"cannot start or connect to {where} ({type(exc).__name__}: {exc}); check the address "
+                    "(--executor ray:ADDRESS) or run on local processes with --workers N"
                 ) from None
         self._ray = ray
         self._workers = check_workers(workers) if workers is not None else _cluster_cpus(ray)
@@ -472,7 +472,7 @@ def _check_reachable(address: str) -> None:
     except OSError as exc:
         raise UsageError(
             f"nothing answers at the Ray address {address} ({exc.strerror or exc}); start the cluster "
-            f"there (e.g. `ray start --head --port {port}`) or fix --address"
+            f"there (e.g. `ray start --head --port {port}`) or fix the address of --executor"
         ) from None
 
 

@@ -15,7 +15,7 @@ from tests.fault_matrix.common import FAKE_MCP, assert_refused, cli, snapshot
 @pytest.mark.parametrize(
     ("parameters", "needles"),
     [
-        (["-p", "top_k", "0"], ["-p top_k: ", "greater than or equal to 1"]),
+        (["-p", "top_k", "0"], ["-p top_k: expected an integer from 1 to 1000, got 0"]),
         (
             ["-p", "report_json", "missing.json"],
             ["-p report_json missing.json: not a readable evalkit report"],
@@ -25,8 +25,8 @@ from tests.fault_matrix.common import FAKE_MCP, assert_refused, cli, snapshot
             ["-p report_json truncated.json: not a readable", "is not JSON"],
         ),
         (
-            ["-p", "top_k", "0", "-p", "mode", "fast", "-p", "report_json", "missing.json"],
-            ["-p top_k: ", "-p mode: unknown embedder mode 'fast'", "-p report_json missing.json"],
+            ["-p", "top_k", "0", "-p", "embedder", "fast", "-p", "report_json", "missing.json"],
+            ["-p top_k: ", "-p embedder: unknown embedder 'fast'", "-p report_json missing.json"],
         ),
     ],
 )

@@ -587,9 +587,9 @@ def test_cli_run_on_two_workers_or_ray_writes_the_serial_report(tmp_path, capsys
     capsys.readouterr()
 
 
-def test_cli_rejects_an_address_without_ray(capsys):
-    assert main(["mutants", "--address", "auto"]) == 2
-    assert "needs the ray executor" in capsys.readouterr().err
+def test_cli_rejects_an_unknown_executor_naming_the_forms(capsys):
+    assert main(["mutants", "--executor", "rays://auto"]) == 2
+    assert "unknown executor 'rays://auto'; use processes, ray" in capsys.readouterr().err
 
 
 class _OpenHandle:

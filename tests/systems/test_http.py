@@ -78,7 +78,7 @@ def test_scenarios_in_flight_over_http_give_the_serial_report_in_order(tmp_path)
     reports, overlap = {}, {}
     with serving(app) as url:
         common = ["--datasets", str(DATASETS), "--thresholds", str(DATASETS / "thresholds.json")]
-        common += ["--system", url, "--no-history"]
+        common += ["--system", url, "--history", "none"]
         for name, extra in (("serial", ["--workers", "1"]), ("default", []), ("three", ["--workers", "3"])):
             most[0] = 0
             assert main(["run", *common, "--out", str(tmp_path / f"{name}.json"), *extra]) == 0

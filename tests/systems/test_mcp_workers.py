@@ -145,7 +145,7 @@ def test_scenarios_in_flight_each_get_a_server_and_give_the_serial_report(tmp_pa
     for name, extra in (("serial", ["--workers", "1"]), ("three", ["--workers", "3"]), ("default", [])):
         log.write_text("")
         out = tmp_path / f"{name}.json"
-        argv = ["run", "--system", f"mcp:{mapping}", *extra, "--out", str(out), "--no-history"]
+        argv = ["run", "--system", f"mcp:{mapping}", *extra, "--out", str(out), "--history", "none"]
         code, _, err = cli(capsys, *argv)
         assert code == 0, err
         reports[name] = comparable_file(out)
@@ -163,7 +163,7 @@ def test_server_memory_on_two_workers_gives_the_serial_report(tmp_path, capsys):
         out = tmp_path / f"w{workers}.json"
         code, _, err = cli(
             capsys, "run", "--system", "mcp:server-memory", "--workers", workers, "--out", str(out),
-            "--no-history",
+            "--history", "none",
         )  # fmt: skip
         assert code == 1, err  # its FAIL verdict (no whole question is a substring), the same on both
         reports[workers] = comparable_file(out)
@@ -174,7 +174,7 @@ def test_a_failing_worker_stops_its_server(tmp_path, capsys):
     mapping = _reference_in(tmp_path / "srv")
     text = mapping.read_text(encoding="utf-8")
     mapping.write_text(text.replace('hits = "hits"', 'hits = "no-such-key"', 1), encoding="utf-8")
-    code, _, err = cli(capsys, "run", "--system", f"mcp:{mapping}", "--workers", "2", "--no-history")
+    code, _, err = cli(capsys, "run", "--system", f"mcp:{mapping}", "--workers", "2", "--history", "none")
     assert code == 2, err  # the workers' first search fails
     assert "no 'no-such-key' in the result" in err
     assert _gone(tmp_path / "srv") == []
@@ -185,7 +185,7 @@ def test_ctrl_c_stops_the_servers_of_every_worker(tmp_path):
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path.cwd()), *sys.path])}
     run = subprocess.Popen(
         [sys.executable, "-m", "evalkit", "run", "--system", f"mcp:{mapping}", "--workers", "2",
-         "--out", str(tmp_path / "r.json"), "--no-history"],
+         "--out", str(tmp_path / "r.json"), "--history", "none"],
         cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True,
     )  # fmt: skip
     try:
