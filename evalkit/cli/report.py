@@ -11,27 +11,28 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from evalkit.api import notebook_curve
 from evalkit.cli.args import add_system_arg, project_settings
 from evalkit.cli.exit_codes import EXIT_OK, EXIT_REGRESSIONS
 from evalkit.cli.lint import warn_on_load
-from evalkit.errors import UsageError
+from evalkit.errors import UsageError, listed
 from evalkit.harness.history import HISTORY_FILE
 from evalkit.harness.project import Project
 from evalkit.notebooks import (
     DEFAULT_OUT_DIR,
     NOTEBOOKS_DIR,
     NotebookRegressionError,
-    parse_parameters,
+    parameter_values,
     read_parameters,
     resolve_notebook,
     run_notebook,
 )
 from evalkit.packaged import BUILTIN_DATASETS
 from evalkit.parameters import Parameter
+from evalkit.wording import counted
 
 DEFAULT_NOTEBOOK = "eval_report"
 
@@ -78,15 +79,17 @@ def report_command(args: argparse.Namespace) -> int:
             f"{notebook.name} declares no `system` parameter, so it cannot evaluate --system {args.system}; "
             "run it without --system (it reads saved reports or the reference store)"
         )
-    given = parse_parameters(declared, pairs, notebook)
-    if "perturbation_curve" in declared:  # a bad curve is refused here, before the kernel starts
+    given, problems = parameter_values(declared, pairs, notebook)
+    if (
+        "perturbation_curve" in declared and not problems
+    ):  # a bad curve is refused here, before the kernel starts
         chosen = {**{n: p.default for n, p in declared.items()}, **given}
         sizes, kind = chosen.get("perturbation_curve"), chosen.get("perturbation_kind", "distractors")
         notebook_curve(None if sizes is None else str(sizes), str(kind))
     project = project_settings(args)
     out_dir = args.out_dir or project.reports
     values = {**_defaults(declared, notebook, project, out_dir), **given}
-    _check_inputs(values, given)
+    _check_inputs(values, given, problems)
     try:
         outputs = run_notebook(notebook, values, out_dir, progress=args.progress)
     except NotebookRegressionError as exc:
@@ -107,12 +110,13 @@ RUN_PARAMETERS = ("mode", "top_k", "gated", "min_relevance")
 """Parameters a notebook passes to a run, checked by the run's own model before the kernel starts."""
 
 
-def _check_inputs(values: Mapping[str, object], given: Mapping[str, object]) -> None:
+def _check_inputs(values: Mapping[str, object], given: Mapping[str, object], found: Sequence[str]) -> None:
     """Refuse, before the notebook runs and before anything is written (exit 2, no `.failed`
     notebook), every value that the run would refuse: the run parameters (`RunConfig`'s own
     checks: top_k in 1..MAX_TOP_K, a known mode, min_relevance in [0, 1]), a saved report that is
     missing, truncated or not a report, and a `datasets` folder that does not exist. All the
-    problems are reported at once, each naming its `-p` parameter."""
+    problems, after those `found` while parsing the `-p` pairs, are reported at once, each
+    naming its `-p` parameter."""
     from pydantic import ValidationError
 
     from evalkit.errors import EvalkitError
@@ -121,7 +125,7 @@ def _check_inputs(values: Mapping[str, object], given: Mapping[str, object]) -> 
     from evalkit.harness.results import RunResult
     from evalkit.validation import field_problems
 
-    problems = []
+    problems = list(found)
     for name in RUN_PARAMETERS:  # one at a time, so that each problem names its parameter
         if values.get(name) is not None:
             try:
@@ -144,8 +148,10 @@ def _check_inputs(values: Mapping[str, object], given: Mapping[str, object]) -> 
     datasets = values.get("datasets")
     if datasets is not None and "datasets" in given and not Path(str(datasets)).is_dir():
         problems.append(f"-p datasets {datasets}: no such folder; give a folder of scenario files")
+    if len(problems) == 1:
+        raise UsageError(f"{problems[0]}; nothing was run or written")
     if problems:
-        raise UsageError("; ".join(problems) + "; nothing was run or written")
+        raise UsageError(listed(f"{counted(len(problems), 'problem')}; nothing was run or written", problems))
 
 
 def _warn_on_suite(values: Mapping[str, object], project: Project) -> None:

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from evalkit.errors import EvalkitError, UsageError
 from evalkit.systems.protocol import MemorySystem
 from evalkit.systems.stores import STORE_SPECS, STORES
+from evalkit.validation import did_you_mean
 
 if TYPE_CHECKING:
     from evalkit.embedders import Embedder
@@ -81,7 +82,8 @@ def resolve_system(
     plugins = {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}
     if spec in plugins:
         return _instantiate(spec, plugins[spec].load())
-    raise UsageError(f"unknown system {spec!r}; a system is {SPEC_FORMS}")
+    hint = did_you_mean(spec, [REFERENCE_SPEC, *STORES, *plugins])
+    raise UsageError(f"unknown system {spec!r}{hint}; a system is {SPEC_FORMS}")
 
 
 def from_extra(extra: str, module: str, name: str) -> Any:
