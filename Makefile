@@ -20,10 +20,11 @@ $(BASE_STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e .
 	touch $(BASE_STAMP)
 
-# Everything: the CPU build of torch (see docs/getting-started.md), then every extra the tests use.
+# Everything: the CPU build of torch (see docs/getting-started.md), then every extra the tests use
+# (`libraries`: the memory-library systems).
 $(STAMP): $(BASE_STAMP)
 	$(BIN)/python -m pip install --quiet "torch==2.13.*"
-	$(BIN)/python -m pip install --quiet -e ".[dev,real,ray]"
+	$(BIN)/python -m pip install --quiet -e ".[dev,real,ray,libraries]"
 	touch $(STAMP)
 
 # The documentation site's tools only (the `docs` extra).

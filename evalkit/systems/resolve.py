@@ -9,8 +9,10 @@ Specs, tried in this order:
   `evalkit.systems.mcp_adapter`), or `mcp:NAME`, a preset shipped with evalkit
   (`evalkit.systems.mcp_mapping.presets`: server-memory, mcp-kb-sqlite, reference);
 - `chroma`, `qdrant`, `lancedb`, `pgvector[:postgresql://…]` — a built-in vector-store
-  system (`evalkit.systems.stores`), embedding with the caller's `embedder` factory (the run's
-  embedder); these names win over a Python module of the same name;
+  system (`evalkit.systems.stores`), and `langgraph`, `langgraph-sqlite`, `langgraph-postgres`
+  — a built-in memory-library system (`evalkit.systems.libraries`), each embedding with the
+  caller's `embedder` factory (the run's embedder); these names win over a Python module of the
+  same name;
 - `MODULE:ATTRIBUTE` — a Python object: `ATTRIBUTE` (dots allowed) of the importable `MODULE`;
   a class or factory function is called without arguments, anything else is used as it is;
 - `NAME` — a plugin registered in the entry-point group `evalkit.systems` under NAME (its
@@ -27,6 +29,7 @@ from importlib.metadata import entry_points
 from typing import TYPE_CHECKING, Any
 
 from evalkit.errors import EvalkitError, UsageError
+from evalkit.systems.libraries import LIBRARIES, LIBRARY_SPECS
 from evalkit.systems.protocol import MemorySystem
 from evalkit.systems.stores import STORE_SPECS, STORES
 from evalkit.validation import did_you_mean
@@ -45,6 +48,7 @@ ENTRY_POINT_GROUP = "evalkit.systems"
 
 SPEC_FORMS = (
     f"'reference', 'http://HOST:PORT[/PREFIX]', 'mcp:MAPPING.toml', 'mcp:PRESET', {STORE_SPECS}, "
+    f"{LIBRARY_SPECS}, "
     f"'MODULE:FACTORY' or the name of an installed plugin (entry-point group {ENTRY_POINT_GROUP!r})"
 )
 
@@ -60,8 +64,9 @@ def resolve_system(
     if spec == REFERENCE_SPEC:
         return reference()
     store, _, location = spec.partition(":")
-    if store in STORES:
-        module, name = STORES[store]
+    built_in = STORES.get(store) or LIBRARIES.get(store)
+    if built_in:
+        module, name = built_in
         if embedder is None:
             from evalkit.embedders import HashingEmbedder  # numpy: loaded for a store system only
 
@@ -88,8 +93,8 @@ def resolve_system(
 
 def from_extra(extra: str, module: str, name: str) -> Any:
     """`name` from `evalkit.systems.<module>`, whose dependencies come with the optional `extra`
-    (the HTTP and MCP adapters and servers, the vector stores); UsageError saying which extra to
-    install when they are missing, instead of an ImportError traceback."""
+    (the HTTP and MCP adapters and servers, the vector stores, the libraries); UsageError saying
+    which extra to install when they are missing, instead of an ImportError traceback."""
     try:
         return getattr(importlib.import_module(f"evalkit.systems.{module}"), name)
     except ImportError as exc:

@@ -109,6 +109,37 @@ def test_every_store_runs_the_built_in_suite_twice_with_identical_metrics(spec):
     assert first.result.provenance.system["ties"] == "later-seeded first"
 
 
+def test_the_four_stores_rank_the_built_in_suite_alike_with_the_same_ties(postgres):
+    """pgvector returned two rows of one true similarity (multi-hop query 3) 2e-8 apart, beyond
+    the harness's 1e-9: compared at float32 precision, every store gives every query the same
+    ranking, metrics and ties."""
+
+    def rankings(spec: str) -> list[tuple[str, int, list[str], dict[str, Any], dict[str, Any]]]:
+        report = evalkit.run_eval(system=spec, thresholds=None).result
+        return [
+            (s.name, q.index, q.retrieved, q.metrics, q.ties.model_dump() if q.ties else {})
+            for s in report.scenarios
+            for q in s.queries
+        ]
+
+    qdrant = rankings("qdrant")
+    for spec in ("chroma", "lancedb", f"pgvector:{postgres}"):
+        assert rankings(spec) == qdrant, spec
+    assert sum(bool(ties and (ties["at_cut"] or ties["relevant"])) for *_, ties in qdrant) == 6
+
+
+def test_similarities_a_few_float32_units_apart_tie_and_report_one_value():
+    keys = {"early": 0, "late": 1, "other": 2}
+    found = [("early", 0.39218300580978394), ("late", 0.3921829859), ("other", 0.25)]
+    assert common.ranked(found, keys, "pgvector") == [
+        ("late", 0.39218300580978394),
+        ("early", 0.39218300580978394),
+        ("other", 0.25),
+    ]
+    apart = [("early", 0.5), ("late", 0.5 - 2 * common.FLOAT32_TIE)]
+    assert [id_ for id_, _ in common.ranked(apart, keys, "pgvector")] == ["early", "late"]
+
+
 def test_stores_rank_ties_later_seeded_first_whatever_the_cut(spec, tmp_path):
     system = _system(spec)
     twins = [Thought(f"t{i}", "the same words every time") for i in range(6)]

@@ -14,11 +14,16 @@ only how they create, fill, query and drop one collection (`Collection`); the re
   agent-facing search has no status filter either).
 - **Ranking and ties.** Hits are ordered by cosine similarity, best first; rows of equal
   similarity (identical texts give identical vectors) are ordered later-seeded first, the order
-  the reference store's vector leg gives them. Stores return ties in an order of their own, so a
-  search asks for `top_k + 1` rows and, while the row after the cut ties with the last one kept,
-  asks again for twice as many: the `top_k` hits never depend on the store's tie order. A row
-  whose similarity is not a number (a stored or query vector of all zeros: text with nothing to
-  embed) counts as similarity 0.
+  the reference store's vector leg gives them. Similarities are compared at float32 precision
+  (`FLOAT32_TIE`): the stores compute in float32, so one similarity comes back a few units in
+  its last place apart from one row, or one store, to the next (pgvector returned two rows of
+  one true similarity 2e-8 apart); each run of similarities within `FLOAT32_TIE` of the next is
+  one tie, reported with the run's highest similarity rounded to float32, so that the harness
+  sees the tie too. Stores return ties in an order of their own, so a search asks for
+  `top_k + 1` rows and, while the row after the cut ties with the last one kept, asks again for
+  twice as many: the `top_k` hits never depend on the store's tie order. A row whose similarity
+  is not a number (a stored or query vector of all zeros: text with nothing to embed) counts as
+  similarity 0.
 - **Hits** carry `id`, `rank` and `similarity` (1 − cosine distance, as the store computed it) and
   nothing else: these stores have no relevance gate, confidence, supersession, contradiction or
   recency, so `capabilities` is `projects` and `global_thoughts`, and scenarios needing more are
@@ -35,7 +40,7 @@ from __future__ import annotations
 import math
 import os
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
@@ -43,13 +48,20 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
+import numpy as np
+
 from evalkit.embedders import Embedder, HashingEmbedder, Vectors
 from evalkit.errors import AdapterError, UsageError
-from evalkit.records import Edge, Hit, SearchResponse, Thought, scores_tie
+from evalkit.records import Edge, Hit, SearchResponse, Thought
 
 _FIRST_USED_IN: dict[str, int] = {}
 """Store name → the process that first used a store that is not fork-safe (a forked child
 inherits this map, and so knows it is not that process)."""
+
+FLOAT32_TIE = 1e-6
+"""Two similarities closer than this are one (see the module docstring): float32 carries about 7
+significant digits, and a cosine summed over a few hundred float32 products a few units of the
+last of them (the four stores differ by up to 1.4e-7 on the built-in suite)."""
 
 STORE_CAPABILITIES: frozenset[str] = frozenset({"projects", "global_thoughts"})
 """What a built-in store system offers: a project filter and global thoughts, both by metadata."""
@@ -136,33 +148,58 @@ class VectorStoreMemory:
     ) -> SearchResponse:
         """The `top_k` rows in scope most similar to `query` (ties: later-seeded first). The gate,
         recency and clock options are not used: the store has none of them (no capability)."""
-        if not self._keys or top_k < 1:
-            return SearchResponse()
         vector = _floats(self._system.embedder.embed_query(query))
         scope = Scope(project, include_global)
-        limit = min(top_k + 1, len(self._keys))
-        while True:
-            found = self._ranked(self._collection.nearest(vector, limit, scope))
-            if len(found) < limit or limit >= len(self._keys) or found[-1][1] != found[top_k - 1][1]:
-                break  # every row tied with the last one kept is in `found`
-            limit = min(2 * limit, len(self._keys))
-        hits = tuple(
-            Hit(id=id_, rank=rank, similarity=similarity)
-            for rank, (id_, similarity) in enumerate(found[:top_k], start=1)
+        return top_hits(
+            lambda limit: self._collection.nearest(vector, limit, scope), self._keys, top_k, self._system.name
         )
-        cut_tied = len(found) > top_k and scores_tie(found[top_k][1], found[top_k - 1][1])
-        return SearchResponse(hits=hits, cut_tied=cut_tied)
 
-    def _ranked(self, found: list[tuple[str, float]]) -> list[tuple[str, float]]:
-        """`found` with NaN similarities as 0, best first, ties later-seeded first; AdapterError
-        for an id the store made up."""
-        ranked = []
-        for id_, similarity in found:
-            if id_ not in self._keys:
-                raise AdapterError(f"system {self._system.name!r}: the store returned unknown id {id_!r}")
-            ranked.append((id_, similarity if math.isfinite(similarity) else 0.0))
-        ranked.sort(key=lambda pair: (-pair[1], -self._keys[pair[0]]))
-        return ranked
+
+def top_hits(
+    nearest: Callable[[int], list[tuple[str, float]]], keys: Mapping[str, int], top_k: int, system: str
+) -> SearchResponse:
+    """The `top_k` hits of a search whose `nearest(limit)` gives up to `limit` (id, similarity)
+    pairs in scope (in any order), ranked by `ranked` over `keys` (id → seeding position, the
+    rows searched): asks for `top_k + 1` rows, then twice as many while the row after the cut
+    ties with the last one kept, so the hits never depend on the order a store gives its ties."""
+    if not keys or top_k < 1:
+        return SearchResponse()
+    limit = min(top_k + 1, len(keys))
+    while True:
+        found = ranked(nearest(limit), keys, system)
+        if len(found) < limit or limit >= len(keys) or found[-1][1] != found[top_k - 1][1]:
+            break  # every row tied with the last one kept is in `found`
+        limit = min(2 * limit, len(keys))
+    hits = tuple(
+        Hit(id=id_, rank=rank, similarity=similarity)
+        for rank, (id_, similarity) in enumerate(found[:top_k], start=1)
+    )
+    cut_tied = len(found) > top_k and found[top_k][1] == found[top_k - 1][1]
+    return SearchResponse(hits=hits, cut_tied=cut_tied)
+
+
+def ranked(
+    found: Sequence[tuple[str, float]], keys: Mapping[str, int], system: str
+) -> list[tuple[str, float]]:
+    """`found` best first, NaN similarities as 0, compared at float32 precision: each run of
+    similarities within `FLOAT32_TIE` of the next is one tie, ordered later-seeded first (by
+    `keys`, id → seeding position) and reported with the run's highest similarity rounded to
+    float32. AdapterError for an id the store made up."""
+    cleaned = []
+    for id_, similarity in found:
+        if id_ not in keys:
+            raise AdapterError(f"system {system!r}: the store returned unknown id {id_!r}")
+        cleaned.append((id_, similarity if math.isfinite(similarity) else 0.0))
+    cleaned.sort(key=lambda pair: -pair[1])
+    result: list[tuple[str, float]] = []
+    start = 0
+    for end in range(1, len(cleaned) + 1):
+        if end == len(cleaned) or cleaned[end - 1][1] - cleaned[end][1] > FLOAT32_TIE:
+            tie = sorted(cleaned[start:end], key=lambda pair: -keys[pair[0]])
+            top = float(np.float32(cleaned[start][1]))
+            result.extend((id_, top) for id_, _ in tie)
+            start = end
+    return result
 
 
 class StoreSystem:
@@ -205,7 +242,7 @@ class StoreSystem:
         return self.location or "in this process"
 
     @contextmanager
-    def open(self, workdir: Path) -> Iterator[VectorStoreMemory]:
+    def open(self, workdir: Path) -> Iterator[Any]:
         """A fresh collection for one scenario, dropped when the context exits."""
         if not self.fork_safe and _FIRST_USED_IN.setdefault(self.name, os.getpid()) != os.getpid():
             raise AdapterError(
@@ -217,9 +254,13 @@ class StoreSystem:
             self._client = self._connect()
         collection = self._create(self._client, f"evalkit_{uuid.uuid4().hex}", workdir)
         try:
-            yield VectorStoreMemory(self, collection)
+            yield self._memory(collection)
         finally:
             collection.drop()
+
+    def _memory(self, collection: Any) -> Any:
+        """The scenario's memory over its collection (a library system has its own kind)."""
+        return VectorStoreMemory(self, collection)
 
     def close(self) -> None:
         """Release this process's client (a later scenario connects again)."""
