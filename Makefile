@@ -69,7 +69,7 @@ run: $(BASE_STAMP)
 	$(BIN)/evalkit run
 
 real: $(STAMP)
-	$(BIN)/evalkit run --real
+	$(BIN)/evalkit run --embedder real
 
 ## The whole test suite: unit, property, notebooks (nbval) and the papermill report
 test: $(STAMP) $(NPM_STAMP) $(MMS_STAMP)

@@ -5,10 +5,10 @@ Usage (from the repo root; needs the `real` extra):
     python benchmarks/bench_real_run.py --repeats 3
 
 Figures, each the median of `--repeats` rounds, every round running its commands back to back:
-- two passes vs one pass: `evalkit run --real` vs `evalkit run --real --no-gated`, both on a
+- two passes vs one pass: `evalkit run --embedder real` vs `... --gated-pass off`, both on a
   fresh, empty embedding cache (so both encode every thought; the gated pass re-asks every query
   and must find its embedding in the cache). Target: ratio <= 1.05.
-- cold vs warm cache: `evalkit run --real` on a fresh cache, then the same command again on
+- cold vs warm cache: `evalkit run --embedder real` on a fresh cache, then the same command again on
   that cache (the model is then never loaded). Target: warm >= 5x faster.
 Wall-clock seconds of whole processes (interpreter start, imports, model load, run, report).
 Temporary caches and reports are removed afterwards. This is a script, not a test.
@@ -26,10 +26,11 @@ from pathlib import Path
 
 
 def timed_run(cache: Path, out: Path, *extra: str) -> float:
-    """Seconds for one `evalkit run --real` process; raises if it fails (exit 2 or worse)."""
+    """Seconds for one `evalkit run --embedder real` process; raises if it fails (exit 2 or worse)."""
+    argv = ["run", "--embedder=real", f"--cache={cache}", f"--out={out}", *extra]
     started = time.perf_counter()
     proc = subprocess.run(
-        [sys.executable, "-m", "evalkit", "run", "--real", "--cache", str(cache), "--out", str(out), *extra],
+        [sys.executable, "-m", "evalkit", *argv],
         capture_output=True,
         text=True,
         check=False,
@@ -49,7 +50,7 @@ def main() -> None:
         root = Path(tmp)
         for round_ in range(args.repeats):
             out = root / "report.json"
-            one_pass.append(timed_run(root / f"one-{round_}.sqlite3", out, "--no-gated"))
+            one_pass.append(timed_run(root / f"one-{round_}.sqlite3", out, "--gated-pass", "off"))
             two_pass.append(timed_run(root / f"two-{round_}.sqlite3", out))
             cold.append(timed_run(root / f"warm-{round_}.sqlite3", out))
             warm.append(timed_run(root / f"warm-{round_}.sqlite3", out))

@@ -73,7 +73,7 @@ def evalkit_commands(tree: Path, out: Path) -> list[Command]:
     return [
         Command(VERSION, (*module, "--version"), tree),
         Command(LINT, (*module, "lint"), tree),
-        Command(RUN, (*module, "run", "--no-history", "--out", str(out)), tree),
+        Command(RUN, (*module, "run", "--history", "none", "--out", str(out)), tree),
     ]
 
 

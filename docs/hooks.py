@@ -9,6 +9,7 @@ code and nothing is copied by hand:
 | `cli` | the argparse parser (`evalkit.cli.build_parser`): every command, sub-command and flag |
 | `config` | the `evalkit.toml` keys (`evalkit.harness.project.ProjectSettings`, their descriptions) |
 | `notebook-parameters` | each report notebook's `parameters` cell (`evalkit.notebooks.read_parameters`) |
+| `run-request` | each run option in every spelling (`evalkit.harness.request.RunRequest`'s `Option`s) |
 | `scenario` | the scenario file's pydantic models (`evalkit.scenarios.model`) |
 | `report-schema` | the report JSON's pydantic model (`RunResult.model_json_schema()`) |
 | `http` | the OpenAPI document of `evalkit serve`'s FastAPI app (`evalkit.systems.http_server`) |
@@ -37,8 +38,12 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def _cell(text: object) -> str:
-    """Text for one Markdown table cell: one line, pipes escaped."""
-    return " ".join(str(text).split()).replace("|", "\\|")
+    """Text for one Markdown table cell: one line, pipes escaped, and `<` and `>` outside code
+    spans escaped (help texts say `<reports>/...`, which HTML would take for a tag)."""
+    parts = " ".join(str(text).split()).replace("|", "\\|").split("`")
+    for i in range(0, len(parts), 2):  # the even parts lie outside code spans
+        parts[i] = parts[i].replace("<", "&lt;").replace(">", "&gt;")
+    return "`".join(parts)
 
 
 def _table(header: Iterable[str], rows: Iterable[Iterable[object]]) -> str:
@@ -115,7 +120,10 @@ def _option_rows(parser: argparse.ArgumentParser) -> list[tuple[str, str]]:
     formatter = parser._get_formatter()
     rows = []
     for action in parser._actions:
-        if isinstance(action, argparse._HelpAction | argparse._SubParsersAction) or action.help == argparse.SUPPRESS:
+        if (
+            isinstance(action, argparse._HelpAction | argparse._SubParsersAction)
+            or action.help == argparse.SUPPRESS
+        ):
             continue
         if action.option_strings:
             metavar = "" if action.nargs == 0 else " " + formatter._format_args(action, action.dest.upper())
@@ -159,6 +167,23 @@ def config_reference() -> str:
         for key, prop in schema["properties"].items()
     ]
     return _table(("key", "type", "meaning and default"), rows)
+
+
+def run_request_reference() -> str:
+    """Each `RunRequest` option: its name as a flag, an `evalkit.toml` key, a notebook parameter
+    and a `run_eval` keyword (or why a spelling does not offer it), and its meaning."""
+    from evalkit.harness.request import SPELLINGS, NotThere, options
+
+    def spelled(name: object) -> str:
+        if isinstance(name, NotThere):
+            return f"— ({name.reason})"
+        return " / ".join(f"`{part}`" for part in ((name,) if isinstance(name, str) else name))  # type: ignore[union-attr]
+
+    rows = [
+        (f"`{field}`", *(spelled(option.name(field, s)) for s in SPELLINGS), option.help)
+        for field, option in options().items()
+    ]
+    return _table(("option", "evalkit run", "evalkit.toml", "notebook (-p)", "run_eval", "meaning"), rows)
 
 
 def notebook_parameters() -> str:
@@ -208,7 +233,9 @@ def http_reference() -> str:
     for path, methods in document["paths"].items():
         for method, operation in methods.items():
             body = operation.get("requestBody", {}).get("content", {}).get("application/json", {})
-            reply = operation.get("responses", {}).get("200", {}).get("content", {}).get("application/json", {})
+            reply = (
+                operation.get("responses", {}).get("200", {}).get("content", {}).get("application/json", {})
+            )
             rows.append(
                 (
                     f"`{method.upper()} {path}`",
@@ -229,6 +256,7 @@ GENERATORS: dict[str, Callable[[], str]] = {
     "cli": cli_reference,
     "config": config_reference,
     "notebook-parameters": notebook_parameters,
+    "run-request": run_request_reference,
     "scenario": scenario_reference,
     "report-schema": report_schema,
     "http": http_reference,
@@ -257,7 +285,9 @@ def on_page_markdown(markdown: str, page: Any, config: Any, files: Files) -> str
     def generate(match: re.Match[str]) -> str:
         name = match.group(1)
         if name not in GENERATORS:
-            raise KeyError(f"{page.file.src_uri}: unknown generated reference {name!r}; known: {sorted(GENERATORS)}")
+            raise KeyError(
+                f"{page.file.src_uri}: unknown generated reference {name!r}; known: {sorted(GENERATORS)}"
+            )
         return GENERATORS[name]()
 
     return MARKER.sub(generate, markdown)

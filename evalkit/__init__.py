@@ -4,7 +4,7 @@ Start here:
 
     run = evalkit.run_eval()                 # the built-in suite on the reference store
     run.overall, run.scenarios, run.queries  # the results as pandas DataFrames
-    print(evalkit.run_verdict(run))          # PASS, FAIL or NOT GATED, and why
+    print(evalkit.run_verdict(run))          # PASS, FAIL or NOT COMPARED, and why
     evalkit.run_eval(system=MySystem())      # your memory system (docs: "Your system")
     evalkit.load_run("reports/report.json")  # a run saved by `evalkit run`
 

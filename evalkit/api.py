@@ -29,11 +29,12 @@ from evalkit.harness.baselines import record_baseline as record_mode_baseline
 from evalkit.harness.baselines import record_gated_baseline
 from evalkit.harness.config import DEFAULT_DATASETS, RunConfig
 from evalkit.harness.evaluate import evaluate
-from evalkit.harness.executors import Executor
+from evalkit.harness.executors import Executor, make_executor
 from evalkit.harness.provenance import Provenance
 from evalkit.harness.regressions import assert_no_regressions
 from evalkit.harness.repeats import MAX_REPEAT
 from evalkit.harness.repeats import compare_runs as compare_repeats
+from evalkit.harness.request import NONE, RunRequest
 from evalkit.harness.requirement import TURN_OFF, missing_baseline
 from evalkit.harness.results import PerturbationCurve, RunResult
 from evalkit.memory import StoreOptions
@@ -41,7 +42,7 @@ from evalkit.metrics import HARNESS_METRICS
 from evalkit.metrics.registry import BEHAVIOUR_METRICS
 from evalkit.packaged import BUILTIN_SUITE, SAMPLE_TRACES, THRESHOLDS_NAME
 from evalkit.scenarios import load_suite
-from evalkit.scenarios.perturb import CurveSpec, Perturbation, parse_curve, perturb_suite
+from evalkit.scenarios.perturb import CurveSpec, Perturbation, perturb_suite
 from evalkit.suites.benchmarks import (
     DEFAULT_BEIR_KS,
     DEFAULT_LOCOMO_KS,
@@ -58,7 +59,8 @@ from evalkit.suites.trace_import import RUN_FILE as TRACE_RUN_FILE
 from evalkit.suites.trace_import import import_traces, replay_notes
 from evalkit.systems import MemorySystem, ReferenceSystem, ReplaySystem
 from evalkit.systems.declaration import declaration_of
-from evalkit.systems.resolve import resolve_system
+from evalkit.systems.resolve import DEFAULT_SYSTEM, resolve_system
+from evalkit.systems.secrets import redact_url
 from evalkit.views.frames import EvalRun, curve_frame, load_run
 
 if TYPE_CHECKING:
@@ -167,8 +169,9 @@ def run_eval(
     UsageError otherwise, before anything runs); `fail_on_escaped` (which implies `mutations`)
     makes each escaped mutation a regression (`RunResult.with_detection`). `executor` runs the scenarios
     (and mutations) elsewhere, e.g.
-    `make_executor("processes", 4)` (default: serially here); results are identical on every
-    executor. Raises DatasetError, ThresholdsError, UsageError (AdapterError for a system that
+    `make_executor("processes", 4)` (default: serially here; an HTTP or MCP system runs its
+    scenarios in flight on threads, 4 here, its own default when None); results are identical on
+    every executor. Raises DatasetError, ThresholdsError, UsageError (AdapterError for a system that
     breaks the protocol; its subclass MemorySystemError, the system's own exception as its
     `__cause__`, for one that raises) or EmbedderError on bad input.
 
@@ -177,7 +180,7 @@ def run_eval(
     differed between the runs; the verdict names them). UsageError for `repeat` below 1.
 
     `perturb` grows every scenario's memory deterministically (`evalkit.scenarios.perturb`:
-    pool distractors, stale repeats); such a run is never compared with a baseline (NOT GATED,
+    pool distractors, stale repeats); such a run is never compared with a baseline (NOT COMPARED,
     with a note naming the perturbation). See `perturbation_curve` for a curve over its size.
 
     `perturb_curve` also measures a perturbation curve on the same system, settings and scenarios
@@ -190,8 +193,8 @@ def run_eval(
         raise UsageError(f"repeat must be a whole number of runs from 1 to {MAX_REPEAT}; got {repeat!r}")
     if perturb_curve is not None and perturb is not None and not perturb.empty:
         raise UsageError(
-            "--perturb and --perturb-curve together: a curve starts from the unperturbed suite; "
-            "drop --perturb (or measure the curve of one kind with --perturb-curve alone)"
+            "perturb and perturb_curve together: a curve starts from the unperturbed suite; "
+            "drop perturb (or measure the curve of one kind with perturb_curve alone)"
         )
     system, overrides = _system_object(system, overrides)
     settings = _suite_config(datasets, config, **overrides)
@@ -206,7 +209,7 @@ def run_eval(
             raise UsageError(
                 f"mutation testing applies to a system whose declaration says mutation_testing (the "
                 f"catalogue mutates the reference store's search); {chosen.name} does not: drop --mutants "
-                "(and --fail-on-escaped), or run them on the reference store"
+                "(mutations=False), or run them on the reference store"
             )
         results = [
             evaluate(
@@ -231,6 +234,42 @@ def run_eval(
         )  # fmt: skip
         result = result.with_curve(curve)
     return EvalRun(result)
+
+
+def run_request(
+    request: RunRequest, *, system: MemorySystem | None = None, executor: Executor | None = None
+) -> EvalRun:
+    """Run what `request` asks for: `run_eval` on its suite folder (`datasets`, None = the
+    built-in suite) with its settings (`RunRequest.config`), scenarios, perturbation or curve,
+    mutation suite and repeats, on the executor it names unless `executor` is given. `system`
+    (a Python object) replaces the request's system spec. The result records the request
+    (`Provenance.request`: the report's "Reproduce" lines are printed from it). What `evalkit run`
+    does before it saves the report. A request naming a pack runs the packs' folder given as its
+    `datasets` (`evalkit.suites.packs.pack_directory`; `evalkit run` sets it) and records the pack,
+    not the folder; UsageError for a pack without its folder."""
+    if request.pack is not None and request.datasets is None:
+        raise UsageError(
+            f"pack {request.pack!r}: give the packs' folder as datasets (evalkit.suites.packs.pack_directory)"
+        )
+    chosen = executor or make_executor(request.executor_kind, request.workers, request.ray_address)
+    run = run_eval(
+        request.config(),
+        datasets=request.datasets or DEFAULT_DATASETS,
+        scenarios=list(request.scenarios) or None,
+        system=system,
+        mutations=request.mutants is not None,
+        fail_on_escaped=request.mutants == "fail",
+        progress=request.progress,
+        executor=chosen,
+        repeat=request.repeat,
+        perturb=request.perturbation,
+        perturb_curve=request.curve,
+    )
+    shared = request.model_copy(update={"system": redact_url(request.system)})  # a report is shared
+    if request.pack is not None:  # the pack names the suite; its folder is where this run wrote it
+        shared = shared.model_copy(update={"datasets": None})
+    recorded = run.result.provenance.model_copy(update={"request": shared})
+    return EvalRun(run.result.model_copy(update={"provenance": recorded}))
 
 
 def _with_suite_source(
@@ -458,52 +497,25 @@ def measure_curve(
     )
 
 
-def run_and_load(out: str | Path, *, report_json: str | Path | None = None, **run_options: Any) -> EvalRun:
+def run_and_load(out: str | Path, *, report_json: str | Path | None = None, **request: Any) -> EvalRun:
     """The run a report notebook shows. With `report_json`: that saved run, as it was (nothing
-    runs). Otherwise `run_eval(**run_options)` is saved to `out` and loaded back from it, so the
-    notebook shows exactly the file it leaves behind. `out`, `report_json` and the `datasets` and
-    `thresholds` options are notebook paths (see `notebook_path`); `datasets` or `thresholds`
-    None means `run_eval`'s default (the built-in suite; the baselines beside the datasets).
-    `mutations` applies to the reference store only: for another `system` it is dropped, and the
-    detection-power section says why. `perturb_curve` may be given as the notebook gives it,
-    comma-separated sizes with `perturb_kind` ("0,10,25,50", "distractors"; `notebook_curve`)."""
+    runs). Otherwise the run `request` asks for — `RunRequest` fields as the notebooks name them
+    (`embedder`, `gated_pass`, `perturb`, `mutants`, ...; None = the default) — is made with
+    `run_request`, saved to `out` and loaded back from it, so the notebook shows exactly the file it
+    leaves behind. `out`, `report_json`, `datasets` and `thresholds` are notebook paths (see
+    `notebook_path`). The mutation suite applies to the reference store only: for another
+    `system` it is dropped, and the detection-power section says why. UsageError naming the
+    parameter for a bad value or options that do not combine."""
     if report_json is not None:
         return load_run(notebook_path(report_json))
-    run_options = dict(run_options)
-    curve = notebook_curve(**_curve_options(run_options))
-    run_options["perturb_curve"] = curve
-    if run_options.get("system", "reference") != "reference":
-        run_options = {**run_options, "mutations": False}
-    for option in ("datasets", "thresholds"):
-        if option in run_options and run_options[option] is None:
-            del run_options[option]
-        elif isinstance(run_options.get(option), str | Path):
-            run_options[option] = notebook_path(run_options[option])
-    return load_run(run_eval(**run_options).save(notebook_path(out)))
-
-
-NOTEBOOK_CURVE_FIX = (
-    "give perturbation_curve as comma-separated whole numbers, each once (e.g. -p perturbation_curve "
-    "0,10,25,50; None for no curve) and perturbation_kind as distractors or stale-repeats"
-)
-
-
-def notebook_curve(
-    perturb_curve: str | CurveSpec | None = None, perturb_kind: str = "distractors", seed: int = 0
-) -> CurveSpec | None:
-    """The curve the report notebook's `perturbation_curve` (sizes, "0,10,25,50") and
-    `perturbation_kind` parameters ask for; None for None; a CurveSpec as given. UsageError
-    naming both parameters and the fix for a bad size or kind (`evalkit report` checks it before
-    the kernel starts)."""
-    if perturb_curve is None or isinstance(perturb_curve, CurveSpec):
-        return perturb_curve
-    flag = f"perturbation_kind {perturb_kind!r} with perturbation_curve"
-    return parse_curve(f"{perturb_kind}={perturb_curve}", seed, flag=flag, fix=NOTEBOOK_CURVE_FIX)
-
-
-def _curve_options(run_options: dict[str, Any]) -> dict[str, Any]:
-    """Takes the notebook's curve options out of `run_options` (which `run_eval` gets without them)."""
-    return {key: run_options.pop(key) for key in ("perturb_curve", "perturb_kind") if key in run_options}
+    fields = {name: value for name, value in request.items() if value is not None}
+    for name in ("datasets", "thresholds"):
+        if isinstance(fields.get(name), str | Path) and str(fields[name]).lower() != NONE:
+            fields[name] = notebook_path(fields[name])
+    if fields.get("system", DEFAULT_SYSTEM) != DEFAULT_SYSTEM:
+        fields.pop("mutants", None)
+    chosen = RunRequest.checked({**fields, "out": notebook_path(out)}, "notebook")
+    return load_run(run_request(chosen).save(notebook_path(out)))
 
 
 def record_baseline(

@@ -104,16 +104,21 @@ def parse_parameters_cell(path: Path, source: str) -> dict[str, Parameter]:
 
 
 def annotation_text(node: ast.expr) -> str:
-    """The annotation as `float | None` text: a quoted annotation is parsed, and `Optional[X]`
-    becomes `X | None`; anything else is returned as written (and rejected by the caller)."""
+    """The annotation as `float | None` text: a quoted annotation is parsed, `Optional[X]`
+    becomes `X | None` and `Union[X, Y]` becomes `X | Y` (the forms papermill's parser reads);
+    anything else is returned as written (and rejected by the caller)."""
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         text = node.value
         try:
             node = ast.parse(text, mode="eval").body
         except SyntaxError:
             return text
-    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id == "Optional":
-        return f"{ast.unparse(node.slice)} | None"
+    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name):
+        members = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        if node.value.id == "Optional" and len(members) == 1:
+            return f"{annotation_text(members[0])} | None"
+        if node.value.id == "Union":
+            return " | ".join(annotation_text(member) for member in members)
     return ast.unparse(node)
 
 

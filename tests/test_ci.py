@@ -44,9 +44,9 @@ def test_the_ci_context_is_the_ci_variable_set_to_a_true_word(value: str | None,
 def test_in_ci_a_run_without_baselines_fails_unless_the_baseline_is_turned_off_in_so_many_words(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    common = ("run", "--datasets", str(DATASETS), "--thresholds", "none", "--no-gated-pass")
+    common = ("run", "--datasets", str(DATASETS), "--thresholds", "none", "--gated-pass", "off")
     common += ("--out", str(tmp_path / "report.json"))
-    assert cli(capsys, *common)[0] == 0  # outside CI: NOT GATED, a note
+    assert cli(capsys, *common)[0] == 0  # outside CI: NOT COMPARED, a note
     monkeypatch.setenv("CI", "1")
     code, out, _ = cli(capsys, *common)
     assert code == 1
@@ -56,7 +56,7 @@ def test_in_ci_a_run_without_baselines_fails_unless_the_baseline_is_turned_off_i
     )
     assert "to pass without comparing, say so: --no-require-baseline (or require_baseline = false in " in out
     code, out, _ = cli(capsys, *common, "--no-require-baseline")
-    assert code == 0 and "NOT GATED" in out and "[baseline]" not in out
+    assert code == 0 and "NOT COMPARED" in out and "[baseline]" not in out
     assert cli(capsys, *common, "--require-baseline")[0] == 1
     monkeypatch.setenv("CI", "false")
     assert cli(capsys, *common)[0] == 0
@@ -68,15 +68,15 @@ def test_in_ci_a_new_project_fails_until_a_baseline_is_recorded_or_the_toml_turn
     init_project(tmp_path, None)
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("CI", "true")
-    code, out, _ = cli(capsys, "run", "--no-gated-pass")
+    code, out, _ = cli(capsys, "run", "--gated-pass", "off")
     assert code == 1
     assert f"--no-require-baseline (or require_baseline = false in {tmp_path / 'evalkit.toml'})" in out
     assert cli(capsys, "config", "--get", "require_baseline")[1] == "auto (on in a CI context)\n"
     with (tmp_path / "evalkit.toml").open("a") as toml:
         toml.write("require_baseline = false\n")
-    code, out, _ = cli(capsys, "run", "--no-gated-pass")
+    code, out, _ = cli(capsys, "run", "--gated-pass", "off")
     assert code == 0 and "to pass without comparing" not in out
-    assert cli(capsys, "run", "--no-gated-pass", "--require-baseline")[0] == 1  # the flag over the file
+    assert cli(capsys, "run", "--gated-pass", "off", "--require-baseline")[0] == 1  # the flag over the file
 
 
 def test_run_eval_in_ci_fails_without_a_baseline_and_passes_when_told_none_is_needed(
@@ -96,17 +96,17 @@ def test_outside_a_project_run_says_it_uses_the_builtin_suite_and_in_ci_refuses(
 ) -> None:
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("CI", "true")
-    code, _, err = cli(capsys, "run", "--no-gated-pass")
+    code, _, err = cli(capsys, "run", "--gated-pass", "off")
     assert code == 2 and list(tmp_path.iterdir()) == []  # refused before anything was written
     where = f"no evalkit.toml or [tool.evalkit] in pyproject.toml in {tmp_path}"
     assert err.startswith(f"evalkit: error: {where} or above, and in CI")
     assert "in CI (CI=true in the environment) evalkit does not fall back to its built-in suite" in err
     assert "`evalkit init`" in err and "--datasets built-in" in err
-    code, out, err = cli(capsys, "run", "--no-gated-pass", "--datasets", "built-in")
+    code, out, err = cli(capsys, "run", "--gated-pass", "off", "--datasets", "built-in")
     assert code == 0 and "No gating regressions." in out  # asked for by name: compared, passes
     assert "running the built-in suite" not in err
     monkeypatch.delenv("CI")
-    code, out, err = cli(capsys, "run", "--no-gated-pass")
+    code, out, err = cli(capsys, "run", "--gated-pass", "off")
     assert code == 0 and "No gating regressions." in out
     (note,) = [line for line in err.splitlines() if line.startswith("evalkit: note:")]
     assert note == (
@@ -142,7 +142,7 @@ def test_the_init_workflow_runs_the_mutation_suite_only_for_the_reference_store(
     init_project(qdrant, None)
     with (qdrant / "evalkit.toml").open("a") as toml:
         toml.write('system = "qdrant"\n')
-    assert _run_step(reference, tmp_path / "a") == (["run --require-baseline --mutants"], "")
+    assert _run_step(reference, tmp_path / "a") == (["run --require-baseline --mutants report"], "")
     calls, out = _run_step(qdrant, tmp_path / "b")
     assert calls == ["run --require-baseline"]
     assert out == (

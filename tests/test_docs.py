@@ -176,7 +176,7 @@ def test_the_readme_system_passes_against_its_own_baseline(
 def test_the_protocol_example_gives_what_the_page_says(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    """docs/system/python.md: the keyword system runs the built-in suite, NOT GATED, saying why."""
+    """docs/system/python.md: the keyword system runs the built-in suite, NOT COMPARED, saying why."""
     (code,) = [code for where, code in EXAMPLES if where == "system/python.md:1"]
     monkeypatch.chdir(tmp_path)
     namespace: dict[str, object] = {"__name__": "docs_example"}
@@ -189,8 +189,8 @@ def test_the_protocol_example_gives_what_the_page_says(
     }  # fmt: skip
     assert result.gated is None
     assert [s.name for s in result.scenarios if s.status == "fail"] == []
-    # its assertions held, but the built-in baselines are the reference store's: NOT GATED, saying so
-    assert result.outcome.value == "NOT GATED" and result.regressions == []
+    # its assertions held, but the built-in baselines are the reference store's: NOT COMPARED, saying so
+    assert result.outcome.value == "NOT COMPARED" and result.regressions == []
     assert "was recorded for system reference; this run evaluated keywords" in result.outcome.reasons[0]
     assert 0.0 < result.overall.metrics["recall"] <= 1.0
 

@@ -133,29 +133,27 @@ def test_the_report_notebook_shows_every_section_once_in_catalogue_order() -> No
 def test_eval_report_declares_the_documented_parameters() -> None:
     declared = read_parameters(NOTEBOOKS / "eval_report.ipynb")
     assert {name: p.annotation for name, p in declared.items()} == {
-        "mode": "str",
+        "embedder": "str",
         "system": "str",
         "top_k": "int",
-        "gated": "bool",
-        "min_relevance": "float | None",
+        "gated_pass": "float | str | None",
         "datasets": "str | None",
         "thresholds": "str | None",
         "require_baseline": "bool | None",
         "report_json": "str | None",
-        "save_json": "str",
+        "out": "str",
         "fail_on_regression": "bool",
-        "mutants": "bool",
+        "mutants": "str | None",
         "history": "str",
-        "perturbation_curve": "str | None",
-        "perturbation_kind": "str",
+        "perturb": "str | None",
     }
     assert declared["datasets"].default is None  # the built-in suite, from any working directory
-    assert declared["min_relevance"].default is None
+    assert declared["gated_pass"].default is None
     assert [n for n, p in declared.items() if p.is_path] == [
         "datasets",
         "thresholds",
         "report_json",
-        "save_json",
+        "out",
         "history",
     ]
 
@@ -163,7 +161,7 @@ def test_eval_report_declares_the_documented_parameters() -> None:
 def test_drilldown_defaults_to_a_built_in_scenario() -> None:
     declared = read_parameters(NOTEBOOKS / "scenario_drilldown.ipynb")
     assert declared["scenario"].default in SCENARIOS
-    assert {"scenario", "mode", "top_k", "datasets", "report_json"} <= set(declared)
+    assert {"scenario", "embedder", "top_k", "datasets", "report_json"} <= set(declared)
 
 
 def test_python3_kernel_runs_on_this_interpreter() -> None:
@@ -419,7 +417,9 @@ def test_report_writes_self_contained_html_with_scenario_table_and_charts(
     assert "Contents" in opening and "Queries to look at" in opening
     assert "Verdict: PASS" in opening
     assert "system reference · mode deterministic · top_k 5 · gate min_relevance 0.4" in opening
-    assert "Reproduce this run evalkit run --top-k 5" in visible_text(html)
+    assert "Reproduce this run evalkit run --perturb distractors=0,10,25,50 --mutants report" in visible_text(
+        html
+    )
     assert "Baseline: datasets/thresholds.json, recorded " in visible_text(html)  # not the kernel's folder
     assert not empty_boxes(html)  # sections that do not apply here ("leaks", ...) leave no box
     assert "No description has been provided" not in html
@@ -473,7 +473,18 @@ def visible_text(html: str) -> str:
 def test_report_at_a_top_k_without_a_baseline_says_the_baseline_check_is_off_in_its_final_cell(
     tmp_path: Path,
 ) -> None:
-    args = ["report", "--out-dir", str(tmp_path), "--no-progress", "-p", "top_k", "10", "-p", "mutants", "no"]
+    args = [
+        "report",
+        "--out-dir",
+        str(tmp_path),
+        "--no-progress",
+        "-p",
+        "top_k",
+        "10",
+        "-p",
+        "mutants",
+        "none",
+    ]
     assert main(args) == 0
     executed = nbformat.read(tmp_path / "eval_report.ipynb", as_version=4)
     final = "".join(o.get("text", "") for o in executed.cells[-1].get("outputs", []))
@@ -534,11 +545,12 @@ def test_report_exits_1_with_regressions_on_stderr_and_still_writes_the_html(
         (["-p", "top_k", "many"], "parameter 'top_k' of eval_report.ipynb expects int, got 'many'"),
         (["--notebook", "nope"], "available notebooks: compare_runs, eval_report, scenario_drilldown"),
         (
-            ["-p", "perturbation_curve", "0,x"],
-            "perturbation_kind 'distractors' with perturbation_curve 'distractors=0,x': 'x' is not a whole "
-            "number 0 or more; give perturbation_curve as comma-separated whole numbers",
+            ["-p", "perturb", "distractors=0,x"],
+            "perturb 'distractors=0,x': 'x' is not a whole number 0 or more",
         ),
-        (["-p", "perturbation_kind", "paraphrase"], "no deterministic paraphrase source exists"),
+        (["-p", "perturb", "paraphrase=1"], "no deterministic paraphrase source exists"),
+        (["-p", "gated_pass", "on"], "gated_pass: expected `off` or a gate from 0 to 1"),
+        (["-p", "embedder", "bert"], "embedder: unknown embedder 'bert'"),
     ],
 )
 def test_report_rejects_bad_parameters_with_exit_2(
@@ -568,7 +580,7 @@ def test_plain_papermill_from_an_unrelated_folder_runs_the_builtin_suite(
 
     monkeypatch.chdir(tmp_path)
     papermill.execute_notebook(
-        str(NOTEBOOKS / "eval_report.ipynb"), "out.ipynb", parameters={"mutants": False}, progress_bar=False
+        str(NOTEBOOKS / "eval_report.ipynb"), "out.ipynb", parameters={"mutants": None}, progress_bar=False
     )
     assert (tmp_path / "reports" / "eval_report.json").is_file()
     executed = nbformat.read(tmp_path / "out.ipynb", as_version=4)

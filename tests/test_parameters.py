@@ -69,7 +69,7 @@ def test_every_problem_of_the_injected_parameters_is_named_at_once() -> None:
 
 def test_names_the_notebook_assigns_later_are_not_parameters() -> None:
     namespace = _kernel(run="a run")
-    namespace["In"] = [*namespace["In"], "run = run_and_load(save_json)"]  # type: ignore[list-item]
+    namespace["In"] = [*namespace["In"], "run = run_and_load(out)"]  # type: ignore[list-item]
     assert check_parameters(namespace) == {"top_k": 5, "gate": None}
 
 
@@ -93,6 +93,6 @@ def test_plain_papermill_with_an_unknown_parameter_fails_with_one_clear_line(tmp
     assert caught.value.ename == "NotebookParameterError"
     assert caught.value.traceback == [f"NotebookParameterError: {caught.value.evalue}"]
     assert caught.value.evalue.startswith(
-        "this notebook does not declare parameter 'topk' (did you mean 'top_k'?); it declares: mode (str)"
+        "this notebook does not declare parameter 'topk' (did you mean 'top_k'?); it declares: embedder (str)"
     )
     assert not (tmp_path / "reports").exists()  # stopped before anything ran

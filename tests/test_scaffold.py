@@ -83,7 +83,7 @@ def test_the_generated_workflow_gates_pull_requests_runs_real_weekly_and_uploads
     assert "evalkit report -p report_json reports/report.json" in runs
     assert '"evalkit-memory==1.2.3"' in runs and '"evalkit-memory[real]==1.2.3"' in runs
     assert "${TORCH_INDEX:-https://download.pytorch.org/whl/cpu}" in runs
-    assert job["env"]["MODE_FLAG"] == "${{ github.event_name != 'pull_request' && '--real' || '' }}"
+    assert job["env"]["MODE_FLAG"] == "${{ github.event_name != 'pull_request' && '--embedder real' || '' }}"
     (upload,) = [s for s in job["steps"] if str(s.get("uses", "")).startswith("actions/upload-artifact@")]
     assert upload["if"] == "always()" and upload["with"]["path"] == "reports/"
 
@@ -97,7 +97,7 @@ def test_an_unknown_version_leaves_the_install_unpinned(tmp_path) -> None:
 def test_the_workflows_report_step_renders_the_saved_run_of_a_new_project(tmp_path, monkeypatch) -> None:
     init_project(tmp_path, None)
     monkeypatch.chdir(tmp_path)
-    assert main(["run", "--no-gated-pass"]) == 0
+    assert main(["run", "--gated-pass", "off"]) == 0
     assert main(["report", "--no-progress", "-p", "report_json", "reports/report.json"]) == 0
     html = (tmp_path / "reports" / "eval_report.html").read_text(encoding="utf-8")
     assert "baseline check OFF: no baseline for deterministic at top_k 5" in html
@@ -128,7 +128,7 @@ def test_the_projects_notebooks_run_its_own_suite_and_write_its_reports(tmp_path
     init_project(tmp_path, None)
     report = read_parameters(tmp_path / "notebooks" / "eval_report.ipynb")
     assert (report["datasets"].default, report["thresholds"].default) == ("..", None)
-    assert report["save_json"].default == "../reports/eval_report.json"
+    assert report["out"].default == "../reports/eval_report.json"
     assert report["history"].default == "../reports/history.sqlite3"
     drilldown = tmp_path / "notebooks" / "scenario_drilldown.ipynb"
     assert read_parameters(drilldown)["scenario"].default == "deploy-facts"
@@ -143,7 +143,7 @@ def test_the_init_example_catches_the_mutation_it_illustrates(tmp_path, monkeypa
     (without a recorded baseline: the mutants are gated on the suite's own unmutated run)."""
     init_project(tmp_path, None)
     monkeypatch.chdir(tmp_path)
-    assert main(["run", "--mutants", "--no-history"]) == 0
+    assert main(["run", "--mutants", "report", "--history", "none"]) == 0
     out = capsys.readouterr().out
     assert "Suite strength: caught " in out and "supersession-not-suppressed escaped" not in out
     detection = json.loads((tmp_path / "reports" / "report.json").read_text())["detection"]

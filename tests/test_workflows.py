@@ -263,8 +263,8 @@ def test_a_dispatched_job_records_the_real_mode_baseline_and_uploads_it(
     (job,) = doc["jobs"].values()
     commands = [str(s.get("run", "")) for s in job["steps"]]
     (record,) = [c for c in commands if "evalkit baseline record" in c]
-    assert "evalkit run --real" in record and '--top-k "$TOP_K"' in record
-    assert record.index("evalkit run --real") < record.index("evalkit baseline record")
+    assert "evalkit run --embedder real" in record and '--top-k "$TOP_K"' in record
+    assert record.index("evalkit run --embedder real") < record.index("evalkit baseline record")
     assert job["env"]["TOP_K"] == "${{ inputs.top_k }}"
     (upload,) = [s for s in job["steps"] if str(s.get("uses", "")).startswith("actions/upload-artifact@")]
     assert upload["with"]["path"] == thresholds and upload["if"] == "always()"

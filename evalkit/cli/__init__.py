@@ -25,6 +25,7 @@ a Ctrl-C while it loads prints one line, never a traceback.
 from __future__ import annotations
 
 import argparse
+import difflib
 import importlib
 import sys
 import traceback
@@ -82,15 +83,18 @@ def build_parser(registered: Collection[str] = tuple(COMMANDS)) -> argparse.Argu
     to document the CLI) get their arguments from their modules, which are imported here. The
     others stay empty and without `-h`: they are there to be listed and recognised."""
     parser = argparse.ArgumentParser(
-        prog="evalkit", description="Measure how well an agent's long-term memory retrieves what it should."
+        prog="evalkit",
+        allow_abbrev=False,
+        description="Measure how well an agent's long-term memory retrieves what it should.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {evalkit_version()}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, (module, summary) in COMMANDS.items():
         if name in registered:
-            importlib.import_module(f"evalkit.cli.{module}").register(commands.add_parser(name, help=summary))
+            command = commands.add_parser(name, help=summary, allow_abbrev=False)
+            importlib.import_module(f"evalkit.cli.{module}").register(command)
         else:
-            commands.add_parser(name, help=summary, add_help=False)
+            commands.add_parser(name, help=summary, add_help=False, allow_abbrev=False)
     return parser
 
 
@@ -101,7 +105,11 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     `--version`, a missing or unknown command: it prints and exits), then the parser with that
     command registered parses everything, so the outcome is the full parser's."""
     command = build_parser(registered=()).parse_known_args(argv)[0].command
-    return build_parser(registered=(command,)).parse_args(argv)
+    parser = build_parser(registered=(command,))
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:
+        refuse_unknown(parser, args, unknown)
+    return args
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -132,6 +140,47 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_TERMINATED
     except Exception as exc:
         return _internal_error(exc)
+
+
+RENAMED: dict[str, str] = {
+    "--real": "--embedder real",
+    "--model": "--embedder real:MODEL",
+    "--no-cache": "--cache none",
+    "--no-gated-pass": "--gated-pass off",
+    "--no-gated": "--gated-pass off",
+    "--min-relevance": "--gated-pass MIN_RELEVANCE",
+    "--no-history": "--history none",
+    "--perturb-curve": "--perturb KIND=N,N,…",
+    "--fail-on-escaped": "--mutants fail",
+    "--address": "--executor ray://ADDRESS",
+    "--update-baseline": "`evalkit baseline record` after the run",
+    "--update-gated-baseline": "`evalkit baseline record --gated` after the run",
+}
+"""Flags of the unreleased 0.1.0 drafts that are gone (no aliases, CHANGELOG.md) → what says the
+same now; `refuse_unknown` names it where the command has it."""
+
+
+def refuse_unknown(parser: argparse.ArgumentParser, args: argparse.Namespace, unknown: list[str]) -> None:
+    """Exit 2 for arguments no parser took, with the usage of the (sub)command they were given to
+    and, for a flag close to one of its flags, "did you mean --flag?" (for a removed flag, what
+    replaced it: `RENAMED`)."""
+    command = parser
+    while True:
+        subparsers = [a for a in command._actions if isinstance(a, argparse._SubParsersAction)]
+        chosen = getattr(args, subparsers[0].dest, None) if subparsers else None
+        if chosen is None or chosen not in subparsers[0].choices:
+            break
+        command = subparsers[0].choices[chosen]
+    flags = [flag for action in command._actions for flag in action.option_strings if flag.startswith("--")]
+    hints = []
+    for word in (w.split("=", 1)[0] for w in unknown if w.startswith("-")):
+        replacement = RENAMED.get(word, "")
+        if replacement.split(" ")[0] in flags or (replacement.startswith("`") and "run" in command.prog):
+            hints.append(f"{word} is now {replacement}")
+        elif close := difflib.get_close_matches(word, flags, n=1, cutoff=0.75):
+            hints.append(f"{word}: did you mean {close[0]}?")
+    message = f"unrecognized arguments: {' '.join(unknown)}"
+    command.error(message + ("; " + "; ".join(hints) if hints else ""))
 
 
 def _print_error(exc: EvalkitError) -> None:

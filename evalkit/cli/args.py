@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import argparse
-import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from evalkit.errors import UsageError
 from evalkit.harness.config import DEFAULT_TOP_K
-from evalkit.harness.executors import EXECUTORS, Executor, make_executor
+from evalkit.harness.executors import Executor, make_executor
 from evalkit.harness.project import NO_BASELINES, Project, resolve_project
+from evalkit.harness.request import RunRequest, options
 from evalkit.packaged import BUILTIN_DATASETS, BUILTIN_SUITE, THRESHOLDS_NAME
 from evalkit.records import MAX_TOP_K
 from evalkit.suites.packs import LIST, pack_directory, pack_names, pack_summary, parse_packs, write_combined
@@ -42,65 +42,54 @@ def unit_float(text: str) -> float:
     return value
 
 
-class _DeprecatedFlag(argparse.Action):
-    """A flag kept for one release after its rename: it sets `dest` to `const`, as its replacement
-    does, and says on stderr which flag replaces it (the run goes on)."""
+def add_request_flags(parser: argparse.ArgumentParser, names: Sequence[str]) -> None:
+    """The flags of the `RunRequest` fields `names`, generated from their `Option`s (flag, help,
+    metavar; a yes/no field gets `--flag/--no-flag`, a repeatable one is given once per value).
+    An unused flag is None in the parsed args (`request_values` reads what was given); values
+    are checked when the request is built (`RunRequest.checked`, exit 2)."""
+    declared = options()
+    for name in names:
+        option = declared[name]
+        flag = option.name(name, "cli")
+        assert isinstance(flag, str), f"{name} has no flag"  # the spelling test holds this too
+        kind = RunRequest.model_fields[name].annotation
+        if kind in (bool, bool | None, "bool | None"):
+            parser.add_argument(
+                flag, dest=name, action=argparse.BooleanOptionalAction, default=None,
+                help=option.help,
+            )  # fmt: skip
+        else:
+            parser.add_argument(
+                flag, dest=name, metavar=option.metavar, default=None,
+                action="append" if option.repeat else "store", help=option.help,
+            )  # fmt: skip
 
-    def __init__(self, option_strings: list[str], dest: str, *, const: Any, replacement: str) -> None:
-        super().__init__(
-            option_strings, dest, nargs=0, const=const, default=argparse.SUPPRESS,
-            help=f"deprecated: use {replacement}",
-        )  # fmt: skip
-        self.replacement = replacement
 
-    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, *_: object) -> None:
-        print(
-            f"evalkit: warning: {self.option_strings[0]} is deprecated and will be removed in the next "
-            f"release; use {self.replacement}",
-            file=sys.stderr,
-        )
-        setattr(namespace, self.dest, self.const)
-
-
-def add_deprecated_flag(
-    parser: argparse.ArgumentParser, flag: str, *, replacement: str, dest: str, const: Any = True
-) -> None:
-    """Keep `flag` working for one release as an alias of `replacement` (which sets `dest` to
-    `const`), with a deprecation warning naming the replacement."""
-    parser.add_argument(flag, action=_DeprecatedFlag, dest=dest, const=const, replacement=replacement)
+def request_values(args: argparse.Namespace) -> dict[str, Any]:
+    """The RunRequest fields given on the command line (flags of `add_request_flags`)."""
+    fields = RunRequest.model_fields
+    return {name: value for name in fields if (value := getattr(args, name, None)) is not None}
 
 
 def add_embedder_args(parser: argparse.ArgumentParser) -> None:
-    """--real, --model, --cache/--no-cache and --progress, shared by `run` and `bench`."""
-    parser.add_argument("--real", action="store_true", help="use a real sentence-transformers embedder")
-    parser.add_argument(
-        "--model", metavar="NAME_OR_PATH",
-        help="with --real: sentence-transformers model (default: packaged all-MiniLM-L6-v2)",
-    )  # fmt: skip
-    cache = parser.add_mutually_exclusive_group()
-    cache.add_argument(
-        "--cache", type=Path, metavar="PATH",
-        help="with --real: embedding cache file (default: $EVALKIT_EMBED_CACHE or the user cache dir)",
-    )  # fmt: skip
-    cache.add_argument("--no-cache", action="store_true", help="with --real: do not use the embedding cache")
-    parser.add_argument(
-        "--progress", action=argparse.BooleanOptionalAction, default=None, help="progress bars"
-    )
+    """--embedder, --cache and --progress, shared by `run`, `bench` and `serve`."""
+    add_request_flags(parser, ("embedder", "cache", "progress"))
 
 
 def embedder_options(args: argparse.Namespace) -> dict[str, Any]:
     """The RunConfig fields `mode`, `model`, `embedding_cache` and `use_cache` from
-    `add_embedder_args` flags; UsageError when a flag that needs --real comes without it."""
-    if args.model and not args.real:
-        raise UsageError("--model needs --real")
-    if (args.cache or args.no_cache) and not args.real:
-        raise UsageError("--cache/--no-cache need --real")
-    return {
-        "mode": "real" if args.real else "deterministic",
-        "model": args.model,
-        "embedding_cache": args.cache,
-        "use_cache": not args.no_cache,
-    }
+    `add_embedder_args` flags (checked as a RunRequest: UsageError for --cache without a real
+    embedder)."""
+    request = RunRequest.checked(
+        {k: v for k, v in request_values(args).items() if k in ("embedder", "cache")}, "cli"
+    )
+    config = request.config()
+    return {k: getattr(config, k) for k in ("mode", "model", "embedding_cache", "use_cache")}
+
+
+def progress_of(args: argparse.Namespace) -> bool | None:
+    """--progress/--no-progress, None when neither was given."""
+    return getattr(args, "progress", None)
 
 
 def add_dataset_args(parser: argparse.ArgumentParser) -> None:
@@ -121,11 +110,7 @@ def add_dataset_args(parser: argparse.ArgumentParser) -> None:
 
 def add_pack_arg(parser: argparse.ArgumentParser) -> None:
     """--pack NAME[,NAME…], shared by `run` and `mutants` (`evalkit.suites.packs`)."""
-    parser.add_argument(
-        "--pack", metavar="NAME[,NAME…]",
-        help="run built-in scenario packs instead of the suite (`list`: name each pack and what it "
-        "tests); several are combined into one suite under <reports>/packs/",
-    )  # fmt: skip
+    add_request_flags(parser, ("pack",))
 
 
 def use_pack(args: argparse.Namespace) -> bool:
@@ -136,14 +121,19 @@ def use_pack(args: argparse.Namespace) -> bool:
     if text is None:
         return True
     if text == LIST:
-        for name in pack_names():
-            print(f"{name}: {pack_summary(name)}")
+        print_packs()
         return False
     if args.datasets is not None:
         raise UsageError("--pack and --datasets both choose the suite; give one")
     names = parse_packs(text)
     args.datasets = pack_directory(names, project_settings(args).reports / "packs")
     return True
+
+
+def print_packs() -> None:
+    """`--pack list`: each pack's name and what it tests, one a line."""
+    for name in pack_names():
+        print(f"{name}: {pack_summary(name)}")
 
 
 BUILTIN_KEYWORD = BUILTIN_SUITE
@@ -170,27 +160,16 @@ def thresholds_path(text: str) -> Path | str:
 
 
 def add_execution_args(parser: argparse.ArgumentParser) -> None:
-    """--workers, --executor and --address, shared by `run`, `bench` and `mutants`."""
-    parser.add_argument(
-        "--workers", type=int_in(1, 1024), default=None, metavar="N",
-        help="run N units of work at once (scenarios, benchmark shards, mutations); results are "
-        "identical to a serial run, with --real to within 1e-6 in similarities (default: serial; "
-        "with --executor ray: the cluster's CPUs)",
-    )  # fmt: skip
-    parser.add_argument(
-        "--executor", choices=EXECUTORS[1:], default="processes",
-        help="where the workers run: local processes (default) or Ray (pip install 'evalkit-memory[ray]')",
-    )  # fmt: skip
-    parser.add_argument(
-        "--address", metavar="ADDRESS",
-        help="with --executor ray: the cluster to connect to (e.g. auto, ray://host:10001); "
-        "default: a local Ray instance",
-    )  # fmt: skip
+    """--workers and --executor, shared by `run`, `bench` and `mutants`."""
+    add_request_flags(parser, ("executor", "workers"))
 
 
 def executor_from(args: argparse.Namespace) -> Executor:
-    """The executor `add_execution_args` flags name (UsageError for --address without Ray)."""
-    return make_executor(args.executor, args.workers, args.address)
+    """The executor `add_execution_args` flags name."""
+    request = RunRequest.checked(
+        {k: v for k, v in request_values(args).items() if k in ("executor", "workers")}, "cli"
+    )
+    return make_executor(request.executor_kind, request.workers, request.ray_address)
 
 
 def add_top_k_arg(parser: argparse.ArgumentParser, applies: str = "") -> None:
@@ -220,10 +199,4 @@ def project_settings(args: argparse.Namespace) -> Project:
 def add_system_arg(parser: argparse.ArgumentParser) -> None:
     """--system SPEC, shared by `run`, `bench` and `report`; unset = the project file's `system`,
     else `reference` (see `project_settings`)."""
-    parser.add_argument(
-        "--system", metavar="SPEC",
-        help="the memory system under test: reference (default, unless `system` in evalkit.toml says "
-        "otherwise), http://HOST:PORT[/PREFIX] (evalkit's HTTP contract; token from "
-        "$EVALKIT_SYSTEM_TOKEN), mcp:MAPPING.toml (an MCP server), MODULE:FACTORY (a Python object) "
-        "or an installed plugin's name (entry points evalkit.systems)",
-    )  # fmt: skip
+    add_request_flags(parser, ("system",))

@@ -30,6 +30,7 @@ def register(baseline: argparse.ArgumentParser) -> None:
     )
     record = actions.add_parser(
         "record",
+        allow_abbrev=False,
         help="record a saved report's run as the baseline of its mode and top_k",
         description="Record the run saved in REPORT (default <reports>/report.json: evalkit.toml's "
         "reports folder, else ./reports) as the baseline of its system, mode and top_k in the thresholds "

@@ -16,7 +16,6 @@ from typing import Any
 
 from evalkit.api import run_beir, run_locomo, run_longmemeval
 from evalkit.cli.args import (
-    add_deprecated_flag,
     add_embedder_args,
     add_execution_args,
     add_system_arg,
@@ -82,6 +81,7 @@ def register(bench: argparse.ArgumentParser) -> None:
     )
     beir = datasets.add_parser(
         "beir",
+        allow_abbrev=False,
         help="a BEIR directory (corpus.jsonl, queries.jsonl, qrels/<split>.tsv), e.g. SciFact",
         description=f"Metrics: {', '.join(BEIR_METRICS)} at every k, plus the harness metrics over top_k "
         "= the largest k.",
@@ -92,6 +92,7 @@ def register(bench: argparse.ArgumentParser) -> None:
     beir.set_defaults(handler=beir_command)
     locomo = datasets.add_parser(
         "locomo",
+        allow_abbrev=False,
         help="the LoCoMo file (locomo10.json), turn-level retrieval per conversation",
         description=f"Metrics: {', '.join(LOCOMO_METRICS)} at every k, plus the harness metrics over "
         "top_k = the largest k, and a per-category table. Each conversation is its own store.",
@@ -106,6 +107,7 @@ def register(bench: argparse.ArgumentParser) -> None:
     locomo.set_defaults(handler=locomo_command)
     longmemeval = datasets.add_parser(
         "longmemeval",
+        allow_abbrev=False,
         help="a LongMemEval file (oracle, S or M), one store per question",
         description=f"Metrics: {', '.join(LONGMEMEVAL_METRICS)} at every k, plus the harness metrics over "
         "top_k = the largest k, and a per-question-type table. Abstention questions (_abs) are reported "
@@ -145,7 +147,6 @@ def _common(parser: argparse.ArgumentParser, ks: tuple[int, ...], stem: str) -> 
         "--gated-pass", action="store_true",
         help="add the report-only pass under the service's relevance gate",
     )  # fmt: skip
-    add_deprecated_flag(parser, "--gated", replacement="--gated-pass", dest="gated_pass")
     add_embedder_args(parser)
     add_execution_args(parser)
     add_system_arg(parser)

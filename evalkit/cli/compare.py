@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from evalkit.cli.args import add_deprecated_flag, int_in
+from evalkit.cli.args import int_in
 from evalkit.cli.exit_codes import EXIT_OK
 from evalkit.errors import UsageError
 from evalkit.harness.uncertainty import DEFAULT_RESAMPLES, DEFAULT_SEED
@@ -48,7 +48,6 @@ def register(compare: argparse.ArgumentParser) -> None:
         help="which pass of both runs to compare: the measurement (ungated, default) or the pass under "
         "the relevance gate (gated)",
     )  # fmt: skip
-    add_deprecated_flag(compare, "--gated", replacement="--pass gated", dest="pass_name", const="gated")
     compare.add_argument(
         "--resamples", type=int_in(100, 1_000_000), default=DEFAULT_RESAMPLES, metavar="N",
         help=f"permutations of the paired test (default {DEFAULT_RESAMPLES}; exact when there are fewer)",

@@ -18,6 +18,7 @@ def register(parser: argparse.ArgumentParser) -> None:
     kinds = parser.add_subparsers(dest="kind", required=True, metavar="KIND", help="what to import: traces")
     traces = kinds.add_parser(
         "traces",
+        allow_abbrev=False,
         help="OTLP JSON traces: gen_ai memory/retrieval spans and OpenInference RETRIEVER spans",
         description="Read OTLP JSON trace files (an ExportTraceServiceRequest, or JSON Lines of them as "
         "the file exporter writes) and write OUT/run.jsonl, OUT/queries.json (the query log), "

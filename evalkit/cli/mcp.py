@@ -17,6 +17,7 @@ def register(mcp: argparse.ArgumentParser) -> None:
     sub = mcp.add_subparsers(dest="mcp_command", required=True, metavar="SUBCOMMAND", help="inspect")
     inspect = sub.add_parser(
         "inspect",
+        allow_abbrev=False,
         help="list a server's tools with their input schemas and print a draft mapping",
         description="Start the stdio server COMMAND ARGS… (after --), or connect to the streamable-HTTP "
         "URL, list its tools with their inputSchema, stop it, and print a draft mapping (format 2) "

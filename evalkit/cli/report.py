@@ -14,13 +14,13 @@ import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from evalkit.api import notebook_curve
 from evalkit.cli.args import add_system_arg, project_settings
 from evalkit.cli.exit_codes import EXIT_OK, EXIT_REGRESSIONS
 from evalkit.cli.lint import warn_on_load
 from evalkit.errors import UsageError, listed
 from evalkit.harness.history import HISTORY_FILE
 from evalkit.harness.project import Project
+from evalkit.harness.request import OFF, RequestError, RunRequest
 from evalkit.notebooks import (
     DEFAULT_OUT_DIR,
     NOTEBOOKS_DIR,
@@ -52,7 +52,7 @@ def register(report: argparse.ArgumentParser) -> None:
     )  # fmt: skip
     report.add_argument(
         "-p", "--parameter", nargs=2, action="append", default=[], metavar=("KEY", "VALUE"),
-        help="set a notebook parameter (repeatable), e.g. -p mode real -p top_k 10; "
+        help="set a notebook parameter (repeatable), e.g. -p embedder real -p top_k 10; "
         "relative paths are relative to the current directory",
     )  # fmt: skip
     report.add_argument(
@@ -80,16 +80,10 @@ def report_command(args: argparse.Namespace) -> int:
             "run it without --system (it reads saved reports or the reference store)"
         )
     given, problems = parameter_values(declared, pairs, notebook)
-    if (
-        "perturbation_curve" in declared and not problems
-    ):  # a bad curve is refused here, before the kernel starts
-        chosen = {**{n: p.default for n, p in declared.items()}, **given}
-        sizes, kind = chosen.get("perturbation_curve"), chosen.get("perturbation_kind", "distractors")
-        notebook_curve(None if sizes is None else str(sizes), str(kind))
     project = project_settings(args)
     out_dir = args.out_dir or project.reports
     values = {**_defaults(declared, notebook, project, out_dir), **given}
-    _check_inputs(values, given, problems)
+    _check_inputs(declared, values, given, problems)
     try:
         outputs = run_notebook(notebook, values, out_dir, progress=args.progress)
     except NotebookRegressionError as exc:
@@ -106,34 +100,32 @@ SAVED_REPORTS = ("report_json", "report_a", "report_b")
 """Parameters naming a saved report a notebook shows instead of running the suite."""
 
 
-RUN_PARAMETERS = ("mode", "top_k", "gated", "min_relevance")
-"""Parameters a notebook passes to a run, checked by the run's own model before the kernel starts."""
-
-
-def _check_inputs(values: Mapping[str, object], given: Mapping[str, object], found: Sequence[str]) -> None:
+def _check_inputs(
+    declared: Mapping[str, Parameter],
+    values: Mapping[str, object],
+    given: Mapping[str, object],
+    found: Sequence[str],
+) -> None:
     """Refuse, before the notebook runs and before anything is written (exit 2, no `.failed`
-    notebook), every value that the run would refuse: the run parameters (`RunConfig`'s own
-    checks: top_k in 1..MAX_TOP_K, a known mode, min_relevance in [0, 1]), a saved report that is
-    missing, truncated or not a report, and a `datasets` folder that does not exist. All the
-    problems, after those `found` while parsing the `-p` pairs, are reported at once, each
-    naming its `-p` parameter."""
+    notebook), every value that the run would refuse: the notebook's request options (its
+    parameters that are `RunRequest` fields, with their defaults under the given values, checked
+    as the notebook names them), a saved report that is missing, truncated or not a report, and a
+    `datasets` folder that does not exist. All the problems, after those `found` while parsing
+    the `-p` pairs, are reported at once, one line each, each naming its `-p` parameter."""
     from pydantic import ValidationError
 
     from evalkit.errors import EvalkitError
-    from evalkit.harness.config import RunConfig
     from evalkit.harness.report_file import load_report
     from evalkit.harness.results import RunResult
     from evalkit.validation import field_problems
 
     problems = list(found)
-    for name in RUN_PARAMETERS:  # one at a time, so that each problem names its parameter
-        if values.get(name) is not None:
-            try:
-                RunConfig.model_validate({name: values[name]})
-            except EvalkitError as exc:
-                problems.append(
-                    f"-p {name}: {str(exc).removeprefix('invalid RunConfig: ').removeprefix(f'{name}: ')}"
-                )
+    chosen = {**{name: p.default for name, p in declared.items()}, **given}
+    fields = {name: value for name, value in chosen.items() if name in RunRequest.model_fields}
+    try:
+        RunRequest.checked({k: v for k, v in fields.items() if v is not None}, "notebook")
+    except RequestError as exc:
+        problems += [f"-p {problem}" for problem in exc.problems]
     for name in SAVED_REPORTS:
         if values.get(name) is not None:
             try:
@@ -173,15 +165,15 @@ def _defaults(
 ) -> dict[str, object]:
     """Values the command passes to the parameters the notebook declares, unless `-p` sets them:
     the project's settings (evalkit.toml or the defaults: datasets, thresholds, system, top_k,
-    gated, min_relevance; --system over the file; an `mcp:` mapping made absolute), and
-    `save_json` = `<out-dir>/<notebook>.json`, so a fresh run is saved beside the HTML — never
+    gated_pass from gated and min_relevance; --system over the file; an `mcp:` mapping made
+    absolute), and `out` = `<out-dir>/<notebook>.json`, so a fresh run is saved beside the HTML — never
     next to the notebook, which may sit read-only inside the installed package — and `history`
     = the project's reports folder's history file (where `evalkit run` appends)."""
     settings = project.values()
-    names = ("datasets", "thresholds", "system", "top_k", "gated", "min_relevance")
-    values = {name: settings[name] for name in names}
+    values = {name: settings[name] for name in ("datasets", "thresholds", "system", "top_k")}
     values["system"] = _from_here(str(values["system"]))
-    values["save_json"] = out_dir / f"{notebook.stem}.json"
+    values["gated_pass"] = OFF if not settings["gated"] else settings["min_relevance"]
+    values["out"] = out_dir / f"{notebook.stem}.json"
     values["history"] = project.reports / HISTORY_FILE
     return {name: value for name, value in values.items() if name in declared}
 

@@ -18,6 +18,7 @@ def register(parser: argparse.ArgumentParser) -> None:
     actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION", help="from-trace")
     from_trace = actions.add_parser(
         "from-trace",
+        allow_abbrev=False,
         help="turn a failing production search into a regression scenario",
         description="Write OUT/scenarios/<name>.yaml: the records the search returned and those it should "
         "have returned as thoughts, the query, its labels, and forbid for records deleted before it. ID is a "

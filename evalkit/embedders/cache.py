@@ -258,7 +258,7 @@ class EmbeddingCache:
         return (
             f"cannot use the embedding cache {self._path}: {reason.rstrip('.')}. Point --cache (or "
             f"{ENV_VAR}, or the cache argument) at a writable file, or run without the cache "
-            "(--no-cache / cache=False)."
+            "(--cache none / use_cache=False)."
         )
 
     def _foreign(self, reason: str) -> str:

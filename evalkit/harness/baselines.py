@@ -145,7 +145,7 @@ def gated_baseline_entry(
     if gate <= 0.0:
         raise UsageError(
             "the gated pass ran without a gate (min_relevance 0), so there is nothing to record as a gated "
-            "baseline; drop --min-relevance 0 (the service default is 0.4) or pick a gate above 0"
+            "baseline; drop --gated-pass 0 (the service default is 0.4) or pick a gate above 0"
         )
     return GatedEntry(
         mode=mode,

@@ -59,7 +59,7 @@ class RunConfig(CheckedModel):
     - `metrics`: IR metrics computed per query beside the harness metrics, as `name@k` labels
       (benchmarks: `ndcg@10`, ...).
     - `thresholds`: the baselines file that the baseline check reads, None = no baselines (benchmarks,
-      `--thresholds none`): metrics are not compared and the verdict is NOT GATED at best; a
+      `--thresholds none`): metrics are not compared and the verdict is NOT COMPARED at best; a
       missing file turns the baseline check off with a note.
     - `require_baseline`: the baseline check turned off (no file, no entry for this mode and top_k,
       scenarios selected by name) is a regression instead of a note, so CI cannot pass ungated.

@@ -28,7 +28,7 @@ provenance. Decisions where the SPEC is silent:
   note; a system whose baseline was recorded with the same ones not applicable is compared in
   every scope, overall included. A scope whose scenarios changed is not comparable: the run
   gets a note beginning "baseline check OFF" naming each such scope and how its scenarios
-  differ, so its verdict is never PASS (NOT GATED without regressions, `harness.verdict`); the
+  differ, so its verdict is never PASS (NOT COMPARED without regressions, `harness.verdict`); the
   other scopes are compared as usual.
 - `config.require_baseline` (None: on in a CI context, `evalkit.ci`): baseline check OFF for
   any of these reasons, no thresholds file at all, or a scope of the baseline not comparable, is

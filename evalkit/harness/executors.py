@@ -1,4 +1,5 @@
-"""Where units of work run: here one after another, on local worker processes, or on Ray.
+"""Where units of work run: here one after another, on local worker processes, on threads of
+this process (scenarios in flight against a remote system), or on Ray.
 
 An `Executor` maps a function over units of work (a scenario shard, a mutation) and yields the
 results in the order of the units, whatever order they finish in; a failing unit raises its
@@ -58,6 +59,21 @@ Decisions:
   out of its RayTaskError (the tasks after it are cancelled); its message is the whole story,
   the worker's traceback is not added. Any other exception keeps the pool's or Ray's wrapping,
   which holds the worker's traceback.
+- Scenarios in flight: a system whose calls wait on another process (an HTTP service, an MCP
+  server: `evalkit.systems.protocol.in_flight`) spends a scenario's time waiting, not computing,
+  so its scenarios run N at once on threads of this process (`ThreadExecutor`), not on worker
+  processes: no process start, no pickling, one connection pool (HTTP) or one MCP session per
+  slot. `for_system` makes that choice where the system is known (the runner): the same
+  `--workers N` means N scenarios in flight on either, and when nobody chose (`--workers` not
+  given, `executor=None`) such a system gets its own default (`in_flight`; never more than its
+  scenarios, so a default never cuts a scenario into shards) while an in-process one stays
+  serial. Results come back in the units' order, as from every executor. A unit's error stops
+  new units from starting; the ones in flight finish (each call is bounded by the system's
+  deadline) before the first failing unit's error, in units order, is raised. Ctrl-C cannot
+  interrupt a call on another thread: no unit starts any more, the ones in flight get
+  `INTERRUPT_GRACE` seconds to end (and drop their namespaces), and the interrupt goes on; a
+  thread still waiting on a hung server is a daemon, left to its call's deadline or the
+  process's exit.
 - Ray: `RayExecutor` uses the Ray instance this process is connected to, or connects to
   `address` (e.g. "auto" or "ray://host:10001"; a HOST:PORT where nothing listens is a
   UsageError after `RAY_PROBE_TIMEOUT` — Ray itself retried for minutes), or starts a local
@@ -83,7 +99,7 @@ import threading
 import time
 import types
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import suppress
 from dataclasses import dataclass
@@ -110,9 +126,15 @@ class Executor(Protocol):
 
 
 class SerialExecutor:
-    """Every unit in this process, one after another (nothing is pickled)."""
+    """Every unit in this process, one after another (nothing is pickled). `chosen` False: the
+    serial default of `make_executor` when no worker count was given, which `for_system` turns
+    into the default number of scenarios in flight of a system that waits on a service; True:
+    serial because the caller said so (`--workers 1`, `make_executor("serial")`)."""
 
     workers = 1
+
+    def __init__(self, chosen: bool = True) -> None:
+        self.chosen = chosen
 
     def map(self, fn: Callable[[T], R], units: Sequence[T]) -> Iterator[R]:
         return (fn(unit) for unit in units)
@@ -159,6 +181,93 @@ class ProcessExecutor:
             _stop_workers(pool)
             raise
         pool.shutdown(wait=True)
+
+
+class ThreadExecutor:
+    """`workers` units in flight on threads of this process (daemon threads started per `map`
+    call), for units that wait on another process (see the module docstring). Nothing is
+    pickled: every thread calls the same `fn`, which must be safe to call from several threads at
+    once (the runner's `ShardRunner` over a system with `in_flight` is: one scenario per thread
+    at a time). Units start in order; once one fails, none starts any more, the ones in flight
+    finish, and the first failure in units order is raised. On Ctrl-C (or when the consumer
+    drops the iterator) no unit starts any more and the ones in flight get `INTERRUPT_GRACE`
+    seconds to end before the interrupt goes on: a call that hangs cannot be interrupted on
+    another thread, and its daemon thread is left to its call's deadline or the process's exit."""
+
+    def __init__(self, workers: int) -> None:
+        self._workers = check_workers(workers)
+
+    @property
+    def workers(self) -> int:
+        return self._workers
+
+    def map(self, fn: Callable[[T], R], units: Sequence[T]) -> Iterator[R]:
+        futures: list[Future[Any]] = [Future() for _ in units]
+        pending = iter(enumerate(units))
+        taking = threading.Lock()
+        stop = threading.Event()
+
+        def work() -> None:
+            while not stop.is_set():
+                with taking:
+                    item = next(pending, None)
+                if item is None:
+                    return
+                at, unit = item
+                futures[at].set_running_or_notify_cancel()
+                try:
+                    futures[at].set_result(fn(unit))
+                except BaseException as exc:
+                    stop.set()  # units are taken in order: every unit before this one has started
+                    futures[at].set_exception(exc)
+
+        threads = [
+            threading.Thread(target=work, name=f"evalkit-slot-{n}", daemon=True)
+            for n in range(min(self._workers, len(units)))
+        ]
+        for thread in threads:
+            thread.start()
+        try:
+            for future in futures:
+                yield future.result()
+        except Exception:  # a unit's error: the units in flight end (each call within its deadline)
+            stop.set()
+            for thread in threads:
+                thread.join()
+            raise
+        except BaseException:  # Ctrl-C, or the consumer dropped the iterator
+            stop.set()
+            deadline = time.monotonic() + INTERRUPT_GRACE
+            for thread in threads:
+                thread.join(max(0.0, deadline - time.monotonic()))
+            raise
+        for thread in threads:
+            thread.join()
+
+
+INTERRUPT_GRACE = 2.0
+"""Seconds the units in flight on a `ThreadExecutor` get to end after Ctrl-C (as long as a
+scenario's cleanup after a failure: `evalkit.systems.http_client.CLEANUP_TIMEOUT`)."""
+
+
+def for_system(executor: Executor | None, in_flight: int, scenarios: int) -> Executor:
+    """The executor that runs a suite of `scenarios` scenarios on a system that takes `in_flight`
+    scenarios at once by default (0: an in-process system; see the module docstring). For a
+    system that waits on a service: `ThreadExecutor` with the worker count the caller chose
+    (`--workers N`: a `ProcessExecutor`, or a `SerialExecutor` chosen serial), or `in_flight` (at
+    most `scenarios`) when nobody chose (`executor` None or the default `SerialExecutor`); a
+    `RayExecutor` or a `ThreadExecutor` is used as it is; one in flight is `SerialExecutor` (the
+    scenario in this thread, where Ctrl-C interrupts it). For an in-process system: `executor`,
+    serial when None."""
+    if in_flight < 1:
+        return executor or SerialExecutor()
+    if executor is None or (isinstance(executor, SerialExecutor) and not executor.chosen):
+        count = min(in_flight, scenarios)
+    elif isinstance(executor, ProcessExecutor | SerialExecutor):
+        count = executor.workers
+    else:
+        return executor
+    return ThreadExecutor(count) if count > 1 else SerialExecutor()
 
 
 def start_method() -> str:
@@ -301,8 +410,8 @@ class RayExecutor:
             except (ConnectionError, ValueError, RuntimeError, TimeoutError) as exc:
                 where = f"the Ray cluster at {address}" if address else "a local Ray instance"
                 raise UsageError(
-                    f"cannot start or connect to {where} ({type(exc).__name__}: {exc}); check --address "
-                    "or run on local processes with --workers N"
+                    f"cannot start or connect to {where} ({type(exc).__name__}: {exc}); check the address "
+                    "(--executor ray:ADDRESS) or run on local processes with --workers N"
                 ) from None
         self._ray = ray
         self._workers = check_workers(workers) if workers is not None else _cluster_cpus(ray)
@@ -363,7 +472,7 @@ def _check_reachable(address: str) -> None:
     except OSError as exc:
         raise UsageError(
             f"nothing answers at the Ray address {address} ({exc.strerror or exc}); start the cluster "
-            f"there (e.g. `ray start --head --port {port}`) or fix --address"
+            f"there (e.g. `ray start --head --port {port}`) or fix the address of --executor"
         ) from None
 
 
@@ -383,9 +492,12 @@ def make_executor(
     kind: str = "processes", workers: int | None = None, address: str | None = None
 ) -> Executor:
     """The executor the CLI flags name. `processes`: `workers` local processes, serial when
-    `workers` is None or 1 (no pool); `serial`: one after another; `ray`: see `RayExecutor`
-    (`workers` None = the cluster's CPUs). `address` goes only with `ray`. UsageError for an
-    unknown kind, workers that are not a positive integer, or an address without Ray."""
+    `workers` is None or 1 (no pool; None is the unchosen default, which `for_system` turns into
+    the system's default number of scenarios in flight for a system that waits on a service, and
+    `workers` into that many scenarios in flight on threads); `serial`: one after another;
+    `ray`: see `RayExecutor` (`workers` None = the cluster's CPUs). `address` goes only with
+    `ray`. UsageError for an unknown kind, workers that are not a positive integer, or an
+    address without Ray."""
     if kind not in EXECUTORS:
         raise UsageError(f"unknown executor {kind!r}; use one of: {', '.join(EXECUTORS)}")
     if workers is not None:
@@ -394,7 +506,9 @@ def make_executor(
         raise UsageError(f"an address ({address}) needs the ray executor; add --executor ray")
     if kind == "ray":
         return RayExecutor(address, workers)
-    return ProcessExecutor(workers) if kind == "processes" and workers and workers > 1 else SerialExecutor()
+    if kind == "processes" and workers and workers > 1:
+        return ProcessExecutor(workers)
+    return SerialExecutor(chosen=kind == "serial" or workers is not None)
 
 
 def _import_ray() -> Any:

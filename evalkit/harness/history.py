@@ -143,5 +143,5 @@ def _open(path: Path) -> closing[Connection]:
 def _damaged(path: Path, exc: Exception) -> HistoryError:
     return HistoryError(
         f"history {path} is damaged or not an evalkit history ({exc}); it was left as it is: move it "
-        "away to start a new history, or choose another file (--history PATH) or none (--no-history)"
+        "away to start a new history, or choose another file (--history PATH) or none (--history none)"
     )

@@ -16,7 +16,7 @@ relative to the file's folder (so a project works from any sub-directory); on th
 to the working directory. `thresholds` follows `datasets` unless it is set itself:
 `--datasets DIR` gates on `DIR/thresholds.json`. `thresholds` set to `none` (`--thresholds
 none`; `NO_BASELINES`) is an explicit "no baselines": the run compares no metrics and its verdict
-is NOT GATED at best (a file really named `none` is reached as `./none`). An unknown key, a bad
+is NOT COMPARED at best (a file really named `none` is reached as `./none`). An unknown key, a bad
 value or invalid TOML raises UsageError naming the file, the key and the fix (every bad key of
 the file in one message, an unknown key with "did you mean").
 """
@@ -33,6 +33,7 @@ from pydantic import Field, StrictBool, StrictInt, ValidationError, field_valida
 
 from evalkit.errors import UsageError, one_or_listed
 from evalkit.harness.config import DEFAULT_DATASETS, RunConfig
+from evalkit.harness.request import OFF, RunRequest
 from evalkit.packaged import THRESHOLDS_NAME
 from evalkit.records import MAX_TOP_K
 from evalkit.validation import FrozenModel, field_problems
@@ -69,7 +70,7 @@ class ProjectSettings(FrozenModel):
     )
     thresholds: Literal["none"] | Path | None = Field(
         default=None,
-        description='The baselines file; `"none"`: no baselines (the verdict is NOT GATED at best). '
+        description='The baselines file; `"none"`: no baselines (the verdict is NOT COMPARED at best). '
         "Default: `<datasets>/thresholds.json`.",
     )
     system: str | None = Field(
@@ -151,6 +152,45 @@ class Project:
             "require_baseline": AUTO if c.require_baseline is None else c.require_baseline,
             "reports": self.reports,
         }
+
+
+def resolve_request(given: Mapping[str, Any], start: str | Path | None = None) -> tuple[RunRequest, Project]:
+    """The request of a command (`evalkit run`): `given` (RunRequest field → value from the
+    command line) over the project file found from `start` over the defaults, and the resolved
+    project (its `reports` folder, where each setting came from). A pack given on the command
+    line replaces the project's suite. UsageError for a bad project file or a bad request,
+    naming the flag."""
+    typed = RunRequest.checked(given, "cli")  # every value checked, named by its flag
+    given = {name: getattr(typed, name) for name in given}
+    gate = typed.gated_pass
+    flags = {
+        "datasets": given.get("datasets"),
+        "thresholds": given.get("thresholds"),
+        "system": given.get("system"),
+        "top_k": given.get("top_k"),
+        "gated": None if gate is None else gate != OFF,
+        "min_relevance": gate if isinstance(gate, float) else None,
+        "require_baseline": given.get("require_baseline"),
+    }
+    project = resolve_project(flags, start)
+    c = project.config
+    values: dict[str, Any] = {
+        "system": c.system,
+        "top_k": c.top_k,
+        "gated_pass": OFF if not c.gated else c.min_relevance,
+        "thresholds": NO_BASELINES if project.thresholds is None else project.thresholds,
+        "require_baseline": c.require_baseline,
+        "datasets": project.datasets,
+    }
+    settings = {"gated_pass": ("gated", "min_relevance")}  # a field → the project settings it comes from
+    chosen = {  # what the command line or the project file set: a default stays the request's own
+        name: value
+        for name, value in values.items()
+        if any(not project.sources[s].startswith(DEFAULT_SOURCE) for s in settings.get(name, (name,)))
+    }
+    if given.get("pack") is not None and given.get("datasets") is None:
+        chosen.pop("datasets", None)  # the pack replaces the project's suite
+    return RunRequest.checked({**given, **chosen}, "cli"), project
 
 
 def find_project_file(start: str | Path | None = None) -> tuple[Path, dict[str, Any], tuple[str, ...]] | None:

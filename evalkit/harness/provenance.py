@@ -15,6 +15,7 @@ from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
 
 from evalkit.embedders.factory import EmbedderInfo
 from evalkit.harness.config import RunConfig
+from evalkit.harness.request import RunRequest
 from evalkit.packaged import evalkit_version
 from evalkit.systems.declaration import SystemDeclaration
 from evalkit.systems.secrets import redact_url
@@ -89,7 +90,10 @@ class Provenance(FrozenModel):
     its run; `baseline` is the baseline its metrics were compared with (`ComparedBaseline`; None
     when metrics were not compared). `perturbation` is what `evalkit run --perturb` added to the
     suite (`evalkit.scenarios.perturb.Perturbation` as {"distractors": N, "stale_repeats": K,
-    "seed": S}; empty for an unperturbed run). The four are left out of the JSON when unset."""
+    "seed": S}; empty for an unperturbed run). `request` is the `RunRequest` the run was made
+    from (`evalkit run`, the report notebook, `run_request`; None for a run made otherwise and in
+    older reports): the verdict's "Reproduce" lines are printed from it. These are left out of the
+    JSON when unset."""
 
     config: RunConfig
     evalkit_version: str
@@ -107,11 +111,12 @@ class Provenance(FrozenModel):
     scenarios: list[str] = Field(default_factory=list)
     baseline: ComparedBaseline | None = None
     perturbation: dict[str, int] = Field(default_factory=dict)
+    request: RunRequest | None = None
 
     @model_serializer(mode="wrap")
     def _omit_absent_fields(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         data: dict[str, Any] = handler(self)
-        for name in ("question_categories", "datasets", "scenarios", "baseline", "perturbation"):
+        for name in ("question_categories", "datasets", "scenarios", "baseline", "perturbation", "request"):
             if not getattr(self, name):
                 data.pop(name, None)
         return data

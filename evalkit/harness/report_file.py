@@ -12,8 +12,10 @@ Versions (`schema_version`, `evalkit.harness.results.SCHEMA_VERSION` is the curr
   refused with a message saying to re-run it.
 - 2 (1 Dec 2026 to 4 Dec 2026): the version stayed 2 through every change of those days, so a
   report of version 2 may have any of the shapes `_from_2` lists.
-- 3 (4 Dec 2026): the shape the models write; every key the current code always writes is
-  present, and the version moves with each change from now on.
+- 3 (4 Dec 2026): every key the code of that day always writes is present, and the version
+  moves with each change from then on.
+- 4 (4 Dec 2026): `provenance.request`, the `RunRequest` the run was made from, is added (left
+  out for a run made otherwise); the verdict value NOT GATED is called NOT COMPARED.
 
 A change to the shape is one step: bump SCHEMA_VERSION, add `N: _from_N` to `MIGRATIONS` (a
 function taking the JSON object of version N and returning it in the shape of N+1, whose
@@ -265,6 +267,18 @@ def _verdict_from_2(verdict: Any, detection: Any) -> Any:
     return verdict
 
 
-MIGRATIONS: dict[int, Callable[[Report], Report]] = {2: _from_2}
+def _from_3(report: Report) -> Report:
+    """Version 3 to 4 (4 Dec 2026, the run request):
+    - `verdict.value` "NOT GATED" is "NOT COMPARED" ("gate" means the relevance gate only).
+    - `provenance.request` (the run's `RunRequest`, from which the verdict prints its "Reproduce"
+      lines) was added; it is optional and a version-3 report never has it, so such a run
+      reproduces from its settings, as before."""
+    verdict = report.get("verdict")
+    if isinstance(verdict, dict) and verdict.get("value") == "NOT GATED":
+        report = {**report, "verdict": {**verdict, "value": "NOT COMPARED"}}
+    return {**report, "schema_version": 4}
+
+
+MIGRATIONS: dict[int, Callable[[Report], Report]] = {2: _from_2, 3: _from_3}
 """Version N → the function bringing a report of version N to version N+1 (see its docstring for
 what changed and when), for every N from OLDEST_MIGRATED to SCHEMA_VERSION − 1."""

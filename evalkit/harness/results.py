@@ -33,7 +33,7 @@ from evalkit.records import REPORTED_HIT_FIELDS, GateCandidate
 from evalkit.shapes import hit_model_fields
 from evalkit.validation import FrozenModel as _Model
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 """The version of the report shape these models write and read. It moves with every change of
 the shape, with the migration from the previous version (`evalkit.harness.report_file.MIGRATIONS`,
 which also lists what each version changed)."""
@@ -373,7 +373,7 @@ class DetectionPower(_Model):
 
 class PerturbationCurve(_Model):
     """How the harness metrics move as a suite's memory grows (`evalkit.perturbation_curve`,
-    `evalkit run --perturb-curve`): the perturbation's `kind` ("distractors": N pool distractors
+    `evalkit run --perturb KIND=N,N,…`): the perturbation's `kind` ("distractors": N pool distractors
     per scenario; "stale-repeats": K copies of each superseded thought), the `seed` of its draw,
     the `values` measured (in the order given; 0 is the unperturbed suite) and `series`: per
     system name, per harness metric, the measurement pass's overall mean at each value, in the
@@ -468,10 +468,10 @@ class RunResult(_Model):
     differed between the N runs, of which this is the first. None — and left out of the JSON —
     for a run that was not repeated."""
     perturbation_curve: PerturbationCurve | None = None
-    """The perturbation curve measured with the run (`evalkit run --perturb-curve`), None — and
+    """The perturbation curve measured with the run (`evalkit run --perturb KIND=N,N,…`), None — and
     left out of the JSON — when none was; never part of the verdict."""
     verdict: RunVerdict | None = None
-    """PASS, FAIL or NOT GATED with its reasons and the degenerate retrieval found
+    """PASS, FAIL or NOT COMPARED with its reasons and the degenerate retrieval found
     (`evalkit.harness.verdict`). Never None on a built result: computed from the run when it is
     not given (a new run); a report's stored verdict is kept as written."""
 
@@ -517,7 +517,7 @@ class RunResult(_Model):
         """This run with `detection` (the mutation suite run with it) saved, its verdict judged
         again so that it states the suite strength. With `fail_on_escaped`, each escaped mutation
         and each false alarm of the control is also a regression (kind `mutation`), so the run
-        fails (`evalkit run --fail-on-escaped`)."""
+        fails (`evalkit run --mutants fail`)."""
         added = detection.regressions() if fail_on_escaped else []
         data = {**dict(self), "detection": detection, "verdict": None}
         return RunResult.model_validate({**data, "regressions": [*self.regressions, *added]})

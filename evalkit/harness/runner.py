@@ -43,7 +43,7 @@ from evalkit.harness.aggregation import latency_report, mean_metrics, pass_resul
 from evalkit.harness.behaviour import MemoryState, leaked_ids, query_evidence, with_query_sensitivity
 from evalkit.harness.checks import check_query, scenario_status
 from evalkit.harness.config import RunConfig
-from evalkit.harness.executors import Executor, SerialExecutor
+from evalkit.harness.executors import Executor, for_system
 from evalkit.harness.floors import query_floor_errors, scenario_floor_errors
 from evalkit.harness.results import (
     GATED,
@@ -66,7 +66,7 @@ from evalkit.scenarios.seeding import edges_of, own_ids, seed_edges, seed_though
 from evalkit.systems import MemorySystem
 from evalkit.systems.capabilities import declared_capabilities
 from evalkit.systems.checked import CheckedMemory, TimedResponse, call_system, open_checked, system_name
-from evalkit.systems.protocol import NO_WORKDIR, needs_workdir
+from evalkit.systems.protocol import NO_WORKDIR, in_flight, needs_workdir
 from evalkit.validation import shown_value
 
 
@@ -315,11 +315,13 @@ def run_suite(
     its responses); `metrics` (e.g. ndcg@10) are computed per query beside the harness metrics.
     `clock` resolves relative dates and is the "now" of every search (default: the current UTC time,
     truncated to seconds). `executor` runs the shards of the applicable scenarios (`plan_shards`;
-    default: serially, in this process); results come back in scenario and query order, identical on
-    every executor (latencies apart). A system with a `settle()` method (the HTTP and MCP
-    adapters: their last scenario's drop is sent without waiting; see `evalkit.systems.protocol`)
-    has it called once every shard is done, so that what it left in flight is answered, or its
-    error raised, within the run.
+    default: serially, in this process); for a system that waits on a service (HTTP, MCP:
+    `evalkit.systems.protocol.in_flight`) its worker count becomes that many scenarios in flight on
+    threads of this process, the system's `in_flight` by default (`executors.for_system`); results
+    come back in scenario and query order, identical on every executor (latencies apart). A system
+    with a `settle()` method (the HTTP and MCP adapters: their last scenario's drop is sent without
+    waiting; see `evalkit.systems.protocol`) has it called once every shard is done, so that what it
+    left in flight is answered, or its error raised, within the run.
     """
     now = clock or datetime.now(UTC).replace(microsecond=0)
     capabilities = declared_capabilities(system)
@@ -330,7 +332,7 @@ def run_suite(
         if (missing := sorted(required_capabilities(scenario) - capabilities))
     }
     applicable = [s for s in suite.scenarios if s.name not in not_applicable]
-    runner = executor or SerialExecutor()
+    runner = for_system(executor, in_flight(system), len(applicable))
     shards = plan_shards(applicable, runner.workers)
     shard_counts = iter(len(pieces) for pieces in shards)
     job = ShardRunner(system, config, suite.distractors, now, plan, suite.behaviour_metrics)

@@ -98,7 +98,7 @@ def unavailable(result: RunResult) -> str | None:
     if gated is None and "relevance_gate" not in declared.capabilities:
         return f"the run's system {result.system!r} declares no relevance gate, so the run has no gated pass"
     if gated is None:
-        return "the run has no gated pass (it ran with --no-gated-pass); re-run it without --no-gated-pass"
+        return "the run has no gated pass (it ran with --gated-pass off); re-run it without --gated-pass off"
     if not declared.regates:
         return (
             f"the run's system {result.system!r} does not declare the regate capability (that its gate "

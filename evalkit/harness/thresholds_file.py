@@ -361,8 +361,8 @@ RECORD_COMMAND = "evalkit baseline record"
 one names it from here."""
 
 _FIX = (
-    "fix it, or delete it and record each baseline again: `evalkit run [--real] [--top-k N]`, then "
-    f"`{RECORD_COMMAND}`"
+    "fix it, or delete it and record each baseline again: `evalkit run [--embedder real] [--top-k N]`, "
+    f"then `{RECORD_COMMAND}`"
 )
 
 

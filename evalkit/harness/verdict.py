@@ -1,9 +1,9 @@
-"""The verdict of a run: PASS, FAIL or NOT GATED — never PASS without evidence.
+"""The verdict of a run: PASS, FAIL or NOT COMPARED — never PASS without evidence.
 
 - **FAIL**: the run has a regression (an assertion or floor that failed, a metric below this
   system's baseline, a category missing, a required baseline missing, degenerate retrieval:
   what makes `evalkit run` exit 1).
-- **NOT GATED** (`NOT_GATED`): no regression, but the metrics were not compared with a baseline
+- **NOT COMPARED** (`NOT_COMPARED`): no regression, but the metrics were not compared with a baseline
   of this system on this suite (no thresholds file, no entry for the mode and top_k, an entry of
   another system or suite, `--scenario`, `--thresholds none`), or some scope of the baseline
   (the overall or a category) was not comparable because the scenarios it averages changed (a
@@ -28,7 +28,7 @@ system that finds nothing from one that fails only those.
 `strength` is the suite strength when the mutation suite ran with the run (`evalkit run
 --mutants`): "suite strength: caught N of M injected bugs", and for each escaped mutation what
 the suite needs to catch it. It is stated among the reasons whatever the value; escaped mutations
-fail a run only when it was asked to (`--fail-on-escaped`: they are then regressions of kind
+fail a run only when it was asked to (`--mutants fail`: they are then regressions of kind
 `mutation`).
 
 The verdict is computed from what a report holds (its regressions, notes, configuration and
@@ -49,10 +49,10 @@ if TYPE_CHECKING:
     from evalkit.harness.repeats import Stability
     from evalkit.harness.results import DetectionPower, PassResult, Regression
 
-VerdictValue = Literal["PASS", "FAIL", "NOT GATED"]
+VerdictValue = Literal["PASS", "FAIL", "NOT COMPARED"]
 """The three verdicts (the labels users see, in the console, the JSON and the HTML)."""
 
-NOT_GATED: VerdictValue = "NOT GATED"
+NOT_COMPARED: VerdictValue = "NOT COMPARED"
 
 DegenerateKind = Literal["no-relevant-hit", "same-ranking", "recall-zero", "recall-zero-xfail"]
 """The degenerate findings (see the module docstring); only `recall-zero` fails a run."""
@@ -240,7 +240,7 @@ def _judge(
         return RunVerdict(value="FAIL", reasons=reasons, degenerate=degenerate)
     if not_compared is not None:
         return RunVerdict(
-            value=NOT_GATED,
+            value=NOT_COMPARED,
             reasons=[f"metrics were not compared with a baseline: {not_compared}", "assertions held"],
             degenerate=degenerate,
         )

@@ -348,7 +348,7 @@ def _no_shared_word(query: QuerySpec, by_id: dict[str, ThoughtSpec]) -> _Rule:
         "no-shared-word",
         f"the query shares no word with its relevant thought(s) {ids}: in deterministic mode (the "
         "hashing embedder and BM25 both match words) they are found only by chance",
-        "use a word of the relevant thought in the query (a paraphrase test needs --real, and a "
+        "use a word of the relevant thought in the query (a paraphrase test needs --embedder real, and a "
         "baseline recorded in real mode)",
     )
 

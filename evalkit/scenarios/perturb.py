@@ -2,7 +2,7 @@
 
 A perturbation grows every scenario's memory in a way that must not help retrieval, so an analyst
 sees how fast a system degrades as memory grows (`CurveSpec`: one run per value, measured by
-`evalkit.perturbation_curve` and `evalkit run --perturb-curve`):
+`evalkit.perturbation_curve` and `evalkit run --perturb KIND=N,N,…`):
 
 - `distractors=N`: N extra distractor thoughts per scenario, drawn from the shipped pool of
   generic, off-topic notes (`DISTRACTOR_POOL`, datasets/perturb/distractor_pool.yaml). The draw
@@ -128,7 +128,7 @@ def parse_perturb(texts: list[str] | str, seed: int = 0) -> Perturbation:
         if "," in value:
             raise UsageError(
                 f"--perturb {text!r}: one value per run; for a curve over several values use "
-                f"--perturb-curve {kind}={value} (or evalkit.perturbation_curve)"
+                f"perturb_curve={kind}={value} (or evalkit.perturbation_curve)"
             )
         if not value.isdigit():
             raise UsageError(f"--perturb {text!r}: {value!r} is not a whole number 0 or more; {PERTURB_HELP}")
@@ -139,20 +139,20 @@ def parse_perturb(texts: list[str] | str, seed: int = 0) -> Perturbation:
 
 
 CURVE_HELP = (
-    "use --perturb-curve distractors=N,N,... or --perturb-curve stale-repeats=K,K,... "
+    "use --perturb distractors=N,N,... or --perturb stale-repeats=K,K,... "
     "(whole numbers 0 or more, each once, e.g. distractors=0,10,25,50)"
 )
 
 
 @dataclass(frozen=True)
 class CurveSpec:
-    """A perturbation curve to measure (`evalkit run --perturb-curve`, `evalkit.perturbation_curve`):
+    """A perturbation curve to measure (`evalkit run --perturb KIND=N,N,…`, `evalkit.perturbation_curve`):
     one run per value of `kind` ("distractors" or "stale-repeats"), in the order given, each drawn
     with `seed`. UsageError for an unknown kind, no values, a value given twice, one that is not a
     whole number 0 or more, or a distractor count above the shipped pool's size.
 
     `given_as` (not a field: it is not kept, compared or shown) is how the curve was asked for,
-    e.g. "--perturb-curve 'distractors=5,5'" (`parse_curve`): a value given twice or a distractor
+    e.g. "--perturb 'distractors=5,5'" (`parse_curve`): a value given twice or a distractor
     count above the pool is then refused in those words, so the message names the flag (or the
     notebook parameters) the user typed. Without it (a curve built from Python: `CurveSpec(...)`
     itself, `evalkit.perturbation_curve`, `run_eval(perturb_curve=...)`) the messages name the
@@ -195,7 +195,7 @@ class CurveSpec:
 
     @property
     def flag(self) -> str:
-        """ "distractors=0,10,25": the `--perturb-curve` value that asks for this curve."""
+        """ "distractors=0,10,25": the `--perturb` value that asks for this curve."""
         return f"{self.kind}={','.join(str(n) for n in self.values)}"
 
 
@@ -203,8 +203,8 @@ _FIELD = {"distractors": "distractors", "stale-repeats": "stale_repeats"}
 """A kind → the `Perturbation` field it sets."""
 
 
-def parse_curve(text: str, seed: int = 0, flag: str = "--perturb-curve", fix: str = CURVE_HELP) -> CurveSpec:
-    """The curve a `--perturb-curve KIND=N,N,...` value names (`flag` and `fix`: how messages
+def parse_curve(text: str, seed: int = 0, flag: str = "--perturb", fix: str = CURVE_HELP) -> CurveSpec:
+    """The curve a `--perturb KIND=N,N,...` value names (`flag` and `fix`: how messages
     name where it came from and what to give instead, for the report notebook's parameters).
     UsageError naming the flag and the fix for an unknown kind, an empty or non-numeric value, a
     value given twice, or a distractor count above the pool's size."""

@@ -18,7 +18,7 @@ Decisions where the issue is silent:
   used. (Before, `run_mutants` refused without a recorded baseline: a run without the baseline
   check would quietly test assertions only.)
 - Each mutation carries a `hint`: what a suite needs to catch it, shown for an escaped mutation
-  in the verdict (`evalkit run --mutants`) and saved in the report.
+  in the verdict (`evalkit run --mutants report`) and saved in the report.
 - Mutants always run in deterministic mode (identical on every machine, no model) and skip the
   report-only gated pass: it never produces regressions, so it could not catch anything.
 - The unit of work is a mutation (one whole suite run): an executor runs them serially, on local

@@ -66,7 +66,7 @@ from evalkit.records import Edge, SearchResponse, Thought
 from evalkit.systems import client_limits, http_operations
 from evalkit.systems.checked import call_system
 from evalkit.systems.client_limits import MAX_REPLY_ENV, TIMEOUT_ENV
-from evalkit.systems.protocol import SearchRequest
+from evalkit.systems.protocol import IN_FLIGHT, SearchRequest
 from evalkit.systems.secrets import check_token, redact_url
 from evalkit.systems.wire import (
     NO_SURROGATES,
@@ -123,8 +123,10 @@ class HttpSystem:
     `timeout` and `max_reply_bytes` are the bounds of the module docstring (None = from the
     environment, else the defaults). UsageError for a URL httpx cannot use or a bad setting.
 
-    It can be pickled (to run scenarios on `--workers` processes or Ray): the copy opens its own
-    connection pool, with the default transport and the token of the environment it runs in."""
+    `--workers N` runs N of its scenarios in flight on threads of the calling process (`in_flight`).
+    It can be pickled (to run scenarios on Ray, or in the workers of the mutation suite): the copy
+    opens its own connection pool, with the default transport and the token of the environment it
+    runs in."""
 
     def __init__(
         self,
@@ -143,7 +145,7 @@ class HttpSystem:
         self._client, self._transport, self._headers = _client(self._url, transport)
         self._ignored: set[str] = set()
         self._home = os.getpid()  # where the system was built: the run's process (drops deferred)
-        self._pending: _PendingDrop | None = None
+        self._drops: dict[int, _PendingDrop] = {}  # the drop held by each thread (`_pending`)
         self.name = self.url
         self._where = f"system {self.url!r}"
         try:  # unreachable, too slow, a bad reply: a MemorySystemError (method "connect")
@@ -161,7 +163,13 @@ class HttpSystem:
     needs_workdir = False
     """The server keeps its own files: `open` needs no directory (`evalkit.systems.protocol`)."""
 
-    _UNPICKLED = frozenset({"_client", "_transport", "_headers", "_pending"})
+    in_flight = IN_FLIGHT
+    """Calls wait on the server: the runner keeps several scenarios in flight on threads
+    (`evalkit.systems.protocol`; this many by default). They share the connection pool (httpx's
+    is thread-safe; each request's deadline is its thread's), and each thread holds its own drop
+    (`_pending`)."""
+
+    _UNPICKLED = frozenset({"_client", "_transport", "_headers", "_drops"})
 
     def __getstate__(self) -> dict[str, Any]:
         return {k: v for k, v in self.__dict__.items() if k not in self._UNPICKLED}
@@ -169,7 +177,20 @@ class HttpSystem:
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self._client, self._transport, self._headers = _client(self._url, None)
-        self._pending = None
+        self._drops = {}
+
+    @property
+    def _pending(self) -> _PendingDrop | None:
+        """The drop this thread holds for its next creation (see `open`): each thread of a run
+        with scenarios in flight holds its own, and `settle` sends them all."""
+        return self._drops.get(threading.get_ident())
+
+    @_pending.setter
+    def _pending(self, drop: _PendingDrop | None) -> None:
+        if drop is None:
+            self._drops.pop(threading.get_ident(), None)
+        else:
+            self._drops[threading.get_ident()] = drop
 
     def describe(self) -> dict[str, Any]:
         """The URL (credentials redacted) and what the server says about its system (recorded
@@ -191,7 +212,8 @@ class HttpSystem:
         `drop_with_create`, the drop after a scenario that ended well is not sent on its own: it
         is held, and goes with the next memory's creation, in the same `POST /namespaces`
         (NamespaceIn's `drop`; the server drops it, then creates and seeds the new namespace).
-        One drop at most is held. The held drop is sent as `DELETE` and waited for by `settle()`
+        One drop at most is held per thread (with scenarios in flight, each thread's goes with
+        that thread's next creation). The held drop is sent as `DELETE` and waited for by `settle()`
         (so the run's last scenario's drop is answered, or its error raised, within the run), by
         `close()`, and on the failure path of the next scenario when that failure came before
         the creation carried it (best-effort within `CLEANUP_TIMEOUT`, its error added as a note
@@ -225,16 +247,30 @@ class HttpSystem:
         self._pending = _PendingDrop(memory.namespace, memory.path, scenario)
 
     def settle(self) -> None:
-        """Send the drop held for the next creation (see `open`) and wait for it; its error,
-        naming the namespace and the scenario, is raised here. The runner calls it at the end of
-        every run, so no run leaves a namespace behind on the server."""
-        self._settle()
+        """Send the drops held for the next creation (see `open`; one per thread that ran
+        scenarios) and wait for each; the first error, naming the namespace and the scenario, is
+        raised here once all are sent. The runner calls it at the end of every run, so no run
+        leaves a namespace behind on the server."""
+        failures = []
+        for thread in list(self._drops):
+            try:
+                self._send_drop(self._drops.pop(thread, None), None)
+            except AdapterError as exc:
+                failures.append(exc)
+        if failures:
+            for other in failures[1:]:
+                failures[0].add_note(str(other))
+            raise failures[0]
 
     def _settle(self, timeout: float | None = None) -> None:
-        """`DELETE` the held drop, if any, within `timeout` (default: the system's). A 404 for a
-        drop that already went with a creation whose outcome the client did not learn (see
-        `HttpMemory.create`) means the server dropped it then, and is no error."""
+        """`DELETE` the drop this thread holds, if any, within `timeout` (default: the system's)."""
         pending, self._pending = self._pending, None
+        self._send_drop(pending, timeout)
+
+    def _send_drop(self, pending: _PendingDrop | None, timeout: float | None) -> None:
+        """`DELETE` the held drop `pending`, if any. A 404 for a drop that already went with a
+        creation whose outcome the client did not learn (see `HttpMemory.create`) means the
+        server dropped it then, and is no error."""
         if pending is None:
             return
         try:

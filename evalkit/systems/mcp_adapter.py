@@ -52,29 +52,32 @@ recency_weight, recency_half_life_days, now (ISO-8601). Hit fields: those of `ev
 Paths are dot-separated keys (digits index lists). A scenario-wide `namespace.argument` is added
 to every store, edges, search, reset and drop call.
 
-The adapter keeps one MCP session for the whole run on a background event loop (one per process
-on workers; with isolation strategy "process": one server, and session, per scenario, after a
-probe at start), checks at
-start that every mapped tool exists and that every mapped argument fits the tool's inputSchema
+The adapter keeps run-wide MCP sessions, each on a background event loop: one when the scenarios
+run one at a time, one per scenario in flight when they run several at once (`--workers N`, and
+by default: `McpSystem.in_flight`; a scenario takes an
+idle session or starts a server, each with its own `{tmpdir}`), one per process on Ray; with
+isolation strategy "process", one server, and session, per scenario, after a probe at start. It
+checks at start that every mapped tool exists and that every mapped argument fits the tool's inputSchema
 (`evalkit.systems.mcp_schema`), and raises AdapterError naming the system, the tool and what was
 wrong: a tool error (`isError`), a result without JSON, a missing path, a hit without an id.
 
 Fewer waits: with one run-wide server, a scenario's drop is sent without waiting for its reply
 (`Session.send`), and its error is raised naming the scenario and the namespace. With isolation
-strategy "namespace" the drop concerns a namespace no later scenario uses, so the next
-scenario's first call goes out while the drop is in flight, and the drop's reply is read after
-that call's own reply (pipelined). With "tools" (a drop deleting entities in the memory every
-scenario shares: it must be done before the next scenario stores its own) and "none", nothing
-else is sent before the drop's reply (ordered). Either way `McpSystem.settle()` (called by the
-runner at the end of every run) or `close()` reads the last one's, and at most one drop is
-pending. A copy on a worker waits for every drop (it sees no end of the run, so nobody would read
+strategy "namespace" the drop concerns a namespace no later scenario uses, so the next scenario's
+first call goes out while the drop is in flight, and the drop's reply is read after that call's
+own reply (pipelined). With "tools" (a drop deleting entities in the memory every scenario shares:
+it must be done before the next scenario stores its own) and "none", nothing else is sent before
+the drop's reply (ordered). Either way `McpSystem.settle()` (called by the runner at the end of
+every run) or `close()` reads each session's last one, and at most one drop is pending per
+session. A copy on a worker waits for every drop (it sees no end of the run, so nobody would read
 its last drop's reply), and so does one server per scenario (closed after it). With
 `edges.with_store` the store call is held by `add_thoughts` until `add_edges` (or the next
 operation) sends it with the edges, so seeding is one call.
 
-Workers (`--workers N`, Ray): a system pickles without its session; a copy in another process
-starts its own server on its first scenario (with one process per scenario, nothing is shared:
-every scenario starts its own), checks the tools again, and shares that server, and the seed map
+Other processes (Ray; `--workers N` on processes when `in_flight` is 0): a system
+pickles without its sessions; a copy in another process starts its own server on its first
+scenario (with one process per scenario, nothing is shared: every scenario starts its own),
+checks the tools again, and shares that server, and the seed map
 of the isolation check, with every other copy of the same system in that process (the process
 executor unpickles one copy per chunk of scenarios). This process's servers are stopped when it
 ends: at the interpreter's exit and, in a multiprocessing worker (which skips `atexit`), by a
@@ -135,7 +138,7 @@ from evalkit.systems.mcp_mapping import (
 from evalkit.systems.mcp_schema import check_arguments
 from evalkit.systems.mcp_session import CALL_TIMEOUT, STOP_TIMEOUT, Session
 from evalkit.systems.mcp_templates import compiled, placeholders, render
-from evalkit.systems.protocol import SearchRequest
+from evalkit.systems.protocol import IN_FLIGHT, IN_FLIGHT_PROCESSES, SearchRequest
 
 CLEANUP_TIMEOUT = 1.0
 """Seconds the drop tool gets after a scenario that failed or was interrupted."""
@@ -149,26 +152,41 @@ __all__ = [
 
 
 @dataclass
+class _Slot:
+    """One run-wide server's session, and its `{tmpdir}` (removed when it stops)."""
+
+    session: Session
+    tmpdir: Path | None
+
+
+@dataclass
 class _Shared:
-    """What the copies of one McpSystem in one process share: the run-wide session (None until
-    started, and with one process per scenario) and the isolation check's seed map."""
+    """What the copies of one McpSystem in one process share: the run-wide servers (a pool: one
+    per scenario in flight, none with one process per scenario), those not in a scenario now,
+    and the isolation check's seed map."""
 
     pid: int = field(default_factory=os.getpid)
-    session: Session | None = None
-    tmpdir: Path | None = None  # the run-wide server's `{tmpdir}`, removed when it stops
+    slots: list[_Slot] = field(default_factory=list)
+    idle: list[_Slot] = field(default_factory=list)
     seeded_by: dict[str, list[str]] = field(default_factory=dict)  # thought id → its scenarios
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def stop(self) -> None:
-        """Stop the run-wide server and remove its `{tmpdir}` (a later use starts both again)."""
-        session, self.session = self.session, None
-        tmpdir, self.tmpdir = self.tmpdir, None
-        try:
-            if session is not None:
-                session.close()
-        finally:
-            if tmpdir is not None:
-                shutil.rmtree(tmpdir, ignore_errors=True)
+        """Stop every run-wide server and remove its `{tmpdir}` (a later use starts one again);
+        the first error of a session's close (a drop that failed) is raised once all are stopped."""
+        with self.lock:
+            slots, self.slots, self.idle = self.slots, [], []
+        failures = []
+        for slot in slots:
+            try:
+                slot.session.close()
+            except Exception as exc:
+                failures.append(exc)
+            finally:
+                if slot.tmpdir is not None:
+                    shutil.rmtree(slot.tmpdir, ignore_errors=True)
+        if failures:
+            raise failures[0]
 
 
 _SHARED: dict[str, _Shared] = {}
@@ -196,7 +214,7 @@ def _shared(token: str) -> _Shared:
 def _stop_servers() -> None:
     """Stop every run-wide server this process started (a worker's, when it ends)."""
     with _SHARED_LOCK:
-        mine = [s for s in _SHARED.values() if s.pid == os.getpid() and s.session is not None]
+        mine = [s for s in _SHARED.values() if s.pid == os.getpid() and s.slots]
     for shared in mine:
         with suppress(Exception):
             shared.stop()
@@ -227,7 +245,9 @@ class McpSystem:
             finally:
                 shutil.rmtree(probe, ignore_errors=True)
         else:
-            self._start_run_server()
+            started = self._new_slot()
+            with self._state.lock:
+                self._state.idle.append(started)
 
     def __getstate__(self) -> dict[str, Any]:
         """Everything but this process's session and seed map (and the compiled templates): a
@@ -250,24 +270,51 @@ class McpSystem:
         return found[1]
 
     @property
-    def _session(self) -> Session | None:
-        """The run-wide session, started (and checked) in a copy's process on first use; None
-        with one process per scenario."""
-        shared = self._state
-        if self._per_scenario:
-            return None
-        with shared.lock:
-            if shared.session is None:
-                self._start_run_server()
-            return shared.session
+    def in_flight(self) -> int:
+        """How many scenarios the runner keeps in flight on threads by default
+        (`evalkit.systems.protocol`; each takes a run-wide session of its own, `_run_session`):
+        `IN_FLIGHT_PROCESSES` with a stdio server, where each session is a server process of its
+        own; `IN_FLIGHT` with a server at a URL and isolation strategy "namespace", whose
+        scenarios are apart on one server. A server at a URL with another strategy keeps one
+        memory for every session: 0, one scenario at a time (`--workers N` then means processes,
+        as for an in-process system)."""
+        if self.mapping.server.command is not None:
+            return IN_FLIGHT_PROCESSES
+        return IN_FLIGHT if self.mapping.isolation.strategy == "namespace" else 0
 
-    def _start_run_server(self) -> None:
-        """Start and check this process's run-wide server (its `{tmpdir}` removed if it fails)."""
+    @contextmanager
+    def _run_session(self) -> Iterator[Session]:
+        """A run-wide session for one scenario (or call): an idle one of this process, else a new
+        server started (and checked), given back when the block ends. A run keeps as many as it
+        has scenarios in flight; one at a time reuses the same session throughout."""
+        shared = self._state
+        with shared.lock:
+            slot = shared.idle.pop() if shared.idle else None
+        if slot is None:
+            slot = self._new_slot()
         try:
-            self._state.session = self._checked(self._start(None, None))
+            yield slot.session
+        finally:
+            with shared.lock:
+                if any(slot is kept for kept in shared.slots):  # not stopped meanwhile
+                    shared.idle.append(slot)
+
+    def _new_slot(self) -> _Slot:
+        """Start and check a run-wide server, with a `{tmpdir}` of its own when its templates use
+        one (removed if it fails); it joins this process's servers (`_Shared.slots`)."""
+        spec = self.mapping.server
+        tmpdir = None
+        if any("tmpdir" in placeholders(t) for t in spec.templates() if t):
+            tmpdir = Path(tempfile.mkdtemp(prefix="evalkit-mcp-server-"))
+        try:
+            slot = _Slot(self._checked(self._start(None, None, tmpdir)), tmpdir)
         except BaseException:
-            self._state.stop()
+            if tmpdir is not None:
+                shutil.rmtree(tmpdir, ignore_errors=True)
             raise
+        with self._state.lock:
+            self._state.slots.append(slot)
+        return slot
 
     @classmethod
     def from_mapping(cls, path: str | Path) -> McpSystem:
@@ -275,13 +322,8 @@ class McpSystem:
         source = mapping_source(str(path))
         return cls(load_mapping(source), str(path))
 
-    def _start(self, workdir: Path | None, scenario: str | None) -> Session:
+    def _start(self, workdir: Path | None, scenario: str | None, tmpdir: Path | None = None) -> Session:
         spec = self.mapping.server
-        tmpdir = None
-        if not self._per_scenario and any("tmpdir" in placeholders(t) for t in spec.templates() if t):
-            if self._state.tmpdir is None:
-                self._state.tmpdir = Path(tempfile.mkdtemp(prefix="evalkit-mcp-server-"))
-            tmpdir = self._state.tmpdir
         values = server_values(self._found, workdir, scenario, tmpdir)
         rendered = ServerSpec(
             command=render(spec.command, values) if spec.command is not None else None,
@@ -313,19 +355,27 @@ class McpSystem:
         return {"system": "mcp", "mapping": self.source, **self.mapping.model_dump(exclude={"server"})}
 
     def close(self) -> None:
-        """Stop this process's run-wide server (a later scenario starts it again); a drop still
-        pending is answered first, and its error raised once the server is stopped."""
+        """Stop this process's run-wide servers (a later scenario starts one again); a drop still
+        pending is answered first, and its error raised once the servers are stopped."""
         self._state.stop()
 
     def settle(self) -> None:
-        """Wait for the drop of the last scenario, sent without waiting (see `McpMemory.cleanup`;
-        ordered or pipelined, at most one is pending); its error, naming the scenario and the
-        namespace, is raised here. The runner calls it at the end of every run; a caller of
-        `open` of its own calls it (or `close`) after its last scenario, or the error is only
-        written on stderr at the interpreter's exit (`Session._close_at_exit`)."""
-        session = self._state.session
-        if session is not None:
-            session.settle()
+        """Wait for the drop of each session's last scenario, sent without waiting (see
+        `McpMemory.cleanup`; ordered or pipelined, at most one is pending per session); the
+        first error, naming the scenario and the namespace, is raised here once every session
+        is settled. The runner calls it at the end of every run; a caller of `open` of its own
+        calls it (or `close`) after its last scenario, or the error is only written on stderr
+        at the interpreter's exit (`Session._close_at_exit`)."""
+        with self._state.lock:
+            sessions = [slot.session for slot in self._state.slots]
+        failures = []
+        for session in sessions:
+            try:
+                session.settle()
+            except Exception as exc:
+                failures.append(exc)
+        if failures:
+            raise failures[0]
 
     @property
     def defers_drops(self) -> bool:
@@ -367,27 +417,37 @@ class McpSystem:
         `defers_drops`, pipelined when `pipelines_drops`; see `McpMemory.cleanup`). After a
         failure or an interrupt, `McpMemory.abandon`: both failures are told, and the
         scenario's memory is dropped best-effort."""
-        session = self._start(workdir, scenario or workdir.name) if self._per_scenario else self._session
-        assert session is not None
-        scope = {"namespace": f"evalkit-{uuid.uuid4().hex}", "scenario": scenario or workdir.name,
-                 "workdir": str(workdir)}  # fmt: skip
-        memory = McpMemory(self, session, scope)
-        try:
+        with self._scenario_session(workdir, scenario or workdir.name) as session:
+            scope = {"namespace": f"evalkit-{uuid.uuid4().hex}", "scenario": scenario or workdir.name,
+                     "workdir": str(workdir)}  # fmt: skip
+            memory = McpMemory(self, session, scope)
             try:
                 yield memory
             except BaseException as exc:
                 memory.abandon(exc)
                 raise
             memory.cleanup(None, defer=self.defers_drops)
-        finally:
-            if self._per_scenario:
+
+    @contextmanager
+    def _scenario_session(self, workdir: Path, scenario: str) -> Iterator[Session]:
+        """The session of one scenario: its own server (one process per scenario), closed after
+        it, or a run-wide one (`_run_session`)."""
+        if self._per_scenario:
+            session = self._start(workdir, scenario)
+            try:
+                yield session
+            finally:
                 session.close()
+        else:
+            with self._run_session() as session:
+                yield session
 
     def call(self, tool: str, arguments: dict[str, Any]) -> Any:
         """Call `tool` on the run's session (not with one process per scenario)."""
-        if self._session is None:
+        if self._per_scenario:
             raise AdapterError(f"{self._label}: no run-wide session (one server process per scenario)")
-        return self._session.call(tool, arguments)
+        with self._run_session() as session:
+            return session.call(tool, arguments)
 
     @property
     def label(self) -> str:

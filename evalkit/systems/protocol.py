@@ -29,6 +29,15 @@ nowhere) may say so with the attribute `needs_workdir = False` (absent: True, re
 fails at its first write there instead of leaving files behind. It changes nothing in results
 and is not recorded in the report.
 
+A system whose calls wait on another process (a service over HTTP, an MCP server) may say so with
+the attribute `in_flight`: how many scenarios it takes at once by default (absent or 0: an
+in-process system; read by `in_flight`). The runner then keeps `--workers N` scenarios in flight
+on threads of this process (`in_flight` of them when N is not given) instead of worker processes,
+so its `open()`, and the memories it returns, are called from several threads at once (each
+memory from one thread). The HTTP adapter takes `IN_FLIGHT`; the MCP adapter `IN_FLIGHT` on a
+server at a URL and `IN_FLIGHT_PROCESSES` on a stdio server, which starts a server process per
+scenario in flight. It changes nothing in results and is not recorded in the report.
+
 A system that sends work without waiting for its reply (the HTTP and MCP adapters send a
 scenario's drop so) may offer `settle()`: the runner calls it once all of a run's scenarios are
 done, and it waits for what is still in flight and raises its error, so that the run, not the
@@ -56,6 +65,23 @@ def needs_workdir(system: object) -> bool:
     """Whether `open()` of `system` needs a directory of its own (its `needs_workdir` attribute;
     absent: True, the contract of `MemorySystem.open`)."""
     return bool(getattr(system, "needs_workdir", True))
+
+
+IN_FLIGHT = 8
+"""Scenarios in flight by default on a system whose slots are connections (an HTTP service, an
+MCP server at a URL): enough to hide a service's tens of milliseconds per call, few enough not to
+swamp a service that is someone's development box."""
+
+IN_FLIGHT_PROCESSES = max(1, min(IN_FLIGHT, os.cpu_count() or 1))
+"""Scenarios in flight by default on a stdio MCP server, each with a server process of its own
+(its start-up, and a model it may load, paid once per process): one per CPU, at most `IN_FLIGHT`."""
+
+
+def in_flight(system: object) -> int:
+    """How many scenarios `system` takes in flight on threads by default (its `in_flight`
+    attribute; absent: 0, an in-process system, which `--workers N` runs on processes)."""
+    value = getattr(system, "in_flight", 0)
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 
 @dataclass(frozen=True)

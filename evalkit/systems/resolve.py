@@ -24,8 +24,10 @@ anything else is a UsageError listing these forms.
 from __future__ import annotations
 
 import importlib
+import sys
 from collections.abc import Callable
 from importlib.metadata import entry_points
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalkit.errors import EvalkitError, UsageError
@@ -87,6 +89,12 @@ def resolve_system(
     plugins = {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}
     if spec in plugins:
         return _instantiate(spec, plugins[spec].load())
+    module, dot, attribute = spec.rpartition(".")
+    if dot and module and attribute.isidentifier():  # `module.Class` for `module:Class`
+        raise UsageError(
+            f"unknown system {spec!r}: did you mean '{module}:{attribute}'? (a Python object is named "
+            "MODULE:FACTORY, with a colon)"
+        )
     hint = did_you_mean(spec, [REFERENCE_SPEC, *STORES, *plugins])
     raise UsageError(f"unknown system {spec!r}{hint}; a system is {SPEC_FORMS}")
 
@@ -110,9 +118,15 @@ def _load(spec: str, module: str, attribute: str) -> Any:
     try:
         target: Any = importlib.import_module(module)
     except ImportError as exc:
-        raise UsageError(
-            f"system {spec!r}: cannot import module {module!r} ({exc}); put it on PYTHONPATH or install it"
-        ) from exc
+        top = module.split(".")[0]
+        here = (Path(top).is_dir() or Path(f"{top}.py").is_file()) and "" not in sys.path
+        fix = (
+            f"it is in this folder, which Python does not search: prefix the command with PYTHONPATH=. "
+            f"(e.g. `PYTHONPATH=. evalkit run --system {spec}`)"
+            if here
+            else "put its folder on PYTHONPATH (`PYTHONPATH=DIR evalkit ...`) or install it"
+        )
+        raise UsageError(f"system {spec!r}: cannot import module {module!r} ({exc}); {fix}") from exc
     except SyntaxError as exc:
         where = f"{exc.filename}, line {exc.lineno}" if exc.filename else f"line {exc.lineno}"
         raise UsageError(

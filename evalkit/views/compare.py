@@ -154,7 +154,7 @@ def _pass_queries(run: EvalRun, pass_name: str, label: str) -> pd.DataFrame:
     rows = queries[queries["pass"] == pass_name]
     if rows.empty:
         fix = (
-            "re-run it without --no-gated-pass, or compare the ungated passes (--pass ungated)"
+            "re-run it without --gated-pass off, or compare the ungated passes (--pass ungated)"
             if pass_name == "gated"
             else "compare reports written by evalkit run"
         )

@@ -133,7 +133,7 @@ DEGENERATE_SHOWN = 10
 
 def render_run(run: EvalRun) -> str:
     """The whole console summary: header, pass table, gated comparison, regressions or the
-    verdict line, the degenerate retrieval found, the verdict (PASS / FAIL / NOT GATED), notes.
+    verdict line, the degenerate retrieval found, the verdict (PASS / FAIL / NOT COMPARED), notes.
     When the baseline check was off, its note stands where "No gating regressions." would (or, with
     regressions, follows them) rather than being one note among others."""
     result = run.result
@@ -166,7 +166,7 @@ def render_run(run: EvalRun) -> str:
 
 
 def render_curve(curve: PerturbationCurve) -> str:
-    """A perturbation curve (`evalkit run --perturb-curve`): a title line naming the kind and the
+    """A perturbation curve (`evalkit run --perturb KIND=N,N,…`): a title line naming the kind and the
     seed, then one row per system and metric (harness metrics, then any behaviour metric measured
     at every value) and one column per value, three places; a closing line says the curve is never
     compared with a baseline."""
@@ -338,7 +338,7 @@ def render_strength(run: EvalRun) -> list[str]:
 
 
 def render_verdict_line(run: EvalRun) -> str:
-    """ "Verdict: PASS|FAIL|NOT GATED — reason; reason"."""
+    """ "Verdict: PASS|FAIL|NOT COMPARED — reason; reason"."""
     verdict = run.result.outcome
     return f"Verdict: {verdict.value} — {'; '.join(verdict.reasons)}"
 

@@ -678,7 +678,7 @@ def gate_drops(gate: GateSummary) -> str:
 
 def missing_gated_pass(result: RunResult) -> str:
     """How a run without a gated pass says so: "no relevance gate" when its system declares none
-    (nothing was skipped), else "gated pass skipped" (the run was made with --no-gated-pass)."""
+    (nothing was skipped), else "gated pass skipped" (the run was made with --gated-pass off)."""
     declared = result.provenance.declaration
     return "gated pass skipped" if "relevance_gate" in declared.capabilities else "no relevance gate"
 

@@ -14,7 +14,7 @@ When a section applies (decisions where the issue is silent):
 - Rows dropped by the relevance gate, the gate sweep and the gate recommendation: only with a
   gated pass (and, for the last two, a re-gatable system with recorded candidates); the reason
   names why there is none — the system declares no relevance gate, or the run was made with
-  --no-gated-pass — as `evalkit.harness.sweep.unavailable` says.
+  --gated-pass off — as `evalkit.harness.sweep.unavailable` says.
 - Not applicable scenarios: only when some were; latency: only when measured; the trend: only
   when the history holds runs.
 - Benchmark metrics and their children: only for a run with benchmark metrics (`evalkit bench`).
@@ -27,7 +27,7 @@ When a section applies (decisions where the issue is silent):
   any other run these sections are absent, not "not shown" (`_Spec.absent`: hidden and left out
   of the contents), and the tables have no such column, so its report reads exactly as before.
 - The perturbation curve ("How fast does this system degrade as memory grows?"): only for a
-  run saved with one (`evalkit run --perturb-curve`, the notebook's `perturbation_curve`),
+  run saved with one (`evalkit run --perturb KIND=N,N,…`, the notebook's `perturbation_curve`),
   absent otherwise in the same way.
 - "Queries to look at" lists every query of the measurement pass that failed an assertion or
   missed a relevant id, failing scenarios first, each linked to its scenario's drill-down
@@ -313,7 +313,7 @@ def _no_detection(run: EvalRun, options: dict[str, Any]) -> str | None:
             "which declares no mutation testing"
         )
     if result.detection is None:
-        return "no mutation result was saved with this run (run it with mutations: `evalkit run --mutants`)"
+        return "no mutation result was saved with this run (run it with `evalkit run --mutants report`)"
     return None
 
 

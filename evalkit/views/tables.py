@@ -15,13 +15,11 @@ Conventions:
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable, Hashable, Iterable, Sequence
 
 import pandas as pd
 from pandas.io.formats.style import Styler
 
-from evalkit.harness.regressions import assert_no_regressions
 from evalkit.harness.results import LeakKind, QueryResult
 from evalkit.harness.sweep import unavailable
 from evalkit.harness.uncertainty import (
@@ -76,7 +74,6 @@ from evalkit.wording import counted
 
 __all__ = [
     "LEAK_COLUMNS",
-    "assert_thresholds",
     "assertion_failures",
     "assertion_results",
     "behaviour_columns",
@@ -108,17 +105,6 @@ __all__ = [
     "run_summary",
     "scenario_table",
 ]
-
-
-def assert_thresholds(run: EvalRun, fail: bool = True) -> str:
-    """Deprecated alias of `evalkit.assert_thresholds` (kept for one release, with a
-    DeprecationWarning): raising on regressions is not a table's job. Same result and errors."""
-    warnings.warn(
-        "evalkit.tables.assert_thresholds is deprecated; use evalkit.assert_thresholds",
-        DeprecationWarning,
-        stacklevel=2,
-    )
-    return assert_no_regressions(run.result, fail)
 
 
 def gate_recommendation(

@@ -7,10 +7,10 @@ notebook's text/plain output, logs).
 
 Rules (the verdict is the run's own, `RunResult.outcome`; see `evalkit.harness.verdict`):
 - FAIL when the run has at least one regression (what makes `evalkit run` exit 1).
-- NOT GATED when nothing failed but the metrics were not compared with a baseline of this system
+- NOT COMPARED when nothing failed but the metrics were not compared with a baseline of this system
   on this suite: the run carries a note from the evaluation saying why
   (`RunResult.baseline_check_off`), or it was configured without a thresholds file (benchmarks,
-  `--thresholds none`). The headline then says "NOT GATED · baseline check OFF (<why>)" — never
+  `--thresholds none`). The headline then says "NOT COMPARED · baseline check OFF (<why>)" — never
   PASS, and never "No gating regressions.".
 - PASS only when the metrics were compared and nothing regressed.
 - Degenerate retrieval (a query with relevant ids that retrieved none, a scenario whose queries
@@ -44,8 +44,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from evalkit.files import shown_path
-from evalkit.harness.config import DEFAULT_SYSTEM, DEFAULT_THRESHOLDS
+from evalkit.harness.config import DEFAULT_DATASETS, DEFAULT_SYSTEM, DEFAULT_THRESHOLDS
 from evalkit.harness.provenance import ComparedBaseline, ComparedScope
+from evalkit.harness.request import RunRequest
 from evalkit.harness.results import Aggregate, RunResult, baseline_check_reason
 from evalkit.harness.verdict import VerdictValue
 from evalkit.packaged import BUILTIN_SUITE
@@ -54,7 +55,7 @@ from evalkit.wording import counted
 
 PASS_COLOR = "#0f5132"
 FAIL_COLOR = "#842029"
-NOT_GATED_COLOR = "#664d03"
+NOT_COMPARED_COLOR = "#664d03"
 
 PAGE_TITLE_KEY = "evalkit_page_title"
 """The display-metadata key (of the verdict's text/html output) holding the HTML report's page
@@ -89,7 +90,7 @@ class Margin:
 
 @dataclass(frozen=True, slots=True)
 class Verdict:
-    """`value`: PASS, FAIL or NOT GATED. `passed`: no regressions. `baseline_check_off`: why the metrics
+    """`value`: PASS, FAIL or NOT COMPARED. `passed`: no regressions. `baseline_check_off`: why the metrics
     were not compared with a baseline (None = they were). `identity`: "system S · mode M · top_k
     K · gate G". `regressions`: "[kind] message" lines. `degenerate`: "[kind] message" lines of
     the degenerate retrieval found. `reasons`: the verdict's reasons (see `RunVerdict`).
@@ -109,6 +110,7 @@ class Verdict:
     margins: tuple[Margin, ...] = ()
     command: str | None = None
     system: str = ""
+    papermill: str | None = None
 
     @property
     def page_title(self) -> str:
@@ -119,7 +121,7 @@ class Verdict:
 
     @property
     def headline(self) -> str:
-        """ "PASS", "FAIL — N regressions" (1 regression) or "NOT GATED", with "· baseline check OFF (why)"
+        """ "PASS", "FAIL — N regressions" (1 regression) or "NOT COMPARED", with "· baseline check OFF (why)"
         appended when the metrics were not compared."""
         if self.value == "FAIL":
             status = f"FAIL — {counted(len(self.regressions), 'regression')}" if self.regressions else "FAIL"
@@ -155,13 +157,15 @@ class Verdict:
             ]
         if self.command is not None:
             lines.append(f"Reproduce: {self.command}")
+        if self.papermill is not None:
+            lines.append(f"Reproduce with papermill: {self.papermill}")
         return "\n".join(lines)
 
     def __repr__(self) -> str:
         return str(self)
 
     def _repr_html_(self) -> str:
-        color = {"PASS": PASS_COLOR, "FAIL": FAIL_COLOR}.get(self.value, NOT_GATED_COLOR)
+        color = {"PASS": PASS_COLOR, "FAIL": FAIL_COLOR}.get(self.value, NOT_COMPARED_COLOR)
         items = "".join(f"<li>{html.escape(line)}</li>" for line in self.regressions)
         listing = f"<ul>{items}</ul>" if items else f"<p>{html.escape(self.clean)}</p>"
         if self.degenerate:
@@ -172,14 +176,15 @@ class Verdict:
             listing += f"<p><b>Escaped mutations</b> (what the suite needs to catch each)</p><ul>{found}</ul>"
         strength = ""
         if self.strength is not None:
-            tone = NOT_GATED_COLOR if self.escaped else PASS_COLOR
+            tone = NOT_COMPARED_COLOR if self.escaped else PASS_COLOR
             strength = f'<p class="evalkit-strength" style="color: {tone}">{html.escape(self.strength)}</p>'
         listing += self._baseline_html()
         if self.command is not None:
+            shown = "\n".join(line for line in (self.command, self.papermill) if line is not None)
             listing += (
                 "<p><b>Reproduce this run</b></p>"
                 '<pre style="white-space: pre-wrap; overflow-wrap: anywhere">'
-                f"{html.escape(self.command)}</pre>"
+                f"{html.escape(shown)}</pre>"
             )
         return (
             f'<div class="evalkit-verdict"><p style="font-size: 1.6em; font-weight: bold; color: {color}; '
@@ -254,6 +259,7 @@ def run_verdict(run: EvalRun) -> Verdict:
         margins=margins(result),
         command=reproduce_command(result),
         system=result.system,
+        papermill=reproduce_papermill(result),
     )
 
 
@@ -280,14 +286,19 @@ def margins(result: RunResult) -> tuple[Margin, ...]:
 
 
 def reproduce_command(result: RunResult) -> str | None:
-    """The `evalkit run` command line that makes this run again (same system, mode, model, top_k,
-    gated pass and gate, suite folder, scenarios, thresholds file, --[no-]require-baseline, --perturb,
-    --perturb-curve), shell-
-    quoted; None when the report does not record its suite (`Provenance.datasets`: a benchmark
-    import, or a report written before evalkit recorded it). The thresholds flag is left out when
-    it is the default (`<datasets>/thresholds.json`, or the built-in one for the built-in suite).
+    """The `evalkit run` command line of the request the run recorded (`Provenance.request`:
+    each option that differs from its default, paths shown relative to the working directory
+    when below it; the progress display left out), else, for a run that recorded none, the
+    command line that makes this run again (same system, mode, model, top_k,
+    gated pass and gate, suite folder, scenarios, thresholds file, --[no-]require-baseline, --perturb
+    and its curve), shell-quoted; None when the report does not record its suite
+    (`Provenance.datasets`: a benchmark import, or a report written before evalkit recorded it).
+    The thresholds flag is left out when it is the default (`<datasets>/thresholds.json`, or
+    the built-in one for the built-in suite).
     Options set from Python only (store options) have no flag and are not shown."""
     prov = result.provenance
+    if prov.request is not None:
+        return shlex.join(["evalkit", "run", *_shown_request(prov.request).argv()])
     config = prov.config
     if prov.datasets is None:
         return None
@@ -295,14 +306,12 @@ def reproduce_command(result: RunResult) -> str | None:
     if config.system != DEFAULT_SYSTEM:
         argv += ["--system", config.system]
     if config.mode == "real":
-        argv.append("--real")
-        if config.model is not None:
-            argv += ["--model", config.model]
+        argv += ["--embedder", "real" if config.model is None else f"real:{config.model}"]
     argv += ["--top-k", str(config.top_k)]
     if not config.gated:
-        argv.append("--no-gated-pass")
+        argv += ["--gated-pass", "off"]
     elif config.min_relevance is not None:
-        argv += ["--min-relevance", f"{config.min_relevance:g}"]
+        argv += ["--gated-pass", f"{config.min_relevance:g}"]
     if prov.datasets != BUILTIN_SUITE:
         argv += ["--datasets", prov.datasets]
     for name in prov.scenarios:
@@ -322,11 +331,45 @@ def reproduce_command(result: RunResult) -> str | None:
             argv += ["--perturb", f"{flag}={perturbed[key]}"]
     curve = result.perturbation_curve
     if curve is not None:
-        argv += ["--perturb-curve", f"{curve.kind}={','.join(str(n) for n in curve.values)}"]
+        argv += ["--perturb", f"{curve.kind}={','.join(str(n) for n in curve.values)}"]
     seed = perturbed.get("seed") if perturbed else curve.seed if curve is not None else 0
     if seed:
         argv += ["--perturb-seed", str(seed)]
     return shlex.join(argv)
+
+
+REPORT_NOTEBOOK = "notebooks/eval_report.ipynb"
+"""The report notebook as the papermill line names it (`evalkit notebooks` copies it)."""
+
+
+def reproduce_papermill(result: RunResult) -> str | None:
+    """The papermill command line that makes the run again with the report notebook: every
+    notebook parameter of the request the run recorded (`RunRequest.notebook_parameters`), None
+    for a run that recorded no request or asked for an option the notebook does not offer."""
+    request = result.provenance.request
+    chosen = None if request is None else _shown_request(request).notebook_parameters()
+    if chosen is None:
+        return None
+    argv = ["papermill", REPORT_NOTEBOOK, "eval_report.out.ipynb"]
+    for name, value in chosen.items():
+        argv += ["-p", name, f"{value:g}" if isinstance(value, float) else str(value)]
+    return shlex.join(argv)
+
+
+def _shown_request(request: RunRequest) -> RunRequest:
+    """`request` with its paths shown as `shown_path` shows them, the built-in suite and its
+    baselines as the defaults, and where the run wrote (report, history) and its progress display
+    left out: a reproduction writes its own outputs."""
+    update: dict[str, object] = {"progress": None, "out": None, "history": None}
+    for name in ("datasets", "thresholds", "cache"):
+        value = getattr(request, name)
+        if isinstance(value, Path):
+            update[name] = Path(shown_path(value))
+    if request.datasets is not None and Path(request.datasets).resolve() == Path(DEFAULT_DATASETS).resolve():
+        update["datasets"] = None
+    if request.thresholds is not None and _builtin_thresholds(Path(str(request.thresholds))):
+        update["thresholds"] = None
+    return request.model_copy(update=update)
 
 
 def _builtin_thresholds(path: Path | None) -> bool:

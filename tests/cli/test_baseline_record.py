@@ -34,12 +34,13 @@ def test_another_suites_thresholds_file_is_named_and_never_overwritten_unasked(
         str(theirs),
         "--out",
         str(report),
-        "--no-history",
+        "--history",
+        "none",
     ]
     code, out, _ = cli(capsys, *argv)
     assert code == 0
     (verdict,) = [line for line in out.splitlines() if line.startswith("Verdict:")]
-    assert verdict.startswith("Verdict: NOT GATED") and "was recorded on suite built-in" in verdict
+    assert verdict.startswith("Verdict: NOT COMPARED") and "was recorded on suite built-in" in verdict
     assert len(verdict) < 700 and verdict.count("scenarios/") <= 3 and " more" in verdict  # 996 before
     assert "--update-baseline" not in out and "re-record it" not in out
     assert "if that entry is this suite's own older baseline" in verdict  # --replace only on that condition
@@ -64,7 +65,7 @@ def test_recording_reads_the_projects_report_and_never_advises_recording(
     (tmp_path / "suite" / "thresholds.json").unlink()
     (tmp_path / "evalkit.toml").write_text('datasets = "suite"\n', encoding="utf-8")
     monkeypatch.chdir(tmp_path)
-    code, out, _ = cli(capsys, "run", "--no-history")
+    code, out, _ = cli(capsys, "run", "--history", "none")
     assert code == 0 and "`evalkit baseline record`" in out  # the run, with no baseline, says how
     code, out, err = cli(capsys, "baseline", "record")
     assert code == 0, err
@@ -73,7 +74,7 @@ def test_recording_reads_the_projects_report_and_never_advises_recording(
         and "suite/thresholds.json" in out
     )
     assert "reports/report.json" in out and "record one" not in out and "baseline record" not in out
-    code, out, _ = cli(capsys, "run", "--no-history", "--require-baseline")
+    code, out, _ = cli(capsys, "run", "--history", "none", "--require-baseline")
     assert code == 0 and "Verdict: PASS" in out
 
 

@@ -22,7 +22,16 @@ from evalkit.systems.checked import protocol_signature
 from tests.shared import FIXTURES, ROOT, cli
 from tests.systems_fixtures import FailingSystem
 
-TINY = ["--datasets", str(FIXTURES / "datasets_tiny"), "--top-k", "3", "--thresholds", "none", "--no-history"]
+TINY = [
+    "--datasets",
+    str(FIXTURES / "datasets_tiny"),
+    "--top-k",
+    "3",
+    "--thresholds",
+    "none",
+    "--history",
+    "none",
+]
 """A suite with no lint finding at top_k 3 (so a failure is the only line on stderr)."""
 
 FIRST = "scenario 'alone', query 1 ('What is the rate limit?')"

@@ -54,7 +54,7 @@ def test_lint_lists_acknowledged_findings_and_notes_an_unused_acknowledgement(tm
         f"No lint findings in {suite} (1 scenario, top_k 5); 1 acknowledged (1 forbid-out-of-reach).",
     ]
     code, _, err = cli(
-        capsys, "run", "--datasets", str(suite), "--out", str(tmp_path / "r.json"), "--no-history"
+        capsys, "run", "--datasets", str(suite), "--out", str(tmp_path / "r.json"), "--history", "none"
     )
     assert code == 0 and err == ""  # nothing to warn about on load
 
@@ -76,7 +76,7 @@ def test_lint_of_a_clean_suite_and_of_a_malformed_one(tmp_path, capsys):
 def test_run_warns_about_lint_findings_in_one_line(tmp_path, capsys):
     suite = _weak_suite(tmp_path / "weak")
     code, _, err = cli(
-        capsys, "run", "--datasets", str(suite), "--out", str(tmp_path / "r.json"), "--no-history"
+        capsys, "run", "--datasets", str(suite), "--out", str(tmp_path / "r.json"), "--history", "none"
     )
     assert code == 0
     assert err == _warning(suite)
@@ -147,8 +147,8 @@ def test_report_prints_the_lint_warning_of_the_suite_its_notebook_runs(tmp_path,
 def test_run_mutants_saves_the_suite_strength_and_the_hints_in_the_report(tmp_path, capsys):
     suite = _weak_suite(tmp_path / "weak")
     out = tmp_path / "r.json"
-    args = ("run", "--datasets", str(suite), "--out", str(out), "--no-history", "--no-gated-pass")
-    code, stdout, _ = cli(capsys, *args, "--mutants")
+    args = ("run", "--datasets", str(suite), "--out", str(out), "--history", "none", "--gated-pass", "off")
+    code, stdout, _ = cli(capsys, *args, "--mutants", "report")
     assert code == 0
     report = json.loads(out.read_text())
     strength = report["verdict"]["strength"]
@@ -157,7 +157,7 @@ def test_run_mutants_saves_the_suite_strength_and_the_hints_in_the_report(tmp_pa
     assert escaped["supersession-not-suppressed"].startswith("superseded rows are kept and rank last")
     line = f"suite strength: caught {strength['caught']} of 15 injected bugs"
     assert report["verdict"]["reasons"][-1] == line
-    assert "Verdict: NOT GATED — " in stdout and stdout.count(line) == 1
+    assert "Verdict: NOT COMPARED — " in stdout and stdout.count(line) == 1
     assert "  - supersession-not-suppressed escaped: superseded rows are kept and rank last" in stdout
     assert report["detection"]["outcomes"][0]["hint"] == escaped["supersession-not-suppressed"]
     verdict = run_verdict(load_run(out))
@@ -173,7 +173,7 @@ def test_fail_on_escaped_fails_the_run_with_one_regression_per_escaped_mutation(
     suite = _weak_suite(tmp_path / "weak")
     out = tmp_path / "r.json"
     code, stdout, _ = cli(
-        capsys, "run", "--datasets", str(suite), "--out", str(out), "--no-history", "--fail-on-escaped"
+        capsys, "run", "--datasets", str(suite), "--out", str(out), "--history", "none", "--mutants", "fail"
     )
     assert code == 1
     result = load_report(out)
@@ -189,7 +189,16 @@ def test_fail_on_escaped_fails_the_run_with_one_regression_per_escaped_mutation(
 def test_the_built_in_suite_catches_every_mutation_and_an_old_report_still_reads(tmp_path, capsys):
     out = tmp_path / "r.json"
     code, stdout, err = cli(
-        capsys, "run", "--datasets", str(DATASETS), "--out", str(out), "--no-history", "--fail-on-escaped"
+        capsys,
+        "run",
+        "--datasets",
+        str(DATASETS),
+        "--out",
+        str(out),
+        "--history",
+        "none",
+        "--mutants",
+        "fail",
     )
     assert code == 0, stdout
     assert (
@@ -214,6 +223,7 @@ def test_mutants_are_refused_for_a_system_that_does_not_declare_mutation_testing
         "--out",
         str(tmp_path / "r.json"),
         "--mutants",
+        "report",
         "--system",
         "tests.systems_fixtures:limited_system",
     )

@@ -21,7 +21,7 @@ def test_report_for_another_system_names_it_and_omits_reference_only_sections(
     system = "tests.systems_fixtures:limited_system"
     assert main(["report", "--system", system, "--out-dir", str(tmp_path), "--no-progress"]) == 0
     html = (tmp_path / "eval_report.html").read_text(encoding="utf-8")
-    assert "<title>evalkit · eval_report · NOT GATED · system limited</title>" in html
+    assert "<title>evalkit · eval_report · NOT COMPARED · system limited</title>" in html
     assert "Run summary and provenance — system limited" in html
     assert "none (the system embeds by itself)" in html
     assert (
@@ -30,8 +30,8 @@ def test_report_for_another_system_names_it_and_omits_reference_only_sections(
     )
     assert "Not applicable: 7 scenarios need capabilities limited lacks" in html
     assert "Search latency of limited (wall ms, reported only, never gated)" in html
-    # its first run meets the reference store's baseline, which is not its own: NOT GATED
-    assert "Verdict: NOT GATED · baseline check OFF (the baseline for deterministic at top_k 5" in html
+    # its first run meets the reference store's baseline, which is not its own: NOT COMPARED
+    assert "Verdict: NOT COMPARED · baseline check OFF (the baseline for deterministic at top_k 5" in html
     assert "was recorded for system reference; this run evaluated limited" in html
     assert "No gating regressions." not in html
 

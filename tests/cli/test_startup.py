@@ -92,7 +92,7 @@ def test_top_level_help_lists_every_command_with_its_summary(capsys: pytest.Capt
 @pytest.mark.parametrize(
     "argv",
     [
-        ["run", "--top-k", "3", "--no-gated-pass"],
+        ["run", "--top-k", "3", "--gated-pass", "off"],
         ["lint", "--strict"],
         ["config"],
         ["compare", "a.json", "b.json"],
@@ -118,6 +118,6 @@ and pandas (`EvalRun`, whose frames the console's gate comparison and power line
 def test_a_run_of_the_built_in_suite_loads_no_charts_statistics_model_or_network_stack(
     tmp_path: Path,
 ) -> None:
-    imported = _imported(tmp_path, "run", "--no-history", "--out", str(tmp_path / "report.json"))
+    imported = _imported(tmp_path, "run", "--history", "none", "--out", str(tmp_path / "report.json"))
     assert (tmp_path / "report.json").is_file()
     assert sorted(imported & (HEAVY - RUN_NEEDS)) == []

@@ -13,7 +13,7 @@ from evalkit.cli import main
 @pytest.fixture(scope="module")
 def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("summary") / "report.json"
-    assert main(["run", "--out", str(out), "--no-history", "--no-progress"]) == 0
+    assert main(["run", "--out", str(out), "--history", "none", "--no-progress"]) == 0
     return out
 
 

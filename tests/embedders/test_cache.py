@@ -298,7 +298,7 @@ def _assert_refused_untouched(path: Path, content: bytes, reason: str) -> None:
         EmbeddingCache(path)
     message = str(excinfo.value)
     assert str(path) in message and reason in message and "not an evalkit embedding cache" in message
-    assert "left untouched" in message and "--no-cache" in message and ".." not in message
+    assert "left untouched" in message and "--cache none" in message and ".." not in message
     assert path.read_bytes() == content
     assert list(path.parent.glob(f"{path.name}.corrupt-*")) == []
 

@@ -45,7 +45,16 @@ def snapshot(folder: Path) -> dict[str, tuple[bytes | None, int]]:
 
 
 def run_args(*extra: str) -> list[str]:
-    return ["run", "--datasets", "data", "--thresholds", "data/thresholds.json", "--no-gated-pass", *extra]
+    return [
+        "run",
+        "--datasets",
+        "data",
+        "--thresholds",
+        "data/thresholds.json",
+        "--gated-pass",
+        "off",
+        *extra,
+    ]
 
 
 def assert_refused(code: int, err: str, *needles: str) -> None:

@@ -15,7 +15,7 @@ from tests.fault_matrix.common import FAKE_MCP, assert_refused, cli, snapshot
 @pytest.mark.parametrize(
     ("parameters", "needles"),
     [
-        (["-p", "top_k", "0"], ["-p top_k: ", "greater than or equal to 1"]),
+        (["-p", "top_k", "0"], ["-p top_k: expected an integer from 1 to 1000, got 0"]),
         (
             ["-p", "report_json", "missing.json"],
             ["-p report_json missing.json: not a readable evalkit report"],
@@ -25,8 +25,8 @@ from tests.fault_matrix.common import FAKE_MCP, assert_refused, cli, snapshot
             ["-p report_json truncated.json: not a readable", "is not JSON"],
         ),
         (
-            ["-p", "top_k", "0", "-p", "mode", "fast", "-p", "report_json", "missing.json"],
-            ["-p top_k: ", "-p mode: unknown embedder mode 'fast'", "-p report_json missing.json"],
+            ["-p", "top_k", "0", "-p", "embedder", "fast", "-p", "report_json", "missing.json"],
+            ["-p top_k: ", "-p embedder: unknown embedder 'fast'", "-p report_json missing.json"],
         ),
     ],
 )
@@ -63,14 +63,15 @@ def test_report_names_every_bad_parameter_at_once(ws, capsys):
     before = snapshot(ws)
     code, _, err = cli(
         capsys, "report", "--out-dir", "reports",
-        "-p", "topk", "3", "-p", "top_k", "0", "-p", "gated", "maybe", "-p", "report_json", "missing.json",
+        "-p", "topk", "3", "-p", "top_k", "0", "-p", "fail_on_regression", "maybe",
+        "-p", "report_json", "missing.json",
     )  # fmt: skip
     assert_refused(
         code,
         err,
         "4 problems; nothing was run or written",
         "  - eval_report.ipynb does not declare parameter 'topk' (did you mean 'top_k'?)",
-        "  - parameter 'gated' of eval_report.ipynb expects bool, got 'maybe'",
+        "  - parameter 'fail_on_regression' of eval_report.ipynb expects bool, got 'maybe'",
         "  - -p top_k: ",
         "  - -p report_json missing.json: not a readable evalkit report",
     )

@@ -59,7 +59,7 @@ def test_cache_path_that_is_not_an_evalkit_cache_is_refused_untouched(tmp_path: 
     with pytest.raises(EmbedderError) as excinfo:
         EmbeddingCache(path)
     message = str(excinfo.value)
-    assert str(path) in message and "--no-cache" in message and ".." not in message
+    assert str(path) in message and "--cache none" in message and ".." not in message
     for needle in needles:
         assert needle in message, message
     assert snapshot(tmp_path) == before
@@ -70,8 +70,8 @@ def test_real_run_with_a_cache_path_that_is_not_a_cache_exits_2(ws: Path, capsys
     make, needles = CACHE_REFUSALS[case]
     make(ws / "cache.sqlite3")
     before = snapshot(ws)
-    code, out, err = cli(capsys, *run_args("--real", "--cache", "cache.sqlite3"))
-    assert_refused(code, err, "cannot use the embedding cache cache.sqlite3", "--no-cache", *needles)
+    code, out, err = cli(capsys, *run_args("--embedder", "real", "--cache", "cache.sqlite3"))
+    assert_refused(code, err, "cannot use the embedding cache cache.sqlite3", "--cache none", *needles)
     assert out == "" and ".." not in err
     assert snapshot(ws) == before
 

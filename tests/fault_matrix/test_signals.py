@@ -56,7 +56,17 @@ def test_signal_during_a_run_removes_the_stores_and_writes_nothing(
 ) -> None:
     _big_dataset(tmp_path / "data")
     (tmp_path / "tmp").mkdir()
-    argv = ["run", "--datasets", "data", "--thresholds", "none.json", "--out", "r.json", "--no-gated-pass"]
+    argv = [
+        "run",
+        "--datasets",
+        "data",
+        "--thresholds",
+        "none.json",
+        "--out",
+        "r.json",
+        "--gated-pass",
+        "off",
+    ]
     with started(
         [sys.executable, "-m", "evalkit", *argv], cwd=tmp_path, env=_child_env(tmp_path / "tmp"),
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -80,7 +90,7 @@ class Hook:
             os.kill(os.getpid(), signal.{signal})
         return None
 sys.meta_path.insert(0, Hook())
-sys.exit(evalkit.cli.main(["run", "--no-gated-pass"]))
+sys.exit(evalkit.cli.main(["run", "--gated-pass", "off"]))
 """
 
 

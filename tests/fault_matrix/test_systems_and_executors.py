@@ -55,7 +55,7 @@ def test_a_ray_address_where_nothing_listens_is_exit_2_at_once(ws, capsys):
         free.bind(("127.0.0.1", 0))
         port = free.getsockname()[1]
     started = time.monotonic()
-    code, _, err = cli(capsys, *run_args("--executor", "ray", "--address", f"127.0.0.1:{port}"))
+    code, _, err = cli(capsys, *run_args("--executor", f"ray:127.0.0.1:{port}"))
     assert_refused(code, err, f"nothing answers at the Ray address 127.0.0.1:{port}", "ray start --head")
     assert time.monotonic() - started < 30
 
@@ -124,10 +124,10 @@ def test_compare_gated_and_sweep_of_an_ungated_run_say_how_to_fix_it(capsys, two
     a, _ = two_runs
     code, _, err = cli(capsys, "compare", "--pass", "gated", str(a), str(a))
     assert_refused(
-        code, err, "has no gated pass to compare", "re-run it without --no-gated-pass", "(--pass ungated)"
+        code, err, "has no gated pass to compare", "re-run it without --gated-pass off", "(--pass ungated)"
     )
     code, _, err = cli(capsys, "sweep", str(a))
-    assert_refused(code, err, "the run has no gated pass", "re-run it without --no-gated-pass")
+    assert_refused(code, err, "the run has no gated pass", "re-run it without --gated-pass off")
 
 
 def test_an_mcp_mapping_with_a_missing_key_and_misspelt_names_reports_all_at_once(ws, capsys):

@@ -34,13 +34,13 @@ USAGE: dict[str, tuple[list[str], tuple[str, ...]]] = {
         ("data/scenarios/tiny.yaml is a file",),
     ),
     "record-a-missing-report": (["baseline", "record", "nowhere.json"], ("nowhere.json",)),
-    "model-without-real": (run_args("--model", "x"), ("--model needs --real",)),
-    "cache-without-real": (run_args("--cache", "c.sqlite3"), ("--cache/--no-cache need --real",)),
+    "unknown-embedder": (run_args("--embedder", "x"), ("--embedder: unknown embedder 'x'",)),
+    "cache-without-real": (run_args("--cache", "c.sqlite3"), ("--cache needs a real embedder",)),
     "top-k-zero": (run_args("--top-k", "0"), ("expected an integer from 1 to 1000",)),
-    "min-relevance-above-one": (run_args("--min-relevance", "2"), ("expected a number from 0 to 1",)),
+    "min-relevance-above-one": (run_args("--gated-pass", "2"), ("expected `off` or a gate from 0 to 1",)),
     "unknown-scenario": (run_args("--scenario", "tiyn"), ("unknown scenario 'tiyn'", "did you mean 'tiny'")),
     "missing-datasets": (
-        ["run", "--datasets", "nowhere", "--no-gated-pass"],
+        ["run", "--datasets", "nowhere", "--gated-pass", "off"],
         ("no scenario dataset at nowhere", "directory not found"),
     ),
     "bench-beir-out-is-a-directory": (

@@ -33,7 +33,9 @@ from evalkit.harness.executors import (
     ProcessExecutor,
     RayExecutor,
     SerialExecutor,
+    ThreadExecutor,
     check_workers,
+    for_system,
     make_executor,
     start_method,
 )
@@ -75,8 +77,10 @@ def local_ray() -> Iterator[None]:
 
 # ------------------------------------------------------------------------------ the executors
 
+EXECUTED = [SerialExecutor(), ProcessExecutor(2), ThreadExecutor(3)]
 
-@pytest.mark.parametrize("executor", [SerialExecutor(), ProcessExecutor(2)], ids=["serial", "processes"])
+
+@pytest.mark.parametrize("executor", EXECUTED, ids=["serial", "processes", "threads"])
 def test_results_come_back_in_the_order_of_the_units(executor):
     assert list(executor.map(_slow_square, list(range(9)))) == [n * n for n in range(9)]
 
@@ -101,7 +105,7 @@ def _fail_on_three(n: int) -> int:
     return n
 
 
-@pytest.mark.parametrize("executor", [SerialExecutor(), ProcessExecutor(2)], ids=["serial", "processes"])
+@pytest.mark.parametrize("executor", EXECUTED, ids=["serial", "processes", "threads"])
 def test_a_failing_unit_raises_its_own_error(executor):
     with pytest.raises(UsageError, match="unit three failed"):
         list(executor.map(_fail_on_three, list(range(6))))
@@ -125,6 +129,84 @@ def test_a_units_memory_system_error_reaches_the_caller_whole(kind, request):
         list(executor[kind]().map(_system_fails_on_three, list(range(6))))
     assert str(caught.value) == "system 's': search() in scenario 'three': KeyError: 'limit'; fix it"
     assert isinstance(caught.value.__cause__, KeyError)
+
+
+def test_threads_keep_units_in_flight_at_once_and_start_none_after_a_failure():
+    gate = threading.Barrier(3, timeout=30)  # passes only once three units wait at once
+    started: list[int] = []
+
+    def unit(n: int) -> int:
+        started.append(n)
+        if n < 3:
+            gate.wait()
+        if n == 4:
+            raise UsageError("unit four failed")
+        return n
+
+    executor = ThreadExecutor(3)
+    assert executor.workers == 3
+    assert list(executor.map(unit, [0, 1, 2])) == [0, 1, 2]  # three in flight, or the barrier breaks
+    started.clear()
+    gate.reset()
+    with pytest.raises(UsageError, match="unit four failed"):
+        list(ThreadExecutor(1).map(unit, [3, 4, 5, 6, 7]))
+    assert started == [3, 4]  # nothing starts after the failure
+
+
+def test_threads_raise_the_first_failure_in_unit_order_not_time_order():
+    later_failed = threading.Event()
+
+    def unit(n: int) -> int:
+        if n == 1:  # fails last in time, first in order
+            later_failed.wait(timeout=30)
+            raise UsageError("unit one failed")
+        if n == 2:
+            later_failed.set()
+            raise UsageError("unit two failed")
+        return n
+
+    with pytest.raises(UsageError, match="unit one failed"):
+        list(ThreadExecutor(3).map(unit, [0, 1, 2, 3]))
+
+
+@pytest.mark.parametrize(
+    ("executor", "in_flight", "scenarios", "expected", "workers"),
+    [(None, 0, 15, SerialExecutor, 1), (ProcessExecutor(2), 0, 15, ProcessExecutor, 2),
+     (None, 8, 15, ThreadExecutor, 8), (None, 8, 3, ThreadExecutor, 3), (None, 2, 15, ThreadExecutor, 2),
+     (make_executor("processes", None), 8, 15, ThreadExecutor, 8),
+     (make_executor("processes", 1), 8, 15, SerialExecutor, 1),
+     (make_executor("serial"), 8, 15, SerialExecutor, 1), (None, 8, 1, SerialExecutor, 1),
+     (ProcessExecutor(4), 8, 15, ThreadExecutor, 4), (ProcessExecutor(32), 2, 100, ThreadExecutor, 32)],
+)  # fmt: skip
+def test_workers_mean_scenarios_in_flight_on_threads_for_a_system_that_waits_on_a_service(
+    executor, in_flight, scenarios, expected, workers
+):
+    chosen = for_system(executor, in_flight, scenarios)
+    assert type(chosen) is expected and chosen.workers == workers
+
+
+def test_ctrl_c_leaves_a_unit_hung_on_another_thread_after_the_grace():
+    hung, release = threading.Event(), threading.Event()
+
+    def unit(n: int) -> int:
+        if n == 1:
+            hung.set()
+            release.wait(timeout=60)  # a call to a server that does not answer
+        return n
+
+    results = ThreadExecutor(2).map(unit, [0, 1, 2])
+    assert next(results) == 0
+    assert hung.wait(timeout=30)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            results.throw(KeyboardInterrupt())  # what Ctrl-C raises in the consumer
+    finally:
+        release.set()
+
+
+def test_ray_stays_ray_for_a_system_that_waits_on_a_service(local_ray):
+    executor = RayExecutor()
+    assert for_system(executor, 8, 15) is executor
 
 
 def test_a_unit_that_cannot_be_pickled_is_a_usage_error_before_running():
@@ -505,9 +587,9 @@ def test_cli_run_on_two_workers_or_ray_writes_the_serial_report(tmp_path, capsys
     capsys.readouterr()
 
 
-def test_cli_rejects_an_address_without_ray(capsys):
-    assert main(["mutants", "--address", "auto"]) == 2
-    assert "needs the ray executor" in capsys.readouterr().err
+def test_cli_rejects_an_unknown_executor_naming_the_forms(capsys):
+    assert main(["mutants", "--executor", "rays://auto"]) == 2
+    assert "unknown executor 'rays://auto'; use processes, ray" in capsys.readouterr().err
 
 
 class _OpenHandle:

@@ -232,7 +232,7 @@ def workspace(tmp_path: Path) -> Path:
 def _run(ws: Path, *extra: str) -> list[str]:
     return [
         "run", "--datasets", str(ws / "data"), "--thresholds", str(ws / "data" / "thresholds.json"),
-        "--out", str(ws / "report.json"), "--no-history", "--no-progress", *extra,
+        "--out", str(ws / "report.json"), "--history", "none", "--no-progress", *extra,
     ]  # fmt: skip
 
 
@@ -269,16 +269,16 @@ def test_cli_records_a_gated_baseline_then_a_degraded_suite_exits_1_on_it(worksp
     assert "  - [gated-metric] gated pass (min_relevance 0.4): category 'multi-hop': recall " in out
     assert "(gated baseline 0.7333 − tolerance 0.1)" in out
 
-    code, out, err = cli(capsys, *_run(workspace, "--min-relevance", "0.9"))  # no entry at 0.9
+    code, out, err = cli(capsys, *_run(workspace, "--gated-pass", "0.9"))  # no entry at 0.9
     assert "[gated-" not in out and "Gated pass (report-only): min_relevance 0.9" in out
 
 
 @pytest.mark.parametrize(
     ("flags", "record", "needle"),
     [
-        (["--no-gated-pass"], ["--gated"], "the run has no gated pass to record"),
+        (["--gated-pass", "off"], ["--gated"], "the run has no gated pass to record"),
         ([], ["--tolerance", "0.1"], "add --gated"),
-        (["--min-relevance", "0"], ["--gated"], "without a gate (min_relevance 0)"),
+        (["--gated-pass", "0"], ["--gated"], "without a gate (min_relevance 0)"),
         ([], ["--gated", "--category-tolerance", "multi-hops=0.1"], "'multi-hops', not a category"),
     ],
 )

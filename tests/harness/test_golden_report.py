@@ -3,8 +3,9 @@ apart from the run's timestamp, provenance and search latencies (wall-clock time
 every run), and the gated pass's `gate_candidates` (the pre-gate rows recorded for the gate
 sweep, added after the golden file was recorded; they are pinned by tests/harness/test_sweep.py, which
 re-applies them and compares with direct gated runs): refactors must not move a single number.
-The golden file is a report of schema 2, kept byte for byte: schema 3 changed no key a run of the
-built-in suite writes, only the version number (evalkit.harness.report_file)."""
+The golden file is a report of schema 2, kept byte for byte: schemas 3 and 4 changed no key a run
+of the built-in suite writes outside its provenance, only the version number
+(evalkit.harness.report_file)."""
 
 from __future__ import annotations
 

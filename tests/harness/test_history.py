@@ -89,7 +89,7 @@ def test_run_appends_to_the_history_next_to_the_report(
     args = ["run", "--datasets", str(DATASETS), "--scenario", "explicit-fact", "--no-progress"]
     assert main([*args, "--out", str(tmp_path / "r" / "report.json")]) == 0
     assert main([*args, "--out", str(tmp_path / "r" / "report.json")]) == 0
-    assert main([*args, "--out", str(tmp_path / "other.json"), "--no-history"]) == 0
+    assert main([*args, "--out", str(tmp_path / "other.json"), "--history", "none"]) == 0
     assert f"history: appended to {tmp_path / 'r' / 'history.sqlite3'}" in capsys.readouterr().out
     assert not (tmp_path / "history.sqlite3").exists()
     assert main(["history", "--history", str(tmp_path / "r" / "history.sqlite3")]) == 0

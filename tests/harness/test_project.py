@@ -118,11 +118,11 @@ def test_run_inside_a_project_uses_its_suite_thresholds_and_reports_folder(
     shutil.copytree(DATASETS, tmp_path / "suite")
     (tmp_path / "evalkit.toml").write_text('datasets = "suite"\nreports = "out"\ntop_k = 10\n')
     monkeypatch.chdir(tmp_path)
-    assert run_and_record(["--no-gated-pass"]) == 0
+    assert run_and_record(["--gated-pass", "off"]) == 0
     saved = json.loads((tmp_path / "out" / "report.json").read_text())
     assert saved["top_k"] == 10
     assert "deterministic@10" in json.loads((tmp_path / "suite" / "thresholds.json").read_text())
-    assert main(["run", "--no-gated-pass", "--require-baseline"]) == 0
+    assert main(["run", "--gated-pass", "off", "--require-baseline"]) == 0
     assert "No gating regressions." in capsys.readouterr().out
 
 
@@ -132,7 +132,7 @@ def test_a_datasets_flag_gates_on_that_folders_thresholds_file(tmp_path, monkeyp
     data["deterministic@5"]["thresholds"]["overall"]["recall"] = 1.0  # unreachable: must regress
     (tmp_path / "suite" / "thresholds.json").write_text(json.dumps(data))
     monkeypatch.chdir(tmp_path)
-    assert main(["run", "--no-gated-pass", "--datasets", "suite"]) == 1
+    assert main(["run", "--gated-pass", "off", "--datasets", "suite"]) == 1
     assert "[metric] overall: recall" in capsys.readouterr().out
 
 
@@ -158,10 +158,22 @@ def test_an_mcp_mapping_in_the_project_file_is_relative_to_the_file(tmp_path: Pa
 def test_run_evaluates_the_project_files_system_unless_system_is_given(tmp_path, monkeypatch, capsys) -> None:
     (tmp_path / "evalkit.toml").write_text('system = "tests.systems_fixtures:limited_system"\n')
     monkeypatch.chdir(tmp_path)
-    assert main(["run", "--no-gated-pass", "--scenario", "temporal", "--out", "a.json"]) == 0
+    assert main(["run", "--gated-pass", "off", "--scenario", "temporal", "--out", "a.json"]) == 0
     assert json.loads((tmp_path / "a.json").read_text())["system"] == "limited"
     assert (
-        main(["run", "--no-gated-pass", "--scenario", "temporal", "--out", "b.json", "--system", "reference"])
+        main(
+            [
+                "run",
+                "--gated-pass",
+                "off",
+                "--scenario",
+                "temporal",
+                "--out",
+                "b.json",
+                "--system",
+                "reference",
+            ]
+        )
         == 0
     )
     assert json.loads((tmp_path / "b.json").read_text())["system"] == "reference"

@@ -76,7 +76,15 @@ def test_two_workers_give_the_serial_report_and_share_one_cache(tmp_path, monkey
         return map_units(self, units.RecordingLoads(fn, loads), shards)
 
     monkeypatch.setattr(ProcessExecutor, "map", recording_map)
-    common = ["run", "--real", "--datasets", str(DATASETS), "--thresholds", str(DATASETS / "thresholds.json")]
+    common = [
+        "run",
+        "--embedder",
+        "real",
+        "--datasets",
+        str(DATASETS),
+        "--thresholds",
+        str(DATASETS / "thresholds.json"),
+    ]
 
     def run(name: str, *flags: str) -> dict[str, Any]:
         out = tmp_path / f"{name}.json"

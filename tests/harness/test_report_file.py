@@ -76,7 +76,7 @@ def test_a_report_before_pinned_gates_moves_its_top_level_gate_and_rewords_its_n
         "baseline check OFF: no thresholds file at datasets/thresholds.json: the baseline check is off "
         "(assertions still count)"
     ]
-    assert run.outcome.value == "NOT GATED"  # the unprefixed note of then is read: never PASS
+    assert run.outcome.value == "NOT COMPARED"  # the unprefixed note of then is read: never PASS
     assert run.provenance.declaration.regates and run.provenance.declaration.confidence_floor == 0.9
     assert run.latency.overall is None and run.latency.scenarios == {}
 
@@ -141,7 +141,7 @@ def test_each_wording_of_the_baseline_check_note_reads_as_todays(
     del old["verdict"]
     run = report_from_data(old)
     assert run.notes == [current]
-    assert run.outcome.value == ("NOT GATED" if current.startswith("baseline check OFF") else "PASS")
+    assert run.outcome.value == ("NOT COMPARED" if current.startswith("baseline check OFF") else "PASS")
 
 
 def test_the_golden_report_of_version_2_differs_from_todays_by_its_version_only(tmp_path: Path) -> None:

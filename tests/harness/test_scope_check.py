@@ -29,7 +29,7 @@ from evalkit.harness.thresholds_file import (
     SuiteFingerprint,
     load_thresholds,
 )
-from evalkit.harness.verdict import NOT_GATED
+from evalkit.harness.verdict import NOT_COMPARED
 from evalkit.metrics import HARNESS_METRICS
 from evalkit.scenarios import Suite
 from evalkit.systems.capabilities import ALL_CAPABILITIES
@@ -93,7 +93,7 @@ def test_a_scope_whose_applicable_scenarios_changed_is_named_and_never_passes():
     assert "overall (baseline 3 scenarios, this run 2; missing now: fact-gated)" in note
     assert "category 'explicit-fact' (baseline 2 scenarios, this run 1" in note
     assert "its other 1 scope was compared" in note
-    assert _verdict(_with_na(), entry) == (NOT_GATED, [])
+    assert _verdict(_with_na(), entry) == (NOT_COMPARED, [])
     assert _verdict(_with_na(), entry, require=True) == ("FAIL", ["baseline"])
 
 
@@ -115,7 +115,7 @@ def test_an_entry_without_scenario_sets_is_read_as_recorded_with_every_scenario_
     assert "scenarios" not in json.dumps(legacy.model_dump(mode="json"))
     assert scope_check(_with_na(na=False), legacy).not_comparable == {}
     assert set(scope_check(_with_na(), legacy).not_comparable) == {None, "explicit-fact"}
-    assert _verdict(_with_na(), legacy)[0] == NOT_GATED
+    assert _verdict(_with_na(), legacy)[0] == NOT_COMPARED
 
 
 def test_a_category_whose_scenarios_left_the_run_is_a_present_regression():
@@ -261,7 +261,7 @@ def test_a_baseline_over_0_queries_is_refused(tmp_path):
 
 def test_qdrant_with_raised_thresholds_fails_overall_and_in_a_category_with_na_scenarios(tmp_path, capsys):
     q = tmp_path / "q.json"
-    out = ["--out", str(tmp_path / "r.json"), "--no-history"]
+    out = ["--out", str(tmp_path / "r.json"), "--history", "none"]
     code, _, _ = cli_record(capsys, "run", "--system", "qdrant", "--thresholds", str(q), *out)
     assert code == 0
     data = json.loads(q.read_text())

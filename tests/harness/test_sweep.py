@@ -172,8 +172,8 @@ def test_sweep_views_say_why_a_run_cannot_be_swept() -> None:
     assert (
         table.data.empty
         and table.caption
-        == "Gate recommendation: the run has no gated pass (it ran with --no-gated-pass); "
-        "re-run it without --no-gated-pass"
+        == "Gate recommendation: the run has no gated pass (it ran with --gated-pass off); "
+        "re-run it without --gated-pass off"
     )
 
 

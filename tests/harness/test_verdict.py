@@ -1,5 +1,5 @@
 """harness.verdict and the baselines that belong to a system and a suite: PASS only with
-evidence (metrics compared with this system's baseline on this suite), NOT GATED without it,
+evidence (metrics compared with this system's baseline on this suite), NOT COMPARED without it,
 FAIL on a regression; degenerate retrieval named; `--thresholds none`; old reports and old
 thresholds entries."""
 
@@ -97,9 +97,9 @@ def _verdict(path: Path) -> dict:
 
 def test_a_pass_without_regressions_is_pass_only_when_metrics_were_compared() -> None:
     assert judge([], None, []).value == "PASS"
-    not_gated = judge([], "no baseline for deterministic at top_k 5 in t.json", [])
-    assert not_gated.value == "NOT GATED"
-    assert not_gated.reasons == [
+    not_compared = judge([], "no baseline for deterministic at top_k 5 in t.json", [])
+    assert not_compared.value == "NOT COMPARED"
+    assert not_compared.reasons == [
         "metrics were not compared with a baseline: no baseline for deterministic at top_k 5 in t.json",
         "assertions held",
     ]
@@ -190,7 +190,8 @@ def test_an_all_xfail_suite_that_finds_nothing_runs_green_from_the_command_line(
         "run",
         "--datasets",
         str(suite),
-        "--no-history",
+        "--history",
+        "none",
         "--out",
         str(out),
         "--system",
@@ -199,7 +200,7 @@ def test_an_all_xfail_suite_that_finds_nothing_runs_green_from_the_command_line(
     code, stdout, _ = cli(capsys, *common, "--thresholds", "none")
     assert code == 0, stdout
     verdict = _verdict(out)
-    assert verdict["value"] == "NOT GATED"
+    assert verdict["value"] == "NOT COMPARED"
     assert verdict["degenerate"][0]["kind"] == "recall-zero-xfail"
     assert "all in xfail scenarios: expected, so not a failure" in stdout
     assert "[degenerate]" not in stdout  # no regression of that kind
@@ -208,7 +209,7 @@ def test_an_all_xfail_suite_that_finds_nothing_runs_green_from_the_command_line(
 def test_an_old_report_without_a_verdict_gets_one_when_read(tmp_path: Path) -> None:
     run = a_run(a_pass(scenario("a", "c", [query(0)])), notes=["baseline check OFF: no baseline here"])
     data = json.loads(save_report(run, tmp_path / "new.json").read_text(encoding="utf-8"))
-    assert data["verdict"]["value"] == "NOT GATED"
+    assert data["verdict"]["value"] == "NOT COMPARED"
     del data["verdict"]
     (tmp_path / "old.json").write_text(json.dumps(data), encoding="utf-8")
     old = load_report(tmp_path / "old.json")
@@ -220,13 +221,13 @@ def test_an_old_report_without_a_verdict_gets_one_when_read(tmp_path: Path) -> N
 # ------------------------------------------------------------------ baselines of a system and a suite
 
 
-def test_a_foreign_system_on_the_reference_baseline_is_not_gated_and_names_both(
+def test_a_foreign_system_on_the_reference_baseline_is_not_compared_and_names_both(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.syspath_prepend(str(Path(__file__).parent))
     suite = _suite(tmp_path / "suite")
     out = tmp_path / "r.json"
-    common = ["run", "--datasets", str(suite), "--no-history", "--out", str(out)]
+    common = ["run", "--datasets", str(suite), "--history", "none", "--out", str(out)]
     assert cli_record(capsys, *common)[0] == 0  # the reference store's baseline
     spec = "test_verdict:no_hit_system"
     code, stdout, _ = cli(capsys, *common, "--system", spec)
@@ -242,12 +243,12 @@ def test_a_foreign_system_on_the_reference_baseline_is_not_gated_and_names_both(
     assert _verdict(out)["value"] == "FAIL"
 
 
-def test_a_system_is_not_gated_on_another_systems_baseline_until_it_records_its_own(
+def test_a_system_is_not_compared_on_another_systems_baseline_until_it_records_its_own(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     suite = _suite(tmp_path / "suite")
     out = tmp_path / "r.json"
-    common = ["run", "--datasets", str(suite), "--no-history", "--out", str(out), "--no-gated-pass"]
+    common = ["run", "--datasets", str(suite), "--history", "none", "--out", str(out), "--gated-pass", "off"]
     assert cli_record(capsys, *common)[0] == 0
     monkeypatch.syspath_prepend(str(Path(__file__).parents[1]))
     other = ["--system", "systems_fixtures:limited_system"]
@@ -255,8 +256,8 @@ def test_a_system_is_not_gated_on_another_systems_baseline_until_it_records_its_
     assert code == 0
     where = f"the baseline for deterministic at top_k 5 in {suite / 'thresholds.json'}"
     assert f"{where} was recorded for system reference; this run evaluated limited" in stdout
-    assert "Verdict: NOT GATED" in stdout and "No gating regressions." not in stdout
-    assert _verdict(out)["value"] == "NOT GATED"
+    assert "Verdict: NOT COMPARED" in stdout and "No gating regressions." not in stdout
+    assert _verdict(out)["value"] == "NOT COMPARED"
     code, stdout, _ = cli(capsys, *common, *other, "--require-baseline")
     assert code == 1 and "[baseline] a baseline is required" in stdout
     own = tmp_path / "limited.json"
@@ -288,7 +289,7 @@ def test_a_changed_suite_is_not_compared_and_the_changed_files_are_named(
 ) -> None:
     suite = _suite(tmp_path / "suite")
     out = tmp_path / "r.json"
-    common = ["run", "--datasets", str(suite), "--no-history", "--out", str(out), "--no-gated-pass"]
+    common = ["run", "--datasets", str(suite), "--history", "none", "--out", str(out), "--gated-pass", "off"]
     assert cli_record(capsys, *common)[0] == 0
     assert cli(capsys, *common)[1].count("Verdict: PASS") == 1
     facts = suite / "scenarios" / "facts.yaml"
@@ -330,19 +331,19 @@ def test_thresholds_none_is_an_explicit_no_baselines(
 ) -> None:
     suite = _suite(tmp_path / "suite")
     out = tmp_path / "r.json"
-    common = ["run", "--datasets", str(suite), "--no-history", "--out", str(out), "--no-gated-pass"]
+    common = ["run", "--datasets", str(suite), "--history", "none", "--out", str(out), "--gated-pass", "off"]
     assert cli_record(capsys, *common)[0] == 0
     code, stdout, _ = cli(capsys, *common, "--thresholds", "none")
-    assert code == 0 and "Verdict: NOT GATED" in stdout
+    assert code == 0 and "Verdict: NOT COMPARED" in stdout
     assert "no baselines (no thresholds file)" in stdout and "No gating regressions." not in stdout
-    assert _verdict(out)["value"] == "NOT GATED"
+    assert _verdict(out)["value"] == "NOT COMPARED"
     assert cli(capsys, *common, "--thresholds", "none", "--require-baseline")[0] == 1
     code, _, err = cli_record(capsys, *common, "--thresholds", "none")
     assert code == 2 and "configured without a thresholds file" in err and "--thresholds PATH" in err
     (tmp_path / "evalkit.toml").write_text('thresholds = "none"\n', encoding="utf-8")
     monkeypatch.chdir(tmp_path)
     code, stdout, _ = cli(capsys, *common)
-    assert code == 0 and "Verdict: NOT GATED" in stdout  # the project file can say it too
+    assert code == 0 and "Verdict: NOT COMPARED" in stdout  # the project file can say it too
     assert re.search(r"^thresholds +none +\(.*evalkit\.toml\)$", cli(capsys, "config")[1], re.M)
 
 

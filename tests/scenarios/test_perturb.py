@@ -90,7 +90,7 @@ def test_a_perturbed_run_is_deterministic_and_never_compared_with_the_baseline()
     assert reproduce_command(first) == (
         "evalkit run --top-k 5 --perturb distractors=10 --perturb stale-repeats=2 --perturb-seed 4"
     )
-    assert run_verdict(run).value == "NOT GATED"
+    assert run_verdict(run).value == "NOT COMPARED"
     unperturbed = run_eval(datasets=DATASETS, scenarios=["temporal"]).result
     assert "perturbation" not in unperturbed.provenance.model_dump(mode="json")
 
@@ -113,8 +113,8 @@ def test_recall_does_not_increase_as_distractors_grow_on_the_reference_store() -
         (["--perturb", "nope=1"], "--perturb 'nope=1': unknown perturbation; use --perturb distractors=N"),
         (["--perturb", "distractors=-1"], "'-1' is not a whole number 0 or more"),
         (
-            ["--perturb", "distractors=0,10"],
-            "for a curve over several values use --perturb-curve distractors=0,10",
+            ["--perturb", "distractors=0,10", "--perturb", "stale-repeats=0,1"],
+            "--perturb: one curve at a time; give several values to one kind only",
         ),
         (["--perturb", "paraphrase"], "paraphrase is not offered: no deterministic paraphrase source exists"),
         (
@@ -124,7 +124,7 @@ def test_recall_does_not_increase_as_distractors_grow_on_the_reference_store() -
         (["--perturb", "distractors=999"], "the shipped pool holds 64 thoughts"),
         # it grew to 1.2 GB in 13 s, until out of memory
         (["--perturb", "stale-repeats=1000000000"], "at most 100 stale copies of each superseded thought"),
-        (["--perturb-curve", "stale-repeats=0,1000000000"], "at most 100 stale copies"),
+        (["--perturb", "stale-repeats=0,1000000000"], "at most 100 stale copies"),
     ],
 )
 def test_bad_perturbations_are_usage_errors_naming_the_flag_and_the_fix(
@@ -132,7 +132,7 @@ def test_bad_perturbations_are_usage_errors_naming_the_flag_and_the_fix(
 ) -> None:
     code, _, err = cli(
         capsys, "run", "--datasets", str(DATASETS), "--thresholds", str(tmp_path / "t.json"),
-        "--out", str(tmp_path / "r.json"), "--no-history", *argv,
+        "--out", str(tmp_path / "r.json"), "--history", "none", *argv,
     )  # fmt: skip
     assert code == 2
     assert expected in err
@@ -276,7 +276,7 @@ def test_a_curve_spec_refuses_what_the_flag_refuses() -> None:
         ),
         (
             lambda: parse_curve("distractors=5,5"),
-            "--perturb-curve 'distractors=5,5': a value is given twice; give each value once",
+            "--perturb 'distractors=5,5': a value is given twice; give each value once",
         ),
         (
             lambda: parse_curve("distractors=0,65", flag="perturbation_curve"),
@@ -331,6 +331,6 @@ def test_a_perturbed_report_is_never_recorded_as_a_baseline(
     thresholds = tmp_path / "t.json"
     code, _, err = cli_record(
         capsys, "run", "--datasets", str(DATASETS), "--thresholds", str(thresholds),
-        "--out", str(tmp_path / "r.json"), "--no-history", "--perturb", "distractors=1",
+        "--out", str(tmp_path / "r.json"), "--history", "none", "--perturb", "distractors=1",
     )  # fmt: skip
     assert code == 2 and "a perturbed run is never a baseline" in err and not thresholds.exists()

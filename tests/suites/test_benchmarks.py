@@ -241,12 +241,12 @@ def test_bench_report_renders_with_the_report_notebook_functions(tmp_path: Path)
     assert _data(tables.regressions_table(run)).empty
     for chart in (charts.gate_chart(run), charts.category_chart(run)):
         assert chart._repr_png_().startswith(b"\x89PNG")
-    # a benchmark has no baselines: its verdict is NOT GATED, never "No gating regressions."
+    # a benchmark has no baselines: its verdict is NOT COMPARED, never "No gating regressions."
     assert (
         assert_thresholds(run)
         == "baseline check OFF: no baselines (no thresholds file) — no assertion regressions"
     )
-    assert run.result.outcome.value == "NOT GATED"
+    assert run.result.outcome.value == "NOT COMPARED"
 
 
 def _data(styler: Styler) -> pd.DataFrame:
@@ -266,8 +266,8 @@ def _data(styler: Styler) -> pd.DataFrame:
         (["locomo", str(LOCOMO_TINY), "--categories", "1,6"], "unknown LoCoMo categories ['6']"),
         (["locomo", str(LOCOMO_TINY), "--categories", ""], "unknown LoCoMo categories ['']"),
         (["beir", str(BEIR_TINY), "--retrieval", "dense"], "invalid choice: 'dense'"),
-        (["beir", str(BEIR_TINY), "--model", "m"], "--model needs --real"),
-        (["beir", str(BEIR_TINY), "--no-cache"], "--cache/--no-cache need --real"),
+        (["beir", str(BEIR_TINY), "--embedder", "rea"], "--embedder: unknown embedder 'rea'"),
+        (["beir", str(BEIR_TINY), "--cache", "none"], "--cache needs a real embedder"),
     ],
 )
 def test_cli_bad_input_exits_2_with_a_clear_message(

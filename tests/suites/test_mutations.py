@@ -329,7 +329,7 @@ def small_suite(tmp_path: Path) -> Path:
     shutil.copy(DATASETS / "distractors.yaml", root)
     shutil.copy(DATASETS / "scenarios" / "explicit-fact.yaml", root / "scenarios")
     record = ["--datasets", str(root), "--thresholds", str(root / "thresholds.json")]
-    assert run_and_record([*record, "--no-gated-pass", "--out", str(tmp_path / "report.json")]) == 0
+    assert run_and_record([*record, "--gated-pass", "off", "--out", str(tmp_path / "report.json")]) == 0
     return root
 
 

@@ -110,6 +110,6 @@ def test_run_pack_list_and_pack_errors(capsys, tmp_path):
 
 def test_run_pack_runs_the_pack(capsys, tmp_path):
     code, out, _ = cli(
-        capsys, "run", "--pack", "deletion-ghosts", "--out", str(tmp_path / "r.json"), "--no-history"
+        capsys, "run", "--pack", "deletion-ghosts", "--out", str(tmp_path / "r.json"), "--history", "none"
     )
     assert code == 0 and "forget-api-key" in out and "Verdict: PASS" in out

@@ -275,7 +275,7 @@ def test_cli_score_builtin_gates_and_bad_runs_exit_2(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     report = tmp_path / "report.json"
-    assert main(["run", "--out", str(report), "--no-gated-pass"]) == 0
+    assert main(["run", "--out", str(report), "--gated-pass", "off"]) == 0
     assert main(["export", "--trec", str(report), str(tmp_path)]) == 0
     assert (
         main(["score", "--run", str(tmp_path / "run.jsonl"), "--suite", "builtin", "--out", str(report)]) == 0
@@ -310,7 +310,8 @@ def test_cli_score_reads_the_project_suite_and_gates_on_its_own_thresholds(
                 "run",
                 "--out",
                 "first.json",
-                "--no-gated-pass",
+                "--gated-pass",
+                "off",
                 "--thresholds",
                 str(DATASETS / "thresholds.json"),
             ]
@@ -327,7 +328,7 @@ def test_cli_score_reads_the_project_suite_and_gates_on_its_own_thresholds(
         main(["score", "--run", "out/run.jsonl", "--suite", "builtin", "--out", "scored.json", *builtin]) == 0
     )
     # the built-in baselines are the reference store's: a replayed run is not compared with them
-    assert "Verdict: NOT GATED" in capsys.readouterr().out
+    assert "Verdict: NOT COMPARED" in capsys.readouterr().out
 
 
 def test_a_measure_only_scenario_not_applicable_to_a_trec_run_leaves_the_overall_gated(
@@ -362,7 +363,7 @@ def test_a_score_report_renders_with_the_report_notebook_functions(tmp_path: Pat
     assert charts.category_chart(run)._repr_png_().startswith(b"\x89PNG")
     # the built-in baselines are the reference store's, not the replay's: metrics are not compared
     assert "was recorded for system reference; this run evaluated replay" in assert_thresholds(run)
-    assert run.result.outcome.value == "NOT GATED"
+    assert run.result.outcome.value == "NOT COMPARED"
 
 
 def test_jsonl_signals_are_the_report_hit_fields() -> None:

@@ -13,9 +13,10 @@ import pytest
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, PlainTextResponse
 
-from evalkit import Edge, ReferenceSystem, run_eval
+from evalkit import Edge, ReferenceSystem, load_suite, run_eval
 from evalkit.cli import main
 from evalkit.errors import AdapterError, AdapterWarning
+from evalkit.harness.executors import SerialExecutor
 from evalkit.systems.capabilities import CAPABILITIES
 from evalkit.systems.http_client import HttpSystem
 from evalkit.systems.http_server import create_app
@@ -26,6 +27,10 @@ from tests.processes import started
 from tests.servers import contract_app, serving
 from tests.shared import DATASETS, comparable_file
 from tests.systems_fixtures import LimitedSystem
+
+SERIAL = SerialExecutor()
+"""One scenario at a time, chosen: the tests of the request sequence a run sends (several in
+flight, the default for an HTTP system, hold a drop per thread)."""
 
 
 @pytest.fixture(scope="module")
@@ -47,12 +52,43 @@ def test_builtin_suite_over_http_equals_the_in_process_run(reference_url, tmp_pa
     assert remote["provenance"]["embedder"] is None
 
 
-def test_two_worker_processes_over_http_give_the_serial_report(reference_url, tmp_path):
-    common = ["--datasets", str(DATASETS), "--thresholds", str(DATASETS / "thresholds.json")]
-    common += ["--system", reference_url]
-    assert main(["run", *common, "--out", str(tmp_path / "serial.json")]) == 0
-    assert main(["run", *common, "--out", str(tmp_path / "workers.json"), "--workers", "2"]) == 0
-    assert comparable_file(tmp_path / "workers.json") == comparable_file(tmp_path / "serial.json")
+def _overlapping(app):
+    """`app` behind an ASGI wrapper that holds every request 20 ms and records the most requests
+    it held at once (`most[0]`), so that scenarios in flight show as overlapping requests."""
+    import asyncio
+
+    most, now = [0], [0]
+
+    async def held(scope, receive, send):
+        if scope["type"] != "http":
+            return await app(scope, receive, send)
+        now[0] += 1
+        most[0] = max(most[0], now[0])
+        try:
+            await asyncio.sleep(0.02)
+            await app(scope, receive, send)
+        finally:
+            now[0] -= 1
+
+    return held, most
+
+
+def test_scenarios_in_flight_over_http_give_the_serial_report_in_order(tmp_path):
+    app, most = _overlapping(create_app(ReferenceSystem()))
+    reports, overlap = {}, {}
+    with serving(app) as url:
+        common = ["--datasets", str(DATASETS), "--thresholds", str(DATASETS / "thresholds.json")]
+        common += ["--system", url, "--history", "none"]
+        for name, extra in (("serial", ["--workers", "1"]), ("default", []), ("three", ["--workers", "3"])):
+            most[0] = 0
+            assert main(["run", *common, "--out", str(tmp_path / f"{name}.json"), *extra]) == 0
+            reports[name] = comparable_file(tmp_path / f"{name}.json")
+            overlap[name] = most[0]
+    assert reports["default"] == reports["serial"] and reports["three"] == reports["serial"]
+    order = [s.name for s in load_suite(DATASETS).scenarios]
+    assert [s["name"] for s in reports["default"]["scenarios"]] == order
+    assert overlap["serial"] == 1  # one request at a time
+    assert 1 < overlap["three"] <= 3 and 2 < overlap["default"] <= 8  # default: 8 in flight
 
 
 def test_capabilities_come_from_the_server():
@@ -460,14 +496,14 @@ def test_a_server_with_seeded_create_gets_two_requests_per_scenario_the_old_path
     with serving(app) as url:
         assert HttpSystem(url).info.seeded_create
         seen.clear()
-        seeded = run_eval(system=HttpSystem(url), **options)
+        seeded = run_eval(system=HttpSystem(url), **options, executor=SERIAL)
         # the first scenario's drop went with the second's creation (`drop_with_create`)
         assert dict(seen) == {
             "GET /info": 1, "POST /namespaces": 2, "POST /namespaces/{ns}/search/batch": 2,
             "DELETE /namespaces/{ns}": 1,
         }  # fmt: skip
         seen.clear()
-        plain = run_eval(system=HttpSystem(url, seeded_create=False), **options)
+        plain = run_eval(system=HttpSystem(url, seeded_create=False), **options, executor=SERIAL)
         assert dict(seen) == {
             "GET /info": 1, "POST /namespaces": 2, "POST /namespaces/{ns}/thoughts": 2,
             "POST /namespaces/{ns}/edges": 1, "POST /namespaces/{ns}/search/batch": 2,
@@ -928,7 +964,7 @@ def test_a_builtin_run_sends_two_requests_per_scenario_and_one_drop_at_the_end_l
         seen.clear()
         log.clear()
         before = set(threading.enumerate())
-        remote = run_eval(datasets=DATASETS, system=system, thresholds=None)
+        remote = run_eval(datasets=DATASETS, system=system, thresholds=None, executor=SERIAL)
         started = [t.name for t in set(threading.enumerate()) - before if t.is_alive()]
         others = ("evalkit-store", "tqdm_monitor")  # the served store's thread, the progress bar's
         assert [name for name in started if not name.startswith(others)] == []  # no drops' thread
@@ -962,7 +998,7 @@ def test_the_last_drop_fails_the_run_at_its_end_naming_scenario_and_namespace(sc
     with serving(_failing_drops(create_app(ReferenceSystem()))) as url:
         system = HttpSystem(url)
         with pytest.raises(AdapterError) as caught:
-            run_eval(datasets=DATASETS, scenarios=scenarios, system=system, thresholds=None)
+            run_eval(datasets=DATASETS, scenarios=scenarios, system=system, thresholds=None, executor=SERIAL)
         assert system._pending is None
         system.close()
     message = str(caught.value)
@@ -1084,7 +1120,7 @@ def test_a_held_drop_whose_creation_failed_is_sent_by_the_failure_path(drops_fai
         system = HttpSystem(url)
         seen.clear()
         with pytest.raises(AdapterError, match=r"POST /namespaces: HTTP 503: busy") as caught:
-            run_eval(system=system, **options)
+            run_eval(system=system, **options, executor=SERIAL)
         assert seen["DELETE /namespaces/{ns}"] == 1 and system._pending is None
         refused = [body for method, path, body in log if path == "/namespaces"][1]
         assert isinstance(refused, dict) and refused["drop"]  # it went with the refused creation
@@ -1124,7 +1160,7 @@ def test_an_interrupted_run_sends_the_held_drop_and_leaves_nothing_on_the_server
         system = HttpSystem(url, transport=_InterruptedAt(3))
         seen.clear()
         with pytest.raises(KeyboardInterrupt):
-            run_eval(datasets=DATASETS, system=system, thresholds=None)
+            run_eval(datasets=DATASETS, system=system, thresholds=None, executor=SERIAL)
         # two scenarios ran: the first's drop went with the second's creation, the second's is the
         # DELETE of the third's failure path (its creation never went out)
         assert dict(seen) == {

@@ -22,7 +22,7 @@ def reference_url():
 
 @pytest.mark.parametrize("pack", ["deletion-ghosts", "update-propagation"])
 def test_a_pack_with_steps_over_http_equals_the_in_process_run(reference_url, tmp_path, pack):
-    common = ["--datasets", str(DATASETS / "packs" / pack), "--thresholds", "none", "--no-history"]
+    common = ["--datasets", str(DATASETS / "packs" / pack), "--thresholds", "none", "--history", "none"]
     assert main(["run", *common, "--out", str(tmp_path / "local.json")]) == 0
     assert main(["run", *common, "--out", str(tmp_path / "http.json"), "--system", reference_url]) == 0
     assert comparable_file(tmp_path / "http.json") == comparable_file(tmp_path / "local.json")
@@ -51,7 +51,7 @@ def test_operations_on_unknown_ids_are_422_and_a_memory_without_them_is_501(refe
 @pytest.mark.parametrize("pack", ["deletion-ghosts", "update-propagation"])
 def test_a_pack_with_steps_over_mcp_equals_the_in_process_run(tmp_path, pack):
     mapping = DATASETS / "mcp" / "reference.toml"
-    common = ["--datasets", str(DATASETS / "packs" / pack), "--thresholds", "none", "--no-history"]
+    common = ["--datasets", str(DATASETS / "packs" / pack), "--thresholds", "none", "--history", "none"]
     assert main(["run", *common, "--out", str(tmp_path / "local.json")]) == 0
     assert main(["run", *common, "--out", str(tmp_path / "mcp.json"), "--system", f"mcp:{mapping}"]) == 0
     assert comparable_file(tmp_path / "mcp.json") == comparable_file(tmp_path / "local.json")

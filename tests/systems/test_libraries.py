@@ -86,7 +86,7 @@ def test_every_library_runs_the_built_in_suite_twice_with_identical_results(spec
 def test_a_library_records_its_own_baseline_passes_it_and_fails_when_broken(
     spec, tmp_path, capsys, monkeypatch
 ):
-    own = ["--thresholds", str(tmp_path / "own.json"), "--out", str(tmp_path / "r.json"), "--no-history"]
+    own = ["--thresholds", str(tmp_path / "own.json"), "--out", str(tmp_path / "r.json"), "--history", "none"]
     assert cli_record(capsys, "run", "--system", spec, *own)[0] == 0
     code, out, _ = cli(capsys, "run", "--system", spec, *own, "--require-baseline")
     assert code == 0, out
@@ -190,7 +190,7 @@ def test_workers_give_the_serial_report(spec):
 def test_the_cli_runs_a_library_offline_and_names_it(capsys, tmp_path, monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     code, out, _ = cli(
-        capsys, "run", "--system", "langgraph", "--out", str(tmp_path / "r.json"), "--no-history"
+        capsys, "run", "--system", "langgraph", "--out", str(tmp_path / "r.json"), "--history", "none"
     )
     report = json.loads((tmp_path / "r.json").read_text())
     assert report["provenance"]["system"]["library"].startswith("langgraph ")

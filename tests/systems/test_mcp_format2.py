@@ -309,9 +309,10 @@ def test_a_server_ignoring_the_namespace_argument_is_reported_not_isolated(tmp_p
     _suite(tmp_path, {"alpha": "Which port does the alpha API listen on?",
                       "beta": "Which port does the beta API listen on?"})  # fmt: skip
     mapping = _leaky(tmp_path, 'strategy = "namespace"\nargument = "namespace"\ndrop = {tool = "drop"}')
-    code, _, err = cli(
-        capsys, "run", "--datasets", "data", "--thresholds", "none", "--system", f"mcp:{mapping}"
-    )
+    code, _, err = cli(  # one server for both scenarios (in flight, each would get its own)
+        capsys, "run", "--datasets", "data", "--thresholds", "none", "--system", f"mcp:{mapping}",
+        "--workers", "1",
+    )  # fmt: skip
     assert code == 2, err
     assert "Traceback" not in err
     assert (

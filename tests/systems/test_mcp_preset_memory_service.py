@@ -31,9 +31,9 @@ def test_mcp_memory_service_runs_the_builtin_suite_offline(tmp_path, capsys, mon
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # nothing may come from a hub (the preset sets it too)
     out = tmp_path / "report.json"
     code, stdout, err = cli(
-        capsys, "run", "--system", "mcp:mcp-memory-service", "--out", str(out), "--no-history"
+        capsys, "run", "--system", "mcp:mcp-memory-service", "--out", str(out), "--history", "none"
     )
-    assert code == 0, err  # NOT GATED: no baseline of its own, and every assertion holds
+    assert code == 0, err  # NOT COMPARED: no baseline of its own, and every assertion holds
     report = json.loads(out.read_text())
     assert report["system"] == "mcp-memory-service"
     skipped = {s["name"] for s in report["scenarios"] if s["status"] == "not_applicable"}
@@ -60,7 +60,7 @@ def test_it_refuses_an_exact_duplicate_as_an_error(tmp_path, capsys, monkeypatch
     (tmp_path / "data" / "scenarios" / "copies.yaml").write_text(DUPLICATES)
     code, _, err = cli(
         capsys, "run", "--datasets", "data", "--thresholds", "none", "--system", "mcp:mcp-memory-service",
-        "--no-history",
+        "--history", "none",
     )  # fmt: skip
     assert code == 2, err  # the server's finding: a second copy of one note is never stored
     assert "tool 'memory_store' reported an error" in err

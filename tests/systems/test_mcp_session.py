@@ -72,11 +72,13 @@ def _mapping(folder: Path, isolation: str, **env: str) -> Path:
 
 
 def _run(data: Path, mapping: Path):
-    from evalkit import run_eval
+    """The suite in `data` on the server of `mapping`, one scenario at a time (one session: what
+    these tests pin is the order of one session's calls)."""
+    from evalkit import make_executor, run_eval
 
     system = McpSystem.from_mapping(mapping)
     try:
-        return run_eval(system=system, datasets=data, thresholds=None)
+        return run_eval(system=system, datasets=data, thresholds=None, executor=make_executor("serial"))
     finally:
         system.close()
 
@@ -136,9 +138,10 @@ def test_a_scenario_failing_beside_the_previous_drops_failure_reports_both_and_i
     _suite(tmp_path, {"beta": "FAIL: the beta API listens on port 8443."})
     left = tmp_path / "left.json"
     mapping = _mapping(tmp_path, isolation, FAIL_DROP="alpha", LEFT=str(left))
-    code, _, err = cli(
-        capsys, "run", "--datasets", "data", "--thresholds", "none", "--system", f"mcp:{mapping}"
-    )
+    code, _, err = cli(  # one session, so that beta follows alpha on it
+        capsys, "run", "--datasets", "data", "--thresholds", "none", "--system", f"mcp:{mapping}",
+        "--workers", "1",
+    )  # fmt: skip
     assert code == 2, err
     lines = err.strip().splitlines()
     assert "Traceback" not in err

@@ -128,26 +128,33 @@ def test_a_pickled_copy_drops_its_session_and_shares_this_processes_server(tmp_p
     assert _gone(tmp_path / "srv") == []
 
 
-def test_reference_on_two_workers_gives_the_serial_report_and_stops_every_server(tmp_path, capsys):
+COUNTED = (
+    "import runpy, sys; open(sys.argv[1], 'a').write('started\\n'); "
+    "sys.argv = ['evalkit', 'serve', '--mcp']; runpy.run_module('evalkit', run_name='__main__')"
+)
+"""The reference server, writing a line to the file named by its argument as it starts."""
+
+
+def test_scenarios_in_flight_each_get_a_server_and_give_the_serial_report(tmp_path, capsys):
     mapping = _reference_in(tmp_path / "srv")
-    reports = {}
-    for workers in ("1", "2"):
-        out = tmp_path / f"w{workers}.json"
-        code, _, err = cli(
-            capsys,
-            "run",
-            "--system",
-            f"mcp:{mapping}",
-            "--workers",
-            workers,
-            "--out",
-            str(out),
-            "--no-history",
-        )
+    log = tmp_path / "started.log"
+    text = mapping.read_text(encoding="utf-8")
+    counted = f"args = ['-c', {json.dumps(COUNTED)}, {json.dumps(str(log))}]"
+    mapping.write_text(text.replace(f"args = ['-c', {json.dumps(LINGER)}]", counted), encoding="utf-8")
+    reports, started = {}, {}
+    for name, extra in (("serial", ["--workers", "1"]), ("three", ["--workers", "3"]), ("default", [])):
+        log.write_text("")
+        out = tmp_path / f"{name}.json"
+        argv = ["run", "--system", f"mcp:{mapping}", *extra, "--out", str(out), "--history", "none"]
+        code, _, err = cli(capsys, *argv)
         assert code == 0, err
-        reports[workers] = comparable_file(out)
-        assert _gone(tmp_path / "srv") == []
-    assert reports["2"] == reports["1"]
+        reports[name] = comparable_file(out)
+        started[name] = len(log.read_text().splitlines())
+        assert _gone(tmp_path / "srv") == []  # every server stopped
+    assert reports["three"] == reports["serial"] and reports["default"] == reports["serial"]
+    assert started["serial"] == 1  # one server, one scenario after another
+    assert 1 < started["three"] <= 3  # a server process per scenario in flight
+    assert started["default"] == min(8, os.cpu_count() or 1)  # IN_FLIGHT_PROCESSES
 
 
 def test_server_memory_on_two_workers_gives_the_serial_report(tmp_path, capsys):
@@ -156,7 +163,7 @@ def test_server_memory_on_two_workers_gives_the_serial_report(tmp_path, capsys):
         out = tmp_path / f"w{workers}.json"
         code, _, err = cli(
             capsys, "run", "--system", "mcp:server-memory", "--workers", workers, "--out", str(out),
-            "--no-history",
+            "--history", "none",
         )  # fmt: skip
         assert code == 1, err  # its FAIL verdict (no whole question is a substring), the same on both
         reports[workers] = comparable_file(out)
@@ -167,7 +174,7 @@ def test_a_failing_worker_stops_its_server(tmp_path, capsys):
     mapping = _reference_in(tmp_path / "srv")
     text = mapping.read_text(encoding="utf-8")
     mapping.write_text(text.replace('hits = "hits"', 'hits = "no-such-key"', 1), encoding="utf-8")
-    code, _, err = cli(capsys, "run", "--system", f"mcp:{mapping}", "--workers", "2", "--no-history")
+    code, _, err = cli(capsys, "run", "--system", f"mcp:{mapping}", "--workers", "2", "--history", "none")
     assert code == 2, err  # the workers' first search fails
     assert "no 'no-such-key' in the result" in err
     assert _gone(tmp_path / "srv") == []
@@ -178,7 +185,7 @@ def test_ctrl_c_stops_the_servers_of_every_worker(tmp_path):
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path.cwd()), *sys.path])}
     run = subprocess.Popen(
         [sys.executable, "-m", "evalkit", "run", "--system", f"mcp:{mapping}", "--workers", "2",
-         "--out", str(tmp_path / "r.json"), "--no-history"],
+         "--out", str(tmp_path / "r.json"), "--history", "none"],
         cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True,
     )  # fmt: skip
     try:
@@ -212,11 +219,16 @@ def test_tmpdir_is_a_new_folder_per_run_wide_server_removed_when_it_stops(tmp_pa
         mapping.read_text().replace(f"cwd = {json.dumps(str(tmp_path / 'srv'))}", 'cwd = "{tmpdir}"')
     )
     system = McpSystem.from_mapping(mapping)
-    folder = system._state.tmpdir
-    assert folder is not None and folder.is_dir() and _servers_in(folder)  # the server runs in it
+    [first] = [slot.tmpdir for slot in system._state.slots]
+    assert first is not None and first.is_dir() and _servers_in(first)  # the server runs in it
+    with system._run_session(), system._run_session():  # two scenarios in flight: a second server
+        folders = [slot.tmpdir for slot in system._state.slots]
+    assert len(folders) == 2 and folders[0] == first and folders[1] != first
+    assert folders[1] is not None and _servers_in(folders[1])  # each server in a folder of its own
     system.close()
-    assert not folder.exists()
-    assert _gone(folder) == []
+    for folder in folders:
+        assert not folder.exists()
+        assert _gone(folder) == []
     process = mapping.read_text().replace('strategy = "namespace"', 'strategy = "process"')
     mapping.write_text(process.replace('argument = "namespace"\n', ""))
     with pytest.raises(AdapterError, match=r"\{tmpdir\} is the folder of a run-wide server.*use \{workdir\}"):

@@ -225,7 +225,7 @@ def test_a_fork_unsafe_store_refuses_a_process_forked_from_one_that_used_it(stor
 
 @pytest.mark.parametrize("store", ["chroma", "lancedb"])
 def test_fork_unsafe_stores_on_workers_from_a_fresh_process_give_the_serial_report(store, tmp_path):
-    command = [sys.executable, "-m", "evalkit", "run", "--no-history", "--system", store]
+    command = [sys.executable, "-m", "evalkit", "run", "--history", "none", "--system", store]
     for name, extra in (("serial", []), ("workers", ["--workers", "2"])):
         subprocess.run(
             [*command, *extra, "--out", str(tmp_path / f"{name}.json")], capture_output=True, timeout=600
@@ -251,7 +251,9 @@ def test_plain_pgvector_starts_and_stops_a_private_server(tmp_path):
 
 
 def test_the_cli_runs_a_store_and_names_the_embedder(capsys, tmp_path):
-    code, out, _ = cli(capsys, "run", "--system", "qdrant", "--out", str(tmp_path / "r.json"), "--no-history")
+    code, out, _ = cli(
+        capsys, "run", "--system", "qdrant", "--out", str(tmp_path / "r.json"), "--history", "none"
+    )
     report = json.loads((tmp_path / "r.json").read_text())
     assert report["provenance"]["config"]["system"] == "qdrant"
     assert report["provenance"]["system"]["store"].startswith("qdrant-client ")

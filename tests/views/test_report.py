@@ -158,15 +158,18 @@ def test_the_reproduce_command_makes_the_same_run(
     )
     command = run_verdict(run).command
     assert command == (
-        "evalkit run --top-k 3 --no-gated-pass --datasets suite --scenario temporal --scenario multi-hop "
+        "evalkit run --top-k 3 --gated-pass off --datasets suite --scenario temporal --scenario multi-hop "
         "--thresholds none"
     )
     argv = shlex.split(command)[2:]
-    code, _, _ = cli(capsys, "run", *argv, "--out", str(tmp_path / "again.json"), "--no-history")
+    code, _, _ = cli(capsys, "run", *argv, "--out", str(tmp_path / "again.json"), "--history", "none")
     assert code == 0
     again = load_run(tmp_path / "again.json")
     assert again.overall.drop(columns="pass").equals(run.overall.drop(columns="pass"))
-    assert run_verdict(again).command == command
+    assert run_verdict(again).command == (  # from the request the command line recorded
+        "evalkit run --datasets suite --scenario temporal --scenario multi-hop --top-k 3 --gated-pass off "
+        "--thresholds none"
+    )
 
 
 def test_the_builtin_suite_command_is_the_default_one(reference: EvalRun) -> None:
@@ -339,4 +342,4 @@ def test_the_perturbation_curve_is_a_section_of_a_run_saved_with_one(tmp_path: P
     assert "Metrics as memory grows" in chart.alt_text
     assert list(table.data.columns) == ["distractors=0", "distractors=10"]
     assert "#perturbation" in report.contents(again)._repr_html_()
-    assert run_verdict(again).command == "evalkit run --top-k 5 --perturb-curve distractors=0,10"
+    assert run_verdict(again).command == "evalkit run --top-k 5 --perturb distractors=0,10"

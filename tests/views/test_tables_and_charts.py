@@ -559,7 +559,7 @@ def test_run_and_load_loads_a_saved_report_instead_of_running(
     path = run.save(tmp_path / "report.json")
     loaded = run_and_load(tmp_path / "unused.json", report_json=path, datasets="does-not-exist")
     pd.testing.assert_frame_equal(scenario_table(loaded).data, scenario_table(run).data)
-    fresh = run_and_load(tmp_path / "fresh.json", datasets=root, thresholds=None, gated=False)
+    fresh = run_and_load(tmp_path / "fresh.json", datasets=root, thresholds=None, gated_pass="off")
     assert fresh.result.gated is None
     assert not (tmp_path / "unused.json").exists() and (tmp_path / "fresh.json").is_file()
 

@@ -1,4 +1,4 @@
-"""evalkit.views.verdict: PASS / FAIL / NOT GATED, the identity line, every regression and the
+"""evalkit.views.verdict: PASS / FAIL / NOT COMPARED, the identity line, every regression and the
 degenerate retrieval found, as text and as HTML, on hand-built runs."""
 
 from __future__ import annotations
@@ -61,15 +61,15 @@ def test_baseline_check_off_says_why_whether_the_run_passed_or_not() -> None:
     why = "no baseline for deterministic at top_k 10 in t.json (it holds deterministic at top_k 5)"
     note = f"baseline check OFF: {why}"
     passed = run_verdict(_run([], notes=["loaded 3 queries", note]))
-    assert passed.value == "NOT GATED"  # never PASS when the metrics were not compared
-    assert passed.headline == f"NOT GATED · baseline check OFF ({why})"
+    assert passed.value == "NOT COMPARED"  # never PASS when the metrics were not compared
+    assert passed.headline == f"NOT COMPARED · baseline check OFF ({why})"
     assert "No gating regressions." not in str(passed) + passed._repr_html_()
     assert "metrics were not compared with a baseline" in str(passed)
     failed = run_verdict(_run(TWO[:1], notes=[note]))
     assert failed.headline == f"FAIL — 1 regression · baseline check OFF ({why})"
     unconfigured = run_verdict(_run([], thresholds=None))
     assert unconfigured.baseline_check_off == "the run was configured without a thresholds file"
-    assert unconfigured.value == "NOT GATED" and "PASS" not in unconfigured._repr_html_()
+    assert unconfigured.value == "NOT COMPARED" and "PASS" not in unconfigured._repr_html_()
 
 
 def test_identity_says_when_the_gated_pass_was_skipped() -> None:

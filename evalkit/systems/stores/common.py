@@ -2,7 +2,7 @@
 
 A store system (`--system chroma`, `qdrant`, `lancedb`, `pgvector`) is the vector store an agent's
 memory is commonly built on, used the way such an agent uses it: thoughts embedded with the run's
-embedder (the hashing embedder by default, MiniLM with `--real`), searched by cosine similarity,
+embedder (the hashing embedder by default, MiniLM with `--embedder real`), searched by cosine similarity,
 filtered by project through the store's own metadata filter. What the backends differ in is
 only how they create, fill, query and drop one collection (`Collection`); the rest is here:
 
