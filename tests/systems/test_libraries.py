@@ -1,10 +1,11 @@
 """The built-in memory-library systems (evalkit.systems.libraries): langgraph, langgraph-sqlite,
-langgraph-postgres.
+langgraph-postgres, mem0, txtai.
 
 Every library runs for real and offline, with evalkit's hashing embedder plugged into it:
 LangGraph's InMemoryStore, its SqliteStore on evalkit's SQLite driver, its PostgresStore on a
-private PostgreSQL from the `pgserver` wheel (started and stopped by the system). The upstream
-quirks each system handles are shown on the library itself, then on the system.
+private PostgreSQL from the `pgserver` wheel (started and stopped by the system), mem0 with
+infer=False on an in-memory Qdrant, txtai's numpy index. The upstream quirks each system handles
+(or surfaces) are shown on the library itself, then on the system.
 """
 
 from __future__ import annotations
@@ -14,8 +15,9 @@ import json
 import pickle
 import sys
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, ClassVar
 
+import numpy as np
 import pytest
 
 import evalkit
@@ -29,7 +31,7 @@ from evalkit.systems.resolve import resolve_system
 from tests.shared import cli, cli_record
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
-STORE_LIKE = ["langgraph", "langgraph-sqlite", "langgraph-postgres"]
+STORE_LIKE = ["langgraph", "langgraph-sqlite", "langgraph-postgres", "mem0"]
 """The library systems whose metrics on the built-in suite are exactly the vector stores'
 (exact cosine over the run's embedder, the same filters and tie rule)."""
 
@@ -147,7 +149,8 @@ def test_libraries_delete_and_update_through_the_library(spec, tmp_path):
         memory.update_thought("port", status="archived")  # content kept, still found
         assert _search(memory, "tomato soup fridays", top_k=1) == ["port"]
         memory.delete_thoughts(["port"])
-        assert _search(memory, "tomato soup fridays") == ["x"]
+        assert "port" not in _search(memory, "tomato soup fridays")
+        assert _search(memory, "weather report tomorrow") == ["x"]
     system.close()
 
 
@@ -156,16 +159,24 @@ def test_scenarios_are_isolated_and_emptied_when_they_close(spec, tmp_path):
     with system.open(tmp_path) as first, system.open(tmp_path) as second:
         first.add_thoughts([Thought("mine", "a canary only the first scenario holds")])
         second.add_thoughts([Thought("yours", "something else entirely")])
-        assert _search(second, "canary first scenario") == ["yours"]
+        assert _search(first, "a canary only the first scenario holds") == ["mine"]
+        assert _search(second, "a canary only the first scenario holds") in ([], ["yours"])
     with pytest.raises(RuntimeError, match="boom"), system.open(tmp_path) as memory:
         memory.add_thoughts([Thought("x", "a thought")])
+        assert _items(system) in (1, None)
         raise RuntimeError("boom")
-    assert _items(system) == 0
+    assert _items(system) in (0, None)
     system.close()
 
 
-def _items(system: LibrarySystem) -> int:
-    """How many items the system's store holds, every namespace."""
+def _items(system: LibrarySystem) -> int | None:
+    """How many items the system's shared store holds, every scenario's; None for txtai, whose
+    scenarios each have an index of their own (and nothing shared)."""
+    if system.name == "txtai":
+        assert system._client is None
+        return None
+    if system.name == "mem0":
+        return system._client.vector_store.client.count("evalkit").count
     return len(system._client.search(("evalkit",), limit=1000))
 
 
@@ -206,6 +217,8 @@ def test_a_missing_extra_says_which_one_to_install(library, monkeypatch):
         "langgraph": "langgraph.store.memory",
         "langgraph-sqlite": "langgraph.store.sqlite",
         "langgraph-postgres": "langgraph.store.postgres",
+        "mem0": "mem0",
+        "txtai": "txtai",
     }
     monkeypatch.setitem(sys.modules, hidden[library], None)
     monkeypatch.delitem(sys.modules, f"evalkit.systems.{module}", raising=False)
@@ -305,4 +318,77 @@ def test_langgraph_sqlite_store_ignores_fields_and_the_system_sets_text_fields(t
         recording.embed_documents = lambda texts: seen.extend(texts) or original(texts)
         memory.add_thoughts([Thought("n", "the note", project="alpha")])
     assert seen == ["the note"]
+    system.close()
+
+
+# --- mem0 and txtai: rows they never return -------------------------------------------------------
+
+
+class Axes:
+    """An embedder of three texts onto two axes: north · south = -1, north · east = 0."""
+
+    dim = 2
+    identity = "test-axes"
+    VECTORS: ClassVar[dict[str, list[float]]] = {
+        "north": [0.0, 1.0],
+        "south": [0.0, -1.0],
+        "east": [1.0, 0.0],
+    }
+
+    def embed_query(self, text: str) -> Any:
+        return np.asarray(self.VECTORS[text], dtype=np.float32)
+
+    def embed_passages(self, texts: Any) -> Any:
+        return np.asarray([self.VECTORS[t] for t in texts], dtype=np.float32)
+
+
+@pytest.mark.parametrize(
+    ("library", "returned"),
+    [
+        ("langgraph", ["north", "east", "south"]),  # every row, by similarity 1, 0, -1
+        ("mem0", ["north", "east"]),  # mem0's threshold is at least 0: similarity -1 is dropped
+        ("txtai", ["north"]),  # txtai keeps scores above 0 only: 0 and -1 are dropped
+    ],
+)
+def test_mem0_drops_negative_similarities_and_txtai_every_one_not_above_zero(library, returned, tmp_path):
+    system = resolve_system(library, evalkit.ReferenceSystem, embedder=Axes)
+    with system.open(tmp_path) as memory:
+        memory.add_thoughts([Thought(text, text) for text in ("north", "south", "east")])
+        assert _search(memory, "north", top_k=3) == returned
+    system.close()
+
+
+def test_mem0_maps_its_own_ids_back_and_records_its_scoring_parts(tmp_path):
+    system = _system("mem0")
+    scoring = system.describe()["scoring"]
+    assert scoring["bm25"] == "off: fastembed not installed"  # the extra installs neither
+    assert scoring["entity_boost"] == "off: spaCy not installed"
+    with system.open(tmp_path) as memory:
+        memory.add_thoughts([Thought("port", "the orders API listens on port 8443")])
+        (mem0_id,) = system._client.get_all(filters={"run_id": memory._library._run_id})["results"]
+        assert mem0_id["id"] != "port" and mem0_id["metadata"]["evalkit_id"] == "port"
+        assert _search(memory, "orders API port") == ["port"]
+    system.close()
+
+
+def test_mem0_refuses_a_memory_of_another_run(tmp_path):
+    system = _system("mem0")
+    with system.open(tmp_path) as memory:
+        memory.add_thoughts([Thought("mine", "a note")])
+        run = memory._library
+        run._run_id, own = "someone-else", run._run_id
+        system._client.add([{"role": "user", "content": "a note"}], run_id="someone-else", infer=False)
+        run._run_id = own
+        original = system._client.search
+
+        def leaky(query: str, *, filters: dict[str, Any], **options: Any) -> Any:
+            return original(query, filters={**filters, "run_id": "someone-else"}, **options)
+
+        system._client.search = leaky
+        with pytest.raises(
+            AdapterError, match=r"returned memory .* of run 'someone-else': scenarios are not"
+        ):
+            _search(memory, "a note")
+        system._client.search = original
+        system._client.delete_all(run_id="someone-else")
     system.close()

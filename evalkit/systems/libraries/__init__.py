@@ -13,8 +13,10 @@ LIBRARIES: dict[str, tuple[str, str]] = {
     "langgraph": ("libraries.langgraph", "LangGraphSystem"),
     "langgraph-sqlite": ("libraries.langgraph_sqlite", "LangGraphSqliteSystem"),
     "langgraph-postgres": ("libraries.langgraph_postgres", "LangGraphPostgresSystem"),
+    "mem0": ("libraries.mem0", "Mem0System"),
+    "txtai": ("libraries.txtai", "TxtaiSystem"),
 }
 """Library system name (also the name of its extra) → (module under `evalkit.systems`, class)."""
 
-LIBRARY_SPECS = "'langgraph', 'langgraph-sqlite', 'langgraph-postgres'"
+LIBRARY_SPECS = "'langgraph', 'langgraph-sqlite', 'langgraph-postgres', 'mem0', 'txtai'"
 """The library specs, as error messages and help list them."""

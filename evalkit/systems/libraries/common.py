@@ -2,7 +2,7 @@
 
 A library system (`--system langgraph`, …) is a memory library used the way an agent uses it:
 the library is given texts and embeds them itself, with the run's embedder plugged in through
-the library's own embedding hook (the hashing embedder by default, MiniLM with `--real`;
+the library's own embedding hook (the hashing embedder by default, MiniLM with `--embedder real`;
 nothing is downloaded), then searched with the query's text. What the libraries differ in is
 how they put, search, delete and drop one scenario's notes (`Library`); the rest is here and
 in `evalkit.systems.stores.common`, whose system (`StoreSystem`: a client per process, pickling
