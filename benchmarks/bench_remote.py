@@ -198,7 +198,8 @@ def in_flight(
     system: Any, suite: Path, large: Path | None, rounds: int, server: HttpServer | None = None
 ) -> InFlight:
     """The runs of part 1 on `system` (already started; `server`: its process, for its CPU)."""
-    from evalkit import make_executor, run_eval
+    from evalkit import run_eval
+    from evalkit.harness.executors import make_executor
     from tests.shared import comparable
 
     executors = {n: make_executor("processes", n) for n in (1, 8, 32)}

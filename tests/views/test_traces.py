@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from evalkit.views.traces import TraceReplay, load_trace_queries
 
 from evalkit import traces
 from evalkit.benchmarks import score_run, trace_replay
@@ -17,6 +16,7 @@ from evalkit.columns import TRACE_QUERY_COLUMNS
 from evalkit.errors import ReportError
 from evalkit.packaged import SAMPLE_TRACES
 from evalkit.suites.trace_import import import_traces
+from evalkit.views.traces import TraceReplay, load_trace_queries
 from tests.shared import FIXTURES
 
 TRACES = FIXTURES / "traces"
