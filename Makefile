@@ -86,16 +86,17 @@ typecheck: $(STAMP)
 docs: $(DOCS_STAMP)
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
-## Benchmarks print figures (never run by the tests): start-up CPU against python and pandas,
-## store latency, encoder cache, whole real runs, SciFact end to end, suite size and workers
-## against an older commit
+## Benchmarks print figures (never run by the tests): what users wait for beside its targets
+## (start-up CPU against python and pandas, scenarios in flight and CPU per search against remote
+## systems, suite size and workers against an older commit: bench_waits.py runs bench_startup.py,
+## bench_remote.py and bench_scale.py), store latency, encoder cache, whole real runs, SciFact end
+## to end
 bench: $(STAMP)
-	$(BIN)/python benchmarks/bench_startup.py
+	$(BIN)/python benchmarks/bench_waits.py
 	$(BIN)/python benchmarks/bench_store.py
 	$(BIN)/python benchmarks/bench_encode.py
 	$(BIN)/python benchmarks/bench_real_run.py
 	$(BIN)/python benchmarks/bench_scifact.py
-	$(BIN)/python benchmarks/bench_scale.py
 	$(BIN)/python benchmarks/bench_systems.py
 	$(BIN)/python benchmarks/bench_stores.py
 

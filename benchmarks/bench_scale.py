@@ -17,17 +17,18 @@ each size, in one sitting and in this order, three commands run as subprocesses 
 - `this`: the same command with this working tree's evalkit, serial;
 - `workers`: this working tree with `--workers N` (process executor).
 
-Each command is `evalkit run --datasets DIR --thresholds <missing file> --out FILE` (both
-passes, no baseline check); the flags exist in both versions. Every command runs `--repeats`
-times (default 3) and the fastest run counts. A version's *fixed cost* is its run of a
-one-scenario suite (the first scenario file and the distractors: interpreter start, imports,
-loading, report writing), measured just before; the *per-scenario cost* at N scenarios is
-(run time − fixed cost) / (N − 1). At 15 scenarios it is a difference of two close numbers (the
-scenarios take a small part of the run), so expect it to be the noisiest figure. Wall-clock seconds
-and CPU seconds (user + sys of the command and its worker processes) are both printed: on a
-shared machine, CPU time is the steadier figure. The serial and `--workers` reports of this tree
-are compared, apart from `generated_at`, `provenance` and `latency`, and the script says whether
-they are identical (the baseline's numbers differ on purpose: the fidelity fixes since).
+Each command is `evalkit run --datasets DIR --thresholds <missing file> --out FILE` (both passes,
+no baseline check); the flags exist in both versions. Every command runs `--repeats` times
+(default 3) and the fastest run counts. A version's *fixed cost* is its run of a one-scenario
+suite (the first scenario file and the distractors: interpreter start, imports, loading, report
+writing), measured just before; the *per-scenario cost* at N scenarios is (run time − fixed cost)
+/ (N − 1). At 15 scenarios it is a difference of two close numbers (the scenarios take a small
+part of the run), so expect it to be the noisiest figure. Wall-clock seconds and CPU seconds (user
++ sys of the command and its worker processes) are both printed: on a shared machine, CPU time is
+the steadier figure. The largest size's speedups over the baseline (wall), serial and with
+workers, are printed beside the target (`SERIAL_TARGET`). The serial and `--workers` reports of
+this tree are compared, apart from `generated_at`, `provenance` and `latency`, and the script says
+whether they are identical (the baseline's numbers differ on purpose: the fidelity fixes since).
 
 Then, for each size, the YAML files of the replicated suite are parsed in this process (file
 texts already in memory) by each strict YAML loader of this tree
@@ -216,6 +217,9 @@ def main() -> None:
     _print_parsing(parse_rows)
 
 
+SERIAL_TARGET = 4.0
+"""The largest suite, this tree serial against the baseline commit: at least this much faster (issue 37)."""
+
 Row = tuple[int, dict[str, Timing], dict[str, Timing], bool]
 """(scenarios, run time per version, fixed cost (a one-scenario run) per version, serial and workers
 reports identical)."""
@@ -251,6 +255,13 @@ def _print(rows: list[Row], commit: str, workers: int) -> None:
             )
             + f"  {'yes' if same else 'NO':>14}"
         )
+    count, t, _, _ = rows[-1]
+    serial, parallel = t["baseline"].wall / t["this"].wall, t["baseline"].wall / t["workers"].wall
+    verdict = "met" if serial >= SERIAL_TARGET else "MISSED"
+    print(
+        f"{count} scenarios against {commit} (wall): serial {serial:.2f}x faster   "
+        f"target >= {SERIAL_TARGET:g}x: {verdict}; with --workers {workers} {parallel:.2f}x   target: report"
+    )
     for name in ("baseline", "this"):
         first, last = per_scenario(rows[0], name), per_scenario(rows[-1], name)
         print(

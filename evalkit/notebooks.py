@@ -61,7 +61,15 @@ from nbformat import NotebookNode
 from evalkit.errors import RegressionError, ReportError, UsageError
 from evalkit.files import WORKDIR_ENV, check_writable, write_atomic
 from evalkit.packaged import NOTEBOOKS
-from evalkit.parameters import Parameter, check_names, check_value, parse_parameters_cell, parse_text
+from evalkit.parameters import (
+    NotebookParameterError,
+    Parameter,
+    check_value,
+    parameter_problems,
+    parse_parameters_cell,
+    parse_text,
+    unknown_names,
+)
 from evalkit.progress import progress_enabled
 
 NOTEBOOKS_DIR = NOTEBOOKS
@@ -156,15 +164,37 @@ def parse_parameters(
     declared: Mapping[str, Parameter], pairs: Iterable[tuple[str, str]], notebook: str | Path
 ) -> dict[str, object]:
     """Command-line `-p KEY VALUE` pairs as typed values: unknown or repeated keys and values that
-    do not parse as the declared type are UsageErrors. `None`/`null` give None where allowed;
-    booleans accept true/false, yes/no, 1/0 (any case)."""
-    values: dict[str, object] = {}
-    for key, text in pairs:
-        check_names(declared, [key], notebook)
-        if key in values:
-            raise UsageError(f"parameter {key!r} is given twice")
-        values[key] = parse_text(declared[key], text, notebook)
+    do not parse as the declared type are one UsageError naming them all (`parameter_values`).
+    `None`/`null` give None where allowed; booleans accept true/false, yes/no, 1/0 (any case)."""
+    values, problems = parameter_values(declared, pairs, notebook)
+    if problems:
+        raise parameter_problems(problems, notebook)
     return values
+
+
+def parameter_values(
+    declared: Mapping[str, Parameter], pairs: Iterable[tuple[str, str]], notebook: str | Path
+) -> tuple[dict[str, object], list[str]]:
+    """Command-line `-p KEY VALUE` pairs as typed values, and the problem of every pair that is
+    not one: the keys `declared` lacks (one problem naming them all), a key given twice, a
+    value that does not parse as its declared type."""
+    pairs = list(pairs)
+    unknown = unknown_names(declared, dict.fromkeys(key for key, _ in pairs), notebook)
+    problems = [] if unknown is None else [unknown]
+    values: dict[str, object] = {}
+    given: set[str] = set()
+    for key, text in pairs:
+        if key not in declared:
+            continue
+        if key in given:
+            problems.append(f"parameter {key!r} is given twice; give it once")
+            continue
+        given.add(key)
+        try:
+            values[key] = parse_text(declared[key], text, notebook)
+        except NotebookParameterError as exc:
+            problems.append(str(exc))
+    return values, problems
 
 
 def run_notebook(
@@ -189,8 +219,16 @@ def run_notebook(
     path = Path(notebook)
     declared = read_parameters(path)
     given = dict(parameters or {})
-    check_names(declared, given, path)
-    values = {name: check_value(declared[name], value, path) for name, value in given.items()}
+    unknown = unknown_names(declared, given, path)
+    problems = [] if unknown is None else [unknown]
+    values = {}
+    for name, value in given.items():
+        try:
+            values[name] = check_value(declared[name], value, path) if name in declared else value
+        except NotebookParameterError as exc:
+            problems.append(str(exc))
+    if problems:
+        raise parameter_problems(problems, path)
     out = Path(out_dir)
     outputs = NotebookOutputs(notebook=out / f"{path.stem}.ipynb", html=out / f"{path.stem}.html")
     failed = NotebookOutputs(

@@ -7,8 +7,9 @@ Declarations: one annotated literal per line of the cell tagged `parameters`,
 of them with `None` (`float | None`, `Optional[float]`), optionally quoted (read as the canonical
 `float | None`). A help comment starting with "path" marks a path parameter.
 
-Checks, one UsageError each, whose message is one line naming the notebook, the parameter and
-what it accepts: a parameter the notebook does not declare, a value of the wrong type (int is
+Checks, all problems in one UsageError (one line each) naming the notebook, the parameter and
+what it accepts: a parameter the notebook does not declare ("did you mean" when one is close), a
+value of the wrong type (int is
 accepted for float; bool is never an int). `check_parameters` runs them inside the kernel, as a
 notebook's first cell after its imports: papermill itself only warns about an unknown `-p`, and a
 wrong type would otherwise fail deep inside a later cell with a long traceback.
@@ -19,11 +20,13 @@ from __future__ import annotations
 import ast
 import io
 import tokenize
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from evalkit.errors import ReportError, UsageError
+from evalkit.errors import ReportError, UsageError, listed
+from evalkit.validation import did_you_mean
+from evalkit.wording import counted
 
 _TYPES: dict[str, type | None] = {"int": int, "float": float, "bool": bool, "str": str, "None": None}
 _NONE_WORDS = ("none", "null")
@@ -120,18 +123,36 @@ def annotation_text(node: ast.expr) -> str:
 
 
 def check_names(declared: Mapping[str, Parameter], names: Iterable[str], notebook: str | Path) -> None:
-    """NotebookParameterError naming every name of `names` that `declared` lacks, and listing the
-    declared ones."""
+    """NotebookParameterError (`unknown_names`) when `declared` lacks some of `names`."""
+    problem = unknown_names(declared, names, notebook)
+    if problem is not None:
+        raise NotebookParameterError(problem)
+
+
+def unknown_names(
+    declared: Mapping[str, Parameter], names: Iterable[str], notebook: str | Path
+) -> str | None:
+    """The problem naming every name of `names` that `declared` lacks (each with "did you mean"
+    when one is close) and listing the declared ones; None when it declares them all."""
     unknown = [n for n in names if n not in declared]
-    if unknown:
-        listing = "; ".join(
-            f"{p.name} ({p.annotation})" + (f": {p.help}" if p.help else "") for p in declared.values()
-        )
-        noun = "parameter" if len(unknown) == 1 else "parameters"
-        raise NotebookParameterError(
-            f"{Path(notebook).name} does not declare {noun} {', '.join(map(repr, unknown))}; "
-            f"it declares: {listing}"
-        )
+    if not unknown:
+        return None
+    listing = "; ".join(
+        f"{p.name} ({p.annotation})" + (f": {p.help}" if p.help else "") for p in declared.values()
+    )
+    noun = "parameter" if len(unknown) == 1 else "parameters"
+    named = ", ".join(repr(n) + did_you_mean(n, list(declared)) for n in unknown)
+    return f"{Path(notebook).name} does not declare {noun} {named}; it declares: {listing}"
+
+
+def parameter_problems(problems: Sequence[str], notebook: str | Path) -> NotebookParameterError:
+    """The one error of all the parameter `problems` found for `notebook`: a single one as it is,
+    several counted and listed."""
+    if len(problems) == 1:
+        return NotebookParameterError(problems[0])
+    return NotebookParameterError(
+        listed(f"{counted(len(problems), 'problem')} with the parameters of {Path(notebook).name}", problems)
+    )
 
 
 def parse_text(parameter: Parameter, text: str, notebook: str | Path) -> object:
@@ -186,7 +207,8 @@ def check_parameters(namespace: Mapping[str, object], notebook: str = "this note
     parameter's current value fits its type. Pass `globals()`; returns the declared parameters'
     values (name → value, in declaration order).
 
-    Raises NotebookParameterError (one line) for the first problem. Outside IPython (no `In`
+    Raises one NotebookParameterError naming every problem (one line for a single one).
+    Outside IPython (no `In`
     history in `namespace`) only the types are checked. A notebook run by `evalkit report` passes
     at once: evalkit checked the same before the kernel started."""
     raw = namespace.get("__annotations__")
@@ -199,11 +221,17 @@ def check_parameters(namespace: Mapping[str, object], notebook: str = "this note
     injected = [
         name for source in sources if source.lstrip().startswith(INJECTED_MARK) for name in _assigned(source)
     ]
-    check_names(declared, dict.fromkeys(injected), notebook)
+    problem = unknown_names(declared, dict.fromkeys(injected), notebook)
+    problems = [] if problem is None else [problem]
     for name, parameter in declared.items():
         known = all(part.strip() in _TYPES for part in parameter.annotation.split("|"))
         if known and name in namespace:
-            check_value(parameter, namespace[name], notebook)
+            try:
+                check_value(parameter, namespace[name], notebook)
+            except NotebookParameterError as exc:
+                problems.append(str(exc))
+    if problems:
+        raise parameter_problems(problems, notebook)
     return {name: namespace[name] for name in declared if name in namespace}
 
 

@@ -53,15 +53,35 @@ def one_of(name: str, allowed: Sequence[str]) -> Callable[[object], object]:
 
     def check(value: object) -> object:
         if value not in allowed:
-            raise ValueError(f"unknown {name} {shown_value(value)}; use one of: {', '.join(allowed)}")
+            hint = did_you_mean(value, allowed) if isinstance(value, str) else ""
+            raise ValueError(f"unknown {name} {shown_value(value)}{hint}; use one of: {', '.join(allowed)}")
         return value
 
     return check
 
 
+class ProblemList(ValueError):
+    """What a validator raises when it finds several problems: `field_problems` reports each of
+    `problems` on its own (under the validator's field path, none for a model validator)."""
+
+    def __init__(self, problems: Sequence[str]) -> None:
+        self.problems = list(problems)
+        super().__init__("; ".join(self.problems))
+
+
 def field_problems(exc: ValidationError, model: type[BaseModel]) -> list[str]:
-    """Each pydantic error of `exc` (raised validating `model`) as `<field path>: <message>`."""
-    return [f"{path}: {msg}" for path, msg in (_problem(err, model) for err in exc.errors())]
+    """Each pydantic error of `exc` (raised validating `model`) as `<field path>: <message>`; a
+    `ProblemList` as its problems, one each."""
+    found = []
+    for err in exc.errors():
+        listed = (err.get("ctx") or {}).get("error")
+        if err["type"] == "value_error" and isinstance(listed, ProblemList):
+            where = _field_path(model, tuple(err["loc"])) if err["loc"] else ""
+            found += [f"{where}: {p}" if where else p for p in listed.problems]
+        else:
+            path, msg = _problem(err, model)
+            found.append(f"{path}: {msg}")
+    return found
 
 
 def grouped_problems(errors: Sequence[Any], model: type[BaseModel]) -> list[str]:
@@ -105,6 +125,9 @@ def _problem(err: Any, model: type[BaseModel]) -> tuple[str, str]:
             f"scenario name {given} is not kebab-case; use lower-case letters and digits "
             "in words joined by single hyphens, e.g. 'explicit-fact'"
         )
+    elif kind == "literal_error" and isinstance(err.get("input"), str):  # a choice: "did you mean"
+        choices = re.findall(r"'((?:[^'\\]|\\.)*)'", str(err["ctx"]["expected"]))
+        msg = f"{err['msg']} (got {given}){did_you_mean(err['input'], choices)}"
     else:
         msg = f"{err['msg']} (got {given})"
     return _field_path(model, loc), msg

@@ -40,7 +40,8 @@ def test_an_injected_parameter_the_notebook_does_not_declare_is_refused() -> Non
     with pytest.raises(NotebookParameterError) as caught:
         check_parameters(_kernel("topk = 3\n", topk=3))
     assert str(caught.value) == (
-        "this notebook does not declare parameter 'topk'; it declares: top_k (int); gate (float | None)"
+        "this notebook does not declare parameter 'topk' (did you mean 'top_k'?); it declares: top_k (int); "
+        "gate (float | None)"
     )
     with pytest.raises(NotebookParameterError, match="does not declare parameters 'a', 'b';"):
         check_parameters(_kernel("a = 1\nb = 2\n", a=1, b=2))
@@ -53,6 +54,17 @@ def test_a_value_of_the_wrong_type_is_refused_in_one_line() -> None:
     assert caught.value._render_traceback_() == [f"NotebookParameterError: {caught.value}"]
     with pytest.raises(NotebookParameterError, match="expects int, got True"):
         check_parameters(_kernel("top_k = True\n", top_k=True))
+
+
+def test_every_problem_of_the_injected_parameters_is_named_at_once() -> None:
+    with pytest.raises(NotebookParameterError) as caught:
+        check_parameters(_kernel("topk = 3\ntop_k = 'abc'\n", topk=3, top_k="abc"))
+    assert str(caught.value).splitlines() == [
+        "2 problems with the parameters of this notebook",
+        "  - this notebook does not declare parameter 'topk' (did you mean 'top_k'?); it declares: "
+        "top_k (int); gate (float | None)",
+        "  - parameter 'top_k' of this notebook expects int, got 'abc' (str)",
+    ]
 
 
 def test_names_the_notebook_assigns_later_are_not_parameters() -> None:
@@ -81,6 +93,6 @@ def test_plain_papermill_with_an_unknown_parameter_fails_with_one_clear_line(tmp
     assert caught.value.ename == "NotebookParameterError"
     assert caught.value.traceback == [f"NotebookParameterError: {caught.value.evalue}"]
     assert caught.value.evalue.startswith(
-        "this notebook does not declare parameter 'topk'; it declares: embedder (str)"
+        "this notebook does not declare parameter 'topk' (did you mean 'top_k'?); it declares: embedder (str)"
     )
     assert not (tmp_path / "reports").exists()  # stopped before anything ran

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from evalkit.cli.args import add_system_arg, project_settings
 from evalkit.cli.exit_codes import EXIT_OK, EXIT_REGRESSIONS
 from evalkit.cli.lint import warn_on_load
-from evalkit.errors import UsageError
+from evalkit.errors import UsageError, listed
 from evalkit.harness.history import HISTORY_FILE
 from evalkit.harness.project import Project
 from evalkit.harness.request import OFF, RequestError, RunRequest
@@ -25,13 +25,14 @@ from evalkit.notebooks import (
     DEFAULT_OUT_DIR,
     NOTEBOOKS_DIR,
     NotebookRegressionError,
-    parse_parameters,
+    parameter_values,
     read_parameters,
     resolve_notebook,
     run_notebook,
 )
 from evalkit.packaged import BUILTIN_DATASETS
 from evalkit.parameters import Parameter
+from evalkit.wording import counted
 
 DEFAULT_NOTEBOOK = "eval_report"
 
@@ -78,11 +79,11 @@ def report_command(args: argparse.Namespace) -> int:
             f"{notebook.name} declares no `system` parameter, so it cannot evaluate --system {args.system}; "
             "run it without --system (it reads saved reports or the reference store)"
         )
-    given = parse_parameters(declared, pairs, notebook)
+    given, problems = parameter_values(declared, pairs, notebook)
     project = project_settings(args)
     out_dir = args.out_dir or project.reports
     values = {**_defaults(declared, notebook, project, out_dir), **given}
-    _check_inputs(declared, values, given)
+    _check_inputs(declared, values, given, problems)
     try:
         outputs = run_notebook(notebook, values, out_dir, progress=args.progress)
     except NotebookRegressionError as exc:
@@ -100,14 +101,17 @@ SAVED_REPORTS = ("report_json", "report_a", "report_b")
 
 
 def _check_inputs(
-    declared: Mapping[str, Parameter], values: Mapping[str, object], given: Mapping[str, object]
+    declared: Mapping[str, Parameter],
+    values: Mapping[str, object],
+    given: Mapping[str, object],
+    found: Sequence[str],
 ) -> None:
     """Refuse, before the notebook runs and before anything is written (exit 2, no `.failed`
     notebook), every value that the run would refuse: the notebook's request options (its
     parameters that are `RunRequest` fields, with their defaults under the given values, checked
     as the notebook names them), a saved report that is missing, truncated or not a report, and a
-    `datasets` folder that does not exist. All the problems are reported at once, each naming its
-    `-p` parameter."""
+    `datasets` folder that does not exist. All the problems, after those `found` while parsing
+    the `-p` pairs, are reported at once, one line each, each naming its `-p` parameter."""
     from pydantic import ValidationError
 
     from evalkit.errors import EvalkitError
@@ -115,7 +119,7 @@ def _check_inputs(
     from evalkit.harness.results import RunResult
     from evalkit.validation import field_problems
 
-    problems = []
+    problems = list(found)
     chosen = {**{name: p.default for name, p in declared.items()}, **given}
     fields = {name: value for name, value in chosen.items() if name in RunRequest.model_fields}
     try:
@@ -136,8 +140,10 @@ def _check_inputs(
     datasets = values.get("datasets")
     if datasets is not None and "datasets" in given and not Path(str(datasets)).is_dir():
         problems.append(f"-p datasets {datasets}: no such folder; give a folder of scenario files")
+    if len(problems) == 1:
+        raise UsageError(f"{problems[0]}; nothing was run or written")
     if problems:
-        raise UsageError("; ".join(problems) + "; nothing was run or written")
+        raise UsageError(listed(f"{counted(len(problems), 'problem')}; nothing was run or written", problems))
 
 
 def _warn_on_suite(values: Mapping[str, object], project: Project) -> None:

@@ -17,7 +17,8 @@ to the working directory. `thresholds` follows `datasets` unless it is set itsel
 `--datasets DIR` gates on `DIR/thresholds.json`. `thresholds` set to `none` (`--thresholds
 none`; `NO_BASELINES`) is an explicit "no baselines": the run compares no metrics and its verdict
 is NOT COMPARED at best (a file really named `none` is reached as `./none`). An unknown key, a bad
-value or invalid TOML raises UsageError naming the file, the key and the fix.
+value or invalid TOML raises UsageError naming the file, the key and the fix (every bad key of
+the file in one message, an unknown key with "did you mean").
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from typing import Any, Literal
 
 from pydantic import Field, StrictBool, StrictInt, ValidationError, field_validator
 
-from evalkit.errors import UsageError
+from evalkit.errors import UsageError, one_or_listed
 from evalkit.harness.config import DEFAULT_DATASETS, RunConfig
 from evalkit.harness.request import OFF, RunRequest
 from evalkit.packaged import THRESHOLDS_NAME
@@ -266,8 +267,9 @@ def _settings(file: Path, table: Mapping[str, Any]) -> ProjectSettings:
     try:
         return ProjectSettings.model_validate(table)
     except ValidationError as exc:
-        problems = "; ".join(field_problems(exc, ProjectSettings))
-        raise UsageError(f"{_describe(file)}: {problems}; fix it") from None
+        raise UsageError(
+            one_or_listed(_describe(file), field_problems(exc, ProjectSettings), "fix it")
+        ) from None
 
 
 def _read_toml(path: Path) -> dict[str, Any]:

@@ -60,7 +60,7 @@ from evalkit.metrics import HARNESS, HARNESS_METRICS
 from evalkit.metrics.registry import BEHAVIOUR_METRICS
 from evalkit.systems.resolve import REFERENCE_SPEC
 from evalkit.validation import FrozenModel as _Model
-from evalkit.validation import field_problems, shown_value
+from evalkit.validation import did_you_mean, field_problems, shown_value
 from evalkit.wording import counted, few_names
 
 LOCK_TIMEOUT = 120.0
@@ -392,9 +392,10 @@ def read_thresholds(path: str | Path) -> ThresholdsDocument | None:
     """The baselines (under their `mode@top_k` keys) and gated baselines of `path`, or None when
     the file does not exist.
 
-    Raises ThresholdsError (naming the file, the failing field or key and the fix) for unreadable
-    JSON, a schema mismatch, a key whose mode is unknown or whose top_k differs from its entry's,
-    two entries for the same (mode, top_k), or two gated entries with the same (mode, top_k,
+    Raises ThresholdsError (naming the file and the fix) for unreadable JSON; else one
+    ThresholdsError listing every problem at once (`problems`, each naming its field or key): a
+    schema mismatch, a key whose mode is unknown or whose top_k differs from its entry's, two
+    entries for the same (mode, top_k), two gated entries with the same (mode, top_k,
     min_relevance).
     """
     source = Path(path)
@@ -430,21 +431,25 @@ def read_thresholds(path: str | Path) -> ThresholdsDocument | None:
         gated = GatedEntries.model_validate(gated_data).root
     except ValidationError as exc:
         problems += [_under_gated_key(p) for p in field_problems(exc, GatedEntries)]
-    if problems:
-        raise ThresholdsError(
-            f"thresholds file {source} does not match the schema ({'; '.join(problems)}); " + _FIX
-        )
+    keyed, key_problems = _keyed(modes)
+    problems += key_problems
     first: dict[tuple[str, int, float], int] = {}
     for index, entry in enumerate(gated):
         if entry.key in first:
             mode, top_k, gate = entry.key
-            raise ThresholdsError(
-                f"thresholds file {source}: {GATED_KEY}[{index}] and {GATED_KEY}[{first[entry.key]}] are "
-                f"both the gated baseline of mode {mode!r}, top_k {top_k}, min_relevance {gate:g}; keep one "
-                f"(or record it again with `{RECORD_COMMAND} --gated`)"
+            problems.append(
+                f"{GATED_KEY}[{index}] and {GATED_KEY}[{first[entry.key]}] are both the gated baseline of "
+                f"mode {mode!r}, top_k {top_k}, min_relevance {gate:g}; keep one (or record it again with "
+                f"`{RECORD_COMMAND} --gated`)"
             )
-        first[entry.key] = index
-    return ThresholdsDocument(_keyed(source, modes), tuple(gated))
+        first.setdefault(entry.key, index)
+    if problems:
+        raise ThresholdsError(
+            f"thresholds file {source} does not match the schema ({counted(len(problems), 'problem')}); "
+            + _FIX,
+            problems,
+        )
+    return ThresholdsDocument(keyed, tuple(gated))
 
 
 def _under_gated_key(problem: str) -> str:
@@ -454,14 +459,18 @@ def _under_gated_key(problem: str) -> str:
     return GATED_KEY + problem if problem.startswith("[") else f"{GATED_KEY}.{problem}"
 
 
-def _keyed(source: Path, raw: Mapping[str, ModeEntry]) -> dict[str, ModeEntry]:
-    """`raw` under `mode@top_k` keys (a bare-mode key of the older form takes its entry's top_k)."""
+def _keyed(raw: Mapping[str, ModeEntry]) -> tuple[dict[str, ModeEntry], list[str]]:
+    """`raw` under `mode@top_k` keys (a bare-mode key of the older form takes its entry's top_k),
+    and the problem of each key that cannot be (`key '<key>': <problem>`)."""
     keyed: dict[str, ModeEntry] = {}
+    problems: list[str] = []
     for key, entry in raw.items():
         mode, at, top_k = key.partition("@")
         new = entry_key(mode, entry.top_k)
         if mode not in MODES:
-            problem = f"unknown mode {shown_value(mode)} (modes: {', '.join(MODES)})"
+            problem = (
+                f"unknown mode {shown_value(mode)}{did_you_mean(mode, MODES)} (modes: {', '.join(MODES)})"
+            )
         elif at and top_k != str(entry.top_k):
             said = top_k if len(top_k) <= 12 else top_k[:9] + "..."  # cut like shown_value
             problem = f"the key says top_k {said} but its entry was recorded at top_k {entry.top_k}"
@@ -470,8 +479,8 @@ def _keyed(source: Path, raw: Mapping[str, ModeEntry]) -> dict[str, ModeEntry]:
         else:
             keyed[new] = entry
             continue
-        raise ThresholdsError(f"thresholds file {source}: key {shown_value(key)}: {problem}; " + _FIX)
-    return keyed
+        problems.append(f"key {shown_value(key)}: {problem}")
+    return keyed, problems
 
 
 def update_thresholds(path: str | Path, mode: str, entry: ModeEntry) -> Path:

@@ -25,8 +25,12 @@ unknown thought id 'x' ...`). Nothing runs on an invalid dataset. Decisions wher
   means midnight UTC that day, never a `date` object); JSON objects with duplicate keys are
   rejected too. `created_at` must be a string
   in a file: a bare number would otherwise be read as a Unix timestamp.
-- Shape problems (pydantic) are reported first; cross-reference checks run only on scenarios whose
-  shape is valid, so fixing shape problems may reveal more. Duplicate scenario names are checked on
+- Shape problems (pydantic) are reported first; cross-reference checks run on scenarios whose
+  shape is valid, and on those whose only shape problems are unknown keys (a misspelt key: the
+  scenario is checked as if those keys were absent). Of any other invalid scenario only the
+  category is judged, so fixing shape problems may reveal more. Every problem of every file is
+  in the one DatasetError; a category, a thought id, a key or a choice that is close to a known
+  one says "did you mean". Duplicate scenario names are checked on
   every file that names its scenario, valid or not.
 - References (edges, relevant, forbid, rank_before, grades) may name the scenario's thoughts (those
   marked `distractor: true` included) and, when `distractors: true`, the shared distractors.
@@ -47,6 +51,7 @@ unknown thought id 'x' ...`). Nothing runs on an invalid dataset. Decisions wher
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import types
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -61,7 +66,7 @@ from evalkit.files import read_regular
 from evalkit.packaged import BUILTIN_DATASETS
 from evalkit.scenarios.model import BUILTIN_CATEGORIES, Scenario, ThoughtSpec
 from evalkit.scenarios.parsing import SyntaxProblem, parse_text, raw_date_problems, surrogate_problems
-from evalkit.scenarios.references import scenario_problems, thought_problems
+from evalkit.scenarios.references import category_problems, scenario_problems, thought_problems
 from evalkit.validation import FrozenModel, did_you_mean, field_problems, shown_value
 from evalkit.wording import counted
 
@@ -187,9 +192,12 @@ def load_suite(directory: str | Path = BUILTIN_DATASETS, names: Sequence[str] | 
     entries = _load_scenario_files(reader)
     _check_duplicate_names(entries, reader)
     for entry in entries:
-        if entry.scenario is not None:
-            problems = scenario_problems(entry.scenario, distractors, categories)
+        checked = entry.scenario or entry.lenient
+        if checked is not None:
+            problems = scenario_problems(checked, distractors, categories)
             reader.add(entry.path, problems, entry.label)
+        elif entry.raw_category is not None:
+            reader.add(entry.path, category_problems(entry.raw_category, categories), entry.label)
     if distractors is None and reader.distractors_missing:
         wanting = [e.scenario.name for e in entries if e.scenario is not None and e.scenario.distractors]
         if wanting:
@@ -222,9 +230,15 @@ def load_suite(directory: str | Path = BUILTIN_DATASETS, names: Sequence[str] | 
 
 @dataclass(frozen=True)
 class _Entry:
+    """One scenario file that parsed: its `scenario` (None when invalid), the name and category
+    it gives (None when not text), and, when its only shape problems are unknown keys, the
+    scenario read without them (`lenient`), whose cross-references are checked all the same."""
+
     path: Path
     raw_name: str | None
     scenario: Scenario | None
+    raw_category: str | None = None
+    lenient: Scenario | None = None
 
     @property
     def label(self) -> str:
@@ -370,14 +384,40 @@ def _load_scenario_files(reader: _Reader) -> list[_Entry]:
         ok, data = reader.parse(path)
         if not ok:
             continue
-        entry = _Entry(path, data.get("name") if isinstance(data.get("name"), str) else None, None)
-        reader.add(path, raw_date_problems(data) + surrogate_problems(data), entry.label)
+        name, category = (data.get(key) for key in ("name", "category"))
+        entry = _Entry(
+            path,
+            name if isinstance(name, str) else None,
+            None,
+            raw_category=category if isinstance(category, str) else None,
+        )
+        found = reader.add(path, raw_date_problems(data) + surrogate_problems(data), entry.label)
         try:
             entry = replace(entry, scenario=Scenario.model_validate(data))
         except ValidationError as exc:
             reader.add(path, field_problems(exc, Scenario), entry.label)
+            entry = replace(entry, lenient=None if found else _without_unknown_keys(data, exc))
         entries.append(entry)
     return entries
+
+
+def _without_unknown_keys(data: dict[str, Any], exc: ValidationError) -> Scenario | None:
+    """The scenario `data` holds read without its unknown keys, when they are all of `exc`'s
+    problems (a misspelt optional key, say) and it is valid then; else None."""
+    errors = exc.errors()
+    if any(err["type"] != "extra_forbidden" for err in errors):
+        return None
+    cleaned = copy.deepcopy(data)
+    for err in errors:
+        *parents, key = err["loc"]
+        holder: Any = cleaned
+        for part in parents:
+            holder = holder[part]
+        holder.pop(key, None)
+    try:
+        return Scenario.model_validate(cleaned)
+    except ValidationError:
+        return None
 
 
 def _check_duplicate_names(entries: Iterable[_Entry], reader: _Reader) -> None:

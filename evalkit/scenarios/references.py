@@ -17,7 +17,7 @@ from evalkit.scenarios import assertions
 from evalkit.scenarios.assertions import Located
 from evalkit.scenarios.dates import resolve_created_at
 from evalkit.scenarios.model import BUILTIN_CATEGORIES, QuerySpec, Scenario, ThoughtSpec
-from evalkit.validation import shown_value
+from evalkit.validation import did_you_mean, shown_value
 
 _PROBE_CLOCK = datetime(2000, 1, 1, tzinfo=UTC)
 """The clock dates are resolved against when validating: any clock shows whether a date reads."""
@@ -38,13 +38,7 @@ def scenario_problems(
     distractors_created_at, edges, and every query's relevant / forbid / rank_before / grades /
     project / no_relevant.
     """
-    problems: list[str] = []
-    if categories is not None and scenario.category not in categories:
-        problems.append(
-            f"category: unknown category {shown_value(scenario.category)}; "
-            f"use one of: {', '.join(categories)} "
-            "(the suite's categories; a suite declares its own under `categories:` in its suite.yaml)"
-        )
+    problems = category_problems(scenario.category, categories)
     distractor_ids = None if distractors is None else frozenset(t.id for t in distractors)
     problems.extend(thought_problems(scenario.thoughts, distractor_ids if scenario.distractors else None))
     problems.extend(_distractors_created_at_problems(scenario))
@@ -59,6 +53,18 @@ def scenario_problems(
     if scenario.steps:
         problems.extend(_step_problems(scenario, distractor_ids))
     return problems
+
+
+def category_problems(category: str, categories: Sequence[str] | None) -> list[str]:
+    """The problem of a scenario's `category` that is not one of the suite's `categories` (with
+    the closest as "did you mean"); none when it is, or when `categories` is None (unknown)."""
+    if categories is None or category in categories:
+        return []
+    return [
+        f"category: unknown category {shown_value(category)}{did_you_mean(category, categories)}; "
+        f"use one of: {', '.join(categories)} "
+        "(the suite's categories; a suite declares its own under `categories:` in its suite.yaml)"
+    ]
 
 
 def _step_problems(scenario: Scenario, distractor_ids: frozenset[str] | None) -> list[str]:
@@ -86,7 +92,8 @@ def _step_problems(scenario: Scenario, distractor_ids: frozenset[str] | None) ->
             )
         if ref in coming:
             return f"{field}: {shown_value(ref)} is added only by {coming[ref]}; move this step after it"
-        return f"{field}: unknown thought id {shown_value(ref)} (not in the memory at this step)"
+        hint = did_you_mean(ref, sorted(alive))
+        return f"{field}: unknown thought id {shown_value(ref)}{hint} (not in the memory at this step)"
 
     def check_queries_until(stop: int) -> None:
         nonlocal asked
@@ -234,7 +241,10 @@ class _Resolver:
             if self.uses_distractors
             else "the scenario's thoughts"
         )
-        return f"{field}: unknown thought id {shown_value(ref)} (not in {where})"
+        known = sorted(
+            self.scenario_ids | (self.distractor_ids or frozenset() if self.uses_distractors else set())
+        )
+        return f"{field}: unknown thought id {shown_value(ref)}{did_you_mean(ref, known)} (not in {where})"
 
 
 def thought_problems(thoughts: Sequence[ThoughtSpec], distractor_ids: frozenset[str] | None) -> list[str]:

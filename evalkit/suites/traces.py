@@ -236,10 +236,6 @@ def read_traces(paths: Sequence[str | Path]) -> TraceSet:
                 "a span id names one span of a trace: export each span once"
             )
         seen.setdefault(key, span.file)
-    if problems:
-        raise DatasetError(
-            f"cannot read the traces ({len(problems)} problems); nothing was written", problems
-        )
     by_id = {(s.trace_id, s.span_id): s for s in spans}
     skewed = {id(s) for s in spans if _skew_warnings(s, by_id)}
     operations: list[MemoryOp] = []
@@ -249,10 +245,10 @@ def read_traces(paths: Sequence[str | Path]) -> TraceSet:
         ignored += lifecycle
         if op is not None:
             operations.append(op)
-    errors = [e for s in spans for e in s.errors]
-    if errors:
+    problems += [e for s in spans for e in s.errors]  # the spans' own, with the files' problems
+    if problems:
         raise DatasetError(
-            f"cannot read the traces ({counted(len(errors), 'problem')}); nothing was written", errors
+            f"cannot read the traces ({counted(len(problems), 'problem')}); nothing was written", problems
         )
     operations.sort(key=lambda op: (op.start_ns is None, op.start_ns or 0))
     warnings = [w for s in spans for w in s.warnings]

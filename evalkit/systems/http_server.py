@@ -18,11 +18,12 @@ Endpoints (JSON; shapes in `evalkit.systems.wire`; the OpenAPI document is at `/
 - `POST /namespaces/{ns}/thoughts/delete` and `.../thoughts/update`: the operations of a
   scenario's steps (`evalkit.systems.http_operations`)
 Replies that carry search results are serialised straight from the system's records
-(`wire.search_json`), not validated again: the client validates what it receives. The busiest
-endpoints (all of the above but `/info` and the two operations) are answered without FastAPI's
-routing and dependency machinery when the request is plain and valid (`_FastPath`; the same code
-and the same bytes as the routes), and uvicorn parses HTTP with httptools when it is installed
-(`_http_protocol`).
+(`wire.search_json`), not validated again: the client validates what it receives. Every request
+goes through FastAPI's routing: a hand-routed path beside it for the busiest endpoints saved the
+server about 95 us of CPU per search (500 against 595 us) and the client nothing it needed (its
+CPU per search was 1.18x a bare httpx request's with that path and 1.10x without, against a
+target of 1.5x; `benchmarks/bench_remote.py`, docs' benchmarks page, 2026-12-04), so it went.
+uvicorn parses HTTP with httptools when it is installed (`_http_protocol`).
 Errors, all `ErrorOut` (`{"detail": ...}`, JSON in ASCII, so any input can be echoed): 400 for a
 body that is not JSON (or not UTF-8, or nested too deeply), 401 without the bearer token (when
 one is set), 404 for an unknown namespace, 408 for a body that does not arrive within the request
@@ -51,14 +52,13 @@ import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
 from contextlib import asynccontextmanager, suppress
 from types import FrameType
-from typing import Any, TypeVar
+from typing import Any
 
 import uvicorn
 from fastapi import FastAPI, Request, Response
 from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.utils import get_openapi
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
@@ -69,8 +69,6 @@ from evalkit.systems.namespaces import Limits, NamespaceLimit, Namespaces, Reque
 from evalkit.systems.protocol import MemorySystem
 from evalkit.systems.wire import (
     MAX_SEARCH_BATCH,
-    NO_SURROGATES,
-    SURROGATE_BYTES,
     AddedOut,
     EdgesIn,
     ErrorOut,
@@ -96,8 +94,6 @@ BACKLOG = 2048
 
 HEADER_TIMEOUT = 10.0
 """Seconds a connection has to deliver a request's headers before it is closed."""
-
-_Body = TypeVar("_Body", bound=BaseModel)
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -133,14 +129,11 @@ def create_app(
     token: str | None = None,
     max_body_bytes: int = MAX_BODY_BYTES,
     limits: Limits | None = None,
-    fast: bool = True,
 ) -> FastAPI:
     """A FastAPI app serving `system` under the contract above. With `token` (printable ASCII,
     see `evalkit.systems.secrets.check_token`), every request must carry
     `Authorization: Bearer <token>` (401 otherwise). Namespaces are dropped at shutdown, and
-    every `limits.idle_timeout / 2` seconds those idle for longer. `fast=False` sends every
-    request through FastAPI (see `_FastPath` and `_ContractApp`; the replies are the same, only
-    slower)."""
+    every `limits.idle_timeout / 2` seconds those idle for longer."""
     namespaces = Namespaces(system, limits)
     operations = _Operations(namespaces)
     statuses: dict[type[Exception], int] = {
@@ -172,9 +165,8 @@ def create_app(
     )
     app.state.namespaces = namespaces
     app.guard = _Guard(
-        app.inner, token=token, max_body_bytes=max_body_bytes, timeout=namespaces.limits.request_timeout,
-        fast=_FastPath(operations, statuses) if fast else None,
-    )  # fmt: skip
+        app.inner, token=token, max_body_bytes=max_body_bytes, timeout=namespaces.limits.request_timeout
+    )
 
     def openapi() -> dict[str, Any]:
         """FastAPI's document, plus the bearer scheme (required when the server has a token)."""
@@ -295,14 +287,12 @@ def create_app(
 
 class _ContractApp(FastAPI):
     """The FastAPI app behind one `_Guard` (`guard`, set by `create_app`), the first thing an
-    HTTP request meets: the token, the body and the busy endpoints' fast path are handled there,
-    before FastAPI's and Starlette's middleware stack (its error, telemetry and body-limit layers
-    cost more per request than the fast path itself). What the guard leaves goes to FastAPI
-    (`inner`) with the body already read. An exception the app lets through reaches FastAPI's
-    error middleware, which answers it with the guard's 500 (the app's `Exception` handler,
-    `_internal_error`) and raises it on to the guard, which logs it as one line. So a request
-    meets the guard once, and gets the same checks, errors and answers whether the fast path or
-    the app answers it. Lifespan and other scopes go straight to FastAPI."""
+    HTTP request meets: the token and the body are handled there, before FastAPI's and
+    Starlette's middleware stack. The guard hands the request to FastAPI (`inner`) with the body
+    already read. An exception the app lets through reaches FastAPI's error middleware, which
+    answers it with the guard's 500 (the app's `Exception` handler, `_internal_error`) and raises
+    it on to the guard, which logs it as one line. Lifespan and other scopes go straight to
+    FastAPI."""
 
     guard: _Guard | None = None
 
@@ -317,8 +307,7 @@ class _ContractApp(FastAPI):
 
 
 class _Operations:
-    """What the contract's endpoints do, each answering its reply (the FastAPI routes and the
-    fast path call the same code, so their replies are the same bytes)."""
+    """What the contract's endpoints do, each answering its reply (the FastAPI routes call it)."""
 
     def __init__(self, namespaces: Namespaces) -> None:
         self.namespaces = namespaces
@@ -387,76 +376,6 @@ class _Operations:
         return Response(search_batch_json(await self.namespaces.run(run_all)), media_type="application/json")
 
 
-class _FastPath:
-    """The contract's busiest endpoints (create, drop, thoughts, edges, search, search/batch),
-    answered by `_Guard` without FastAPI's routing, dependency solving and exception machinery,
-    which cost more than the store's work per request. Only the plain case takes it: the exact
-    path and method, no root path, a `content-type: application/json` body (or none where
-    none is needed) that pydantic validates straight from the bytes. Anything else (another
-    endpoint, a body that does not validate, a trailing slash) goes to the FastAPI app, which
-    answers it, errors included, exactly as before; so does every request when `create_app`
-    is given `fast=False`. The work is `_Operations`', as from the routes, and an exception
-    it raises gets the status the app's exception handlers give it (the most specific class
-    first, as Starlette looks them up); any other goes to `_Guard` (a 500)."""
-
-    def __init__(self, operations: _Operations, statuses: dict[type[Exception], int]) -> None:
-        self.operations = operations
-        self.statuses = statuses
-        self.routes: dict[str, tuple[type[BaseModel], Callable[[str, Any], Awaitable[Response]]]] = {
-            "thoughts": (ThoughtsIn, operations.add_thoughts),
-            "edges": (EdgesIn, operations.add_edges),
-            "search": (SearchIn, operations.search),
-            "search/batch": (SearchBatchIn, operations.search_batch),
-        }
-
-    async def answer(
-        self, scope: Scope, headers: dict[bytes, bytes], body: bytes, receive: Receive, send: Send
-    ) -> bool:
-        """Answer the request and return True, or return False (nothing sent) to leave it to the app."""
-        if scope.get("root_path"):
-            return False
-        method, path = scope["method"], scope["path"]
-        parts = path.split("/")
-        if len(parts) < 2 or parts[1] != "namespaces" or any(not part for part in parts[2:]):
-            return False
-        json_body = headers.get(b"content-type", b"").split(b";")[0].strip().lower() == b"application/json"
-        ops = self.operations
-        reply: Awaitable[Response] | None = None
-        if len(parts) == 2 and method == "POST":
-            if not body:
-                reply = ops.create(None)
-            elif json_body and (seed := _valid(NamespaceIn, body)) is not None:
-                reply = ops.create(seed)
-        elif len(parts) == 3 and method == "DELETE":
-            reply = ops.drop(parts[2])
-        elif method == "POST" and json_body:
-            route = self.routes.get("/".join(parts[3:]))
-            if route is not None and (valid := _valid(route[0], body)) is not None:
-                reply = route[1](parts[2], valid)
-        if reply is None:
-            return False
-        try:
-            response = await reply
-        except Exception as exc:
-            status = next((self.statuses[k] for k in type(exc).__mro__ if k in self.statuses), None)
-            if status is None:
-                raise
-            response = _error(status, str(exc))
-        await response(scope, receive, send)
-        return True
-
-
-def _valid(shape: type[_Body], body: bytes) -> _Body | None:
-    """`body` validated as `shape` straight from the JSON bytes, or None when it does not validate
-    (the app then answers it, with its own error). A body without a surrogate escape skips the
-    wire models' surrogate walk: it cannot hold one."""
-    context = None if SURROGATE_BYTES.search(body) else {NO_SURROGATES: True}
-    try:
-        return shape.model_validate_json(body, context=context)
-    except ValueError:  # pydantic's ValidationError is one
-        return None
-
-
 async def _evict_periodically(namespaces: Namespaces) -> None:
     """Drop idle namespaces every half idle timeout (at most every minute), until cancelled."""
     while True:
@@ -490,16 +409,14 @@ class _Guard:
     (`_ContractApp.guard`): the bearer token (compared as bytes in constant time, so a non-ASCII
     header is a 401, not a 500), then the body, read here within `timeout` seconds and counted
     while it streams (413 at the limit, whether or not a Content-Length was sent), then handed
-    to `fast` (a `_FastPath`, None with `create_app(fast=False)`), and to the app when that
-    leaves it. An exception the fast path or the app lets through is a 500 naming it
+    to the app. An exception the app lets through is a 500 naming it
     (`_internal_detail`; sent here unless a reply has started: FastAPI's error middleware
     answers the app's), logged as one line on stderr (uvicorn would print a traceback and
     close the connection)."""
 
     def __init__(self, app: Callable[[Scope, Receive, Send], Awaitable[None]], *, token: str | None,
-                 max_body_bytes: int, timeout: float, fast: _FastPath | None = None) -> None:  # fmt: skip
+                 max_body_bytes: int, timeout: float) -> None:  # fmt: skip
         self.app = app
-        self.fast = fast
         self.expected = None if token is None else b"Bearer " + token.encode("utf-8")
         self.max_body_bytes = max_body_bytes
         self.timeout = timeout
@@ -558,8 +475,7 @@ class _Guard:
             await send(message)
 
         try:
-            if self.fast is None or not await self.fast.answer(scope, headers, body, replay, tracked):
-                await self.app(scope, replay, tracked)
+            await self.app(scope, replay, tracked)
         except Exception as exc:  # the served system's bug: one line, a 500, and keep serving
             print(f"evalkit serve: {scope.get('method')} {scope.get('path')}: {type(exc).__name__}: {exc}",
                   file=sys.stderr)  # fmt: skip

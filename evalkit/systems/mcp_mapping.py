@@ -77,25 +77,27 @@ A preset is a mapping shipped in `evalkit/systems/mcp_presets/`, named by its fi
 
 from __future__ import annotations
 
+import difflib
 import importlib.util
 import json
 import os
 import re
 import sys
 import tomllib
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any, Literal, TypeVar
 
-from pydantic import Field, ValidationError, model_validator
+from pydantic import Field, TypeAdapter, ValidationError, model_validator
 
-from evalkit.errors import AdapterError
+from evalkit.errors import AdapterError, one_or_listed
 from evalkit.packaged import BUILTIN_DATASETS
 from evalkit.records import HIT_FIELDS as DECLARED_HIT_FIELDS
 from evalkit.records import SENT_THOUGHT_FIELDS
 from evalkit.systems.capabilities import Capability
 from evalkit.systems.mcp_templates import PLACEHOLDER, SCOPE_FIELDS, placeholders, unknown_placeholders
-from evalkit.validation import FrozenModel, field_problems
+from evalkit.validation import FrozenModel, ProblemList, field_problems
 
 PRESETS = Path(__file__).with_name("mcp_presets")
 """The folder of the shipped presets (`mcp:NAME` = `PRESETS/NAME.toml`)."""
@@ -277,132 +279,10 @@ class McpMapping(FrozenModel):
 
     @model_validator(mode="after")
     def _known_names(self) -> McpMapping:
-        problems = []
-        places: list[tuple[str, Any, tuple[str, ...]]] = [
-            ("store", self.store.per_item(), STORE_PLACEHOLDERS),
-            ("store.arguments", self.store.arguments, SCOPE_FIELDS if self.store.batch else ()),
-            ("search.arguments", self.search.arguments, SEARCH_PLACEHOLDERS),
-        ]
-        if self.edges is not None:
-            places += [
-                ("edges", self.edges.per_item(), EDGE_PLACEHOLDERS),
-                ("edges.arguments", self.edges.arguments, SCOPE_FIELDS if self.edges.batch else ()),
-            ]
-        if self.search.batch is not None:
-            places.append(("search.batch.arguments", self.search.batch.arguments, SCOPE_FIELDS))
-        for name, known_names in (("delete", DELETE_PLACEHOLDERS), ("update", UPDATE_PLACEHOLDERS)):
-            operation = getattr(self, name)
-            if operation is not None:
-                places.append((f"{name}.arguments", operation.arguments, known_names))
-        for name in ("reset", "drop"):
-            call = getattr(self.isolation, name)
-            if call is not None:
-                places.append((f"isolation.{name}.arguments", call.arguments, CLEANUP_PLACEHOLDERS))
-        for where, template, known in places:
-            if where.endswith(".arguments") and where.startswith(("store", "edges")) and not known:
-                continue  # the per-item template, checked above
-            if unknown := unknown_placeholders(template, known):
-                problems.append(
-                    f"{where}: unknown placeholder(s) {', '.join('{' + u + '}' for u in unknown)}; "
-                    f"known: {', '.join('{' + k + '}' for k in known)}"
-                )
-        problems += self._server_problems()
-        for where, names, known in [
-            ("search.hit", self.search.hit, HIT_FIELDS),
-            ("search.response", self.search.response, RESPONSE_FIELDS),
-        ]:
-            if unknown := sorted(set(names) - set(known)):
-                problems.append(
-                    f"{where}: unknown evalkit name(s) {', '.join(unknown)}; known: {', '.join(known)}"
-                )
-        if "id" not in self.search.hit:
-            problems.append("search.hit must map id (where each hit's id is)")
-        if "query" not in placeholders(self.search.arguments):
-            problems.append("search.arguments must send {query}")
-        if "id" not in placeholders(self.store.per_item()) and self.store.result_id is None:
-            problems.append(
-                "store needs {id} in its arguments (the server takes evalkit's ids) or result_id (it "
-                "assigns its own)"
-            )
-        if self.store.batch is not None and self.store.item is None:
-            problems.append("store.batch needs store.item (the template of one thought)")
-        if self.edges is not None and self.edges.with_store is not None:
-            if self.store.batch is None:
-                problems.append("edges.with_store needs store.batch (one store call for all the thoughts)")
-            elif self.edges.with_store in {self.store.batch, *self.store.arguments}:
-                problems.append(
-                    f"edges.with_store {self.edges.with_store!r} is already an argument of the store call"
-                )
-        problems += self._isolation_problems()
-        problems += self._operation_problems()
-        if self.search.error is not None:
-            try:
-                re.compile(self.search.error)
-            except re.error as exc:
-                problems.append(f"search.error is not a regular expression ({exc})")
-        if self.search.pattern is not None:
-            try:
-                groups = set(re.compile(self.search.pattern).groupindex)
-            except re.error as exc:
-                problems.append(f"search.pattern is not a regular expression ({exc})")
-            else:
-                if missing := sorted(set(self.search.hit.values()) - groups):
-                    problems.append(
-                        f"search.pattern has no group(s) {', '.join(missing)} that search.hit names; "
-                        "name them with (?P<name>...)"
-                    )
+        problems = mapping_problems(self)
         if problems:
-            raise ValueError("; ".join(problems))
+            raise ProblemList(problems)
         return self
-
-    def _server_problems(self) -> list[str]:
-        problems = []
-        for template in self.server.templates():
-            for name in sorted(_names(template)):
-                if name.startswith(("npm:", "venv:")):
-                    continue
-                if name not in SERVER_PLACEHOLDERS:
-                    problems.append(
-                        f"server: unknown placeholder {{{name}}}; known: {{python}}, {{npm:PACKAGE}}, "
-                        "{venv:NAME}, {workdir}, {scenario}, {tmpdir}"
-                    )
-                elif name in ("workdir", "scenario") and self.isolation.strategy != "process":
-                    problems.append(
-                        f"server: {{{name}}} needs isolation.strategy = 'process' (one server per "
-                        "scenario); with one server for the run there is no scenario to fill it"
-                    )
-                elif name == "tmpdir" and self.isolation.strategy == "process":
-                    problems.append(
-                        "server: {tmpdir} is the folder of a run-wide server; with isolation.strategy "
-                        "'process' (one server per scenario) use {workdir}, the scenario's folder"
-                    )
-        return problems
-
-    def _operation_problems(self) -> list[str]:
-        """A declared operation capability needs its section (the adapter has nothing to call),
-        and a section names its thought: [delete] `{id}` or `{ids}`, [update] `{id}`."""
-        problems = []
-        for capability, name in (("deletion", "delete"), ("update", "update")):
-            operation = getattr(self, name)
-            if capability in self.capabilities and operation is None:
-                problems.append(f"capability {capability!r} needs a [{name}] section (the tool that does it)")
-            if operation is not None and not placeholders(operation.arguments) & {"id", "ids"}:
-                problems.append(
-                    f"{name}.arguments must send {{id}}" + (" or {ids}" if name == "delete" else "")
-                )
-        return problems
-
-    def _isolation_problems(self) -> list[str]:
-        spec = self.isolation
-        if spec.strategy == "namespace" and not spec.argument:
-            return ["isolation.strategy 'namespace' needs isolation.argument (the argument's name)"]
-        if spec.strategy != "namespace" and spec.argument:
-            return [f"isolation.argument is used only with strategy 'namespace', not {spec.strategy!r}"]
-        if spec.strategy == "tools" and spec.reset is None and spec.drop is None:
-            return ["isolation.strategy 'tools' needs isolation.reset or isolation.drop"]
-        if spec.strategy == "process" and self.server.command is None:
-            return ["isolation.strategy 'process' needs server.command (a stdio server evalkit starts)"]
-        return []
 
     def tools(self) -> list[str]:
         """Every tool the mapping calls, each once, in the order store, search, reset, drop,
@@ -417,6 +297,175 @@ class McpMapping(FrozenModel):
             self.update.tool if self.update else None,
         ]  # fmt: skip
         return list(dict.fromkeys(t for t in named if t is not None))
+
+
+def mapping_problems(m: Any) -> list[str]:
+    """The problems of a mapping beyond each section's own shape: unknown placeholders and
+    evalkit names (with "did you mean"), what a section needs of another, bad regular
+    expressions. `m` is a `McpMapping`, or (`_sections`) the sections of a mapping file that
+    are valid on their own, None for the others: a check runs when the sections it reads are
+    there, so a file with a missing key and a misspelt name reports both at once."""
+    problems = []
+    store, search, edges, isolation, server = m.store, m.search, m.edges, m.isolation, m.server
+    places: list[tuple[str, Any, tuple[str, ...]]] = []
+    if store is not None:
+        places += [
+            ("store", store.per_item(), STORE_PLACEHOLDERS),
+            ("store.arguments", store.arguments, SCOPE_FIELDS if store.batch else ()),
+        ]
+    if search is not None:
+        places.append(("search.arguments", search.arguments, SEARCH_PLACEHOLDERS))
+    if edges is not None:
+        places += [
+            ("edges", edges.per_item(), EDGE_PLACEHOLDERS),
+            ("edges.arguments", edges.arguments, SCOPE_FIELDS if edges.batch else ()),
+        ]
+    if search is not None and search.batch is not None:
+        places.append(("search.batch.arguments", search.batch.arguments, SCOPE_FIELDS))
+    for name, known_names in (("delete", DELETE_PLACEHOLDERS), ("update", UPDATE_PLACEHOLDERS)):
+        operation = getattr(m, name)
+        if operation is not None:
+            places.append((f"{name}.arguments", operation.arguments, known_names))
+    for name in ("reset", "drop"):
+        call = getattr(isolation, name) if isolation is not None else None
+        if call is not None:
+            places.append((f"isolation.{name}.arguments", call.arguments, CLEANUP_PLACEHOLDERS))
+    for where, template, known in places:
+        if where.endswith(".arguments") and where.startswith(("store", "edges")) and not known:
+            continue  # the per-item template, checked above
+        if unknown := unknown_placeholders(template, known):
+            named = ", ".join("{" + u + "}" + _closest(u, known, "{{{}}}") for u in unknown)
+            problems.append(
+                f"{where}: unknown placeholder(s) {named}; known: {', '.join('{' + k + '}' for k in known)}"
+            )
+    if server is not None and isolation is not None:
+        problems += _server_problems(server, isolation)
+    if search is not None:
+        for where, names, known in [
+            ("search.hit", search.hit, HIT_FIELDS),
+            ("search.response", search.response, RESPONSE_FIELDS),
+        ]:
+            if unknown := sorted(set(names) - set(known)):
+                named = ", ".join(u + _closest(u, known) for u in unknown)
+                problems.append(f"{where}: unknown evalkit name(s) {named}; known: {', '.join(known)}")
+        if "id" not in search.hit:
+            problems.append("search.hit must map id (where each hit's id is)")
+        if "query" not in placeholders(search.arguments):
+            problems.append("search.arguments must send {query}")
+    if store is not None:
+        if "id" not in placeholders(store.per_item()) and store.result_id is None:
+            problems.append(
+                "store needs {id} in its arguments (the server takes evalkit's ids) or result_id (it "
+                "assigns its own)"
+            )
+        if store.batch is not None and store.item is None:
+            problems.append("store.batch needs store.item (the template of one thought)")
+    if edges is not None and edges.with_store is not None and store is not None:
+        if store.batch is None:
+            problems.append("edges.with_store needs store.batch (one store call for all the thoughts)")
+        elif edges.with_store in {store.batch, *store.arguments}:
+            problems.append(f"edges.with_store {edges.with_store!r} is already an argument of the store call")
+    if isolation is not None:
+        problems += _isolation_problems(isolation, server)
+    if m.capabilities is not None:
+        problems += _operation_problems(m)
+    if search is not None:
+        problems += _search_pattern_problems(search)
+    return problems
+
+
+def _closest(word: str, known: Sequence[str], shown: str = "{}") -> str:
+    """' (did you mean X?)' for the known name closest to `word` (X as `shown` formats it)."""
+    hint = difflib.get_close_matches(word, known, n=1)
+    return f" (did you mean {shown.format(hint[0])}?)" if hint else ""
+
+
+def _search_pattern_problems(search: SearchSpec) -> list[str]:
+    problems = []
+    if search.error is not None:
+        try:
+            re.compile(search.error)
+        except re.error as exc:
+            problems.append(f"search.error is not a regular expression ({exc})")
+    if search.pattern is not None:
+        try:
+            groups = set(re.compile(search.pattern).groupindex)
+        except re.error as exc:
+            problems.append(f"search.pattern is not a regular expression ({exc})")
+        else:
+            if missing := sorted(set(search.hit.values()) - groups):
+                problems.append(
+                    f"search.pattern has no group(s) {', '.join(missing)} that search.hit names; "
+                    "name them with (?P<name>...)"
+                )
+    return problems
+
+
+def _server_problems(server: ServerSpec, isolation: IsolationSpec) -> list[str]:
+    problems = []
+    for template in server.templates():
+        for name in sorted(_names(template)):
+            if name.startswith(("npm:", "venv:")):
+                continue
+            if name not in SERVER_PLACEHOLDERS:
+                problems.append(
+                    f"server: unknown placeholder {{{name}}}{_closest(name, SERVER_PLACEHOLDERS, '{{{}}}')}; "
+                    "known: {python}, {npm:PACKAGE}, {venv:NAME}, {workdir}, {scenario}, {tmpdir}"
+                )
+            elif name in ("workdir", "scenario") and isolation.strategy != "process":
+                problems.append(
+                    f"server: {{{name}}} needs isolation.strategy = 'process' (one server per "
+                    "scenario); with one server for the run there is no scenario to fill it"
+                )
+            elif name == "tmpdir" and isolation.strategy == "process":
+                problems.append(
+                    "server: {tmpdir} is the folder of a run-wide server; with isolation.strategy "
+                    "'process' (one server per scenario) use {workdir}, the scenario's folder"
+                )
+    return problems
+
+
+def _operation_problems(m: Any) -> list[str]:
+    """A declared operation capability needs its section (the adapter has nothing to call),
+    and a section names its thought: [delete] `{id}` or `{ids}`, [update] `{id}`."""
+    problems = []
+    for capability, name in (("deletion", "delete"), ("update", "update")):
+        operation = getattr(m, name)
+        if capability in m.capabilities and operation is None and name not in getattr(m, "invalid", ()):
+            problems.append(f"capability {capability!r} needs a [{name}] section (the tool that does it)")
+        if operation is not None and not placeholders(operation.arguments) & {"id", "ids"}:
+            problems.append(f"{name}.arguments must send {{id}}" + (" or {ids}" if name == "delete" else ""))
+    return problems
+
+
+def _isolation_problems(spec: IsolationSpec, server: ServerSpec | None) -> list[str]:
+    if spec.strategy == "namespace" and not spec.argument:
+        return ["isolation.strategy 'namespace' needs isolation.argument (the argument's name)"]
+    if spec.strategy != "namespace" and spec.argument:
+        return [f"isolation.argument is used only with strategy 'namespace', not {spec.strategy!r}"]
+    if spec.strategy == "tools" and spec.reset is None and spec.drop is None:
+        return ["isolation.strategy 'tools' needs isolation.reset or isolation.drop"]
+    if spec.strategy == "process" and server is not None and server.command is None:
+        return ["isolation.strategy 'process' needs server.command (a stdio server evalkit starts)"]
+    return []
+
+
+def _sections(data: dict[str, Any]) -> SimpleNamespace:
+    """The sections of the format-2 mapping `data` for `mapping_problems`: each key of
+    `McpMapping` validated on its own (its default when absent), None when it is invalid or a
+    required one is missing; `invalid` names the keys given but invalid."""
+    parts: dict[str, Any] = {"invalid": set()}
+    for name, spec in McpMapping.model_fields.items():
+        if name not in data:
+            parts[name] = None if spec.is_required() else spec.get_default(call_default_factory=True)
+            continue
+        try:
+            annotation: Any = spec.annotation
+            parts[name] = TypeAdapter(annotation).validate_python(data[name])
+        except ValidationError:
+            parts[name] = None
+            parts["invalid"].add(name)
+    return SimpleNamespace(**parts)
 
 
 def _names(template: Any) -> set[str]:
@@ -478,9 +527,8 @@ class McpMappingV1(FrozenModel):
         for where, mapping, known in checks:
             unknown = sorted(set(mapping) - set(known))
             if unknown:
-                problems.append(
-                    f"{where}: unknown evalkit name(s) {', '.join(unknown)}; known: {', '.join(known)}"
-                )
+                named = ", ".join(u + _closest(u, known) for u in unknown)
+                problems.append(f"{where}: unknown evalkit name(s) {named}; known: {', '.join(known)}")
         if "id" not in self.search.hit:
             problems.append("search.hit must map id (where each hit's id is)")
         if "query" not in self.search.arguments:
@@ -490,7 +538,7 @@ class McpMappingV1(FrozenModel):
                 "store needs arguments.id (the server takes evalkit's ids) or result_id (it assigns its own)"
             )
         if problems:
-            raise ValueError("; ".join(problems))
+            raise ProblemList(problems)
         return self
 
     def upgraded(self) -> McpMapping:
@@ -580,11 +628,18 @@ def load_mapping(path: str | Path) -> McpMapping:
     version = data.get("version", 1)
     model: type[McpMapping] | type[McpMappingV1] = McpMapping if version == 2 else McpMappingV1
     if version not in (1, 2):
-        raise AdapterError(f"MCP mapping file {source}: version {version!r} is not 1 or 2")
+        raise AdapterError(f"MCP mapping file {source}: version {version!r} is not 1 or 2; give version = 2")
     try:
         loaded = model.model_validate({k: v for k, v in data.items() if k != "version" or version == 2})
     except ValidationError as exc:
-        raise AdapterError(f"MCP mapping file {source}: {'; '.join(field_problems(exc, model))}") from exc
+        problems = field_problems(exc, model)
+        if model is McpMapping and all(err["loc"] for err in exc.errors()):  # the sections' own problems:
+            problems += [p for p in mapping_problems(_sections(data)) if p not in problems]  # and the rest
+        raise AdapterError(
+            one_or_listed(
+                f"MCP mapping file {source}", problems, "fix the file (docs/system/mcp.md has every key)"
+            )
+        ) from exc
     return loaded.upgraded() if isinstance(loaded, McpMappingV1) else loaded
 
 

@@ -34,6 +34,7 @@ from evalkit.errors import EvalkitError, UsageError
 from evalkit.systems.libraries import LIBRARIES, LIBRARY_SPECS
 from evalkit.systems.protocol import MemorySystem
 from evalkit.systems.stores import STORE_SPECS, STORES
+from evalkit.validation import did_you_mean
 
 if TYPE_CHECKING:
     from evalkit.embedders import Embedder
@@ -94,7 +95,8 @@ def resolve_system(
             f"unknown system {spec!r}: did you mean '{module}:{attribute}'? (a Python object is named "
             "MODULE:FACTORY, with a colon)"
         )
-    raise UsageError(f"unknown system {spec!r}; a system is {SPEC_FORMS}")
+    hint = did_you_mean(spec, [REFERENCE_SPEC, *STORES, *plugins])
+    raise UsageError(f"unknown system {spec!r}{hint}; a system is {SPEC_FORMS}")
 
 
 def from_extra(extra: str, module: str, name: str) -> Any:

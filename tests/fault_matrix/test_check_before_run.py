@@ -55,3 +55,24 @@ def test_mcp_inspect_out_a_folder_fails_before_the_server_starts(ws, capsys):
     )
     assert_refused(code, err, "--out reports is a folder; give a file path")
     assert out == "" and not pidfile.exists()
+
+
+def test_report_names_every_bad_parameter_at_once(ws, capsys):
+    """An unknown `-p` name stopped at the first problem, without "did you mean"; the other
+    parameters' problems came one run later."""
+    before = snapshot(ws)
+    code, _, err = cli(
+        capsys, "report", "--out-dir", "reports",
+        "-p", "topk", "3", "-p", "top_k", "0", "-p", "fail_on_regression", "maybe",
+        "-p", "report_json", "missing.json",
+    )  # fmt: skip
+    assert_refused(
+        code,
+        err,
+        "4 problems; nothing was run or written",
+        "  - eval_report.ipynb does not declare parameter 'topk' (did you mean 'top_k'?)",
+        "  - parameter 'fail_on_regression' of eval_report.ipynb expects bool, got 'maybe'",
+        "  - -p top_k: ",
+        "  - -p report_json missing.json: not a readable evalkit report",
+    )
+    assert snapshot(ws) == before

@@ -89,3 +89,32 @@ def test_a_label_holding_a_lone_surrogate_is_refused_naming_the_line(ws, capsys)
     code, _, err = cli(capsys, "import", "traces", "--out", "x", "--labels", "labels.jsonl", traces)
     assert_refused(code, err, "labels.jsonl line 1: relevant[0] holds a lone surrogate \\ud800")
     assert snapshot(ws) == before
+
+
+def test_every_bad_key_of_the_project_file_is_named_at_once(ws, capsys):
+    """Each bad key was named, but in one run-on line; now one line each, and an unknown key or
+    system says "did you mean"."""
+    (ws / "evalkit.toml").write_text('top_k = true\ngated = "yes"\ndatset = "data"\n')
+    code, _, err = cli(capsys, *run_args())
+    assert_refused(
+        code,
+        err,
+        "evalkit.toml: 3 problems; fix it\n",
+        "\n  - top_k: Input should be a valid integer (got True)",
+        "\n  - gated: Input should be a valid boolean (got 'yes')",
+        "\n  - datset: unknown key 'datset' (did you mean 'datasets'?)",
+    )
+    (ws / "evalkit.toml").write_text('system = "refrence"\n')
+    code, _, err = cli(capsys, *run_args())
+    assert_refused(code, err, "unknown system 'refrence' (did you mean 'reference'?)")
+
+
+def test_a_trace_files_problems_and_its_spans_problems_come_in_one_message(ws, capsys):
+    """A duplicate span id was reported first; a surrogate in a span came one import later."""
+    text = (FIXTURES / "traces" / "genai_memory.jsonl").read_text()
+    (ws / "hostile.jsonl").write_text(text.replace(STORE_ATTRIBUTE, '"user-\\ud800-store"', 1))
+    (ws / "again.jsonl").write_text(text.splitlines()[1] + "\n")
+    code, _, err = cli(capsys, "import", "traces", "--out", "imported", "hostile.jsonl", "again.jsonl")
+    assert_refused(
+        code, err, ": duplicate span id (also in hostile.jsonl)", "gen_ai.memory.store.id holds a lone"
+    )

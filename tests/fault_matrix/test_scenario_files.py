@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from evalkit.errors import MAX_LISTED_PROBLEMS
 from tests.fault_matrix.common import (
     HEAD,
     THOUGHTS,
@@ -159,3 +160,58 @@ def test_named_pipe_is_refused_without_being_opened(ws: Path, capsys, where: str
     code, out, err = cli(capsys, *run_args())
     assert_refused(code, err, str(Path("data") / where), "a named pipe, not a regular file")
     assert out == "" and not (ws / "reports" / "report.json").exists()
+
+
+# --- every problem of a file at once ---------------------------------------------------------------
+
+
+def test_a_misspelt_key_and_a_bad_category_are_reported_at_once_with_did_you_mean(ws, capsys):
+    """The category error appeared only on the next run (after the key was fixed), with no "did
+    you mean"; the scenario is now also checked as if the unknown keys were absent, so a dangling
+    id is named in the same message."""
+    (ws / "data" / "scenarios" / "bad.yaml").write_text(
+        "name: bad\ncategory: explicit-fakt\ndistractors: false\ndescripton: x\n"
+        "thoughts:\n  - {id: alpha, content: alpha}\n"
+        "queries:\n  - {query: alpha, relevant: [alpa], forbidd: [alpha]}\n"
+    )
+    code, _, err = cli(capsys, *run_args())
+    where = "data/scenarios/bad.yaml: scenario 'bad': "
+    assert_refused(
+        code,
+        err,
+        "4 problems in the scenario dataset",
+        where + "descripton: unknown key 'descripton' (did you mean 'description'?)",
+        where + "query 1.forbidd: unknown key 'forbidd' (did you mean 'forbid'?)",
+        where + "category: unknown category 'explicit-fakt' (did you mean 'explicit-fact'?)",
+        where + "query 1.relevant[0]: unknown thought id 'alpa' (did you mean 'alpha'?)",
+    )
+
+
+def test_a_bad_category_is_named_beside_a_type_error(ws, capsys):
+    (ws / "data" / "scenarios" / "bad.yaml").write_text(
+        "name: bad\ncategory: temporl\ndistractors: false\n"
+        + THOUGHTS.replace("relevant: [a]", "top_k: many")
+    )
+    code, _, err = cli(capsys, *run_args())
+    assert_refused(
+        code,
+        err,
+        "query 1.top_k: Input should be a valid integer",
+        "unknown category 'temporl' (did you mean 'temporal'?)",
+    )
+
+
+def test_a_choice_says_did_you_mean(ws, capsys):
+    (ws / "data" / "scenarios" / "bad.yaml").write_text(HEAD + "outcome: xfial\n" + THOUGHTS)
+    code, _, err = cli(capsys, *run_args())
+    assert_refused(code, err, "outcome: Input should be", "(got 'xfial') (did you mean 'xfail'?)")
+
+
+def test_a_long_list_of_problems_is_cut_at_a_screen_and_counted(ws, capsys):
+    thoughts = "".join(f"  - {{id: t{i}, content: alpha, bogus{i}: 1}}\n" for i in range(30))
+    (ws / "data" / "scenarios" / "bad.yaml").write_text(
+        HEAD + "thoughts:\n" + thoughts + "queries:\n  - {query: alpha, relevant: [t0]}\n"
+    )
+    code, _, err = cli(capsys, *run_args())
+    assert_refused(code, err, "30 problems in the scenario dataset", "  - … and 10 more problems")
+    assert len(err.strip().splitlines()) == 1 + MAX_LISTED_PROBLEMS + 1

@@ -19,6 +19,7 @@ from evalkit import run_eval
 from evalkit.errors import UsageError
 from evalkit.harness.executors import RayExecutor
 from tests.fault_matrix.common import assert_refused, cli, run_args
+from tests.shared import DATASETS
 
 # --- case 12: --system MODULE:FACTORY ---------------------------------------------------------------
 
@@ -127,3 +128,35 @@ def test_compare_gated_and_sweep_of_an_ungated_run_say_how_to_fix_it(capsys, two
     )
     code, _, err = cli(capsys, "sweep", str(a))
     assert_refused(code, err, "the run has no gated pass", "re-run it without --gated-pass off")
+
+
+def test_an_mcp_mapping_with_a_missing_key_and_misspelt_names_reports_all_at_once(ws, capsys):
+    """Only `capabilities: required key … is missing` was reported: the checks of placeholders
+    and names ran only on an otherwise valid file. Now every section valid on its own is checked
+    too, with "did you mean"."""
+    text = (DATASETS / "mcp" / "reference.toml").read_text()
+    text = text.replace("\ncapabilities = [", "\n# capabilities = [")
+    text = text.replace('top_k = "{top_k}"', 'top_k = "{topk}"').replace(
+        'similarity = "similarity"', 'similarty = "s"'
+    )
+    (ws / "m.toml").write_text(text)
+    code, _, err = cli(capsys, *run_args("--system", "mcp:m.toml"))
+    assert_refused(
+        code,
+        err,
+        "MCP mapping file m.toml: 3 problems; fix the file",
+        "  - capabilities: required key 'capabilities' is missing",
+        "  - search.arguments: unknown placeholder(s) {topk} (did you mean {top_k}?)",
+        "  - search.hit: unknown evalkit name(s) similarty (did you mean similarity?)",
+    )
+
+
+def test_a_strategy_choice_of_a_mapping_says_did_you_mean(ws, capsys):
+    text = (
+        (DATASETS / "mcp" / "reference.toml")
+        .read_text()
+        .replace('strategy = "namespace"', 'strategy = "namespce"')
+    )
+    (ws / "m.toml").write_text(text)
+    code, _, err = cli(capsys, *run_args("--system", "mcp:m.toml"))
+    assert_refused(code, err, "isolation.strategy: Input should be", "(did you mean 'namespace'?)")

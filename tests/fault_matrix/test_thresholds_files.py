@@ -123,3 +123,22 @@ def test_concurrent_updates_of_different_entries_all_survive(tmp_path: Path) -> 
     expected = [f"{mode}@{k}" for mode in ("deterministic", "real") for k in range(1, 21)]
     assert list(load_thresholds(path) or {}) == expected  # every entry, ordered by mode then top_k
     assert [p.name for p in tmp_path.iterdir()] == ["thresholds.json"]
+
+
+def test_every_bad_key_of_a_thresholds_file_is_named_at_once(ws: Path, capsys) -> None:
+    """Only the first bad key was named; each fix cost a run. Now every key, with "did you mean"."""
+    entry = json.loads((DATASETS / "thresholds.json").read_text())["deterministic@5"]
+    (ws / "data" / "thresholds.json").write_text(
+        json.dumps({"determinstic@5": entry, "real@7": {**entry, "top_k": 5}, "fast@5": entry})
+    )
+    before = snapshot(ws / "data")
+    code, _, err = cli(capsys, *run_args())
+    assert_refused(
+        code,
+        err,
+        "data/thresholds.json does not match the schema (3 problems)",
+        "  - key 'determinstic@5': unknown mode 'determinstic' (did you mean 'deterministic'?)",
+        "  - key 'real@7': the key says top_k 7 but its entry was recorded at top_k 5",
+        "  - key 'fast@5': unknown mode 'fast'",
+    )
+    assert snapshot(ws / "data") == before

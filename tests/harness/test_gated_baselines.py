@@ -129,7 +129,7 @@ def test_a_file_without_gated_entries_has_no_gated_key(tmp_path):
     ("gated", "needles"),
     [
         ([{"mode": "deterministic"}], ["gated[0].top_k: required key 'top_k' is missing"]),
-        ("nope", ["(gated: Input should be a valid list (got 'nope'))"]),
+        ("nope", ["\n  - gated: Input should be a valid list (got 'nope')"]),
         ("TOLERANCE", ["tolerances.categories names 'cat-z'", "fix the name or remove it"]),
         ("DUPLICATE", ["gated[1] and gated[0] are both the gated baseline of mode 'deterministic', top_k 5"]),
     ],
