@@ -61,6 +61,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "compare",
         "compare saved runs query by query: paired tests, ranking changes, N runs side by side",
     ),
+    "compare-systems": (
+        "compare_systems",
+        "run several systems over one suite and set them side by side: one table, one HTML page",
+    ),
     "history": ("history", "print the run history: overall metrics of every run appended by `evalkit run`"),
     "config": ("config", "print the resolved project settings and where each came from"),
     "init": (
