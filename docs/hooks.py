@@ -170,20 +170,24 @@ def config_reference() -> str:
 
 
 def run_request_reference() -> str:
-    """Each `RunRequest` option: its name as a flag, an `evalkit.toml` key, a notebook parameter
-    and a `run_eval` keyword (or why a spelling does not offer it), and its meaning."""
-    from evalkit.harness.request import SPELLINGS, NotThere, options
+    """Each `RunRequest` option: its meaning, then its name as a flag, an `evalkit.toml` key, a
+    notebook parameter and a `run_eval` keyword, one a line (or why a spelling does not offer it)."""
+    from evalkit.harness.request import NotThere, options
+
+    labels = {"cli": "evalkit run", "toml": "evalkit.toml", "notebook": "notebook -p", "api": "Python"}
 
     def spelled(name: object) -> str:
         if isinstance(name, NotThere):
             return f"— ({name.reason})"
         return " / ".join(f"`{part}`" for part in ((name,) if isinstance(name, str) else name))  # type: ignore[union-attr]
 
-    rows = [
-        (f"`{field}`", *(spelled(option.name(field, s)) for s in SPELLINGS), option.help)
-        for field, option in options().items()
-    ]
-    return _table(("option", "evalkit run", "evalkit.toml", "notebook (-p)", "run_eval", "meaning"), rows)
+    lines = ["| option | spelled | meaning |", "|---|---|---|"]
+    for field, option in options().items():
+        spellings = "<br>".join(
+            f"{label}: {_cell(spelled(option.name(field, s)))}" for s, label in labels.items()
+        )
+        lines.append(f"| `{field}` | {spellings} | {_cell(option.help)} |")  # <br>: one spelling a line
+    return "\n".join(lines)
 
 
 def notebook_parameters() -> str:
