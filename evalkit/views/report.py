@@ -52,6 +52,7 @@ from typing import Any
 import pandas as pd
 from pandas.io.formats.style import Styler
 
+from evalkit.files import shown_path
 from evalkit.harness.sweep import unavailable
 from evalkit.views import charts, tables
 from evalkit.views.frames import EvalRun
@@ -302,7 +303,8 @@ def _no_trend(run: EvalRun, options: dict[str, Any]) -> str | None:
     if history is not None and len(history):
         return None
     where = options.get("history_path")
-    return f"no run history{f' at {where}' if where else ''} yet: `evalkit run` appends each run to it"
+    at = f" at {shown_path(where)}" if where else ""  # relative to where the command ran: no machine path
+    return f"no run history{at} yet: `evalkit run` appends each run to it"
 
 
 def _no_detection(run: EvalRun, options: dict[str, Any]) -> str | None:

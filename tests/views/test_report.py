@@ -66,6 +66,16 @@ def test_one_heading_hierarchy_and_every_contents_link_lands(
     assert links and {link[1:] for link in links} <= set(ids)
 
 
+def test_no_trend_names_the_history_relative_to_where_the_command_ran(
+    no_gate: EvalRun, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The report is shared: it shows no absolute path of the machine that made it."""
+    monkeypatch.chdir(tmp_path)
+    history = tmp_path / "reports" / "history.sqlite3"
+    reason = report.section(no_gate, "trend", history=pd.DataFrame(), history_path=str(history)).reason
+    assert reason == "no run history at reports/history.sqlite3 yet: `evalkit run` appends each run to it"
+
+
 def test_a_system_without_a_relevance_gate_gets_true_reasons_not_empty_sections(no_gate: EvalRun) -> None:
     reasons = {
         spec.key: report.section(no_gate, spec.key, history=pd.DataFrame()).reason for spec in report.SECTIONS
