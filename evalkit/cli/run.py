@@ -67,8 +67,11 @@ def run_command(args: argparse.Namespace) -> int:
         write_combined(names, folder)  # once every check has passed: a refused run leaves none
     warn_on_load(request.datasets or DEFAULT_DATASETS, config.top_k)
     run = run_request(request)
+    replaced = replaced_report(out, run.result)
     run.save(out)
     print(render_run(run))
+    if replaced is not None:
+        print(f"evalkit: note: {replaced}", file=sys.stderr)
     if project.sources["require_baseline"] == DEFAULT_SOURCE and any(
         r.kind == "baseline" for r in run.result.regressions
     ):
@@ -79,6 +82,28 @@ def run_command(args: argparse.Namespace) -> int:
     print(f"report: {out}")
     append_history(request, out, run.result)
     return EXIT_OK if run.ok else EXIT_REGRESSIONS
+
+
+def replaced_report(out: Path, result: RunResult) -> str | None:
+    """What a report at `out` that `result` is about to replace was a run of, when that is
+    another system or another suite (a run with no `--out` writes the same file every time);
+    None when there is none, it is of the same system and suite, or it cannot be read."""
+    from evalkit.errors import EvalkitError
+    from evalkit.harness.report_file import load_report
+
+    if not out.is_file():
+        return None
+    try:
+        before = load_report(out)
+    except (EvalkitError, OSError, ValueError):
+        return None
+    then = (before.system, before.provenance.datasets)
+    if then == (result.system, result.provenance.datasets):
+        return None
+    return (
+        f"replaced {out}, a run of system {then[0]} on suite {then[1] or 'unknown'}; "
+        "give --out PATH to keep each system's or suite's report"
+    )
 
 
 def append_history(request: RunRequest, out: Path, result: RunResult) -> None:

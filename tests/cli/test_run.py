@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from evalkit.cli import build_parser, main
-from tests.shared import DATASETS
+from tests.shared import DATASETS, cli
 
 
 @pytest.fixture
@@ -306,3 +306,16 @@ def test_bad_perturb_curves_exit_2_naming_the_flag_and_the_fix(
     assert run(workspace, "--history", "none", *argv) == 2
     assert expected in capsys.readouterr().err
     assert not (workspace / "report.json").exists()
+
+
+def test_a_run_replacing_the_report_of_another_suite_says_so(capsys, tmp_path):
+    out = ["--out", str(tmp_path / "report.json"), "--history", "none"]
+    assert cli(capsys, "run", "--datasets", "built-in", *out)[0] == 0
+    code, _, err = cli(capsys, "run", "--pack", "deletion-ghosts", *out)
+    assert code == 0
+    assert (
+        f"evalkit: note: replaced {tmp_path / 'report.json'}, a run of system reference on suite built-in"
+        in err
+    )
+    code, _, err = cli(capsys, "run", "--pack", "deletion-ghosts", *out)
+    assert code == 0 and "replaced" not in err  # the same suite again: nothing to say
