@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from evalkit.views.ranking_diff import RANKING_DIFF_COLUMNS
     from evalkit.views.report import FAILURE_COLUMNS
     from evalkit.views.sweep import RECOMMENDATION_COLUMNS, SWEEP_COLUMNS
+    from evalkit.views.systems import SYSTEMS_COLUMNS
     from evalkit.views.tables import LEAK_COLUMNS
     from evalkit.views.traces import (
         STORE_LATENCY_COLUMNS,
@@ -73,6 +74,7 @@ HOMES: dict[str, tuple[str, ...]] = {
     "evalkit.views.ranking_diff": ("RANKING_DIFF_COLUMNS",),
     "evalkit.views.report": ("FAILURE_COLUMNS",),
     "evalkit.views.sweep": ("RECOMMENDATION_COLUMNS", "SWEEP_COLUMNS"),
+    "evalkit.views.systems": ("SYSTEMS_COLUMNS",),
     "evalkit.views.tables": ("LEAK_COLUMNS",),
     "evalkit.views.traces": (
         "STORE_LATENCY_COLUMNS",
@@ -114,6 +116,7 @@ __all__ = [
     "STORE_LATENCY_COLUMNS",
     "STORE_MEASURE_COLUMNS",
     "SWEEP_COLUMNS",
+    "SYSTEMS_COLUMNS",
     "TOP_QUERY_COLUMNS",
     "TRACE_QUERY_COLUMNS",
 ]
