@@ -174,22 +174,13 @@ def search_loop(system: evalkit.MemorySystem, calls: int, tmp: Path) -> list[flo
     of `system` seeded with the suite's first scenario, cycling through its queries, each once
     ungated and once with the default gate (the same work as the run's searches of that
     scenario, timed the same way as the bare round trip)."""
-    from evalkit.scenarios import load_suite
-    from evalkit.scenarios.seeding import seed_edges, seed_thoughts
+    from bench_remote import first_scenario_searches  # the same searches as the CPU-per-search figure
 
-    suite = load_suite(DATASETS)
-    scenario = suite.scenarios[0]
-    now = datetime.now(UTC).replace(microsecond=0)
-    asked = [
-        (query.query, dict(top_k=query.top_k or 5, project=query.project, min_relevance=gate,
-                           recency_weight=0.0, recency_half_life_days=30.0, now=now))
-        for query in scenario.queries
-        for gate in (0.0, None)
-    ]  # fmt: skip
+    _, thoughts, edges, asked = first_scenario_searches()
     times = []
     with system.open(tmp) as memory:
-        memory.add_thoughts(seed_thoughts(scenario, suite.distractors, now))
-        memory.add_edges(seed_edges(scenario))
+        memory.add_thoughts(thoughts)
+        memory.add_edges(edges)
         for i in range(calls + 20):
             query, options = asked[i % len(asked)]
             started = time.perf_counter()
