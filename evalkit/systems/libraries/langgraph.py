@@ -129,7 +129,8 @@ def _distinct_texts(notes: Sequence[Note]) -> list[list[Note]]:
 
 
 class LangGraphSystem(LibrarySystem):
-    """LangGraph's `InMemoryStore` with a semantic index, one per process."""
+    """LangGraph's `InMemoryStore` with a semantic index, one per process. The other LangGraph
+    stores subclass it for its scenario memories (`LangGraphNamespace`), with their own store."""
 
     name = "langgraph"
     package = "langgraph"
@@ -138,7 +139,7 @@ class LangGraphSystem(LibrarySystem):
     def location_label(self) -> str:
         return "in this process, in memory (InMemoryStore)"
 
-    def _connect(self) -> InMemoryStore:
+    def _connect(self) -> BaseStore:
         return InMemoryStore(index=index_config(self.embedder))  # type: ignore[arg-type]
 
     def _create(self, client: Any, name: str, workdir: Path) -> Any:

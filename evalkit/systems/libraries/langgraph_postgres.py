@@ -12,7 +12,6 @@ first pickled, so that no two workers run the store's migrations at once.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import psycopg
@@ -21,12 +20,11 @@ from psycopg.rows import dict_row
 
 from evalkit.embedders import Embedder
 from evalkit.errors import AdapterError
-from evalkit.systems.libraries.common import LibrarySystem
-from evalkit.systems.libraries.langgraph import LangGraphNamespace, index_config
+from evalkit.systems.libraries.langgraph import LangGraphSystem, index_config
 from evalkit.systems.stores.pgvector import PgvectorSystem
 
 
-class LangGraphPostgresSystem(LibrarySystem):
+class LangGraphPostgresSystem(LangGraphSystem):
     """LangGraph's `PostgresStore` (flat index) on a private PostgreSQL, a connection per process."""
 
     name = "langgraph-postgres"
@@ -53,9 +51,6 @@ class LangGraphPostgresSystem(LibrarySystem):
         store = PostgresStore(conn, index=config)  # type: ignore[arg-type]
         store.setup()
         return store
-
-    def _create(self, client: Any, name: str, workdir: Path) -> Any:
-        return LangGraphNamespace(client, name, self.name)
 
     def _disconnect(self, client: Any) -> None:
         client.conn.close()

@@ -10,17 +10,15 @@ Its similarity is sqlite-vec's `1 - vec_distance_cosine`, in float32.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from langgraph.store.sqlite import SqliteStore
 
 from evalkit.sqlite import connect
-from evalkit.systems.libraries.common import LibrarySystem
-from evalkit.systems.libraries.langgraph import LangGraphNamespace, index_config
+from evalkit.systems.libraries.langgraph import LangGraphSystem, index_config
 
 
-class LangGraphSqliteSystem(LibrarySystem):
+class LangGraphSqliteSystem(LangGraphSystem):
     """LangGraph's `SqliteStore` on an in-memory SQLite database, one per process."""
 
     name = "langgraph-sqlite"
@@ -36,9 +34,6 @@ class LangGraphSqliteSystem(LibrarySystem):
         store = SqliteStore(conn, index=index_config(self.embedder))  # type: ignore[arg-type]
         store.setup()
         return store
-
-    def _create(self, client: Any, name: str, workdir: Path) -> Any:
-        return LangGraphNamespace(client, name, self.name)
 
     def _disconnect(self, client: Any) -> None:
         client.conn.close()
