@@ -571,6 +571,19 @@ def test_notebook_paths_are_relative_to_the_kernels_working_directory(
     assert notebook_path("data/x.json") == tmp_path / "data" / "x.json"
 
 
+def test_inside_a_project_notebook_paths_are_relative_to_its_root(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from evalkit import notebook_path
+
+    (tmp_path / "evalkit.toml").write_text('datasets = "."\n', encoding="utf-8")
+    (tmp_path / "notebooks").mkdir()
+    monkeypatch.chdir(tmp_path / "notebooks")  # where Jupyter starts a kernel
+    assert notebook_path("reports/x.json") == tmp_path / "reports" / "x.json"
+    monkeypatch.chdir(tmp_path)  # where papermill is usually typed
+    assert notebook_path("reports/x.json") == tmp_path / "reports" / "x.json"
+
+
 def test_plain_papermill_from_an_unrelated_folder_runs_the_builtin_suite(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
