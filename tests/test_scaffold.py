@@ -138,7 +138,9 @@ def test_the_projects_notebooks_run_its_own_suite_and_write_its_reports(tmp_path
 
 
 @pytest.mark.parametrize("where", [".", "notebooks"])
-def test_papermill_runs_the_projects_report_from_its_root_and_from_notebooks(tmp_path, monkeypatch, where) -> None:
+def test_papermill_runs_the_projects_report_from_its_root_and_from_notebooks(
+    tmp_path, monkeypatch, where
+) -> None:
     """The issue: `datasets = ".."` was resolved from the kernel's working directory, so papermill
     from the project root looked for the suite above the project."""
     import papermill
