@@ -134,12 +134,12 @@ def test_a_command_help_is_its_own(capsys: pytest.CaptureFixture[str]) -> None:
     assert "--require-baseline" in capsys.readouterr().out
 
 
-RUN_NEEDS = frozenset({"pandas", "numpy"})
-"""What `evalkit run` still loads of `HEAVY`: numpy (the hashing embedder's and the store's vectors)
-and pandas (`EvalRun`, whose frames the console's gate comparison and power lines read)."""
+RUN_NEEDS = frozenset({"numpy"})
+"""What `evalkit run` still loads of `HEAVY`: numpy (the hashing embedder's and the store's vectors).
+No pandas: the console summary reads the run's rows (`EvalRun.query_rows`), not its frames."""
 
 
-def test_a_run_of_the_built_in_suite_loads_no_charts_statistics_model_or_network_stack(
+def test_a_run_of_the_built_in_suite_loads_no_frames_charts_statistics_model_or_network_stack(
     tmp_path: Path,
 ) -> None:
     imported = _imported(tmp_path, "run", "--history", "none", "--out", str(tmp_path / "report.json"))
