@@ -62,7 +62,7 @@ def serve_command(args: argparse.Namespace) -> int:
     built (a real model takes seconds to load), and so are the --host rules."""
     limits = Limits(args.request_timeout, args.max_namespaces, args.idle_timeout)
     if args.mcp:
-        serve_mcp = from_extra("mcp", "mcp_server", "serve_stdio")
+        serve_mcp = from_extra("mcp", "mcp.server", "serve_stdio")
         serve_mcp(_reference(args), limits)
         return EXIT_OK
     token = os.environ.get(TOKEN_ENV) or None
@@ -73,7 +73,7 @@ def serve_command(args: argparse.Namespace) -> int:
             raise UsageError(f"--host {args.host} is not loopback; add --allow-remote (and set ${TOKEN_ENV})")
         if token is None:
             raise UsageError(f"--allow-remote needs a bearer token: set ${TOKEN_ENV} (clients send it too)")
-    serve_http = from_extra("http", "http_server", "serve")
+    serve_http = from_extra("http", "http.server", "serve")
     serve_http(_reference(args), host=args.host, port=args.port, token=token, limits=limits)
     return EXIT_OK
 
