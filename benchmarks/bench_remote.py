@@ -98,7 +98,7 @@ def delayed_namespaces(delay: float) -> None:
 def serve_http(port: int, delay: float) -> None:
     """`evalkit serve` on 127.0.0.1:`port`, `delay` added to every call."""
     from evalkit import ReferenceSystem
-    from evalkit.systems import http_server
+    from evalkit.systems.http import server as http_server
 
     if delay:
         delayed_namespaces(delay)
@@ -108,7 +108,7 @@ def serve_http(port: int, delay: float) -> None:
 def serve_mcp(delay: float) -> None:
     """`evalkit serve --mcp` over stdio, `delay` added to every call."""
     from evalkit import ReferenceSystem
-    from evalkit.systems.mcp_server import serve_stdio
+    from evalkit.systems.mcp.server import serve_stdio
 
     if delay:
         delayed_namespaces(delay)
@@ -278,7 +278,7 @@ def http_cpu(searches: int, rounds: int) -> CpuFigures:
     """Client CPU per search: evalkit's HTTP adapter against bare httpx, on one server."""
     import httpx
 
-    from evalkit.systems.http_client import HttpSystem
+    from evalkit.systems.http.client import HttpSystem
     from evalkit.systems.protocol import NO_WORKDIR
 
     _, thoughts, edges, asked = first_scenario_searches()
@@ -348,7 +348,7 @@ def mcp_cpu(searches: int, rounds: int, work: Path) -> CpuFigures:
     """Client CPU per search: evalkit's MCP adapter against bare SDK calls to a server of their own."""
     from mcp import ClientSession, StdioServerParameters, stdio_client
 
-    from evalkit.systems.mcp_adapter import McpSystem
+    from evalkit.systems.mcp.adapter import McpSystem
 
     _, thoughts, edges, asked = first_scenario_searches()
     with ExitStack() as stack:
@@ -488,8 +488,8 @@ def main() -> int:
     if args.serve_mcp is not None:
         serve_mcp(float(args.serve_mcp))
         return 0
-    from evalkit.systems.http_client import HttpSystem
-    from evalkit.systems.mcp_adapter import McpSystem
+    from evalkit.systems.http.client import HttpSystem
+    from evalkit.systems.mcp.adapter import McpSystem
 
     parts = set(args.parts.split(","))
     with tempfile.TemporaryDirectory(prefix="evalkit-bench-remote-") as tmp, ExitStack() as stack:

@@ -114,7 +114,7 @@ def evalkit_serve(stack: ExitStack) -> str:
 
 def http_system(*, batch: bool) -> Callable[[ExitStack], evalkit.MemorySystem]:
     def start(stack: ExitStack) -> evalkit.MemorySystem:
-        from evalkit.systems.http_client import HttpSystem
+        from evalkit.systems.http.client import HttpSystem
 
         system = HttpSystem(evalkit_serve(stack), batch=batch)
         stack.callback(system.close)
@@ -124,7 +124,7 @@ def http_system(*, batch: bool) -> Callable[[ExitStack], evalkit.MemorySystem]:
 
 
 def mcp_system(stack: ExitStack) -> evalkit.MemorySystem:
-    from evalkit.systems.mcp_adapter import McpSystem
+    from evalkit.systems.mcp.adapter import McpSystem
 
     system = McpSystem.from_mapping(DATASETS / "mcp" / "reference.toml")
     stack.callback(system.close)
@@ -151,7 +151,7 @@ def sample_search(tmp: Path) -> tuple[bytes, bytes]:
     gives it (the largest reply of the suite's first scenario), as evalkit sends them."""
     from evalkit.scenarios import load_suite
     from evalkit.scenarios.seeding import seed_edges, seed_thoughts
-    from evalkit.systems.wire import SearchIn, search_json
+    from evalkit.systems.http.wire import SearchIn, search_json
 
     suite = load_suite(DATASETS)
     scenario = suite.scenarios[0]
@@ -268,7 +268,7 @@ def main() -> int:
                 overall[name] = run.result.overall
             assert all(value == overall[names[0]] for value in overall.values()), "metrics differ"
         bare = bare_round_trip(args.calls, stack, Path(tmp))
-        from evalkit.systems.http_client import HttpSystem
+        from evalkit.systems.http.client import HttpSystem
 
         single = HttpSystem(evalkit_serve(stack), batch=False)
         stack.callback(single.close)

@@ -12,8 +12,8 @@ code and nothing is copied by hand:
 | `run-request` | each run option in every spelling (`evalkit.harness.request.RunRequest`'s `Option`s) |
 | `scenario` | the scenario file's pydantic models (`evalkit.scenarios.model`) |
 | `report-schema` | the report JSON's pydantic model (`RunResult.model_json_schema()`) |
-| `http` | the OpenAPI document of `evalkit serve`'s FastAPI app (`evalkit.systems.http_server`) |
-| `mcp-mapping` | the MCP mapping file's pydantic model (`evalkit.systems.mcp_mapping.McpMapping`) |
+| `http` | the OpenAPI document of `evalkit serve`'s FastAPI app (`evalkit.systems.http.server`) |
+| `mcp-mapping` | the MCP mapping file's pydantic model (`evalkit.systems.mcp.mapping.McpMapping`) |
 
 Two machine-readable files are added to the site as well: `reference/report.schema.json` and
 `reference/openapi.json`. The API pages are mkdocstrings' (`::: evalkit`), from the docstrings.
@@ -217,14 +217,14 @@ def report_schema() -> str:
 
 
 def mcp_mapping() -> str:
-    from evalkit.systems.mcp_mapping import McpMapping
+    from evalkit.systems.mcp.mapping import McpMapping
 
     return schema_tables(McpMapping.model_json_schema(), "McpMapping", level=2)
 
 
 def openapi() -> dict[str, Any]:
     """The OpenAPI document of `evalkit serve` (the reference store behind the HTTP contract)."""
-    from evalkit.systems.http_server import create_app
+    from evalkit.systems.http.server import create_app
     from evalkit.systems.reference import ReferenceSystem
 
     return create_app(ReferenceSystem()).openapi()

@@ -66,7 +66,7 @@ class Thought:
     `embedding` None means the store's embedder computes it from `content`.
 
     These fields are the one declaration of a thought: the HTTP/MCP wire shape
-    (`evalkit.systems.wire.ThoughtIn`, every field but `embedding`), the MCP mapping's thought
+    (`evalkit.systems.http.wire.ThoughtIn`, every field but `embedding`), the MCP mapping's thought
     names and the seeding of scenario thoughts derive from them, and a test checks the scenario
     model's `ThoughtSpec` against them. A field's `_about` bounds are checked where thoughts cross a
     boundary (wire, scenario files).
@@ -146,7 +146,7 @@ class Hit:
     systems that report no confidence signal. The reference store fills every field.
 
     The fields below are the one declaration of a hit (read as `HIT_FIELDS`): the HTTP/MCP wire
-    shape (`evalkit.systems.wire.HitOut`), the report's `HitRecord`, the run-file reader, the
+    shape (`evalkit.systems.http.wire.HitOut`), the report's `HitRecord`, the run-file reader, the
     MCP mapping's hit names, the harness's finiteness checks and the hits DataFrame's columns
     all derive from it, in this order (the report's key order). Adding a signal is one line
     here (plus the system that computes it). A field that is not `reported` travels on the

@@ -1,6 +1,6 @@
 """Pydantic field definitions derived from the records' declarations, so that a hit or thought
 field is declared once (`evalkit.records.Hit`, `evalkit.records.Thought`) and every shape that
-validates it at a boundary — the HTTP/MCP wire (`evalkit.systems.wire`), the JSON report
+validates it at a boundary — the HTTP/MCP wire (`evalkit.systems.http.wire`), the JSON report
 (`evalkit.harness.results.HitRecord`), JSONL run files (`evalkit.suites.runfiles.RunHit`) —
 is built from it.
 

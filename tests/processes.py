@@ -6,7 +6,7 @@ signal method) a child still running gets SIGTERM, then SIGKILL after `STOP_TIME
 is reaped. On Linux the kernel also kills the child (SIGKILL) when the
 test process dies first (`prctl(PR_SET_PDEATHSIG)`), so a test process killed from outside — an
 xdist worker killed by hand — leaves no orphan behind it, such as the `evalkit serve --port 0` once
-found with parent 1. That is set by evalkit's own launcher (`evalkit.systems.processes.guarded`,
+found with parent 1. That is set by evalkit's own launcher (`evalkit.systems.mcp.processes.guarded`,
 which evalkit's MCP servers run behind). The kernel's notion of the parent is the *thread* that
 started the child: start children from the test's own thread, never from a helper thread that
 ends before them.
@@ -26,7 +26,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import IO, Any
 
-from evalkit.systems.processes import guarded
+from evalkit.systems.mcp.processes import guarded
 
 STOP_TIMEOUT = 10.0
 """Seconds a child gets to exit after SIGTERM before it is killed."""

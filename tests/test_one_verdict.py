@@ -30,7 +30,7 @@ from hypothesis import strategies as st
 from evalkit.api import record_baseline, run_request
 from evalkit.cli import main
 from evalkit.harness.request import RunRequest
-from evalkit.systems.http_server import create_app
+from evalkit.systems.http.server import create_app
 from tests.servers import serving
 from tests.shared import DATASETS, ROOT
 from tests.systems_fixtures import LimitedSystem

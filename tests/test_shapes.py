@@ -28,9 +28,8 @@ from evalkit.records import (
 )
 from evalkit.scenarios.model import ThoughtSpec
 from evalkit.suites.runfiles import RunHit
-from evalkit.systems import mcp_adapter
 from evalkit.systems.checked import _FLOAT_SIGNALS
-from evalkit.systems.wire import (
+from evalkit.systems.http.wire import (
     HitOut,
     SearchOut,
     ThoughtIn,
@@ -39,6 +38,7 @@ from evalkit.systems.wire import (
     thoughts_in,
     thoughts_out,
 )
+from evalkit.systems.mcp import adapter as mcp_adapter
 from evalkit.views.frames import HIT_COLUMNS
 from tests.shared import FIXTURES
 

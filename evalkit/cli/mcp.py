@@ -1,5 +1,5 @@
 """`evalkit mcp inspect -- COMMAND ARGS…` (or `evalkit mcp inspect URL`): an MCP server's tools
-with their input schemas, then a draft mapping (`evalkit.systems.mcp_inspect`) to review."""
+with their input schemas, then a draft mapping (`evalkit.systems.mcp.inspection`) to review."""
 
 from __future__ import annotations
 
@@ -54,8 +54,8 @@ def inspect_command(args: argparse.Namespace) -> int:
     import shutil
 
     from evalkit.files import check_writable, write_atomic
-    from evalkit.systems.mcp_inspect import draft_mapping, inspect_server, shown_tools
-    from evalkit.systems.mcp_mapping import ServerSpec
+    from evalkit.systems.mcp.inspection import draft_mapping, inspect_server, shown_tools
+    from evalkit.systems.mcp.mapping import ServerSpec
 
     if not args.target:
         raise UsageError(

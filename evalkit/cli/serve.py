@@ -1,7 +1,7 @@
 """`evalkit serve`: the reference store behind evalkit's HTTP contract (or, with --mcp, as an MCP
 server over stdio), for `evalkit run --system http://HOST:PORT` or `--system mcp:MAPPING`; with
 --embeddings, instead, an OpenAI-compatible embeddings endpoint over the run's embedder
-(`evalkit.systems.embeddings_server`) for systems that call an embeddings API.
+(`evalkit.systems.http.embeddings`) for systems that call an embeddings API.
 
 It prints its URL and OpenAPI document once listening, exits 130 on Ctrl-C and 143 on SIGTERM
 (namespaces dropped first), and 2 with one line for a busy port or a bad token. The limits
@@ -75,7 +75,7 @@ def serve_command(args: argparse.Namespace) -> int:
     if args.mcp and args.embeddings:
         raise UsageError("--embeddings serves over HTTP; leave out --mcp")
     if args.mcp:
-        serve_mcp = from_extra("mcp", "mcp_server", "serve_stdio")
+        serve_mcp = from_extra("mcp", "mcp.server", "serve_stdio")
         serve_mcp(_reference(args), limits)
         return EXIT_OK
     token = os.environ.get(TOKEN_ENV) or None
@@ -88,13 +88,13 @@ def serve_command(args: argparse.Namespace) -> int:
             raise UsageError(f"--allow-remote needs a bearer token: set ${TOKEN_ENV} (clients send it too)")
     if args.embeddings:
         return _serve_embeddings(args, token)
-    serve_http = from_extra("http", "http_server", "serve")
+    serve_http = from_extra("http", "http.server", "serve")
     serve_http(_reference(args), host=args.host, port=args.port, token=token, limits=limits)
     return EXIT_OK
 
 
 def _serve_embeddings(args: argparse.Namespace, token: str | None) -> int:
-    """`--embeddings`: the endpoint of `evalkit.systems.embeddings_server` over the embedder the
+    """`--embeddings`: the endpoint of `evalkit.systems.http.embeddings` over the embedder the
     flags describe, a token required (on loopback too: an OpenAI client always sends an API key).
     `--request-timeout` bounds a body's arrival; the namespace limits do not apply."""
     if token is None:
@@ -102,7 +102,7 @@ def _serve_embeddings(args: argparse.Namespace, token: str | None) -> int:
             f"--embeddings needs a bearer token: set ${TOKEN_ENV} (clients send it as their API key, "
             "e.g. OpenAI(api_key=..., base_url='http://127.0.0.1:PORT/v1'))"
         )
-    serve = from_extra("http", "embeddings_server", "serve_embeddings")
+    serve = from_extra("http", "http.embeddings", "serve_embeddings")
     options = embedder_options(args)
     embedder = make_embedder(
         options["mode"], model=options["model"], cache_path=options["embedding_cache"],

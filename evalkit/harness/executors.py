@@ -15,7 +15,7 @@ Decisions:
 - `fn` and the units travel to the workers by pickling (cloudpickle on Ray). Systems that hold
   live resources pickle without them and reopen them in the worker: the HTTP adapter its
   connection pool, an MCP system its server (each worker starts its own; see
-  `evalkit.systems.mcp_adapter`), real mode its embedding cache connection and its model (loaded
+  `evalkit.systems.mcp.adapter`), real mode its embedding cache connection and its model (loaded
   once per worker, on one torch thread, so the similarities of vectors a worker encodes can differ
   from a serial run's in the last float32 bits; see `evalkit.embedders.sentence_transformer`). A
   system that cannot be pickled (an open file) cannot run on workers, and the executor says so
@@ -247,7 +247,7 @@ class ThreadExecutor:
 
 INTERRUPT_GRACE = 2.0
 """Seconds the units in flight on a `ThreadExecutor` get to end after Ctrl-C (as long as a
-scenario's cleanup after a failure: `evalkit.systems.http_client.CLEANUP_TIMEOUT`)."""
+scenario's cleanup after a failure: `evalkit.systems.http.client.CLEANUP_TIMEOUT`)."""
 
 
 def for_system(executor: Executor | None, in_flight: int, scenarios: int) -> Executor:

@@ -4,10 +4,10 @@ Specs, tried in this order:
 - `reference` — evalkit's reference store, built by the caller's `reference` factory (it knows
   the embedder and store options of the run);
 - `http://HOST:PORT[/PREFIX]` or `https://…` — a service speaking evalkit's HTTP contract
-  (`evalkit.systems.http_client.HttpSystem`; a bearer token is read from $EVALKIT_SYSTEM_TOKEN);
+  (`evalkit.systems.http.client.HttpSystem`; a bearer token is read from $EVALKIT_SYSTEM_TOKEN);
 - `mcp:PATH` — an MCP server described by the mapping file PATH (TOML; see
-  `evalkit.systems.mcp_adapter`), or `mcp:NAME`, a preset shipped with evalkit
-  (`evalkit.systems.mcp_mapping.presets`: server-memory, mcp-kb-sqlite, reference);
+  `evalkit.systems.mcp.adapter`), or `mcp:NAME`, a preset shipped with evalkit
+  (`evalkit.systems.mcp.mapping.presets`: server-memory, mcp-kb-sqlite, reference);
 - `chroma`, `qdrant`, `lancedb`, `pgvector[:postgresql://…]` — a built-in vector-store
   system (`evalkit.systems.stores`), and `langgraph`, `langgraph-sqlite`, `langgraph-postgres`
   — a built-in memory-library system (`evalkit.systems.libraries`), each embedding with the
@@ -75,9 +75,9 @@ def resolve_system(
             embedder = HashingEmbedder
         return from_extra(store, module, name)(location or None, embedder())
     if spec.startswith(("http://", "https://")):
-        return from_extra("http", "http_client", "HttpSystem")(spec)
+        return from_extra("http", "http.client", "HttpSystem")(spec)
     if spec.startswith("mcp:"):
-        return from_extra("mcp", "mcp_adapter", "McpSystem").from_mapping(spec.removeprefix("mcp:"))
+        return from_extra("mcp", "mcp.adapter", "McpSystem").from_mapping(spec.removeprefix("mcp:"))
     host, _, port = spec.rpartition(":")
     if host and port.isdigit():  # no Python attribute is all digits: a URL without its scheme
         raise UsageError(

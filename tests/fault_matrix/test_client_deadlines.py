@@ -17,7 +17,7 @@ from fastapi.responses import JSONResponse, Response
 
 from evalkit import run_eval
 from evalkit.errors import AdapterError
-from evalkit.systems.http_client import MAX_REPLY_OBJECTS, HttpSystem
+from evalkit.systems.http.client import MAX_REPLY_OBJECTS, HttpSystem
 from tests.fault_matrix.common import assert_refused, cli, fake_mcp_mapping, run_args
 from tests.servers import contract_app, raw_server, serving
 from tests.shared import DATASETS

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from evalkit import ReferenceSystem
-from evalkit.systems.http_server import create_app
+from evalkit.systems.http.server import create_app
 from evalkit.systems.secrets import redact_url
 from tests.fault_matrix.common import assert_refused, cli, run_args
 from tests.servers import serving

@@ -25,9 +25,9 @@ import pytest
 from evalkit import ReferenceSystem
 from evalkit.cli import main
 from evalkit.memory.fts_query import MAX_FTS_TERMS, fts_terms
-from evalkit.systems.http_server import create_app, header_timeout_protocol
+from evalkit.systems.http.server import create_app, header_timeout_protocol
+from evalkit.systems.http.wire import MAX_QUERY_CHARS, MAX_QUERY_TERMS
 from evalkit.systems.namespaces import Limits
-from evalkit.systems.wire import MAX_QUERY_CHARS, MAX_QUERY_TERMS
 from tests.fault_matrix.common import assert_refused
 from tests.processes import read_line, started
 from tests.servers import serving

@@ -20,7 +20,7 @@ import evalkit
 from evalkit.cli import main
 from evalkit.embedders import HashingEmbedder
 from evalkit.embedders.base import Vectors
-from evalkit.systems.embeddings_server import MAX_INPUTS, create_embeddings_app
+from evalkit.systems.http.embeddings import MAX_INPUTS, create_embeddings_app
 from evalkit.systems.libraries.mem0 import Mem0System, Memory  # mem0 imported with telemetry off
 from tests.processes import read_line, started
 from tests.servers import serving

@@ -18,11 +18,11 @@ from evalkit.cli import main
 from evalkit.errors import AdapterError, AdapterWarning
 from evalkit.harness.executors import SerialExecutor
 from evalkit.systems.capabilities import CAPABILITIES
-from evalkit.systems.http_client import HttpSystem
-from evalkit.systems.http_server import create_app
+from evalkit.systems.http.client import HttpSystem
+from evalkit.systems.http.server import create_app
+from evalkit.systems.http.wire import MAX_SEARCH_BATCH, NamespaceOut
 from evalkit.systems.namespaces import Namespaces
 from evalkit.systems.protocol import NO_WORKDIR
-from evalkit.systems.wire import MAX_SEARCH_BATCH, NamespaceOut
 from tests.processes import started
 from tests.servers import contract_app, serving
 from tests.shared import DATASETS, comparable_file
@@ -173,7 +173,7 @@ def test_unreachable_server_is_a_clear_error():
 def _search_body():
     from datetime import UTC, datetime
 
-    from evalkit.systems.wire import SearchIn
+    from evalkit.systems.http.wire import SearchIn
 
     return SearchIn(query="q", top_k=5, now=datetime(2026, 1, 1, tzinfo=UTC))
 
@@ -467,7 +467,7 @@ def test_served_connections_have_tcp_nodelay():
     import asyncio
     import socket
 
-    from evalkit.systems.http_server import listening_socket
+    from evalkit.systems.http.server import listening_socket
 
     async def accepted_nodelay() -> int:
         seen: asyncio.Future[int] = asyncio.get_running_loop().create_future()
@@ -602,7 +602,7 @@ def test_every_request_meets_the_guard_once_and_a_bug_is_a_one_line_500(monkeypa
     """One `_Guard` in front of FastAPI: every request (`/info`, a trailing slash, a body that
     does not validate, the OpenAPI document, a 401, a search) is checked once; and the served
     system's bug is a one-line-logged 500, with the same connection still usable."""
-    from evalkit.systems import http_server
+    from evalkit.systems.http import server as http_server
     from tests.systems_fixtures import RewritingSystem
 
     calls: list[str] = []
@@ -736,7 +736,7 @@ class _Cycle:
 def test_a_response_head_is_held_and_sent_with_the_first_piece_of_the_body():
     from types import SimpleNamespace
 
-    from evalkit.systems.http_server import _HeldHead
+    from evalkit.systems.http.server import _HeldHead
 
     transport = _Transport()
     protocol = SimpleNamespace(cycle=None)
@@ -771,8 +771,8 @@ def test_evalkit_serves_protocol_answers_every_kind_of_reply_whole(parser, monke
     a 500 of the served system, each on one connection."""
     from uvicorn.protocols.http.h11_impl import H11Protocol
 
-    from evalkit.systems import http_server
-    from evalkit.systems.http_server import header_timeout_protocol
+    from evalkit.systems.http import server as http_server
+    from evalkit.systems.http.server import header_timeout_protocol
     from tests.systems_fixtures import RewritingSystem
 
     if parser == "h11":
@@ -811,7 +811,7 @@ def test_search_replies_are_ascii_json_of_the_same_values_and_refuse_what_json_c
     import math
 
     from evalkit import Hit, SearchResponse
-    from evalkit.systems.wire import search_batch_json, search_json
+    from evalkit.systems.http.wire import search_batch_json, search_json
 
     hits = (
         Hit(id="a", content='café 日本 "quoted" x:NaN', similarity=1e-05, relevance=0.1),
@@ -866,7 +866,7 @@ _REPLIES = [
 def test_the_plain_reader_accepts_exactly_what_the_reply_models_accept_and_reads_the_same(reply):
     from pydantic import ValidationError
 
-    from evalkit.systems.wire import (
+    from evalkit.systems.http.wire import (
         SearchBatchOut,
         SearchOut,
         plain_reader,
@@ -892,7 +892,7 @@ def test_the_plain_reader_accepts_exactly_what_the_reply_models_accept_and_reads
 
 
 def test_the_plain_reader_refuses_a_model_with_validators_of_its_own():
-    from evalkit.systems.wire import SearchIn, plain_reader
+    from evalkit.systems.http.wire import SearchIn, plain_reader
 
     with pytest.raises(TypeError, match=r"SearchIn has validators of its own \(_few_terms\)"):
         plain_reader(SearchIn)

@@ -8,7 +8,7 @@ import pytest
 
 from evalkit import ReferenceSystem
 from evalkit.cli import main
-from evalkit.systems.http_server import create_app
+from evalkit.systems.http.server import create_app
 from tests.servers import serving
 from tests.shared import DATASETS, comparable_file
 from tests.systems_fixtures import LimitedSystem

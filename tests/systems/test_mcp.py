@@ -11,7 +11,7 @@ import pytest
 
 from evalkit.cli import main
 from evalkit.errors import AdapterError
-from evalkit.systems.mcp_adapter import McpMapping, McpSystem, load_mapping
+from evalkit.systems.mcp.adapter import McpMapping, McpSystem, load_mapping
 from tests.shared import DATASETS, comparable_file
 
 MAPPING = DATASETS / "mcp" / "reference.toml"
@@ -144,8 +144,8 @@ def test_a_hit_list_missing_at_its_path_is_an_adapter_error(tmp_path):
 
 def test_streamable_http_transport_gives_the_in_process_numbers():
     from evalkit import ReferenceSystem, run_eval
-    from evalkit.systems.mcp_adapter import ServerSpec
-    from evalkit.systems.mcp_server import create_server
+    from evalkit.systems.mcp.adapter import ServerSpec
+    from evalkit.systems.mcp.server import create_server
     from tests.servers import serving
 
     options = {"datasets": DATASETS, "scenarios": ["supersession", "project-scope"], "thresholds": None}
@@ -168,8 +168,8 @@ def test_search_results_keep_non_ascii_readable_and_a_non_finite_score_is_a_tool
     and `search_batch` alike, and the server keeps serving."""
     import math
 
-    from evalkit.systems.mcp_adapter import ServerSpec
-    from evalkit.systems.mcp_server import create_server
+    from evalkit.systems.mcp.adapter import ServerSpec
+    from evalkit.systems.mcp.server import create_server
     from tests.servers import serving
     from tests.systems_fixtures import RewritingSystem, with_first_hit
 

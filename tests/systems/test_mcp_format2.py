@@ -12,9 +12,9 @@ import pytest
 
 from evalkit.errors import AdapterError
 from evalkit.records import Thought
-from evalkit.systems.mcp_adapter import McpSystem
-from evalkit.systems.mcp_mapping import load_mapping, mapping_source, preset_names
-from evalkit.systems.mcp_templates import compiled, render
+from evalkit.systems.mcp.adapter import McpSystem
+from evalkit.systems.mcp.mapping import load_mapping, mapping_source, preset_names
+from evalkit.systems.mcp.templates import compiled, render
 from tests.shared import DATASETS, cli
 
 LEAKY = Path(__file__).with_name("mcp") / "leaky_server.py"
@@ -202,7 +202,7 @@ def test_edges_with_the_store_call_mistakes_are_named(tmp_path, store, edges, ne
 def test_edges_with_the_store_call_go_in_one_call_and_an_edges_only_add_too(tmp_path, monkeypatch):
     from evalkit import ReferenceSystem
     from evalkit.records import Edge
-    from evalkit.systems import mcp_session
+    from evalkit.systems.mcp import session as mcp_session
 
     sent: list[tuple[str, dict]] = []
     original = mcp_session.Session.call
@@ -373,7 +373,7 @@ def test_deleting_the_seeded_ids_or_a_process_per_scenario_isolates_the_leaky_se
 
 
 def test_a_batch_search_tool_answers_a_scenario_in_one_call(tmp_path, monkeypatch):
-    from evalkit.systems import mcp_session
+    from evalkit.systems.mcp import session as mcp_session
 
     calls: list[str] = []
     original = mcp_session.Session.call
@@ -449,7 +449,7 @@ def test_server_memory_finds_a_query_that_is_a_substring(tmp_path, capsys, monke
 
 def test_a_missing_npm_package_says_how_to_install_it(tmp_path):
     path = tmp_path / "m.toml"
-    text = (DATASETS.parent / "evalkit" / "systems" / "mcp_presets" / "server-memory.toml").read_text()
+    text = (DATASETS.parent / "evalkit" / "systems" / "mcp" / "presets" / "server-memory.toml").read_text()
     path.write_text(text.replace("@modelcontextprotocol/server-memory", "@evalkit-test/absent-server"))
     with pytest.raises(AdapterError, match=r"needs the npm package @evalkit-test/absent-server, which is not "
                        r"installed \(looked in .*\); install it with: make setup"):  # fmt: skip
@@ -497,7 +497,7 @@ def test_inspect_of_a_server_that_cannot_start_is_one_line(capsys):
 
 def test_inspect_reads_a_streamable_http_server_by_its_url(tmp_path, capsys):
     from evalkit import ReferenceSystem, run_eval
-    from evalkit.systems.mcp_server import create_server
+    from evalkit.systems.mcp.server import create_server
     from tests.servers import serving
 
     with serving(create_server(ReferenceSystem()).streamable_http_app()) as url:
@@ -531,7 +531,7 @@ def test_a_captured_stderr_is_quoted_when_the_server_fails(tmp_path):
 
 def test_a_namespace_argument_server_memory_does_not_take_is_refused_at_start(tmp_path):
     # zod would drop the unknown key silently, and every scenario would share one memory
-    text = (DATASETS.parent / "evalkit" / "systems" / "mcp_presets" / "server-memory.toml").read_text()
+    text = (DATASETS.parent / "evalkit" / "systems" / "mcp" / "presets" / "server-memory.toml").read_text()
     path = tmp_path / "m.toml"
     path.write_text(
         text.replace('strategy = "process"', 'strategy = "namespace"\nargument = "namespace"').replace(

@@ -9,8 +9,8 @@ import json
 import pytest
 
 from evalkit.errors import AdapterError
-from evalkit.systems.mcp_adapter import McpSystem
-from evalkit.systems.mcp_mapping import PRESETS
+from evalkit.systems.mcp.adapter import McpSystem
+from evalkit.systems.mcp.mapping import PRESETS
 from tests.shared import cli
 
 PRESET = PRESETS / "mcp-memory-service.toml"
@@ -86,7 +86,7 @@ def test_evalkit_mcp_venvs_names_the_folder_of_the_server_venvs(tmp_path, monkey
     venv.mkdir(parents=True)
     (venv / "python").write_text("")
     monkeypatch.setenv("EVALKIT_MCP_VENVS", str(tmp_path / "venvs"))
-    from evalkit.systems.mcp_mapping import venv_folder
+    from evalkit.systems.mcp.mapping import venv_folder
 
     assert venv_folder("evalkit-test-elsewhere") == venv.parent
     assert venv_folder("evalkit-test-absent") is None

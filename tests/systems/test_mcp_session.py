@@ -15,8 +15,8 @@ import pytest
 
 from evalkit.errors import AdapterError
 from evalkit.records import Thought
-from evalkit.systems.mcp_adapter import McpSystem
-from evalkit.systems.mcp_mapping import load_mapping
+from evalkit.systems.mcp.adapter import McpSystem
+from evalkit.systems.mcp.mapping import load_mapping
 from tests.shared import cli
 
 SERVER = Path(__file__).with_name("mcp") / "pipeline_server.py"
@@ -190,7 +190,7 @@ def test_a_drop_nobody_settled_is_told_at_exit_in_one_line(tmp_path):
         "import sys\n"
         "from datetime import UTC, datetime\n"
         "from evalkit.records import Thought\n"
-        "from evalkit.systems.mcp_adapter import McpSystem\n"
+        "from evalkit.systems.mcp.adapter import McpSystem\n"
         f"system = McpSystem.from_mapping({str(mapping)!r})\n"
         f"with system.open(__import__('pathlib').Path({str(tmp_path)!r}), 's') as memory:\n"
         "    now = datetime(2026, 1, 1, tzinfo=UTC)\n"

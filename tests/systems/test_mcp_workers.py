@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from evalkit.errors import AdapterError
-from evalkit.systems.mcp_adapter import McpSystem
+from evalkit.systems.mcp.adapter import McpSystem
 from tests.shared import DATASETS, cli, comparable_file
 
 REFERENCE = DATASETS / "mcp" / "reference.toml"

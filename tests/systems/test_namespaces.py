@@ -23,7 +23,7 @@ import httpx
 import pytest
 
 from evalkit import ReferenceSystem, Thought
-from evalkit.systems.http_server import create_app
+from evalkit.systems.http.server import create_app
 from evalkit.systems.namespaces import Limits, Namespaces, RequestTimeout
 from tests.processes import started
 from tests.servers import serving

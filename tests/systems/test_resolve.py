@@ -91,7 +91,7 @@ def test_a_missing_extra_is_a_usage_error_naming_it(monkeypatch, capsys, argv, h
     instead of an ImportError traceback; nothing is served or run."""
     for name in [hidden, *(n for n in sys.modules if n.startswith(f"{hidden}."))]:
         monkeypatch.setitem(sys.modules, name, None)  # importing it now raises ImportError
-    for module in ("http_server", "http_client", "mcp_server", "mcp_adapter"):
+    for module in ("http.server", "http.client", "mcp.server", "mcp.adapter"):
         monkeypatch.delitem(sys.modules, f"evalkit.systems.{module}", raising=False)
     assert main(argv) == 2
     assert f"pip install 'evalkit-memory[{extra}]'" in capsys.readouterr().err

@@ -17,7 +17,7 @@ Every shape is a `WireModel`: strict types (no silent coercion: `"relevance": tr
 `"rank": "1"` or `"low_confidence": "yes"` are errors, as they are from a Python adapter; an
 integer is accepted for a float; dates are ISO-8601 strings), unknown keys are errors (in
 requests; the HTTP client drops a reply's unknown keys with one warning, see
-`evalkit.systems.http_client`), and no string may hold a lone UTF-16 surrogate (JSON can carry
+`evalkit.systems.http.client`), and no string may hold a lone UTF-16 surrogate (JSON can carry
 one as `"\\ud800"`, but it is not Unicode text: SQLite cannot store it and a store would fail on
 it far from the cause).
 """

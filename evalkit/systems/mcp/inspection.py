@@ -19,9 +19,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from evalkit.systems.mcp_mapping import EDGE_FIELDS, HIT_FIELDS, SEARCH_OPTIONS, THOUGHT_FIELDS, ServerSpec
-from evalkit.systems.mcp_schema import resolved_ref
-from evalkit.systems.mcp_session import Session
+from evalkit.systems.mcp.mapping import EDGE_FIELDS, HIT_FIELDS, SEARCH_OPTIONS, THOUGHT_FIELDS, ServerSpec
+from evalkit.systems.mcp.schema import resolved_ref
+from evalkit.systems.mcp.session import Session
 
 TODO = "TODO"
 

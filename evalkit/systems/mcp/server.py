@@ -1,6 +1,6 @@
 """A memory system as an MCP server (`evalkit serve --mcp`, stdio), with the official `mcp` SDK.
 
-Tools (arguments and results are the shapes of `evalkit.systems.wire`; every result is
+Tools (arguments and results are the shapes of `evalkit.systems.http.wire`; every result is
 structured output, and the same JSON as text):
 - `info()` → SystemInfo
 - `store_thoughts(namespace, thoughts, edges=[])` → AddedOut (added = the thoughts) — the
@@ -49,10 +49,8 @@ from pydantic import ValidationError
 from evalkit.errors import EvalkitError
 from evalkit.records import DEFAULT_HALF_LIFE_DAYS
 from evalkit.systems.capabilities import declared_capabilities
-from evalkit.systems.http_operations import DeletedOut, DeleteIn, UpdatedOut, UpdateIn
-from evalkit.systems.namespaces import Limits, Namespaces
-from evalkit.systems.protocol import MemorySystem
-from evalkit.systems.wire import (
+from evalkit.systems.http.operations import DeletedOut, DeleteIn, UpdatedOut, UpdateIn
+from evalkit.systems.http.wire import (
     AddedOut,
     EdgeIn,
     EdgesIn,
@@ -65,6 +63,8 @@ from evalkit.systems.wire import (
     plain_search_out,
     thoughts_out,
 )
+from evalkit.systems.namespaces import Limits, Namespaces
+from evalkit.systems.protocol import MemorySystem
 
 _Result = TypeVar("_Result")
 _LOG = logging.getLogger(__name__)
@@ -92,7 +92,7 @@ def _reasoned(tool: Callable[..., Awaitable[_Result]]) -> Callable[..., Awaitabl
 
 def add_operation_tools(declare: Declare, namespaces: Namespaces, capabilities: frozenset[str]) -> None:
     """The tools of a scenario's steps, `delete_thoughts` and `update_thought` (shapes of
-    `evalkit.systems.http_operations`), for a system declaring `deletion` / `update` (otherwise
+    `evalkit.systems.http.operations`), for a system declaring `deletion` / `update` (otherwise
     the tool answers an error naming the capability)."""
 
     def method(namespace: str, name: str, capability: str) -> Callable[..., Any]:

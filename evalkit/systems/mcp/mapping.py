@@ -1,7 +1,7 @@
 """The MCP mapping file: how to reach a server and how evalkit's calls map onto its tools.
 
 Two formats, both TOML. Format 1 (no `version` key; the module docstring of
-`evalkit.systems.mcp_adapter` has it) is read as it always was and upgraded to format 2 on load,
+`evalkit.systems.mcp.adapter` has it) is read as it always was and upgraded to format 2 on load,
 so every file keeps working. Format 2 (`version = 2`) is what the docs document in full (docs/system/mcp.md):
 
     version = 2
@@ -63,14 +63,14 @@ so every file keeps working. Format 2 (`version = 2`) is what the docs document 
     # [search.batch]                        # a tool answering many searches in one call
     # tool = "search_many"; list = "searches"; results = "results"
 
-Placeholders (`evalkit.systems.mcp_templates`): thought fields in [store], edge fields in
+Placeholders (`evalkit.systems.mcp.templates`): thought fields in [store], edge fields in
 [edges], search options and `query_id` in [search], `{seeded_ids}` (the scenario's stored ids)
 in reset and drop, `{namespace}`, `{scenario}` and `{workdir}` everywhere, `{python}`,
 `{npm:PKG}`, `{venv:NAME}`, `{workdir}` and `{scenario}` in [server] (or `{tmpdir}`, a new folder
 for the run-wide server of each process, removed when it stops). Without `{top_k}` in the search
 arguments the adapter keeps the first top_k hits (the server has no limit).
 
-A preset is a mapping shipped in `evalkit/systems/mcp_presets/`, named by its file's stem
+A preset is a mapping shipped in `evalkit/systems/mcp/presets/`, named by its file's stem
 (`--system mcp:server-memory`), or `mcp:reference` (the built-in suite's
 `datasets/mcp/reference.toml`, shipped in the wheel too).
 """
@@ -96,10 +96,10 @@ from evalkit.packaged import BUILTIN_DATASETS
 from evalkit.records import HIT_FIELDS as DECLARED_HIT_FIELDS
 from evalkit.records import SENT_THOUGHT_FIELDS
 from evalkit.systems.capabilities import Capability
-from evalkit.systems.mcp_templates import PLACEHOLDER, SCOPE_FIELDS, placeholders, unknown_placeholders
+from evalkit.systems.mcp.templates import PLACEHOLDER, SCOPE_FIELDS, placeholders, unknown_placeholders
 from evalkit.validation import FrozenModel, ProblemList, field_problems
 
-PRESETS = Path(__file__).with_name("mcp_presets")
+PRESETS = Path(__file__).with_name("presets")
 """The folder of the shipped presets (`mcp:NAME` = `PRESETS/NAME.toml`)."""
 
 NODE_MODULES_ENV = "EVALKIT_NODE_MODULES"
@@ -502,7 +502,7 @@ class _SearchV1(FrozenModel):
 
 
 class McpMappingV1(FrozenModel):
-    """Format 1 (the `evalkit.systems.mcp_adapter` docstring): names on the left are evalkit's,
+    """Format 1 (the `evalkit.systems.mcp.adapter` docstring): names on the left are evalkit's,
     values the server's argument names."""
 
     name: str
@@ -654,7 +654,7 @@ def node_modules_folders() -> Iterator[Path]:
         yield Path(os.environ[NODE_MODULES_ENV])
     for folder in [Path.cwd(), *Path.cwd().parents]:
         yield folder / "node_modules"
-    yield Path(__file__).resolve().parents[2] / "node_modules"
+    yield Path(__file__).resolve().parents[3] / "node_modules"
     yield Path(sys.prefix) / "node_modules"
 
 
@@ -682,7 +682,7 @@ def venv_folders() -> Iterator[Path]:
         yield Path(os.environ[MCP_VENVS_ENV])
     for folder in [Path.cwd(), *Path.cwd().parents]:
         yield folder / MCP_VENVS
-    yield Path(__file__).resolve().parents[2] / MCP_VENVS
+    yield Path(__file__).resolve().parents[3] / MCP_VENVS
 
 
 def venv_folder(name: str) -> Path | None:

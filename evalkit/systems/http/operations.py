@@ -19,13 +19,13 @@ from typing import TYPE_CHECKING, Any
 from pydantic import Field, model_validator
 
 from evalkit.records import Status
-from evalkit.systems.wire import MAX_BATCH, WireModel
+from evalkit.systems.http.wire import MAX_BATCH, WireModel
 
 if TYPE_CHECKING:  # fastapi is the `http` extra: the MCP server imports the shapes without it
     from fastapi import FastAPI
     from fastapi.responses import JSONResponse
 
-    from evalkit.systems.http_client import HttpSystem
+    from evalkit.systems.http.client import HttpSystem
     from evalkit.systems.namespaces import Namespaces
 
 
@@ -68,7 +68,7 @@ def add_operation_routes(
     capabilities: frozenset[str],
     error: Callable[[int, str], JSONResponse],
 ) -> None:
-    """Add the delete and update routes to `app` (the server of `evalkit.systems.http_server`)
+    """Add the delete and update routes to `app` (the server of `evalkit.systems.http.server`)
     for a served system declaring `capabilities`; `error` builds its `{detail}` replies."""
 
     def method(namespace: str, name: str) -> Callable[..., Any] | None:

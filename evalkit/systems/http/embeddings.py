@@ -46,7 +46,7 @@ from starlette.routing import Route
 
 from evalkit.embedders import Embedder
 from evalkit.embedders.factory import embedder_provenance
-from evalkit.systems.http_server import HEADER_TIMEOUT, header_timeout_protocol, listening_socket
+from evalkit.systems.http.server import HEADER_TIMEOUT, header_timeout_protocol, listening_socket
 
 MAX_INPUTS = 2048
 """Texts in one request, as OpenAI allows."""

@@ -1,6 +1,6 @@
 """evalkit's HTTP contract served over a memory system with FastAPI (`evalkit serve`).
 
-Endpoints (JSON; shapes in `evalkit.systems.wire`; the OpenAPI document is at `/openapi.json`):
+Endpoints (JSON; shapes in `evalkit.systems.http.wire`; the OpenAPI document is at `/openapi.json`):
 - `GET /info` → SystemInfo: name, capabilities, describe()
 - `POST /namespaces` (no body, or NamespaceIn: thoughts, edges and a namespace to drop) → 201
   NamespaceOut: a fresh, isolated memory, seeded with the body in the same call (advertised as
@@ -16,7 +16,7 @@ Endpoints (JSON; shapes in `evalkit.systems.wire`; the OpenAPI document is at `/
   `MAX_SEARCH_BATCH` searches answered in order, in one call on the store thread (advertised
   as `/info`'s `search_batch`, so the client uses it)
 - `POST /namespaces/{ns}/thoughts/delete` and `.../thoughts/update`: the operations of a
-  scenario's steps (`evalkit.systems.http_operations`)
+  scenario's steps (`evalkit.systems.http.operations`)
 Replies that carry search results are serialised straight from the system's records
 (`wire.search_json`), not validated again: the client validates what it receives. Every request
 goes through FastAPI's routing: a hand-routed path beside it for the busiest endpoints saved the
@@ -34,7 +34,7 @@ e.g. an edge to an unknown id: `detail` is the reason), 503 when the namespace l
 a request runs past the request timeout, 500 for a bug of the served system (its exception's
 type and message; the server keeps serving).
 
-Bounds (`Limits`, see `evalkit.systems.namespaces`): a query's length and terms (wire.py), the
+Bounds (`Limits`, see `evalkit.systems.namespaces`): a query's length and terms (`wire`), the
 request timeout of every call on a memory, the namespace cap with eviction of idle ones, and a
 header timeout: a connection must deliver a request's headers within `header_timeout` seconds
 (a half-open connection is closed). Calls on memories run on one store thread, so the event
@@ -64,10 +64,8 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from evalkit.errors import EvalkitError, UsageError
 from evalkit.systems.capabilities import declared_capabilities
-from evalkit.systems.http_operations import add_operation_routes
-from evalkit.systems.namespaces import Limits, NamespaceLimit, Namespaces, RequestTimeout, UnknownNamespace
-from evalkit.systems.protocol import MemorySystem
-from evalkit.systems.wire import (
+from evalkit.systems.http.operations import add_operation_routes
+from evalkit.systems.http.wire import (
     MAX_SEARCH_BATCH,
     AddedOut,
     EdgesIn,
@@ -85,6 +83,8 @@ from evalkit.systems.wire import (
     search_json,
     thoughts_out,
 )
+from evalkit.systems.namespaces import Limits, NamespaceLimit, Namespaces, RequestTimeout, UnknownNamespace
+from evalkit.systems.protocol import MemorySystem
 
 MAX_BODY_BYTES = 16 * 1024 * 1024
 """The largest request body the server reads (a larger one is a 413)."""

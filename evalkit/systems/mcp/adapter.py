@@ -1,9 +1,9 @@
 """A memory system that speaks the Model Context Protocol (`--system mcp:MAPPING.toml`, or
-`--system mcp:PRESET` for a mapping shipped in `evalkit/systems/mcp_presets/`).
+`--system mcp:PRESET` for a mapping shipped in `evalkit/systems/mcp/presets/`).
 
 The mapping file (TOML) says how to reach the server and how evalkit's calls map onto its tools.
 Format 2 (`version = 2`: argument templates, isolation strategies, batch search) is described in
-`evalkit.systems.mcp_mapping` and the README. Format 1, below, keeps working (it is upgraded to
+`evalkit.systems.mcp.mapping` and the README. Format 1, below, keeps working (it is upgraded to
 format 2 on load); its names on the left are always evalkit's, values the server's:
 
     name = "my-memory"                      # the system's name in the report
@@ -58,7 +58,7 @@ by default: `McpSystem.in_flight`; a scenario takes an
 idle session or starts a server, each with its own `{tmpdir}`), one per process on Ray; with
 isolation strategy "process", one server, and session, per scenario, after a probe at start. It
 checks at start that every mapped tool exists and that every mapped argument fits the tool's inputSchema
-(`evalkit.systems.mcp_schema`), and raises AdapterError naming the system, the tool and what was
+(`evalkit.systems.mcp.schema`), and raises AdapterError naming the system, the tool and what was
 wrong: a tool error (`isError`), a result without JSON, a missing path, a hit without an id.
 
 Fewer waits: with one run-wide server, a scenario's drop is sent without waiting for its reply
@@ -122,7 +122,7 @@ from typing import Any
 
 from evalkit.errors import AdapterError
 from evalkit.records import Edge, GateCandidate, SearchResponse, Thought, hit_from_values
-from evalkit.systems.mcp_mapping import (
+from evalkit.systems.mcp.mapping import (
     EDGE_FIELDS,
     HIT_FIELDS,
     RESPONSE_FIELDS,
@@ -135,9 +135,9 @@ from evalkit.systems.mcp_mapping import (
     mapping_source,
     server_values,
 )
-from evalkit.systems.mcp_schema import check_arguments
-from evalkit.systems.mcp_session import CALL_TIMEOUT, STOP_TIMEOUT, Session
-from evalkit.systems.mcp_templates import compiled, placeholders, render
+from evalkit.systems.mcp.schema import check_arguments
+from evalkit.systems.mcp.session import CALL_TIMEOUT, STOP_TIMEOUT, Session
+from evalkit.systems.mcp.templates import compiled, placeholders, render
 from evalkit.systems.protocol import IN_FLIGHT, IN_FLIGHT_PROCESSES, SearchRequest
 
 CLEANUP_TIMEOUT = 1.0
@@ -261,7 +261,7 @@ class McpSystem:
 
     def renderer(self, template: Mapping[str, Any]) -> Callable[[Mapping[str, Any]], Any]:
         """`render` of one of the mapping's argument templates with the mapping's null setting,
-        compiled on first use (`evalkit.systems.mcp_templates.compiled`)."""
+        compiled on first use (`evalkit.systems.mcp.templates.compiled`)."""
         found = self._templates.get(id(template))
         if found is None or found[0] is not template:
             found = self._templates[id(template)] = (

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from evalkit.errors import AdapterError
-from evalkit.systems.mcp_mapping import McpMapping
+from evalkit.systems.mcp.mapping import McpMapping
 
 
 def mapped_calls(mapping: McpMapping) -> list[tuple[str, str, set[str], list[tuple[str, str, set[str]]]]]:

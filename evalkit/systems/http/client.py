@@ -1,6 +1,6 @@
 """A memory system reached over evalkit's HTTP contract (`--system http://HOST:PORT[/PREFIX]`).
 
-The contract is served by `evalkit serve` (see `evalkit.systems.http_server` for the endpoints)
+The contract is served by `evalkit serve` (see `evalkit.systems.http.server` for the endpoints)
 and can be implemented by any service. The client uses one httpx connection pool, retries
 connection errors `RETRIES` times (never a request the server answered), sends
 `Authorization: Bearer $EVALKIT_SYSTEM_TOKEN` when that variable is set, and turns every
@@ -63,12 +63,11 @@ from pydantic import BaseModel, ValidationError
 
 from evalkit.errors import AdapterError, AdapterWarning, UsageError
 from evalkit.records import Edge, SearchResponse, Thought
-from evalkit.systems import client_limits, http_operations
+from evalkit.systems import client_limits
 from evalkit.systems.checked import call_system
 from evalkit.systems.client_limits import MAX_REPLY_ENV, TIMEOUT_ENV
-from evalkit.systems.protocol import IN_FLIGHT, SearchRequest
-from evalkit.systems.secrets import check_token, redact_url
-from evalkit.systems.wire import (
+from evalkit.systems.http import operations
+from evalkit.systems.http.wire import (
     NO_SURROGATES,
     SURROGATE_BYTES,
     AddedOut,
@@ -86,6 +85,8 @@ from evalkit.systems.wire import (
     search_in,
     thoughts_in,
 )
+from evalkit.systems.protocol import IN_FLIGHT, SearchRequest
+from evalkit.systems.secrets import check_token, redact_url
 from evalkit.validation import collapsed_path, grouped_problems, unknown_key_hint
 
 TOKEN_ENV = "EVALKIT_SYSTEM_TOKEN"
@@ -702,14 +703,14 @@ class HttpMemory:
             self._system.call("POST", f"{self.flush()}/edges", AddedOut, body)
 
     def delete_thoughts(self, ids: Sequence[str]) -> None:
-        """POST .../thoughts/delete (`evalkit.systems.http_operations`)."""
+        """POST .../thoughts/delete (`evalkit.systems.http.operations`)."""
         with self._request("thoughts/delete"):
-            http_operations.delete_thoughts(self._system, self.flush(), list(ids))
+            operations.delete_thoughts(self._system, self.flush(), list(ids))
 
     def update_thought(self, id: str, *, content: str | None = None, status: str | None = None) -> None:
-        """POST .../thoughts/update (`evalkit.systems.http_operations`)."""
+        """POST .../thoughts/update (`evalkit.systems.http.operations`)."""
         with self._request("thoughts/update"):
-            http_operations.update_thought(self._system, self.flush(), id, content, status)
+            operations.update_thought(self._system, self.flush(), id, content, status)
 
     def search(self, query: str, **options: Any) -> SearchResponse:
         """POST .../search with `query` and the options of `ScenarioMemory.search`."""

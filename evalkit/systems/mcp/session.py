@@ -1,5 +1,5 @@
 """One MCP client session (stdio or streamable HTTP) on a background event loop, callable from
-the runner's thread, with the bounds the `evalkit.systems.mcp_adapter` docstring lists.
+the runner's thread, with the bounds the `evalkit.systems.mcp.adapter` docstring lists.
 
 `Session(label, server)` starts the server (stdio) or connects (url), runs the handshake and lists
 the tools (`tools`: names; `schemas`: each tool's inputSchema; `descriptions`,
@@ -27,8 +27,8 @@ from typing import Any, NamedTuple
 
 from evalkit.errors import AdapterError
 from evalkit.systems import client_limits
-from evalkit.systems.mcp_mapping import ServerSpec
-from evalkit.systems.processes import guarded
+from evalkit.systems.mcp.mapping import ServerSpec
+from evalkit.systems.mcp.processes import guarded
 
 CALL_TIMEOUT = client_limits.MCP_TIMEOUT
 """Seconds one tool call may take by default ($EVALKIT_SYSTEM_TIMEOUT)."""
