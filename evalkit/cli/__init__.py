@@ -51,7 +51,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "export": ("export", "write a report's run and qrels as TREC files"),
     "serve": (
         "serve",
-        "serve the reference store over evalkit's HTTP contract (or MCP over stdio with --mcp)",
+        "serve the reference store over evalkit's HTTP contract (or MCP over stdio with --mcp), or "
+        "an OpenAI-compatible embeddings endpoint (--embeddings)",
     ),
     "sweep": (
         "sweep",
