@@ -494,6 +494,10 @@ def main() -> int:
     from evalkit.systems.mcp.adapter import McpSystem
 
     parts = set(args.parts.split(","))
+    sys.path.insert(0, str(Path(__file__).parent))
+    from bench_scale import compile_tree
+
+    compile_tree(ROOT)  # the workers and servers this script starts compile no source
     with tempfile.TemporaryDirectory(prefix="evalkit-bench-remote-") as tmp, ExitStack() as stack:
         work = Path(tmp)
         if "flight" in parts:

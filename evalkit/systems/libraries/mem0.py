@@ -139,7 +139,16 @@ class Mem0System(LibrarySystem):
     def _connect(self) -> Memory:
         for name in ("mem0", "mem0.memory.main", "mem0.vector_stores.qdrant", "mem0.utils.spacy_models"):
             logging.getLogger(name).setLevel(logging.ERROR)  # "spaCy is not installed" on every search
-        config = {
+        memory = Memory.from_config(self.mem0_config())
+        memory.embedding_model = EmbedderEmbedding(self.embedder)
+        return memory
+
+    def mem0_config(self) -> dict[str, Any]:
+        """mem0's configuration (`Memory.from_config`) as the module docstring says: the OpenAI
+        embedder and LLM pointed at a closed port (`_connect` replaces the embedding model), a
+        local Qdrant in memory, the history database in memory. A fresh dict (and Qdrant client)
+        per call."""
+        return {
             "embedder": {"provider": "openai", "config": {**_UNCALLED, "embedding_dims": self.embedder.dim}},
             "llm": {"provider": "openai", "config": dict(_UNCALLED)},
             "vector_store": {
@@ -152,9 +161,6 @@ class Mem0System(LibrarySystem):
             },
             "history_db_path": ":memory:",
         }
-        memory = Memory.from_config(config)
-        memory.embedding_model = EmbedderEmbedding(self.embedder)
-        return memory
 
     def _create(self, client: Any, name: str, workdir: Path) -> Any:
         return Mem0Run(client, name, self.name)
