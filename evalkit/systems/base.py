@@ -15,6 +15,11 @@ reads its declarations as attributes and calls its methods, and never probes for
 - `confidence_floor`: the similarity under which it calls a vector-only hit low-confidence
   (with the `confidence` capability; the rank chart draws it). Default None.
 - `mutation_testing`: the mutation suite measures this system's search. Default False.
+- `hits_by`: how its hits name the thoughts they found. `"id"` (default): `Hit.id` is an id given
+  to `add_thoughts` (a system that makes ids of its own maps them back itself, e.g. from the
+  metadata it was given). `"content"`: `Hit.content` is the thought's exact content, which the
+  harness maps to the seeded thought (thoughts of equal content are given out in seeding order,
+  each once per response); a hit whose content matches no seeded thought is an error naming it.
 - `needs_workdir`: `open` gets a scratch folder of its own (`OpenContext.workdir`). False for a
   system that keeps nothing on disk: the runner then makes no folder and passes `NO_WORKDIR`, the
   null device, so a wrong declaration fails at its first write. Default True.
@@ -64,7 +69,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from evalkit.records import DEFAULT_HALF_LIFE_DAYS, Edge, SearchResponse, Thought
 from evalkit.systems.capabilities import UNDECLARED_CAPABILITIES
@@ -201,6 +206,7 @@ class MemorySystem:
     own_embedder: str | None = None
     confidence_floor: float | None = None
     mutation_testing: bool = False
+    hits_by: Literal["id", "content"] = "id"
     needs_workdir: bool = True
     in_flight: int = 0
     inline_calls: bool = False
