@@ -93,12 +93,15 @@ def latency_summary(latencies_ms: Sequence[float]) -> Latency | None:
 
 
 def latency_report(by_scenario: dict[str, list[float]]) -> LatencyReport:
-    """Per-scenario and overall latency from each scenario's search call times (scenarios
-    without calls are left out)."""
+    """Per-scenario and overall latency from each scenario's search call times, in call order
+    (scenarios without calls are left out), and the first call of each scenario apart from the
+    others (`LatencyReport.first`, `steady`)."""
     scenarios = {name: latency_summary(times) for name, times in by_scenario.items()}
     return LatencyReport(
         overall=latency_summary([t for times in by_scenario.values() for t in times]),
         scenarios={name: summary for name, summary in scenarios.items() if summary is not None},
+        first=latency_summary([times[0] for times in by_scenario.values() if times]),
+        steady=latency_summary([t for times in by_scenario.values() for t in times[1:]]),
     )
 
 

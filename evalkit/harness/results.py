@@ -154,11 +154,16 @@ class Latency(_Model):
 
 class LatencyReport(_Model):
     """Search latency of a run, over every search call of both passes: overall and per scenario
-    (scenarios that were not applicable made no call and are absent). Kept apart from the passes
-    because wall-clock times differ between otherwise identical runs."""
+    (scenarios that were not applicable made no call and are absent), and apart the first call
+    of each scenario (`first`: a cold start — a cache, a connection, a lazily built index — shows
+    there) and every other call (`steady`). With a scenario cut into shards across workers, only
+    its first shard's first call counts as first. Kept apart from the passes because wall-clock
+    times differ between otherwise identical runs."""
 
     overall: Latency | None
     scenarios: dict[str, Latency]
+    first: Latency | None = None
+    steady: Latency | None = None
 
 
 class Aggregate(_Model):
