@@ -23,6 +23,10 @@ reads its declarations as attributes and calls its methods, and never probes for
 - `needs_workdir`: `open` gets a scratch folder of its own (`OpenContext.workdir`). False for a
   system that keeps nothing on disk: the runner then makes no folder and passes `NO_WORKDIR`, the
   null device, so a wrong declaration fails at its first write. Default True.
+- `indexes_later`: what it is given may not be found at once (a service indexing in the
+  background). After seeding each scenario the runner then searches for the last thought seeded
+  until it is found, at most 30 s (`evalkit.harness.readiness`), and reports how long that took
+  (`latency.searchable`). Default False: searchable as soon as `add_thoughts` returns.
 - `in_flight`: how many scenarios it takes at once by default, on threads of this process (a
   system whose calls wait on another process: an HTTP service, an MCP server); `--workers N`
   overrides it. 0 (default): an in-process system, which `--workers N` runs on processes.
@@ -207,6 +211,7 @@ class MemorySystem:
     confidence_floor: float | None = None
     mutation_testing: bool = False
     hits_by: Literal["id", "content"] = "id"
+    indexes_later: bool = False
     needs_workdir: bool = True
     in_flight: int = 0
     inline_calls: bool = False

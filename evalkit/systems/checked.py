@@ -112,6 +112,11 @@ class CheckedMemory:
         self._by_content: dict[str, list[str]] | None = {} if system.hits_by == "content" else None
         self._content_of: dict[str, str] = {}
 
+    @property
+    def system(self) -> str:
+        """The name of the system this memory is of."""
+        return self._name
+
     def add_thoughts(self, thoughts: Sequence[Thought]) -> None:
         self._call("add_thoughts", self._memory.add_thoughts, (thoughts,))
         self._seeded.update(t.id for t in thoughts)

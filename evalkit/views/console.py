@@ -367,6 +367,11 @@ def render_latency(run: EvalRun) -> list[str]:
             f"  first search of a scenario p50 {report.first.p50_ms:.2f} ms (cold start), "
             f"the others p50 {report.steady.p50_ms:.2f} ms"
         )
+    if report.searchable is not None:
+        lines.append(
+            f"  searchable after seeding: p50 {report.searchable.p50_ms:.2f} ms, p95 "
+            f"{report.searchable.p95_ms:.2f} ms over {report.searchable.calls} memories (it indexes later)"
+        )
     return lines
 
 
