@@ -421,6 +421,8 @@ def test_report_writes_self_contained_html_with_scenario_table_and_charts(
         html
     )
     assert "Baseline: datasets/thresholds.json, recorded " in visible_text(html)  # not the kernel's folder
+    assert str(ROOT) not in html and str(tmp_path) not in html  # no path of this machine
+    assert opening.index("Verdict: PASS") < opening.index("Biggest losses") < opening.index("Contents")
     assert not empty_boxes(html)  # sections that do not apply here ("leaks", ...) leave no box
     assert "No description has been provided" not in html
     assert 'alt="Chart: Ungated vs gated, per scenario; recall; precision; MRR"' in html

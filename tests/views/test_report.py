@@ -143,7 +143,7 @@ def test_the_verdict_block_shows_the_baseline_deltas_margins_and_strength(refere
     text = str(verdict)
     assert "overall recall: " in text and "margin +0.0200" in text and "Reproduce: evalkit run" in text
     html = verdict._repr_html_()
-    assert "Δ base" in html and "suite strength" in html and "-0.0000" not in html
+    assert "equals its baseline (Δ 0)" in html and "suite strength" in html and "-0.0000" not in html
     data, metadata = verdict._repr_mimebundle_()
     assert metadata["text/html"][PAGE_TITLE_KEY] == "PASS · system reference" == verdict.page_title
     assert data["text/plain"] == text
