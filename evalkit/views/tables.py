@@ -92,6 +92,7 @@ __all__ = [
     "detection_table",
     "gate_recommendation",
     "hits_table",
+    "interval_method",
     "interval_table",
     "latency_table",
     "leak_frame",

@@ -231,7 +231,7 @@ def test_the_page_title_is_the_first_title_an_output_offers() -> None:
 
 
 def test_an_unknown_section_names_the_known_ones(reference: EvalRun) -> None:
-    with pytest.raises(KeyError, match="known: verdict, contents"):
+    with pytest.raises(KeyError, match="known: verdict, losses, contents"):
         report.section(reference, "nope")
 
 
