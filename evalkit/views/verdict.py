@@ -297,13 +297,21 @@ def _report_advice(reason: str) -> str:
 
 def shown_reason(run: EvalRun, reason: str) -> str:
     """`reason` with the run's own absolute paths (its thresholds file, its suite folder) shown as
-    `shown_path` shows them: relative to the working directory when below it. A report is shared,
+    `shown_path` shows them — relative to the working directory when below it — and, elsewhere,
+    the built-in baselines as BUILTIN_THRESHOLDS (they sit inside the installed package). A report is shared,
     and the note was written with the paths of the machine that ran it."""
     prov = run.result.provenance
     for path in (prov.config.thresholds, prov.datasets):
         if path is not None and Path(path).is_absolute():
-            reason = reason.replace(str(path), shown_path(path))
+            shown = shown_path(path)
+            if Path(shown).is_absolute() and _builtin_thresholds(Path(path)):
+                shown = BUILTIN_THRESHOLDS
+            reason = reason.replace(str(path), shown)
     return reason
+
+
+BUILTIN_THRESHOLDS = "the built-in suite's thresholds.json"
+"""How a report names the built-in baselines, wherever evalkit is installed."""
 
 
 def run_verdict(run: EvalRun) -> Verdict:

@@ -5,6 +5,7 @@ details, then the contents; and the cells the issue called confusing, each sayin
 from __future__ import annotations
 
 import json
+from html import unescape
 from pathlib import Path
 
 import pytest
@@ -110,7 +111,7 @@ def test_a_run_without_a_gated_pass_says_so_in_one_line_per_gate_section() -> No
 
 
 def test_another_systems_verdict_is_short_relative_and_advises_the_reports_own_flag(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     monkeypatch.chdir(DATASETS.parent)
     run = run_eval(datasets=DATASETS, system=limited_system(), thresholds=DATASETS / "thresholds.json")
@@ -123,6 +124,10 @@ def test_another_systems_verdict_is_short_relative_and_advises_the_reports_own_f
     )
     assert "`evalkit report -p thresholds PATH`" in html
     assert str(DATASETS) not in html and str(DATASETS) not in tables.run_summary(run).to_html()
+    monkeypatch.chdir(tmp_path)  # elsewhere: the built-in baselines by name, not by path
+    html = unescape(run_verdict(run)._repr_html_())
+    assert "at top_k 5 in the built-in suite's thresholds.json was recorded" in html
+    assert str(DATASETS) not in html
 
 
 def test_a_suite_no_scenario_of_which_applies_still_renders(tmp_path: Path) -> None:
