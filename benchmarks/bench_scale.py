@@ -18,17 +18,18 @@ each size, in one sitting and in this order, three commands run as subprocesses 
 - `workers`: this working tree with `--workers N` (process executor).
 
 Each command is `evalkit run --datasets DIR --thresholds <missing file> --out FILE` (both passes,
-no baseline check); the flags exist in both versions. Every command runs `--repeats` times
-(default 3) and the fastest run counts. A version's *fixed cost* is its run of a one-scenario
-suite (the first scenario file and the distractors: interpreter start, imports, loading, report
-writing), measured just before; the *per-scenario cost* at N scenarios is (run time − fixed cost)
-/ (N − 1). At 15 scenarios it is a difference of two close numbers (the scenarios take a small
-part of the run), so expect it to be the noisiest figure. Wall-clock seconds and CPU seconds (user
-+ sys of the command and its worker processes) are both printed: on a shared machine, CPU time is
-the steadier figure. The largest size's speedups over the baseline (wall), serial and with
-workers, are printed beside the target (`SERIAL_TARGET`). The serial and `--workers` reports of
-this tree are compared, apart from `generated_at`, `provenance` and `latency`, and the script says
-whether they are identical (the baseline's numbers differ on purpose: the fidelity fixes since).
+no baseline check); the flags exist in both versions. Every command runs `--repeats` times (default
+3) and the fastest run counts, each tree compiled first (`compile_tree`). A version's *fixed cost*
+is its run of a one-scenario suite (the first scenario file and the distractors: interpreter start,
+imports, loading, report writing), measured just before; the *per-scenario cost* at N scenarios is
+(run time − fixed cost) / (N − 1). At 15 scenarios it is a difference of two close numbers (the
+scenarios take a small part of the run), so expect it to be the noisiest figure. Wall-clock seconds
+and CPU seconds (user + sys of the command and its worker processes) are both printed: on a shared
+machine, CPU time is the steadier figure. The largest size's speedups over the baseline (wall),
+serial and with workers, are printed beside the target (`SERIAL_TARGET`). The serial and
+`--workers` reports of this tree are compared, apart from `generated_at`, `provenance` and
+`latency`, and the script says whether they are identical (the baseline's numbers differ on
+purpose: the fidelity fixes since).
 
 Then, for each size, the YAML files of the replicated suite are parsed in this process (file
 texts already in memory) by each strict YAML loader of this tree
@@ -117,6 +118,17 @@ def extract(commit: str, out: Path) -> tuple[Path, Path]:
     return out, suite
 
 
+def compile_tree(tree: Path) -> None:
+    """Write the bytecode of `tree`'s evalkit package, as installing a package does, so that no
+    measured run compiles sources: with PYTHONDONTWRITEBYTECODE set, in a fresh clone or in an
+    extracted commit, every run would otherwise compile every module it imports."""
+    subprocess.run(
+        [sys.executable, "-m", "compileall", "-q", str(tree / "evalkit")],
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
+
+
 def timed(source: Path, args: list[str], cwd: Path) -> Timing:
     """Run `python -m evalkit ARGS` with `source` first on PYTHONPATH; exit 0 or 1 is a finished run."""
     env = {**os.environ, "PYTHONPATH": str(source)}
@@ -191,6 +203,8 @@ def main() -> None:
         old, suite = extract(args.baseline, work / "baseline")
         per_copy = len(list((suite / "scenarios").glob("*.yaml")))
         versions = {"baseline": old, "this": ROOT, "workers": ROOT}
+        for tree in (old, ROOT):
+            compile_tree(tree)
         single = one_scenario(suite, work / "suite-1")
         rows = []
         parse_rows: list[tuple[int, dict[str, Timing]]] = []

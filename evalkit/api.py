@@ -30,6 +30,7 @@ from evalkit.harness.baselines import record_gated_baseline
 from evalkit.harness.config import DEFAULT_DATASETS, RunConfig
 from evalkit.harness.evaluate import evaluate
 from evalkit.harness.executors import Executor, make_executor
+from evalkit.harness.project import find_project_file
 from evalkit.harness.provenance import Provenance
 from evalkit.harness.regressions import assert_no_regressions
 from evalkit.harness.repeats import MAX_REPEAT
@@ -323,9 +324,8 @@ def run_benchmark(
 def _release(system: MemorySystem, *, built: bool) -> None:
     """Close a system this module built from a spec (an HTTP client, an MCP session) once its run
     is over; a system object the caller passed stays theirs to close."""
-    close = getattr(system, "close", None)
-    if built and callable(close):
-        close()
+    if built:
+        system.close()
 
 
 def run_beir(
@@ -418,12 +418,41 @@ def export_trec(report: str | Path | EvalRun, outdir: str | Path) -> tuple[Path,
 
 def notebook_path(path: str | Path) -> Path:
     """A notebook's path parameter as an absolute path: absolute paths as given, relative ones
-    against the kernel's working directory. `evalkit report` makes every path absolute (against
-    the directory the command was typed in) before the kernel starts; under plain papermill the
-    working directory is where papermill was started (or its `--cwd`), under Jupyter the
-    notebook's folder. The notebooks' defaults need no folder: None for the built-in suite and
-    its baselines, `reports/...` for what a run writes."""
-    return Path(path).resolve()
+    against `notebook_base()` — the project root when the kernel runs inside a project, else the
+    kernel's working directory — so a project's notebooks find its suite whether papermill or
+    Jupyter starts the kernel in the project root or in `notebooks/`. `evalkit report` makes
+    every path absolute (against the directory the command was typed in) before the kernel
+    starts. The packaged notebooks' defaults need no folder: None for the built-in suite and its
+    baselines, `reports/...` for what a run writes."""
+    given = Path(path)
+    return given if given.is_absolute() else (notebook_base()[0] / given).resolve()
+
+
+def notebook_base() -> tuple[Path, str]:
+    """What a notebook's relative paths are relative to, and how to say so: the project root —
+    the first folder, from the kernel's working directory upwards, holding evalkit.toml or a
+    pyproject.toml with [tool.evalkit] (`find_project_file`, as `evalkit run` finds its project)
+    — else the working directory itself."""
+    found = find_project_file()
+    if found is not None:
+        return found[0].parent.resolve(), f"the project root (the folder of {found[0].name})"
+    return Path.cwd().resolve(), (
+        "the kernel's working directory (no evalkit.toml or [tool.evalkit] in it or above it)"
+    )
+
+
+def _suite_folder(given: str | Path) -> Path:
+    """A notebook's `datasets` parameter as a folder (`notebook_path`); UsageError when a relative
+    one resolves to a folder without `scenarios/`, saying what it was resolved against."""
+    folder = notebook_path(given)
+    if Path(given).is_absolute() or (folder / "scenarios").is_dir():
+        return folder
+    base, described = notebook_base()
+    raise UsageError(
+        f"datasets {str(given)!r}: {folder} holds no scenarios/ folder. A notebook's relative paths are "
+        f"relative to {described}, {base}, wherever the kernel starts; set datasets relative to it "
+        '("." when the suite is the project folder) or give an absolute path'
+    )
 
 
 def perturbation_curve(
@@ -509,9 +538,10 @@ def run_and_load(out: str | Path, *, report_json: str | Path | None = None, **re
     if report_json is not None:
         return load_run(notebook_path(report_json))
     fields = {name: value for name, value in request.items() if value is not None}
-    for name in ("datasets", "thresholds"):
-        if isinstance(fields.get(name), str | Path) and str(fields[name]).lower() != NONE:
-            fields[name] = notebook_path(fields[name])
+    if isinstance(fields.get("datasets"), str | Path):
+        fields["datasets"] = _suite_folder(fields["datasets"])
+    if isinstance(fields.get("thresholds"), str | Path) and str(fields["thresholds"]).lower() != NONE:
+        fields["thresholds"] = notebook_path(fields["thresholds"])
     if fields.get("system", DEFAULT_SYSTEM) != DEFAULT_SYSTEM:
         fields.pop("mutants", None)
     chosen = RunRequest.checked({**fields, "out": notebook_path(out)}, "notebook")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib
 import sys
+import types
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -30,3 +31,20 @@ def lazy_names(package: str, homes: Mapping[str, Sequence[str]]) -> Callable[[st
         return value
 
     return __getattr__
+
+
+class _LazyModule(types.ModuleType):
+    """A stand-in for a module, imported on the first attribute read (`lazy_module`)."""
+
+    def __getattr__(self, name: str) -> Any:
+        module = importlib.import_module(self.__name__)
+        self.__dict__.update(module.__dict__)  # later reads are plain attribute hits
+        return getattr(module, name)
+
+
+def lazy_module(name: str) -> Any:
+    """The module `name`, imported when one of its attributes is first read, not now: a module
+    that needs pandas in some functions only writes `pd = lazy_module("pandas")` (beside the
+    real import under `if TYPE_CHECKING:`), so importing it loads no pandas, and a command that
+    calls none of those functions (`evalkit run`'s console summary) never does."""
+    return _LazyModule(name)

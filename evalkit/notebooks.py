@@ -14,7 +14,8 @@ Contract of `run_notebook`:
   papermill run.
 - Path parameters (their help comment starts with "path") given as relative paths are resolved
   against the caller's working directory; the notebook itself runs with its own folder as the
-  working directory, so its defaults (`"../datasets"`) are relative to the notebook.
+  working directory, and resolves its relative defaults against the project root found from
+  there, else that folder (`evalkit.api.notebook_path`).
 - The kernel is `python3`; jupyter_client starts it with this interpreter (`sys.executable`).
   Its connection file and its temporary files (the stores of the run it executes) live in this
   call's work folder, removed when the call ends, also on Ctrl-C or SIGTERM (even a second one

@@ -23,7 +23,6 @@ writes there).
 from __future__ import annotations
 
 import sys
-from importlib import metadata, resources
 from pathlib import Path
 
 DISTRIBUTION = "evalkit-memory"
@@ -33,15 +32,20 @@ The import package and the command are `evalkit`."""
 
 def evalkit_version() -> str:
     """The installed evalkit version, that of the `evalkit-memory` distribution ("unknown" when run
-    from a source tree without install)."""
+    from a source tree without install). importlib.metadata is imported here, by the one caller
+    that needs it: every command pays for this module, only `--version` and a report for this."""
+    from importlib import metadata
+
     try:
         return metadata.version(DISTRIBUTION)
     except metadata.PackageNotFoundError:
         return "unknown"
 
 
-PACKAGE = Path(str(resources.files("evalkit")))
-"""The `evalkit` package folder: `evalkit/` in a checkout, `site-packages/evalkit/` installed."""
+PACKAGE = Path(__file__).parent
+"""The `evalkit` package folder: `evalkit/` in a checkout, `site-packages/evalkit/` installed (what
+`importlib.resources.files("evalkit")` answers for a package installed as files, without loading
+importlib.resources at every start)."""
 
 DATA = PACKAGE / "data"
 """The package data folder: the templates, and in an installed wheel the datasets and notebooks."""

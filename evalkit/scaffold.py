@@ -5,8 +5,10 @@ they make: `evalkit.toml` (the settings: the suite is the project folder itself)
 (the suite's own categories), `scenarios/example.yaml` (a short annotated scenario),
 `thresholds.json` (no baseline yet), `github/workflows/evalkit.yml` (written as
 `.github/workflows/evalkit.yml`: package data avoids dot-folders) and `EVALKIT.md` (a README
-snippet); the report notebooks go into `notebooks/` (see `copy_notebooks`), their defaults
-pointing at the project. `@evalkit_pin@` in a template becomes `==<version>` of the evalkit that writes it, so
+snippet); the report notebooks go into `notebooks/` (see `copy_notebooks`), their suite the
+project folder. A notebook's relative paths are relative to the project root wherever its kernel
+starts (`evalkit.api.notebook_path`), so papermill runs them from the project root or from
+`notebooks/` alike. `@evalkit_pin@` in a template becomes `==<version>` of the evalkit that writes it, so
 the workflow installs that version (nothing when the version is unknown: a source tree).
 
 `copy_notebooks` (also `evalkit notebooks DIR`) copies the packaged report notebooks into a
@@ -52,10 +54,11 @@ def template_files() -> dict[Path, Path]:
 NOTEBOOK_FOLDER = Path("notebooks")
 """Where `evalkit init` puts the report notebooks inside a project."""
 
-PROJECT_DEFAULTS: dict[str, object] = {"datasets": "..", "scenario": "deploy-facts"}
+PROJECT_DEFAULTS: dict[str, object] = {"datasets": ".", "scenario": "deploy-facts"}
 """Parameter defaults of the notebooks `evalkit init` writes (into `<project>/notebooks/`): the
-suite is the project folder, the drill-down opens the example scenario. Besides these, a relative
-default path under `reports/` becomes `../reports/...`, the project's reports folder."""
+suite is the project folder (".", relative to the project root like every relative notebook path,
+`evalkit.api.notebook_path`), the drill-down opens the example scenario; the packaged `reports/...`
+defaults already name the project's reports folder."""
 
 
 def init_project(directory: str | Path, version: str | None, force: bool = False) -> list[Path]:
@@ -75,18 +78,18 @@ def init_project(directory: str | Path, version: str | None, force: bool = False
 
 def copy_notebooks(directory: str | Path, force: bool = False, *, for_project: bool = False) -> list[Path]:
     """Copy the report notebooks into `directory` (created if missing) and return the written
-    paths. As packaged (byte for byte), their relative paths (`reports/...`) are relative to
-    `directory`, the kernel's working folder in JupyterLab; `for_project` sets the defaults of a
-    project's `notebooks/` folder (`PROJECT_DEFAULTS`, `../reports/...`). The same overwrite
-    contract as `init_project`."""
+    paths. As packaged (byte for byte), their relative paths (`reports/...`) are relative to the
+    project root when `directory` lies in a project, else to the kernel's working folder
+    (`directory` in JupyterLab; `evalkit.api.notebook_path`); `for_project` sets the defaults of a
+    project's `notebooks/` folder (`PROJECT_DEFAULTS`). The same overwrite contract as
+    `init_project`."""
     root = _folder(directory, "give a folder for the notebooks (new or existing)")
     return _write(_notebooks(root, for_project=for_project), force, "evalkit notebooks")
 
 
 def with_defaults(text: str, source: Path, defaults: dict[str, object]) -> str:
     """The notebook JSON `text` (of the notebook `source`, for messages) with its parameters cell's
-    defaults replaced: a parameter named in `defaults` gets that value, a path parameter whose
-    default is a relative path under `reports/` gets `../reports/...`; other lines and cells are
+    defaults replaced: a parameter named in `defaults` gets that value; other lines and cells are
     left as they are. Values are written as Python literals, keeping each line's annotation and
     help comment."""
     notebook = nbformat.reads(text, as_version=4)
@@ -97,16 +100,9 @@ def with_defaults(text: str, source: Path, defaults: dict[str, object]) -> str:
         if not isinstance(node, ast.AnnAssign) or not isinstance(node.target, ast.Name) or node.value is None:
             continue  # parse_parameters_cell accepted only annotated assignments
         parameter = declared[node.target.id]
-        if parameter.name in defaults:
-            value = defaults[parameter.name]
-        elif (
-            parameter.is_path
-            and isinstance(parameter.default, str)
-            and parameter.default.startswith("reports/")
-        ):
-            value = f"../{parameter.default}"
-        else:
+        if parameter.name not in defaults:
             continue
+        value = defaults[parameter.name]
         line = lines[node.lineno - 1].encode("utf-8")  # ast offsets count UTF-8 bytes
         start, end = node.value.col_offset, node.value.end_col_offset
         literal = (

@@ -494,6 +494,42 @@ def test_report_at_a_top_k_without_a_baseline_says_the_baseline_check_is_off_in_
     assert "No gating regressions." not in html
 
 
+@pytest.mark.usefixtures("at_root")
+def test_report_appends_its_run_to_the_history_so_the_second_report_shows_a_trend(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from evalkit import load_history
+
+    argv = [
+        "report",
+        "--out-dir",
+        str(tmp_path),
+        "--no-progress",
+        "-p",
+        "mutants",
+        "none",
+        "-p",
+        "perturb",
+        "None",
+    ]
+    history = tmp_path / "history.sqlite3"  # next to the saved run, as evalkit run's is next to its report
+    assert main(argv) == 0
+    assert f"history: appended to {history}" in capsys.readouterr().out
+    first = visible_text((tmp_path / "eval_report.html").read_text(encoding="utf-8"))
+    assert "Not shown: no run history at" in first
+    assert main(argv) == 0
+    assert f"history: appended to {history}" in capsys.readouterr().out
+    second = (tmp_path / "eval_report.html").read_text(encoding="utf-8")
+    assert "Not shown: no run history" not in visible_text(second)
+    assert 'alt="Chart: Trend over 1 run (overall' in second
+    assert load_history(history)["run_id"].nunique() == 2
+    saved = ["-p", "report_json", str(tmp_path / "eval_report.json")]
+    assert main([*argv, *saved]) == 0  # a saved report shown again is not a new run
+    assert main([*argv, "-p", "history", "none"]) == 0
+    assert "history: appended" not in capsys.readouterr().out
+    assert load_history(history)["run_id"].nunique() == 2
+
+
 def _unreachable_thresholds(path: Path, top_k: int = 5) -> Path:
     ones = {"recall": 1.0, "precision": 1.0, "mrr": 1.0, "hit_rate": 1.0}
     entry = {
@@ -569,6 +605,19 @@ def test_notebook_paths_are_relative_to_the_kernels_working_directory(
     assert notebook_path(tmp_path / "x.json") == tmp_path / "x.json"  # absolute: as given
     monkeypatch.chdir(tmp_path)
     assert notebook_path("data/x.json") == tmp_path / "data" / "x.json"
+
+
+def test_inside_a_project_notebook_paths_are_relative_to_its_root(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from evalkit import notebook_path
+
+    (tmp_path / "evalkit.toml").write_text('datasets = "."\n', encoding="utf-8")
+    (tmp_path / "notebooks").mkdir()
+    monkeypatch.chdir(tmp_path / "notebooks")  # where Jupyter starts a kernel
+    assert notebook_path("reports/x.json") == tmp_path / "reports" / "x.json"
+    monkeypatch.chdir(tmp_path)  # where papermill is usually typed
+    assert notebook_path("reports/x.json") == tmp_path / "reports" / "x.json"
 
 
 def test_plain_papermill_from_an_unrelated_folder_runs_the_builtin_suite(

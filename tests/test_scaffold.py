@@ -127,14 +127,51 @@ def test_the_projects_notebooks_run_its_own_suite_and_write_its_reports(tmp_path
 
     init_project(tmp_path, None)
     report = read_parameters(tmp_path / "notebooks" / "eval_report.ipynb")
-    assert (report["datasets"].default, report["thresholds"].default) == ("..", None)
-    assert report["out"].default == "../reports/eval_report.json"
-    assert report["history"].default == "../reports/history.sqlite3"
+    assert (report["datasets"].default, report["thresholds"].default) == (".", None)
+    assert report["out"].default == "reports/eval_report.json"  # relative to the project root
+    assert report["history"].default == "reports/history.sqlite3"
     drilldown = tmp_path / "notebooks" / "scenario_drilldown.ipynb"
     assert read_parameters(drilldown)["scenario"].default == "deploy-facts"
     run_notebook(drilldown, {}, tmp_path / "out", progress=False)  # as JupyterLab would, in notebooks/
     saved = json.loads((tmp_path / "reports" / "scenario_drilldown.json").read_text())
     assert [s["name"] for s in saved["scenarios"]] == ["deploy-facts"]
+
+
+@pytest.mark.parametrize("where", [".", "notebooks"])
+def test_papermill_runs_the_projects_report_from_its_root_and_from_notebooks(
+    tmp_path, monkeypatch, where
+) -> None:
+    """The issue: `datasets = ".."` was resolved from the kernel's working directory, so papermill
+    from the project root looked for the suite above the project."""
+    import papermill
+
+    project = tmp_path / "proj"
+    init_project(project, None)
+    monkeypatch.chdir(project / where)
+    papermill.execute_notebook(
+        str(project / "notebooks" / "eval_report.ipynb"),
+        str(tmp_path / "out.ipynb"),
+        parameters={"mutants": None, "perturb": None},
+        progress_bar=False,
+    )
+    saved = json.loads((project / "reports" / "eval_report.json").read_text())
+    assert [s["name"] for s in saved["scenarios"]] == ["deploy-facts"]
+    assert not (project / "notebooks" / "reports").exists()
+
+
+def test_a_relative_suite_that_is_not_one_names_what_it_was_resolved_against(tmp_path, monkeypatch) -> None:
+    from evalkit import run_and_load
+
+    init_project(tmp_path / "proj", None)
+    monkeypatch.chdir(tmp_path / "proj" / "notebooks")
+    with pytest.raises(UsageError) as caught:
+        run_and_load("reports/x.json", datasets="..", mutants=None)
+    message = str(caught.value)
+    assert f"datasets '..': {tmp_path} holds no scenarios/ folder" in message
+    assert f"relative to the project root (the folder of evalkit.toml), {tmp_path / 'proj'}" in message
+    monkeypatch.chdir(tmp_path)  # outside the project: the working directory
+    with pytest.raises(UsageError, match="relative to the kernel's working directory"):
+        run_and_load("reports/x.json", datasets="nowhere", mutants=None)
 
 
 def test_the_init_example_catches_the_mutation_it_illustrates(tmp_path, monkeypatch, capsys) -> None:

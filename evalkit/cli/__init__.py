@@ -92,7 +92,7 @@ def build_parser(registered: Collection[str] = tuple(COMMANDS)) -> argparse.Argu
         allow_abbrev=False,
         description="Measure how well an agent's long-term memory retrieves what it should.",
     )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {evalkit_version()}")
+    parser.add_argument("--version", action=_Version, nargs=0, help="show program's version number and exit")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, (module, summary) in COMMANDS.items():
         if name in registered:
@@ -101,6 +101,15 @@ def build_parser(registered: Collection[str] = tuple(COMMANDS)) -> argparse.Argu
         else:
             commands.add_parser(name, help=summary, add_help=False, allow_abbrev=False)
     return parser
+
+
+class _Version(argparse.Action):
+    """`--version`: argparse's version action with the version read when the flag is given, not
+    each time a parser is built (reading it loads importlib.metadata, which no other command needs)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
+        print(f"{parser.prog} {evalkit_version()}")
+        parser.exit()
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:

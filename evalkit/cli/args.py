@@ -1,20 +1,24 @@
-"""Argument types shared by the subcommands: values are checked at parse time (exit 2)."""
+"""Argument types shared by the subcommands: values are checked at parse time (exit 2).
+
+The run request, the executors and the packs are imported by the helpers that use them, so a
+command that only reads the project settings (`lint`, `config`) does not load them.
+"""
 
 from __future__ import annotations
 
 import argparse
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evalkit.errors import UsageError
 from evalkit.harness.config import DEFAULT_TOP_K
-from evalkit.harness.executors import Executor, make_executor
 from evalkit.harness.project import NO_BASELINES, Project, resolve_project
-from evalkit.harness.request import RunRequest, options
 from evalkit.packaged import BUILTIN_DATASETS, BUILTIN_SUITE, THRESHOLDS_NAME
 from evalkit.records import MAX_TOP_K
-from evalkit.suites.packs import LIST, pack_directory, pack_names, pack_summary, parse_packs, write_combined
+
+if TYPE_CHECKING:
+    from evalkit.harness.executors import Executor
 
 
 def int_in(low: int, high: int) -> Callable[[str], int]:
@@ -47,6 +51,8 @@ def add_request_flags(parser: argparse.ArgumentParser, names: Sequence[str]) -> 
     metavar; a yes/no field gets `--flag/--no-flag`, a repeatable one is given once per value).
     An unused flag is None in the parsed args (`request_values` reads what was given); values
     are checked when the request is built (`RunRequest.checked`, exit 2)."""
+    from evalkit.harness.request import RunRequest, options
+
     declared = options()
     for name in names:
         option = declared[name]
@@ -67,6 +73,8 @@ def add_request_flags(parser: argparse.ArgumentParser, names: Sequence[str]) -> 
 
 def request_values(args: argparse.Namespace) -> dict[str, Any]:
     """The RunRequest fields given on the command line (flags of `add_request_flags`)."""
+    from evalkit.harness.request import RunRequest
+
     fields = RunRequest.model_fields
     return {name: value for name in fields if (value := getattr(args, name, None)) is not None}
 
@@ -80,6 +88,8 @@ def embedder_options(args: argparse.Namespace) -> dict[str, Any]:
     """The RunConfig fields `mode`, `model`, `embedding_cache` and `use_cache` from
     `add_embedder_args` flags (checked as a RunRequest: UsageError for --cache without a real
     embedder)."""
+    from evalkit.harness.request import RunRequest
+
     request = RunRequest.checked(
         {k: v for k, v in request_values(args).items() if k in ("embedder", "cache")}, "cli"
     )
@@ -117,6 +127,8 @@ def use_pack(args: argparse.Namespace) -> bool:
     """Resolve `--pack` in `args`: False when it lists the packs (printed here; the command then
     exits 0), else True with `args.datasets` set to the packs' suite directory (unchanged without
     --pack). UsageError with --datasets too, or for an unknown pack."""
+    from evalkit.suites.packs import LIST, pack_directory, parse_packs
+
     text = getattr(args, "pack", None)
     if text is None:
         return True
@@ -132,6 +144,8 @@ def use_pack(args: argparse.Namespace) -> bool:
 
 def print_packs() -> None:
     """`--pack list`: each pack's name and what it tests, one a line."""
+    from evalkit.suites.packs import pack_names, pack_summary
+
     for name in pack_names():
         print(f"{name}: {pack_summary(name)}")
 
@@ -149,6 +163,8 @@ def datasets_path(text: str) -> Path:
 def write_pack(args: argparse.Namespace) -> None:
     """Write the combined suite of several `--pack`s (`write_combined`), once every check of the
     command has passed: a refused command leaves no pack folder behind."""
+    from evalkit.suites.packs import LIST, parse_packs, write_combined
+
     text = getattr(args, "pack", None)
     if text is not None and text != LIST and len(names := parse_packs(text)) > 1:
         write_combined(names, Path(args.datasets))
@@ -166,6 +182,9 @@ def add_execution_args(parser: argparse.ArgumentParser) -> None:
 
 def executor_from(args: argparse.Namespace) -> Executor:
     """The executor `add_execution_args` flags name."""
+    from evalkit.harness.executors import make_executor
+    from evalkit.harness.request import RunRequest
+
     request = RunRequest.checked(
         {k: v for k, v in request_values(args).items() if k in ("executor", "workers")}, "cli"
     )

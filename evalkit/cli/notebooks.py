@@ -14,7 +14,8 @@ def register(notebooks: argparse.ArgumentParser) -> None:
     """Add `evalkit notebooks`."""
     notebooks.description = (
         "Copy the report notebooks (eval_report, scenario_drilldown, compare_runs, traces) "
-        "into DIR, as packaged: their defaults run the built-in suite and write under DIR/reports/. "
+        "into DIR, as packaged: their defaults run the built-in suite and write under reports/ of the "
+        "project DIR lies in (the folder of evalkit.toml), else of DIR. "
         "Open them with `jupyter lab DIR` (pip install 'evalkit-memory[lab]'). `evalkit init` also "
         "puts them into a project's notebooks/ folder, set to that project's suite. An existing file "
         "is never overwritten without --force (exit 2 naming it)."

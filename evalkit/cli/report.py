@@ -18,9 +18,10 @@ from evalkit.cli.args import add_system_arg, project_settings
 from evalkit.cli.exit_codes import EXIT_OK, EXIT_REGRESSIONS
 from evalkit.cli.lint import warn_on_load
 from evalkit.errors import UsageError, listed
+from evalkit.files import shown_path
 from evalkit.harness.history import HISTORY_FILE
 from evalkit.harness.project import Project
-from evalkit.harness.request import OFF, RequestError, RunRequest
+from evalkit.harness.request import NONE, OFF, RequestError, RunRequest
 from evalkit.notebooks import (
     DEFAULT_OUT_DIR,
     NOTEBOOKS_DIR,
@@ -84,16 +85,60 @@ def report_command(args: argparse.Namespace) -> int:
     out_dir = args.out_dir or project.reports
     values = {**_defaults(declared, notebook, project, out_dir), **given}
     _check_inputs(declared, values, given, problems)
+    saved = _saved_run(values)
+    before = _stamp(saved)
     try:
         outputs = run_notebook(notebook, values, out_dir, progress=args.progress)
     except NotebookRegressionError as exc:
         _warn_on_suite(values, project)
         print(f"evalkit: {notebook.name}: the threshold check failed\n{exc.evalue}", file=sys.stderr)
         print(f"report: {exc.outputs.html} (executed notebook: {exc.outputs.notebook})", file=sys.stderr)
+        _append_history(values, saved, before)
         return EXIT_REGRESSIONS
     _warn_on_suite(values, project)
     print(f"report: {outputs.html} (executed notebook: {outputs.notebook})")
+    _append_history(values, saved, before)
     return EXIT_OK
+
+
+def _saved_run(values: Mapping[str, object]) -> Path | None:
+    """Where the notebook saves the run it makes (`out`), None when it makes none: it declares
+    no `out` or `history`, or it shows saved reports (each of its SAVED_REPORTS set)."""
+    if "out" not in values or "history" not in values:
+        return None
+    shown = [name for name in SAVED_REPORTS if name in values]
+    if shown and all(values[name] is not None for name in shown):
+        return None
+    return Path(str(values["out"])).resolve()
+
+
+def _stamp(path: Path | None) -> int | None:
+    """The modification time of `path` in ns (None: no such file), to tell a run this call saved
+    from a report an earlier one left."""
+    return path.stat().st_mtime_ns if path is not None and path.is_file() else None
+
+
+def _append_history(values: Mapping[str, object], saved: Path | None, before: int | None) -> None:
+    """Append the run the notebook saved at `saved` during this call to the notebook's `history`
+    (`<out-dir>/history.sqlite3` unless `-p history` names another file; `none`: not at all), as
+    `evalkit run` does, and say where; nothing when no run was saved (a saved report was shown,
+    or a cell failed before the run was written). The trend section of the next report shows it.
+    A history that cannot be written is a warning: the report stands."""
+    from evalkit.errors import EvalkitError
+    from evalkit.harness.history import HistoryError, append_run
+    from evalkit.harness.report_file import load_report
+
+    history = str(values.get("history"))
+    if saved is None or history.lower() == NONE or _stamp(saved) in (None, before):
+        return
+    try:
+        append_run(Path(history), load_report(saved))
+    except HistoryError as exc:
+        print(f"evalkit: warning: {exc}", file=sys.stderr)
+    except (EvalkitError, OSError) as exc:
+        print(f"evalkit: warning: the run was not appended to the history {history}: {exc}", file=sys.stderr)
+    else:
+        print(f"history: appended to {shown_path(Path(history).resolve())}")
 
 
 SAVED_REPORTS = ("report_json", "report_a", "report_b")
@@ -168,13 +213,15 @@ def _defaults(
     gated_pass from gated and min_relevance; --system over the file; an `mcp:` mapping made
     absolute), and `out` = `<out-dir>/<notebook>.json`, so a fresh run is saved beside the HTML — never
     next to the notebook, which may sit read-only inside the installed package — and `history`
-    = the project's reports folder's history file (where `evalkit run` appends)."""
+    = `<out-dir>/history.sqlite3`, next to that run as `evalkit run`'s is next to its report (the
+    project's reports folder by default, where `evalkit run` appends too; this command appends
+    after the notebook ran: `_append_history`)."""
     settings = project.values()
     values = {name: settings[name] for name in ("datasets", "thresholds", "system", "top_k")}
     values["system"] = _from_here(str(values["system"]))
     values["gated_pass"] = OFF if not settings["gated"] else settings["min_relevance"]
     values["out"] = out_dir / f"{notebook.stem}.json"
-    values["history"] = project.reports / HISTORY_FILE
+    values["history"] = out_dir / HISTORY_FILE
     return {name: value for name, value in values.items() if name in declared}
 
 

@@ -27,13 +27,15 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, StrictBool, StrictInt, ValidationError, field_validator
 
 from evalkit.errors import UsageError, one_or_listed
 from evalkit.harness.config import DEFAULT_DATASETS, RunConfig
-from evalkit.harness.request import OFF, RunRequest
+
+if TYPE_CHECKING:
+    from evalkit.harness.request import RunRequest
 from evalkit.packaged import THRESHOLDS_NAME
 from evalkit.records import MAX_TOP_K
 from evalkit.validation import FrozenModel, field_problems
@@ -159,7 +161,10 @@ def resolve_request(given: Mapping[str, Any], start: str | Path | None = None) -
     command line) over the project file found from `start` over the defaults, and the resolved
     project (its `reports` folder, where each setting came from). A pack given on the command
     line replaces the project's suite. UsageError for a bad project file or a bad request,
-    naming the flag."""
+    naming the flag. (The request's module is imported here: reading the settings alone, as
+    `evalkit lint` and `evalkit config` do, does not load it.)"""
+    from evalkit.harness.request import OFF, RunRequest
+
     typed = RunRequest.checked(given, "cli")  # every value checked, named by its flag
     given = {name: getattr(typed, name) for name in given}
     gate = typed.gated_pass

@@ -329,7 +329,13 @@ def trend_chart(history: pd.DataFrame) -> ReportFigure:
     fig = ReportFigure(figsize=(13, 7.5), layout="constrained")
     if overall.empty:
         ax = fig.subplots()
-        ax.text(0.5, 0.5, "no run history yet: `evalkit run` appends each run", ha="center", va="center")
+        ax.text(
+            0.5,
+            0.5,
+            "no run history yet: `evalkit run` and `evalkit report` append each run",
+            ha="center",
+            va="center",
+        )
         ax.set_axis_off()
         return fig
     runs = overall.drop_duplicates("run_id")

@@ -19,8 +19,7 @@ the point) and shown in `identity`.
 from __future__ import annotations
 
 from dataclasses import dataclass
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from evalkit.errors import UsageError
 from evalkit.harness.uncertainty import (
@@ -29,8 +28,14 @@ from evalkit.harness.uncertainty import (
     mcnemar_exact_pvalue,
     paired_permutation_pvalue,
 )
+from evalkit.lazy import lazy_module
 from evalkit.metrics import HARNESS, HARNESS_METRICS
 from evalkit.views.frames import EvalRun
+
+if TYPE_CHECKING:
+    import pandas as pd
+else:
+    pd = lazy_module("pandas")  # read by the frames, not by building an EvalRun
 
 COMPARISON_METRIC_COLUMNS: tuple[str, ...] = (
     "metric", "queries", "mean_a", "mean_b", "delta", "p_value", "test",

@@ -13,12 +13,12 @@ first appear in the suite.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-import pandas as pd
-
 from evalkit.harness.results import DetectionPower, PassResult, PerturbationCurve
+from evalkit.lazy import lazy_module
 from evalkit.metrics import HARNESS, HARNESS_METRICS
 from evalkit.metrics.registry import BEHAVIOUR, BEHAVIOUR_METRICS
 from evalkit.views.compare import RunComparison, changed_queries
@@ -29,10 +29,15 @@ from evalkit.views.frames import (
     benchmark_metric_frame,
     gate_drops,
 )
+from evalkit.views.intervals import power_rows
 from evalkit.wording import counted
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from evalkit.views.compare_many import MultiComparison  # scipy: loaded by `evalkit compare` only
+else:
+    pd = lazy_module("pandas")  # not for `render_run`: `evalkit run` loads no pandas
 
 
 def _columns(rows: Sequence[Sequence[str]], right: frozenset[int]) -> list[str]:
@@ -102,20 +107,20 @@ def render_gate_comparison(run: EvalRun) -> list[str]:
     if result.gated is None:
         return []
     header = ["scenario", "recall", "precision", "mrr", "dropped", "rel.dropped", "lost@k"]
-    rows = [
-        [
-            str(row.scenario),
-            *_arrows(
-                {m: getattr(row, m) for m in COMPARED_METRICS},
-                {m: getattr(row, f"{m}_gated") for m in COMPARED_METRICS},
-            ),
-            str(row.dropped_rows),
-            str(row.relevant_dropped),
-            str(row.relevant_lost),
-        ]
-        for row in run.gate_comparison().itertuples(index=False)
-        if row.status != "not_applicable"
-    ]
+    gated = {s.name: s for s in result.gated.scenarios}
+    counts = run.scenario_counts
+    rows = []
+    for s in result.scenarios:  # the rows of `run.gate_comparison()`, read without pandas
+        if s.status == "not_applicable":
+            continue
+        dropped = counts.get((result.gated.name, s.name), {})
+        rows.append(
+            [
+                s.name,
+                *_arrows(s.metrics.metrics, gated[s.name].metrics.metrics),
+                *(str(dropped.get(c, 0)) for c in ("dropped_rows", "relevant_dropped", "relevant_lost")),
+            ]
+        )
     overall = ["overall", *_arrows(result.overall.metrics, result.gated.overall.metrics), "", "", ""]
     return [
         gate_headline(result.gated, result.gated_pass_role),
@@ -248,34 +253,34 @@ def render_degenerate(run: EvalRun) -> list[str]:
 
 
 def render_power(run: EvalRun) -> list[str]:
-    """The power line of the measurement pass (`EvalRun.power`): the smallest recall drop a
-    two-sided paired test at 95 % could detect, overall and per category, then the categories
-    with too few queries to judge; [] for a run without counted queries."""
-    frame = run.power()
-    frame = frame[frame["pass"] == run.result.measurement.name]
-    if frame.empty:
+    """The power line of the measurement pass (`EvalRun.power`'s rows, read without pandas): the
+    smallest recall drop a two-sided paired test at 95 % could detect, overall and per category,
+    then the categories with too few queries to judge; [] for a run without counted queries."""
+    scopes = [r for r in power_rows(run.query_rows) if r["pass"] == run.result.measurement.name]
+    if not scopes:
         return []
-    level = float(frame["level"].iloc[0])
+    level = float(scopes[0]["level"])
 
-    def drop(row: Any) -> str:
-        if row.detectable_drop != row.detectable_drop:  # NaN
-            return f"none detectable ({row.can_drop} of {row.queries} can get worse)"
-        return f"{row.detectable_drop:.3f}"
+    def drop(row: dict[str, Any]) -> str:
+        if math.isnan(row["detectable_drop"]):
+            return f"none detectable ({row['can_drop']} of {row['queries']} can get worse)"
+        return f"{row['detectable_drop']:.3f}"
 
-    overall, categories = frame.iloc[0], frame.iloc[1:]
-    judged = [r for r in categories.itertuples() if not r.too_few]
-    few = [r for r in categories.itertuples() if r.too_few]
+    overall, categories = scopes[0], scopes[1:]
+    judged = [r for r in categories if not r["too_few"]]
+    few = [r for r in categories if r["too_few"]]
+    needed = int(overall["needed"])
     line = (
         f"Power ({level:.0%}): the smallest recall drop a paired test could detect is {drop(overall)} "
-        f"overall ({counted(int(overall.queries), 'query', 'queries')}; {int(overall.needed)} must get worse)"
+        f"overall ({counted(int(overall['queries']), 'query', 'queries')}; {needed} must get worse)"
     )
     if judged:
-        line += "; per category: " + ", ".join(f"{r.name} {drop(r)} ({r.queries})" for r in judged)
+        line += "; per category: " + ", ".join(f"{r['name']} {drop(r)} ({r['queries']})" for r in judged)
     lines = [line]
     if few:
         lines.append(
-            f"Too few queries to judge (fewer than {int(overall.needed)}: no drop could be significant): "
-            + ", ".join(f"{r.name} ({r.queries})" for r in few)
+            f"Too few queries to judge (fewer than {needed}: no drop could be significant): "
+            + ", ".join(f"{r['name']} ({r['queries']})" for r in few)
         )
     return lines
 

@@ -16,9 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from functools import cached_property
 from pathlib import Path
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from evalkit.errors import UsageError
 from evalkit.harness.aggregation import counts_toward_aggregates, counts_toward_behaviour
@@ -32,12 +30,18 @@ from evalkit.harness.results import (
 )
 from evalkit.harness.sweep import lost_from_top_k
 from evalkit.harness.uncertainty import DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED, SMALL_SAMPLE
+from evalkit.lazy import lazy_module
 from evalkit.metrics import HARNESS_METRICS
 from evalkit.metrics.registry import BEHAVIOUR_METRICS
 from evalkit.records import REPORTED_HIT_FIELDS, HitField
 from evalkit.scenarios import stable_query_id
-from evalkit.views.intervals import interval_frame, power_frame
+from evalkit.views.intervals import POWER_COLUMNS, interval_frame, power_rows
 from evalkit.views.sweep import DEFAULT_SWEEP_VALUES, gate_sweep
+
+if TYPE_CHECKING:
+    import pandas as pd
+else:
+    pd = lazy_module("pandas")  # read by the frames, not by building an EvalRun
 
 COMPARED_METRICS: tuple[str, ...] = ("recall", "precision", "mrr")
 """The metrics shown ungated → gated side by side (gate comparison, console, gate chart)."""
@@ -355,7 +359,7 @@ class EvalRun:
         """Per pass, overall and per category: the smallest drop of mean recall a two-sided paired
         test at `level` could detect with the scope's queries (`evalkit.views.intervals.
         POWER_COLUMNS`; NaN: no drop is detectable)."""
-        return power_frame(self._queries, level=level)
+        return pd.DataFrame(power_rows(self.query_rows, level=level), columns=list(POWER_COLUMNS))
 
     @property
     def behaviour(self) -> pd.DataFrame:
@@ -422,6 +426,12 @@ class EvalRun:
 
     @cached_property
     def _queries(self) -> pd.DataFrame:
+        return pd.DataFrame(self.query_rows, columns=[*QUERY_COLUMNS, *self._extra_metrics])
+
+    @cached_property
+    def query_rows(self) -> list[dict[str, Any]]:
+        """The rows of `queries` as plain dicts, without pandas (built once; do not change them):
+        what the console summary and `power_rows` read, so `evalkit run` needs no frame."""
         measured = {(s.name, q.index): q for s in self.result.scenarios for q in s.queries}
         rows = []
         for name, result in self.passes.items():
@@ -461,7 +471,7 @@ class EvalRun:
                             **{m: q.metrics.get(m) for m in self._extra_metrics},
                         }
                     )
-        return pd.DataFrame(rows, columns=[*QUERY_COLUMNS, *self._extra_metrics])
+        return rows
 
     @cached_property
     def _hits(self) -> pd.DataFrame:
@@ -513,10 +523,8 @@ class EvalRun:
 
     @cached_property
     def _scenarios(self) -> pd.DataFrame:
-        """Scenario metrics from the result (the means it recorded); counts summed from `queries`."""
-        queries = self._queries.assign(errors=self._queries["check_errors"].map(len))
-        counts = queries.groupby(["pass", "scenario"], sort=False)[["errors", *_SCENARIO_COUNTS]].sum()
-        by_scenario = counts.to_dict("index")
+        """Scenario metrics from the result (the means it recorded); counts from `scenario_counts`."""
+        by_scenario = self.scenario_counts
         rows = [
             {
                 "pass": name,
@@ -534,6 +542,19 @@ class EvalRun:
             for s in result.scenarios
         ]
         return pd.DataFrame(rows, columns=[*SCENARIO_COLUMNS, *self._extra_metrics])
+
+    @cached_property
+    def scenario_counts(self) -> dict[tuple[str, str], dict[str, int]]:
+        """(pass, scenario) → its queries' assertion errors (`errors`), candidates, dropped rows,
+        relevant rows dropped and relevant ids lost from the top-k, summed from `query_rows` (the
+        one place they are counted; a scenario that asked no query is absent: all 0)."""
+        counts: dict[tuple[str, str], dict[str, int]] = {}
+        for row in self.query_rows:
+            summed = counts.setdefault((row["pass"], row["scenario"]), dict(_NO_QUERIES))
+            summed["errors"] += len(row["check_errors"])
+            for name in _SCENARIO_COUNTS:
+                summed[name] += row[name]
+        return counts
 
 
 def _frame_value(spec: HitField, value: Any) -> Any:

@@ -7,7 +7,8 @@ to judge" below `queries_to_judge` queries."""
 
 from __future__ import annotations
 
-import pandas as pd
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from evalkit.harness.uncertainty import (
     DEFAULT_LEVEL,
@@ -18,7 +19,13 @@ from evalkit.harness.uncertainty import (
     min_detectable_drop,
     queries_to_judge,
 )
+from evalkit.lazy import lazy_module
 from evalkit.metrics import HARNESS, HARNESS_METRICS
+
+if TYPE_CHECKING:
+    import pandas as pd
+else:
+    pd = lazy_module("pandas")  # interval_frame's; power_rows needs none
 
 INTERVAL_COLUMNS: tuple[str, ...] = (
     "pass", "scope", "name", "metric", "queries", "mean", "ci_low", "ci_high", "level", "small_sample",
@@ -99,17 +106,28 @@ def interval_frame(
     return pd.DataFrame(rows, columns=list(INTERVAL_COLUMNS))
 
 
-def power_frame(queries: pd.DataFrame, *, level: float = DEFAULT_LEVEL) -> pd.DataFrame:
-    """POWER_COLUMNS rows from an EvalRun's `queries` frame (same scopes and order as
-    `interval_frame`). A query can lose recall when it has relevant ids and recall above 0; the
-    least it can lose is one relevant id, 1/|relevant|."""
+def power_rows(queries: Iterable[Mapping[str, Any]], *, level: float = DEFAULT_LEVEL) -> list[dict[str, Any]]:
+    """POWER_COLUMNS rows (dicts) from the rows of an EvalRun's `queries` frame (`EvalRun.query_rows`:
+    plain Python, no pandas), in the scopes and order of `interval_frame`: per pass in row order,
+    overall then each category in the order it first appears, counted queries only. A query can
+    lose recall when it has relevant ids and recall above 0; the least it can lose is one relevant
+    id, 1/|relevant|."""
     needed = queries_to_judge(level)
-    rows = []
-    for pass_name, scope, name, group in _scopes(queries):
-        steps = [
-            1.0 / n for n, r in zip(group["n_relevant"], group["recall"], strict=True) if n > 0 and r > 0
-        ]
-        rows.append(
+    by_pass: dict[str, list[Mapping[str, Any]]] = {}
+    for row in queries:
+        if row["counted"]:
+            by_pass.setdefault(str(row["pass"]), []).append(row)
+    scopes: list[tuple[str, str, str, list[Mapping[str, Any]]]] = []
+    for pass_name, rows in by_pass.items():
+        categories: dict[str, list[Mapping[str, Any]]] = {}
+        for row in rows:
+            categories.setdefault(str(row["category"]), []).append(row)
+        scopes.append((pass_name, "overall", "overall", rows))
+        scopes += [(pass_name, "category", category, group) for category, group in categories.items()]
+    result = []
+    for pass_name, scope, name, group in scopes:
+        steps = [1.0 / q["n_relevant"] for q in group if q["n_relevant"] > 0 and q["recall"] > 0]
+        result.append(
             {
                 "pass": pass_name,
                 "scope": scope,
@@ -122,4 +140,4 @@ def power_frame(queries: pd.DataFrame, *, level: float = DEFAULT_LEVEL) -> pd.Da
                 "level": level,
             }
         )
-    return pd.DataFrame(rows, columns=list(POWER_COLUMNS))
+    return result

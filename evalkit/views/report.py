@@ -303,8 +303,10 @@ def _no_trend(run: EvalRun, options: dict[str, Any]) -> str | None:
     if history is not None and len(history):
         return None
     where = options.get("history_path")
+    if where is not None and str(where).lower() == "none":
+        return "the run history is off (history none)"
     at = f" at {shown_path(where)}" if where else ""  # relative to where the command ran: no machine path
-    return f"no run history{at} yet: `evalkit run` appends each run to it"
+    return f"no run history{at} yet: `evalkit run` and `evalkit report` append each run to it"
 
 
 def _no_detection(run: EvalRun, options: dict[str, Any]) -> str | None:
@@ -512,9 +514,10 @@ SECTIONS: tuple[_Spec, ...] = (
         "Trend over the recorded runs",
         2,
         _p(
-            "The overall means of every run appended to the history by <code>evalkit run</code>, one line "
-            "per "
-            "system, mode, top_k and suite fingerprint, by date (this report's own run is not appended)."
+            "The overall means of every run appended to the history by <code>evalkit run</code> and "
+            "<code>evalkit report</code>, one line per system, mode, top_k and suite fingerprint, by date "
+            "(<code>evalkit report</code> appends this report's own run after rendering it: the next "
+            "report shows it)."
         ),
         lambda run, o: (charts.trend_chart(o["history"]),),
         _no_trend,

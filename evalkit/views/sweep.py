@@ -10,13 +10,18 @@ scope, the largest gate whose recall loss against the ungated pass stays within 
 from __future__ import annotations
 
 from collections.abc import Iterable
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from evalkit.harness.aggregation import counts_toward_aggregates
 from evalkit.harness.results import PassResult, QueryResult, RunResult
 from evalkit.harness.sweep import lost_from_top_k, regate_pass
+from evalkit.lazy import lazy_module
 from evalkit.metrics import HARNESS_METRICS
+
+if TYPE_CHECKING:
+    import pandas as pd
+else:
+    pd = lazy_module("pandas")  # loaded by the functions that read it, not on import
 
 DEFAULT_SWEEP_VALUES: tuple[float, ...] = tuple(round(0.05 * i, 2) for i in range(21))
 """0, 0.05, …, 1.0."""

@@ -32,18 +32,20 @@ Rules (the verdict is the run's own, `RunResult.outcome`; see `evalkit.harness.v
   checkout says `datasets/thresholds.json`, not the runner's home directory. For `evalkit
   report` the working directory is the one the command was typed in, not the notebook's.
 - The command that reproduces the run (`reproduce_command`; a `--thresholds` file shown the
-  same way, so the command works where it was typed).
+  same way, so the command works where it was typed), prefixed with `PYTHONPATH=.` when the
+  system is a module of the working directory, which `evalkit run` imports only so.
 - `page_title`: the verdict and the system, what the HTML report's <title> says.
 """
 
 from __future__ import annotations
 
 import html
+import os
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
-from evalkit.files import shown_path
+from evalkit.files import WORKDIR_ENV, shown_path
 from evalkit.harness.config import DEFAULT_DATASETS, DEFAULT_SYSTEM, DEFAULT_THRESHOLDS
 from evalkit.harness.provenance import ComparedBaseline, ComparedScope
 from evalkit.harness.request import RunRequest
@@ -297,8 +299,9 @@ def reproduce_command(result: RunResult) -> str | None:
     the built-in one for the built-in suite).
     Options set from Python only (store options) have no flag and are not shown."""
     prov = result.provenance
+    prefix = [PYTHONPATH_HERE] if _module_here(prov.config.system) else []
     if prov.request is not None:
-        return shlex.join(["evalkit", "run", *_shown_request(prov.request).argv()])
+        return " ".join([*prefix, shlex.join(["evalkit", "run", *_shown_request(prov.request).argv()])])
     config = prov.config
     if prov.datasets is None:
         return None
@@ -335,7 +338,23 @@ def reproduce_command(result: RunResult) -> str | None:
     seed = perturbed.get("seed") if perturbed else curve.seed if curve is not None else 0
     if seed:
         argv += ["--perturb-seed", str(seed)]
-    return shlex.join(argv)
+    return " ".join([*prefix, shlex.join(argv)])
+
+
+PYTHONPATH_HERE = "PYTHONPATH=."
+"""What the "Reproduce" line starts with when the system is a module of the working directory."""
+
+
+def _module_here(system: str) -> bool:
+    """Whether `system` names a Python object (`MODULE:FACTORY`) whose top-level module is a file
+    or folder of the working directory (`WORKDIR_ENV` when set: the one `evalkit report` was typed
+    in): `evalkit run` does not search there, so the line that reproduces the run needs
+    `PYTHONPATH=.` (the fix the "cannot import module" error gives)."""
+    if ":" not in system or system.startswith(("http://", "https://", "mcp:")):
+        return False
+    top = system.partition(":")[0].split(".")[0]
+    here = Path(os.environ.get(WORKDIR_ENV) or os.getcwd())
+    return bool(top) and ((here / top).is_dir() or (here / f"{top}.py").is_file())
 
 
 REPORT_NOTEBOOK = "notebooks/eval_report.ipynb"

@@ -56,6 +56,30 @@ def test_a_light_command_imports_nothing_heavy(tmp_path: Path, args: tuple[str, 
     assert sorted(imported & HEAVY) == []
 
 
+RUN_MACHINERY = frozenset(
+    {
+        "evalkit.harness.request",
+        "evalkit.harness.executors",
+        "evalkit.suites.packs",
+        "multiprocessing",
+        "concurrent.futures",
+    }
+)
+"""What only a run needs (the run request, the executors and their process pools, the packs): a
+command that reads the project settings and a suite, no more, must not load it."""
+
+
+@pytest.mark.parametrize("args", [("lint",), ("config",)], ids=" ".join)
+def test_a_settings_command_loads_no_run_machinery(tmp_path: Path, args: tuple[str, ...]) -> None:
+    probe = PROBE.replace('name.partition(".")[0]', "name")
+    proc = subprocess.run(
+        [sys.executable, "-c", probe, *args], cwd=tmp_path, capture_output=True, text=True, check=True
+    )
+    modules = set(json.loads(proc.stdout.splitlines()[-1]))
+    assert "evalkit.harness.project" in modules  # the probe read the settings
+    assert sorted(modules & RUN_MACHINERY) == []
+
+
 def test_version_and_help_import_no_command_module(tmp_path: Path) -> None:
     probe = PROBE.replace('name.partition(".")[0]', "name")
     for args in (("--version",), ("--help",)):
@@ -110,12 +134,12 @@ def test_a_command_help_is_its_own(capsys: pytest.CaptureFixture[str]) -> None:
     assert "--require-baseline" in capsys.readouterr().out
 
 
-RUN_NEEDS = frozenset({"pandas", "numpy"})
-"""What `evalkit run` still loads of `HEAVY`: numpy (the hashing embedder's and the store's vectors)
-and pandas (`EvalRun`, whose frames the console's gate comparison and power lines read)."""
+RUN_NEEDS = frozenset({"numpy"})
+"""What `evalkit run` still loads of `HEAVY`: numpy (the hashing embedder's and the store's vectors).
+No pandas: the console summary reads the run's rows (`EvalRun.query_rows`), not its frames."""
 
 
-def test_a_run_of_the_built_in_suite_loads_no_charts_statistics_model_or_network_stack(
+def test_a_run_of_the_built_in_suite_loads_no_frames_charts_statistics_model_or_network_stack(
     tmp_path: Path,
 ) -> None:
     imported = _imported(tmp_path, "run", "--history", "none", "--out", str(tmp_path / "report.json"))

@@ -168,3 +168,42 @@ def test_power_frame_of_the_builtin_suite() -> None:
     assert 0 < overall["detectable_drop"] < 0.2
     few = frame[(frame["pass"] == "ungated") & frame["too_few"]]["name"].tolist()
     assert few == ["consolidation", "contradiction", "multi-hop", "supersession"]
+
+
+def test_power_rows_group_as_pandas_groups_the_queries_frame() -> None:
+    """`power_rows` reads the run's rows without pandas; the oracle groups the queries frame."""
+    from evalkit.views.intervals import power_rows
+
+    run = run_eval(datasets=DATASETS, thresholds=None)
+    queries = run.queries
+    counted = queries[queries["counted"]]
+    expected = []
+    for pass_name, in_pass in counted.groupby("pass", sort=False):
+        groups = [
+            ("overall", "overall", in_pass),
+            *(("category", c, g) for c, g in in_pass.groupby("category", sort=False)),
+        ]
+        for scope, name, group in groups:
+            steps = [
+                1.0 / n for n, r in zip(group["n_relevant"], group["recall"], strict=True) if n > 0 and r > 0
+            ]
+            expected.append(
+                (pass_name, scope, name, len(group), len(steps), min_detectable_drop(steps, len(group)))
+            )
+    rows = power_rows(run.query_rows)
+    got = [
+        (r["pass"], r["scope"], r["name"], r["queries"], r["can_drop"], r["detectable_drop"]) for r in rows
+    ]
+    assert len(got) == len(expected) > 2 and {r[0] for r in got} == {"ungated", "gated"}
+    for ours, theirs in zip(got, expected, strict=True):
+        assert ours[:5] == theirs[:5]
+        assert ours[5] == theirs[5] or (math.isnan(ours[5]) and math.isnan(theirs[5]))
+
+
+def test_scenario_counts_sum_the_queries_frame() -> None:
+    run = run_eval(datasets=DATASETS, thresholds=None)
+    queries = run.queries.assign(errors=run.queries["check_errors"].map(len))
+    columns = ["errors", "candidates", "dropped_rows", "relevant_dropped", "relevant_lost"]
+    expected = queries.groupby(["pass", "scenario"], sort=False)[columns].sum().to_dict("index")
+    assert run.scenario_counts == {key: {c: int(v) for c, v in row.items()} for key, row in expected.items()}
+    assert any(row["relevant_lost"] for row in run.scenario_counts.values())

@@ -98,3 +98,32 @@ def test_a_curve_of_several_systems_names_each_row_and_aligns_the_values() -> No
     assert lines[6].split() == ["other-store", "recall", "0.500", "0.500", "0.250"]
     assert len({len(line) for line in lines[2:3] + lines[4:7]}) == 1  # one width: the values align
     assert lines[-1].endswith("never compared with a baseline")
+
+
+def test_the_gate_and_power_lines_read_without_pandas_what_the_frames_say() -> None:
+    """`evalkit run` prints them from the run's rows; here the frames are the oracle."""
+    from evalkit import run_eval
+    from evalkit.views.console import render_power
+    from tests.shared import DATASETS
+
+    run = run_eval(datasets=DATASETS, thresholds=None)
+    expected = []
+    for row in run.gate_comparison().itertuples(index=False):
+        if row.status != "not_applicable":
+            arrows = [f"{getattr(row, m):.3f} → {getattr(row, f'{m}_gated'):.3f}".split() for m in COMPARED]
+            counts = [str(row.dropped_rows), str(row.relevant_dropped), str(row.relevant_lost)]
+            expected.append([row.scenario, *(t for a in arrows for t in a), *counts])
+    assert [line.split() for line in render_gate_comparison(run)[2:-1]] == expected
+    assert any(row[-1] != "0" for row in expected)  # the suite loses a relevant id to the gate
+    power = run.power()
+    power = power[power["pass"] == "ungated"]
+    overall, categories = power.iloc[0], power.iloc[1:]
+    line = render_power(run)[0]
+    assert f"detect is {overall.detectable_drop:.3f} overall ({int(overall.queries)} queries" in line
+    judged = categories[~categories["too_few"]]
+    assert line.endswith(
+        ", ".join(f"{r.name} {r.detectable_drop:.3f} ({r.queries})" for r in judged.itertuples())
+    )
+
+
+COMPARED = ("recall", "precision", "mrr")

@@ -73,7 +73,11 @@ def test_no_trend_names_the_history_relative_to_where_the_command_ran(
     monkeypatch.chdir(tmp_path)
     history = tmp_path / "reports" / "history.sqlite3"
     reason = report.section(no_gate, "trend", history=pd.DataFrame(), history_path=str(history)).reason
-    assert reason == "no run history at reports/history.sqlite3 yet: `evalkit run` appends each run to it"
+    assert (
+        reason
+        == "no run history at reports/history.sqlite3 yet: `evalkit run` and `evalkit report` append each "
+        "run to it"
+    )
 
 
 def test_a_system_without_a_relevance_gate_gets_true_reasons_not_empty_sections(no_gate: EvalRun) -> None:
@@ -84,7 +88,7 @@ def test_a_system_without_a_relevance_gate_gets_true_reasons_not_empty_sections(
     assert reasons["dropped"] == reasons["sweep"] == reasons["gate-recommendation"] == gateless
     assert reasons["benchmark"].startswith("this run recorded no benchmark metrics")
     assert reasons["detection"].startswith("mutation testing measures the reference store's search")
-    assert reasons["trend"] == "no run history yet: `evalkit run` appends each run to it"
+    assert reasons["trend"] == "no run history yet: `evalkit run` and `evalkit report` append each run to it"
     assert report.section(no_gate, "benchmark-chart").hidden  # a child of a section that does not apply
     html = str(_page(no_gate))
     assert "--no-gated" not in html and "untitled" not in html and "gated pass skipped" not in html
@@ -180,6 +184,25 @@ def test_the_reproduce_command_makes_the_same_run(
         "evalkit run --datasets suite --scenario temporal --scenario multi-hop --top-k 3 --gated-pass off "
         "--thresholds none"
     )
+
+
+def test_the_reproduce_command_of_a_module_of_the_working_directory_starts_with_pythonpath(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`evalkit run --system mine:factory` does not search the working directory: the line that
+    makes the run again says PYTHONPATH=., as the "cannot import module" error does."""
+    (tmp_path / "mine.py").write_text(
+        "from evalkit import ReferenceSystem\n\ndef factory():\n    return ReferenceSystem()\n",
+        encoding="utf-8",
+    )
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    argv = ["--system", "mine:factory", "--scenario", "temporal", "--out", "r.json", "--history", "none"]
+    assert cli(capsys, "run", *argv)[0] == 0
+    run = load_run(tmp_path / "r.json")
+    assert run_verdict(run).command == "PYTHONPATH=. evalkit run --system mine:factory --scenario temporal"
+    monkeypatch.chdir(tmp_path.parent)  # read where the module is not: nothing to add
+    assert run_verdict(run).command == "evalkit run --system mine:factory --scenario temporal"
 
 
 def test_the_builtin_suite_command_is_the_default_one(reference: EvalRun) -> None:
