@@ -325,9 +325,8 @@ def run_benchmark(
 def _release(system: MemorySystem, *, built: bool) -> None:
     """Close a system this module built from a spec (an HTTP client, an MCP session) once its run
     is over; a system object the caller passed stays theirs to close."""
-    close = getattr(system, "close", None)
-    if built and callable(close):
-        close()
+    if built:
+        system.close()
 
 
 def run_beir(
