@@ -57,6 +57,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from evalkit.systems.base import OpenContext, SearchOptions
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # this tree's evalkit, bench_scale's replicate, tests.shared's comparable
 
@@ -278,8 +280,8 @@ def http_cpu(searches: int, rounds: int) -> CpuFigures:
     """Client CPU per search: evalkit's HTTP adapter against bare httpx, on one server."""
     import httpx
 
+    from evalkit.systems.base import NO_WORKDIR
     from evalkit.systems.http.client import HttpSystem
-    from evalkit.systems.protocol import NO_WORKDIR
 
     _, thoughts, edges, asked = first_scenario_searches()
     with http_server(0.0) as server, ExitStack() as stack:
@@ -293,11 +295,11 @@ def http_cpu(searches: int, rounds: int) -> CpuFigures:
             return original(method, path, shape, body, **options)
 
         system.call = recording  # type: ignore[method-assign]
-        memory = stack.enter_context(system.open(NO_WORKDIR, "bench"))
+        memory = stack.enter_context(system.open(OpenContext(NO_WORKDIR, "bench")))
         memory.add_thoughts(thoughts)
         memory.add_edges(edges)
         for query, options in asked:
-            memory.search(query, **options)
+            memory.search(query, SearchOptions(**options))
         del system.call  # the class's method again
         seed = next(body for method, path, body in sent if method == "POST" and path == "/namespaces")
         bodies = [body for method, path, body in sent if path.endswith("/search")]
@@ -311,7 +313,7 @@ def http_cpu(searches: int, rounds: int) -> CpuFigures:
 
         def adapter(i: int) -> Any:
             query, options = asked[i % len(asked)]
-            return memory.search(query, **options)
+            return memory.search(query, SearchOptions(**options))
 
         client_cpu: dict[str, list[float]] = {"evalkit": [], "bare httpx": []}
         server_cpu: dict[str, list[float]] = {"evalkit": [], "bare httpx": []}
@@ -354,13 +356,13 @@ def mcp_cpu(searches: int, rounds: int, work: Path) -> CpuFigures:
     with ExitStack() as stack:
         system = McpSystem.from_mapping(REFERENCE_MAPPING)
         stack.callback(system.close)
-        memory = stack.enter_context(system.open(work, "bench"))
+        memory = stack.enter_context(system.open(OpenContext(work, "bench")))
         recording = _Recording(memory._session)
         memory._session = recording  # type: ignore[assignment]
         memory.add_thoughts(thoughts)
         memory.add_edges(edges)
         for query, options in asked:
-            memory.search(query, **options)
+            memory.search(query, SearchOptions(**options))
         memory._session = recording.session
         store = next(call for call in recording.calls if call[0] == "store_thoughts")
         search_calls = [call for call in recording.calls if call[0] == "search"]
@@ -373,7 +375,7 @@ def mcp_cpu(searches: int, rounds: int, work: Path) -> CpuFigures:
         def adapter_calls(count: int) -> None:
             for i in range(count):
                 query, options = asked[i % len(asked)]
-                memory.search(query, **options)
+                memory.search(query, SearchOptions(**options))
 
         async def trust(name: str, result: Any) -> None:
             return None

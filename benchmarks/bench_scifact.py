@@ -52,7 +52,7 @@ from evalkit.embedders.sentence_transformer import DEFAULT_MODEL, SentenceTransf
 from evalkit.memory import StoreOptions
 from evalkit.records import Edge, SearchResponse, Thought
 from evalkit.suites.benchmarks import BenchSet, beir_set
-from evalkit.systems import ReferenceSystem
+from evalkit.systems import MemorySystem, OpenContext, ReferenceSystem, ScenarioMemory, SearchOptions
 
 _DEFAULT_DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "scifact"
 
@@ -101,7 +101,7 @@ class TimedEmbedder:
             return self._inner.embed_query(text)
 
 
-class TimedMemory:
+class TimedMemory(ScenarioMemory):
     """A harness memory whose seeding and search calls are timed."""
 
     def __init__(self, memory: Any, timers: Timers) -> None:
@@ -116,13 +116,13 @@ class TimedMemory:
         with self._timers.time("seeding"):
             return self._memory.add_edges(edges)
 
-    def search(self, query: str, **options: Any) -> SearchResponse:
+    def search(self, query: str, options: SearchOptions) -> SearchResponse:
         with self._timers.time("search"):
-            response: SearchResponse = self._memory.search(query, **options)
+            response: SearchResponse = self._memory.search(query, options)
             return response
 
 
-class TimedSystem:
+class TimedSystem(MemorySystem):
     """The reference system with every memory it opens wrapped in `TimedMemory`."""
 
     def __init__(self, inner: ReferenceSystem, timers: Timers) -> None:
@@ -134,8 +134,8 @@ class TimedSystem:
         return self._inner.describe()
 
     @contextmanager
-    def open(self, workdir: Path) -> Iterator[TimedMemory]:
-        with self._inner.open(workdir) as memory:
+    def open(self, context: OpenContext) -> Iterator[TimedMemory]:
+        with self._inner.open(context) as memory:
             yield TimedMemory(memory, self._timers)
 
 

@@ -50,6 +50,7 @@ from typing import Any
 import httpx
 
 import evalkit
+from evalkit.systems.base import OpenContext, SearchOptions
 
 ROOT = Path(__file__).resolve().parents[1]
 DATASETS = ROOT / "datasets"
@@ -157,13 +158,13 @@ def sample_search(tmp: Path) -> tuple[bytes, bytes]:
     scenario = suite.scenarios[0]
     now = datetime.now(UTC).replace(microsecond=0)
     best: tuple[int, bytes, bytes] = (-1, b"", b"")
-    with evalkit.ReferenceSystem().open(tmp) as memory:
+    with evalkit.ReferenceSystem().open(OpenContext(tmp)) as memory:
         memory.add_thoughts(seed_thoughts(scenario, suite.distractors, now))
         memory.add_edges(seed_edges(scenario))
         for query in scenario.queries:
             request = SearchIn(query=query.query, top_k=query.top_k or 5, min_relevance=0.0, now=now)
             options = request.model_dump()
-            reply = search_json(memory.search(options.pop("query"), **options))
+            reply = search_json(memory.search(options.pop("query"), SearchOptions(**options)))
             if len(reply) > best[0]:
                 best = (len(reply), request.model_dump_json().encode(), reply)
     return best[1], best[2]
@@ -178,13 +179,13 @@ def search_loop(system: evalkit.MemorySystem, calls: int, tmp: Path) -> list[flo
 
     _, thoughts, edges, asked = first_scenario_searches()
     times = []
-    with system.open(tmp) as memory:
+    with system.open(OpenContext(tmp)) as memory:
         memory.add_thoughts(thoughts)
         memory.add_edges(edges)
         for i in range(calls + 20):
             query, options = asked[i % len(asked)]
             started = time.perf_counter()
-            memory.search(query, **options)
+            memory.search(query, SearchOptions(**options))
             if i >= 20:
                 times.append((time.perf_counter() - started) * 1000.0)
     return times

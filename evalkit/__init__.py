@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from evalkit.parameters import check_parameters
     from evalkit.records import Edge, Hit, SearchResponse, Thought
     from evalkit.scenarios import load_suite
-    from evalkit.systems import MemorySystem, ReferenceSystem
+    from evalkit.systems import MemorySystem, ReferenceSystem, ScenarioMemory, SearchOptions
     from evalkit.views.compare import compare_runs
     from evalkit.views.compare_many import compare_many
     from evalkit.views.frames import EvalRun, load_run
@@ -61,7 +61,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
     "evalkit.parameters": ("check_parameters",),
     "evalkit.records": ("Edge", "Hit", "SearchResponse", "Thought"),
     "evalkit.scenarios": ("load_suite",),
-    "evalkit.systems": ("MemorySystem", "ReferenceSystem"),
+    "evalkit.systems": ("MemorySystem", "ReferenceSystem", "ScenarioMemory", "SearchOptions"),
     "evalkit.views.compare": ("compare_runs",),
     "evalkit.views.compare_many": ("compare_many",),
     "evalkit.views.frames": ("EvalRun", "load_run"),
@@ -118,6 +118,8 @@ __all__ = [
     "RunConfig",
     "RunRequest",
     "RunResult",
+    "ScenarioMemory",
+    "SearchOptions",
     "SearchResponse",
     "Thought",
     "UsageError",

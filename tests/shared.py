@@ -37,10 +37,10 @@ def comparable(report: dict[str, Any], *also: str) -> dict[str, Any]:
 
 
 def comparable_file(path: Path) -> dict[str, Any]:
-    """The saved report at `path` as `comparable` leaves it, without the system's name too: an
-    in-process run and the same system reached over HTTP or MCP (named by URL or command) must
-    agree on this."""
-    return comparable(json.loads(path.read_text(encoding="utf-8")), "system")
+    """The saved report at `path` as `comparable` leaves it, without the system's name and mode
+    too: an in-process run and the same system reached over HTTP or MCP (named by URL or command;
+    embedding by itself, so of mode `system`) must agree on this."""
+    return comparable(json.loads(path.read_text(encoding="utf-8")), "system", "mode")
 
 
 def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:

@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
-from evalkit import Hit, ReferenceSystem, SearchResponse
+from evalkit import Hit, MemorySystem, ReferenceSystem, ScenarioMemory, SearchOptions, SearchResponse
+from evalkit.systems.base import OpenContext
 
 LIMITED_CAPABILITIES = frozenset({"global_thoughts", "supersession", "contradiction", "relevance_gate"})
 """Everything but recency, projects and confidence."""
@@ -26,7 +26,7 @@ def limited_system() -> LimitedSystem:
     return LimitedSystem()
 
 
-class _Rewriting:
+class _Rewriting(ScenarioMemory):
     """The reference store's memory asked for `extra` more hits than top_k, whose search
     responses pass through `rewrite`."""
 
@@ -39,12 +39,12 @@ class _Rewriting:
     def add_edges(self, edges: Any) -> None:
         self._memory.add_edges(edges)
 
-    def search(self, query: str, **options: Any) -> Any:
-        wider = {**options, "top_k": options["top_k"] + self._extra}
-        return self._rewrite(self._memory.search(query, **wider))
+    def search(self, query: str, options: SearchOptions) -> Any:
+        wider = replace(options, top_k=options.top_k + self._extra)
+        return self._rewrite(self._memory.search(query, wider))
 
 
-class RewritingSystem:
+class RewritingSystem(MemorySystem):
     """The reference store with every search response rewritten (to inject adapter mistakes),
     optionally returning `extra` hits beyond top_k."""
 
@@ -57,8 +57,8 @@ class RewritingSystem:
         return {"system": self.name}
 
     @contextmanager
-    def open(self, workdir: Path) -> Iterator[_Rewriting]:
-        with self._reference.open(workdir) as memory:
+    def open(self, context: OpenContext) -> Iterator[_Rewriting]:
+        with self._reference.open(context) as memory:
             yield _Rewriting(memory, self._rewrite, self._extra)
 
 
@@ -95,12 +95,12 @@ class SlowSystem(ReferenceSystem):
     seconds = 30.0
 
     @contextmanager
-    def open(self, workdir: Path) -> Iterator[Any]:
-        with super().open(workdir) as memory:
+    def open(self, context: OpenContext) -> Iterator[Any]:
+        with super().open(context) as memory:
             yield _Slow(memory, self.seconds)
 
 
-class _Slow:
+class _Slow(ScenarioMemory):
     def __init__(self, memory: Any, seconds: float) -> None:
         import threading
 
@@ -115,11 +115,11 @@ class _Slow:
     def interrupt(self) -> None:
         self._stop.set()
 
-    def search(self, query: str, **options: Any) -> Any:
+    def search(self, query: str, options: SearchOptions) -> Any:
         if self._stop.wait(self._seconds):
             self._stop.clear()
             raise RuntimeError("interrupted")
-        return self._memory.search(query, **options)
+        return self._memory.search(query, options)
 
 
 class LongStatementSystem(ReferenceSystem):
@@ -131,24 +131,24 @@ class LongStatementSystem(ReferenceSystem):
     inline_calls = True
 
     @contextmanager
-    def open(self, workdir: Path) -> Iterator[Any]:
-        with super().open(workdir) as memory:
+    def open(self, context: OpenContext) -> Iterator[Any]:
+        with super().open(context) as memory:
             yield _LongStatement(memory)
 
 
-class _LongStatement:
+class _LongStatement(ScenarioMemory):
     def __init__(self, memory: Any) -> None:
         self._memory = memory
         self.add_thoughts, self.add_edges = memory.add_thoughts, memory.add_edges
-        self.watch, self.interrupt = memory.watch, memory.interrupt
+        self.watch, self.interrupt = memory.watch, memory.interrupt  # type: ignore[method-assign]
 
-    def search(self, query: str, **options: Any) -> Any:
+    def search(self, query: str, options: SearchOptions) -> Any:
         endless = "WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n) SELECT max(x) FROM n"
         self._memory._store._conn.execute(endless).fetchone()
         raise AssertionError("the endless statement ended")
 
 
-class _TaskGroupFailing:
+class _TaskGroupFailing(ScenarioMemory):
     """A memory wrapping an async client the usual way (an anyio portal): its search raises an
     AdapterError (and, when `second` is set, also a ValueError) inside a task group, so the
     error reaches the harness wrapped in an ExceptionGroup."""
@@ -162,7 +162,7 @@ class _TaskGroupFailing:
     def add_edges(self, edges: Any) -> None:
         pass
 
-    def search(self, query: str, **options: Any) -> SearchResponse:
+    def search(self, query: str, options: SearchOptions) -> SearchResponse:
         import anyio
         import anyio.from_thread
 
@@ -185,18 +185,18 @@ class _TaskGroupFailing:
         return SearchResponse()
 
 
-class TaskGroupFailingSystem:
+class TaskGroupFailingSystem(MemorySystem):
     """A system whose search fails inside a task group with one AdapterError."""
 
     name = "async-client"
-    capabilities = frozenset()
+    capabilities = frozenset[str]()
     second = False
 
     def describe(self) -> dict[str, Any]:
         return {"system": self.name}
 
     @contextmanager
-    def open(self, workdir: Path) -> Iterator[_TaskGroupFailing]:
+    def open(self, context: OpenContext) -> Iterator[_TaskGroupFailing]:
         yield _TaskGroupFailing(self.second)
 
 
@@ -206,7 +206,7 @@ class TaskGroupFailingTwiceSystem(TaskGroupFailingSystem):
     second = True
 
 
-class _ShuffledTiesMemory:
+class _ShuffledTiesMemory(ScenarioMemory):
     """Thoughts scored by the words they share with the query (many equal scores), ties put in a
     random order drawn afresh for every search."""
 
@@ -221,18 +221,19 @@ class _ShuffledTiesMemory:
     def add_edges(self, edges: Any) -> None:
         pass
 
-    def search(self, query: str, *, top_k: int, **options: Any) -> SearchResponse:
+    def search(self, query: str, options: SearchOptions) -> SearchResponse:
         import random
 
         asked = set(query.lower().split())
         rows = [(len(asked & words), id_) for id_, words in self._words.items()]
         random.Random(next(self._draws)).shuffle(rows)  # the tie-break: any order of equal scores
         rows.sort(key=lambda row: -row[0])  # stable: tied rows keep their shuffled order
-        hits = tuple(Hit(id=id_, relevance=shared / max(1, len(asked))) for shared, id_ in rows[:top_k])
+        best = rows[: options.top_k]
+        hits = tuple(Hit(id=id_, relevance=shared / max(1, len(asked))) for shared, id_ in best)
         return SearchResponse(hits=hits)
 
 
-class ShuffledTiesSystem:
+class ShuffledTiesSystem(MemorySystem):
     """A system that breaks ties randomly (like a vector store returning hits tied at similarity
     0.0 in any order): each search draws its tie order from a seed counter shared by all its
     memories, so two runs order their ties differently, reproducibly."""
@@ -249,11 +250,11 @@ class ShuffledTiesSystem:
         return {"system": self.name}
 
     @contextmanager
-    def open(self, workdir: Path) -> Iterator[_ShuffledTiesMemory]:
+    def open(self, context: OpenContext) -> Iterator[_ShuffledTiesMemory]:
         yield _ShuffledTiesMemory(self._draws)
 
 
-class _Quiet:
+class _Quiet(ScenarioMemory):
     """A memory that takes what it is given and finds nothing (the base of the failing ones)."""
 
     def add_thoughts(self, thoughts: Any) -> None:
@@ -262,26 +263,26 @@ class _Quiet:
     def add_edges(self, edges: Any) -> None:
         pass
 
-    def search(self, query: str, **options: Any) -> SearchResponse:
+    def search(self, query: str, options: SearchOptions) -> SearchResponse:
         return SearchResponse()
 
 
 class _PositionalSearch(_Quiet):
-    """A search written as `search(self, query, top_k)`: it cannot take the protocol's keywords."""
+    """A search written as `search(self, query, *, top_k)`: it cannot take evalkit's call."""
 
-    def search(self, query, top_k):  # type: ignore[no-untyped-def, override]
+    def search(self, query, *, top_k):  # type: ignore[no-untyped-def, override]
         return SearchResponse()
 
 
 class _MissingKey(_Quiet):
     """A search with a bug: it looks an option up under a name the harness never sends."""
 
-    def search(self, query: str, **options: Any) -> SearchResponse:
-        return SearchResponse(hits=options["limit"])
+    def search(self, query: str, options: SearchOptions) -> SearchResponse:
+        return SearchResponse(hits=vars(options)["limit"])
 
 
-class FailingSystem:
-    """A system failing as `failure` says: "signature" (its search is `search(self, query,
+class FailingSystem(MemorySystem):
+    """A system failing as `failure` says: "signature" (its search is `search(self, query, *,
     top_k)`), "key" (a KeyError in search), "open" (open raises ConnectionRefusedError) or
     "close" (the exit of open()'s context raises OSError)."""
 
@@ -294,8 +295,8 @@ class FailingSystem:
         return {"system": self.name}
 
     @contextmanager
-    def open(self, workdir: Path) -> Iterator[_Quiet]:
-        (workdir / "store.db").write_text("litter")  # the runner must remove it all the same
+    def open(self, context: OpenContext) -> Iterator[_Quiet]:
+        (context.workdir / "store.db").write_text("litter")  # the runner must remove it all the same
         if self.failure == "open":
             raise ConnectionRefusedError(111, "Connection refused")
         yield {"signature": _PositionalSearch, "key": _MissingKey}.get(self.failure, _Quiet)()

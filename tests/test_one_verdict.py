@@ -37,7 +37,6 @@ from tests.systems_fixtures import LimitedSystem
 
 NOTEBOOK = ROOT / "notebooks" / "eval_report.ipynb"
 KINDS = ("reference", "python-na", "qdrant", "http", "mcp")
-ENTRY = "deterministic@5"
 
 
 @pytest.fixture(scope="module")
@@ -68,7 +67,9 @@ def baselines(systems: dict[str, str], tmp_path_factory: pytest.TempPathFactory)
         scopes = [("overall", m, v) for m, v in result.overall.metrics.items()]
         scopes += [(c, m, v) for c, agg in result.categories.items() for m, v in agg.metrics.items()]
         document = json.loads((folder / "thresholds.json").read_text())
-        compared = document[ENTRY]["thresholds"]
+        entry = f"{result.mode}@{result.top_k}"  # a served system embeds by itself: mode `system`
+        assert result.mode == ("system" if kind in ("http", "mcp") else "deterministic"), kind
+        compared = document[entry]["thresholds"]
         lowerable = [
             (scope, metric, value)
             for scope, metric, value in scopes
@@ -77,7 +78,9 @@ def baselines(systems: dict[str, str], tmp_path_factory: pytest.TempPathFactory)
             in (compared["overall"] if scope == "overall" else compared["categories"].get(scope, {}))
         ]
         assert lowerable, f"{kind}: no metric below 1 to lower"
-        recorded[kind] = {"document": document, "lowerable": lowerable, "verdict": result.outcome.value}
+        recorded[kind] = {
+            "document": document, "entry": entry, "lowerable": lowerable, "verdict": result.outcome.value
+        }  # fmt: skip
     return recorded
 
 
@@ -87,10 +90,11 @@ def _request(spec: str, thresholds: Path | str) -> RunRequest:
     return RunRequest(system=spec, datasets=DATASETS, thresholds=thresholds, gated_pass="off", history="none")
 
 
-def _raised(document: dict[str, Any], scope: str, metric: str, measured: float, path: Path) -> Path:
-    """`document` with the threshold of `metric` in `scope` just above `measured`, written to `path`."""
-    data = json.loads(json.dumps(document))
-    thresholds = data[ENTRY]["thresholds"]
+def _raised(recorded: dict[str, Any], scope: str, metric: str, measured: float, path: Path) -> Path:
+    """The `recorded` baseline document with the threshold of `metric` in `scope` just above
+    `measured`, written to `path`."""
+    data = json.loads(json.dumps(recorded["document"]))
+    thresholds = data[recorded["entry"]]["thresholds"]
     (thresholds["overall"] if scope == "overall" else thresholds["categories"][scope])[metric] = round(
         measured + 0.01, 4
     )
@@ -129,7 +133,7 @@ def test_a_metric_below_its_threshold_fails_from_the_command_line_and_from_pytho
 ):
     scope, metric, measured = data.draw(st.sampled_from(baselines[kind]["lowerable"]), label="scope")
     folder = tmp_path_factory.mktemp("raised")
-    thresholds = _raised(baselines[kind]["document"], scope, metric, measured, folder / "t.json")
+    thresholds = _raised(baselines[kind], scope, metric, measured, folder / "t.json")
     request = _request(systems[kind], thresholds)
     result = run_request(request).result
     assert result.outcome.value == "FAIL"
@@ -157,7 +161,7 @@ def test_the_notebook_and_evalkit_report_reach_the_verdict_of_the_command_line(
 ):
     recorded = baselines[kind]
     scope, metric, measured = recorded["lowerable"][len(kind) % len(recorded["lowerable"])]
-    thresholds = _raised(recorded["document"], scope, metric, measured, tmp_path / "t.json")
+    thresholds = _raised(recorded, scope, metric, measured, tmp_path / "t.json")
     request = _request(systems[kind], thresholds)
     assert _cli_verdict(request, tmp_path / "cli.json", capsys) == (1, "FAIL")
     assert _notebook_verdict(request, tmp_path / "papermill.json") == "FAIL"

@@ -11,12 +11,11 @@ import typing
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import MISSING, fields, replace
-from pathlib import Path
 from typing import Any, get_args, get_origin
 
 import pytest
 
-from evalkit import Hit, SearchResponse, load_run, run_eval
+from evalkit import Hit, MemorySystem, ScenarioMemory, SearchOptions, SearchResponse, load_run, run_eval
 from evalkit.harness.results import HitRecord
 from evalkit.records import (
     HIT_FIELDS,
@@ -28,6 +27,7 @@ from evalkit.records import (
 )
 from evalkit.scenarios.model import ThoughtSpec
 from evalkit.suites.runfiles import RunHit
+from evalkit.systems.base import OpenContext
 from evalkit.systems.checked import _FLOAT_SIGNALS
 from evalkit.systems.http.wire import (
     HitOut,
@@ -86,7 +86,7 @@ def test_every_declared_hit_field_round_trips_through_the_wire():
     assert set(json.loads(body.model_dump_json())["hits"][0]) == {s.name for s in HIT_FIELDS}
 
 
-class _OneFullHit:
+class _OneFullHit(MemorySystem, ScenarioMemory):
     """A system answering every query with the first seeded thought, every hit field set."""
 
     name = "one-full-hit"
@@ -96,7 +96,7 @@ class _OneFullHit:
         return {"system": self.name}
 
     @contextmanager
-    def open(self, workdir: Path) -> Iterator[_OneFullHit]:
+    def open(self, context: OpenContext) -> Iterator[_OneFullHit]:
         self.seeded: list[Thought] = []
         yield self
 
@@ -106,7 +106,7 @@ class _OneFullHit:
     def add_edges(self, edges: Sequence[Any]) -> None:
         pass
 
-    def search(self, query: str, **options: Any) -> SearchResponse:
+    def search(self, query: str, options: SearchOptions) -> SearchResponse:
         return SearchResponse(hits=(_full_hit(self.seeded[0].id),))
 
 

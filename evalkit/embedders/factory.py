@@ -6,6 +6,7 @@ lookup) and `real` (a sentence-transformers model, cached on disk unless `use_ca
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 from typing import Any, Literal
 
@@ -60,6 +61,39 @@ def make_embedder(
         embedder = SentenceTransformerEmbedder(model, progress=progress)
         return CachedEmbedder(embedder, EmbeddingCache(cache_path)) if use_cache else embedder
     raise UsageError(f"unknown embedder mode {mode!r}; valid modes: deterministic, real")
+
+
+class RunEmbedder:
+    """A run's embedder, built by `make_embedder` with these settings on the first call and the
+    same object on every later call of this process (thread-safe). A pickled copy (a worker
+    process's) carries an embedder already built, else builds its own on its first call. What a
+    system's `OpenContext.embedder` gives."""
+
+    def __init__(
+        self,
+        mode: str = "deterministic",
+        *,
+        model: str | None = None,
+        cache_path: str | Path | None = None,
+        use_cache: bool = True,
+    ) -> None:
+        self._settings: dict[str, Any] = {
+            "mode": mode, "model": model, "cache_path": cache_path, "use_cache": use_cache,
+        }  # fmt: skip
+        self._built: Embedder | None = None
+        self._lock = threading.Lock()
+
+    def __call__(self) -> Embedder:
+        with self._lock:
+            if self._built is None:
+                self._built = make_embedder(**self._settings)
+            return self._built
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"_settings": self._settings, "_built": self._built}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state, _lock=threading.Lock())
 
 
 def embedder_provenance(embedder: Embedder) -> EmbedderInfo:

@@ -25,6 +25,13 @@ MODES: tuple[str, ...] = get_args(Mode)
 """Embedder modes: `deterministic` (feature hashing, offline, identical everywhere) or `real`
 (a sentence-transformers model). A mode also keys the baselines in the thresholds file."""
 
+SYSTEM_MODE = "system"
+"""The mode of a run whose system embeds by itself (it declares `own_embedder`): evalkit's
+embedder mode does not apply to it, and its baselines are keyed apart."""
+
+BASELINE_MODES: tuple[str, ...] = (*MODES, SYSTEM_MODE)
+"""The modes a run can have, and so the modes that key baselines."""
+
 DEFAULT_TOP_K = 5
 """Results per query when a run does not choose (and the top_k of the built-in baselines)."""
 

@@ -4,6 +4,9 @@
 passes of the plan (`evalkit.harness.runner.pass_plan`), gate on the recorded thresholds, record
 provenance. Decisions where the SPEC is silent:
 - The thresholds file is read before anything runs, so an invalid file fails fast (exit 2).
+- The run's mode is the embedder mode it asked for, unless its system embeds by itself (it
+  declares `own_embedder`): then `system` (`run_mode`), which keys its baselines and shows in
+  the report; asking such a system for `--embedder real` is a UsageError.
 - The baseline check is off when the file is missing or has no entry for the run's (mode, top_k)
   (metrics at another cut-off are not comparable, so another top_k's entry never stands in),
   and when that entry was recorded for another system or on another suite
@@ -47,8 +50,9 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from evalkit.embedders.factory import EmbedderInfo
+from evalkit.errors import UsageError
 from evalkit.harness.baselines import measured_on
-from evalkit.harness.config import RunConfig
+from evalkit.harness.config import SYSTEM_MODE, RunConfig
 from evalkit.harness.executors import Executor
 from evalkit.harness.provenance import ComparedBaseline, ComparedScope, collect
 from evalkit.harness.regressions import (
@@ -85,6 +89,7 @@ from evalkit.scenarios import Suite
 from evalkit.systems import MemorySystem
 from evalkit.systems.checked import call_system, system_name
 from evalkit.systems.declaration import declaration_of
+from evalkit.systems.resolve import checked_system
 from evalkit.wording import counted
 
 
@@ -109,6 +114,7 @@ def evaluate(
     """
     document = read_thresholds(config.thresholds) if config.thresholds is not None else None
     entries = None if document is None else document.modes
+    judged = config.model_copy(update={"mode": run_mode(checked_system(system, "the system is"), config)})
     result = run_suite(suite, system, config, clock=clock, progress=progress, executor=executor)
     measurement, gated = result.measurement, result.gated
     provenance = collect(
@@ -120,12 +126,12 @@ def evaluate(
         declaration=declaration_of(system),
     )
     metric_notes, metric_found, compared = baseline_check(
-        suite, config, measurement, entries, measured_on(system.name, provenance)
+        suite, judged, measurement, entries, measured_on(system.name, provenance)
     )
     if compared is not None:
         provenance = provenance.model_copy(update={"baseline": compared})
     run_notes = [*notes, *_applicability_notes(result.not_applicable, result.gate_skipped), *metric_notes]
-    gated_entry = _gated_entry(suite, config, gated, document)
+    gated_entry = _gated_entry(suite, judged, gated, document)
     passes = result.passes
     gated_found: list[Regression] = []
     if gated_entry is not None and gated is not None:
@@ -133,7 +139,7 @@ def evaluate(
         passes = tuple(p.model_copy(update={"role": "own-baseline"}) if p is gated else p for p in passes)
     return RunResult(
         passes=passes,
-        mode=config.mode,
+        mode=judged.mode,
         generated_at=datetime.now(UTC).replace(microsecond=0).isoformat(),
         top_k=config.top_k,
         system=system.name,
@@ -147,6 +153,20 @@ def evaluate(
         latency=result.latency,
         not_applicable=result.not_applicable,
     )
+
+
+def run_mode(system: MemorySystem, config: RunConfig) -> str:
+    """The mode a run of `system` is judged in and its baselines are keyed by: `SYSTEM_MODE` for
+    a system that embeds by itself (`own_embedder`), else the embedder mode `config` asks for.
+    UsageError when `config` asks for the real embedder, which such a system does not use."""
+    if system.own_embedder is None:
+        return config.mode
+    if config.mode == "real":
+        raise UsageError(
+            f"system {system_name(system)!r} embeds by itself ({system.own_embedder}), so the run's "
+            "embedder does not apply to it: drop --embedder real (its run's mode is 'system')"
+        )
+    return SYSTEM_MODE
 
 
 def _applicability_notes(not_applicable: dict[str, list[str]], gate_skipped: bool) -> list[str]:

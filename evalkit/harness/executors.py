@@ -60,7 +60,7 @@ Decisions:
   the worker's traceback is not added. Any other exception keeps the pool's or Ray's wrapping,
   which holds the worker's traceback.
 - Scenarios in flight: a system whose calls wait on another process (an HTTP service, an MCP
-  server: `evalkit.systems.protocol.in_flight`) spends a scenario's time waiting, not computing,
+  server: `evalkit.systems.base.in_flight`) spends a scenario's time waiting, not computing,
   so its scenarios run N at once on threads of this process (`ThreadExecutor`), not on worker
   processes: no process start, no pickling, one connection pool (HTTP) or one MCP session per
   slot. `for_system` makes that choice where the system is known (the runner): the same

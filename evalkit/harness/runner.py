@@ -32,10 +32,10 @@ import shutil
 import tempfile
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from tqdm import tqdm
 
@@ -64,10 +64,14 @@ from evalkit.scenarios.model import StepSpec, ThoughtSpec
 from evalkit.scenarios.requirements import required_capabilities
 from evalkit.scenarios.seeding import edges_of, own_ids, seed_edges, seed_thoughts, thoughts_of
 from evalkit.systems import MemorySystem
+from evalkit.systems.base import NO_WORKDIR, OpenContext, SearchOptions
 from evalkit.systems.capabilities import declared_capabilities
 from evalkit.systems.checked import CheckedMemory, TimedResponse, call_system, open_checked, system_name
-from evalkit.systems.protocol import NO_WORKDIR, in_flight, needs_workdir
+from evalkit.systems.resolve import checked_system
 from evalkit.validation import shown_value
+
+if TYPE_CHECKING:
+    from evalkit.embedders.factory import RunEmbedder
 
 
 @dataclass(frozen=True)
@@ -176,15 +180,16 @@ def plan_shards(scenarios: Sequence[Scenario], workers: int) -> list[list[Shard]
 @dataclass(frozen=True)
 class ShardRunner:
     """Runs one shard (a picklable callable, so executors can ship it to worker processes):
-    seeds a fresh memory of `system` in its own temporary directory — removed when the shard
-    ends, also on an error or Ctrl-C — and asks each of the shard's queries once per pass of
-    `plan`, in plan order."""
+    seeds a fresh memory of `system`, opened with the run's `embedder` in its own temporary
+    directory — removed when the shard ends, also on an error or Ctrl-C — and asks each of the
+    shard's queries once per pass of `plan`, in plan order."""
 
     system: MemorySystem
     config: RunConfig
     distractors: tuple[ThoughtSpec, ...]
     clock: datetime
     plan: tuple[PassSpec, ...]
+    embedder: RunEmbedder
     behaviour: bool = False
 
     def __call__(self, shard: Shard) -> ShardResult:
@@ -195,7 +200,7 @@ class ShardRunner:
         latencies: list[float] = []
         with (
             scratch_directory(self.system) as workdir,
-            open_checked(self.system, workdir, scenario.name) as memory,
+            open_checked(self.system, OpenContext(workdir, scenario.name, self.embedder)) as memory,
         ):
             seeded, edges = seed_thoughts(scenario, self.distractors, self.clock), seed_edges(scenario)
             memory.add_thoughts(seeded)
@@ -203,7 +208,7 @@ class ShardRunner:
             state = MemoryState(seeded, edges) if self.behaviour else None
             own = own_ids(scenario)
             asks: list[tuple[int, QuerySpec, int, list[QueryResult], set[float], bool]] = []
-            searches: list[tuple[str, str, dict[str, Any]]] = []
+            searches: list[tuple[str, str, SearchOptions]] = []
 
             def flush() -> None:
                 """Ask the searches gathered so far (one call for a memory with search_many), then
@@ -244,20 +249,20 @@ class ShardRunner:
                     continue
                 query = scenario.queries[index]
                 k = query.top_k or self.config.top_k
-                options: dict[str, Any] = dict(
+                options = SearchOptions(
                     top_k=k,
+                    now=self.clock,
                     project=query.project,
                     include_global=query.include_global,
                     recency_weight=query.recency_weight or 0.0,
                     recency_half_life_days=query.recency_half_life_days or DEFAULT_HALF_LIFE_DAYS,
-                    now=self.clock,
                     query_id=stable_query_id(scenario.name, index, query.id),
                 )
                 asked = f"query {index + 1} ({shown_value(query.query)})"
                 pinned = query.min_relevance
                 for spec, queries, resolved in zip(self.plan, results, gate_values, strict=True):
                     gate = spec.min_relevance if pinned is None else pinned
-                    searches.append((query.query, asked, {"min_relevance": gate, **options}))
+                    searches.append((query.query, asked, replace(options, min_relevance=gate)))
                     asks.append((index, query, k, queries, resolved, spec.relevance_gated and pinned is None))
             # every search between two steps in one go (the whole shard without steps)
             flush()
@@ -284,9 +289,9 @@ def scratch_directory(system: MemorySystem) -> Iterator[Path]:
     in it on exit — also on an error or Ctrl-C (a removal that fails raises); an empty one is
     removed with one rmdir. For a system declaring `needs_workdir = False` (an HTTP system, an MCP
     system with one server for the run and no `{workdir}` in its templates: see
-    `evalkit.systems.protocol`) no directory is made: `NO_WORKDIR`. The in-process reference
+    `evalkit.systems.base`) no directory is made: `NO_WORKDIR`. The in-process reference
     store keeps its directory (see `ReferenceSystem.needs_workdir`)."""
-    if not needs_workdir(system):
+    if not system.needs_workdir:
         yield NO_WORKDIR
         return
     path = Path(tempfile.mkdtemp(prefix="evalkit-"))
@@ -316,13 +321,14 @@ def run_suite(
     `clock` resolves relative dates and is the "now" of every search (default: the current UTC time,
     truncated to seconds). `executor` runs the shards of the applicable scenarios (`plan_shards`;
     default: serially, in this process); for a system that waits on a service (HTTP, MCP:
-    `evalkit.systems.protocol.in_flight`) its worker count becomes that many scenarios in flight on
+    `evalkit.systems.base.in_flight`) its worker count becomes that many scenarios in flight on
     threads of this process, the system's `in_flight` by default (`executors.for_system`); results
     come back in scenario and query order, identical on every executor (latencies apart). A system
     with a `settle()` method (the HTTP and MCP adapters: their last scenario's drop is sent without
-    waiting; see `evalkit.systems.protocol`) has it called once every shard is done, so that what it
+    waiting; see `evalkit.systems.base`) has it called once every shard is done, so that what it
     left in flight is answered, or its error raised, within the run.
     """
+    checked_system(system, "the system is")
     now = clock or datetime.now(UTC).replace(microsecond=0)
     capabilities = declared_capabilities(system)
     plan = pass_plan(config, capabilities)
@@ -332,10 +338,15 @@ def run_suite(
         if (missing := sorted(required_capabilities(scenario) - capabilities))
     }
     applicable = [s for s in suite.scenarios if s.name not in not_applicable]
-    runner = for_system(executor, in_flight(system), len(applicable))
+    runner = for_system(executor, system.in_flight, len(applicable))
     shards = plan_shards(applicable, runner.workers)
     shard_counts = iter(len(pieces) for pieces in shards)
-    job = ShardRunner(system, config, suite.distractors, now, plan, suite.behaviour_metrics)
+    from evalkit.embedders.factory import RunEmbedder  # the model's stack only where a run builds one
+
+    embedder = RunEmbedder(
+        config.mode, model=config.model, cache_path=config.embedding_cache, use_cache=config.use_cache
+    )
+    job = ShardRunner(system, config, suite.distractors, now, plan, embedder, suite.behaviour_metrics)
     total = sum(len(s.queries) for s in suite.scenarios)
     bar = tqdm(total=total, desc="queries", unit="q", disable=not progress_enabled(progress))
     scenarios: tuple[list[ScenarioResult], ...] = tuple([] for _ in plan)
@@ -356,9 +367,8 @@ def run_suite(
                 gate_values[i].update(*(part.gate_values[i] for part in parts))
             latencies[scenario.name] = [ms for part in parts for ms in part.latencies_ms]
             bar.update(sum(len(part.queries[0]) for part in parts))
-        settle = getattr(system, "settle", None)
-        if callable(settle):  # what the system sent without waiting (an MCP drop) is answered, or fails, here
-            call_system(system_name(system), "settle", settle, ())
+        # what the system sent without waiting (an MCP drop) is answered, or fails, here
+        call_system(system_name(system), "settle", system.settle, ())
     finally:
         bar.close()
     return SuiteResult(

@@ -54,7 +54,7 @@ from pydantic import (
 
 from evalkit.errors import OutputError, ThresholdsError, UsageError
 from evalkit.files import check_writable, os_reason, read_regular, write_atomic
-from evalkit.harness.config import MODES
+from evalkit.harness.config import BASELINE_MODES
 from evalkit.harness.results import GatedBaselineRef
 from evalkit.metrics import HARNESS, HARNESS_METRICS
 from evalkit.metrics.registry import BEHAVIOUR_METRICS
@@ -467,9 +467,10 @@ def _keyed(raw: Mapping[str, ModeEntry]) -> tuple[dict[str, ModeEntry], list[str
     for key, entry in raw.items():
         mode, at, top_k = key.partition("@")
         new = entry_key(mode, entry.top_k)
-        if mode not in MODES:
+        if mode not in BASELINE_MODES:
             problem = (
-                f"unknown mode {shown_value(mode)}{did_you_mean(mode, MODES)} (modes: {', '.join(MODES)})"
+                f"unknown mode {shown_value(mode)}{did_you_mean(mode, BASELINE_MODES)} "
+                f"(modes: {', '.join(BASELINE_MODES)})"
             )
         elif at and top_k != str(entry.top_k):
             said = top_k if len(top_k) <= 12 else top_k[:9] + "..."  # cut like shown_value

@@ -62,12 +62,11 @@ scored on; a scenario with delete or update steps is not applicable to them)."""
 
 
 def declared_capabilities(system: Any) -> frozenset[str]:
-    """The capabilities `system` declares in its `capabilities` attribute (any iterable of names);
-    UNDECLARED_CAPABILITIES when it has none. AdapterError for an unknown name or a non-iterable."""
-    declared = getattr(system, "capabilities", None)
-    if declared is None:
-        return UNDECLARED_CAPABILITIES
-    name = getattr(system, "name", type(system).__name__)
+    """The capabilities a `MemorySystem` declares in its `capabilities` attribute (any iterable of
+    names; the base class's default is UNDECLARED_CAPABILITIES). AdapterError for an unknown name
+    or a non-iterable."""
+    declared = system.capabilities
+    name = system.name or type(system).__name__
     if isinstance(declared, str) or not hasattr(declared, "__iter__"):
         raise AdapterError(
             f"system {name!r}: `capabilities` must be a set of names such as {{'projects', 'recency'}}, "

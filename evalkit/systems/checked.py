@@ -11,12 +11,13 @@ fix, instead of a raw AttributeError deep in the runner. Checks on each search r
 - `candidates`/`filtered_out` are non-negative ints, `min_relevance` finite, `dropped_ids` seeded;
 - `gate_candidates` (optional) have seeded ids and finite similarities (or None).
 Output violations raise SystemOutputError (an AdapterError) naming the scenario and query.
-`query_id` is passed only to a search that names it or takes `**options` (it matters to systems
-that replay recorded rankings; text search does not need it); `scenario` only to an `open` that
-names it or takes `**kwargs`.
+A system must be a `MemorySystem` and its memories `ScenarioMemory`s (`evalkit.systems.base`);
+a system declaring `deletion` or `update` must override the method, and one declaring
+`supersession` or `contradiction` must override `add_edges` (AdapterErrors when it opens).
 Each search call is timed (wall clock, milliseconds, the system's call only); the searches of one
-`search_many` call each get the call's time divided by their number. A `search_many` that
-returns another number of responses than it was asked is an AdapterError.
+`search_many` call each get the call's time divided by their number (a memory that does not
+override `search_many` is asked one search at a time). A `search_many` that returns another
+number of responses than it was asked is an AdapterError.
 
 Every call into the system (`open` and the exit of its context, `add_thoughts`, `add_edges`,
 `search`, `search_many`, `delete_thoughts`, `update_thought`, and through `call_system` the
@@ -24,7 +25,7 @@ runner's `settle` and `describe`) goes through `call_system`: whatever it raises
 MemorySystemError naming the system, the method, the scenario and the query (where there is
 one) and the fix, with the original as `__cause__`. A TypeError from a call its signature cannot
 take is told as such, with the signature to write, formatted from its definition in
-`evalkit.systems.protocol` (`PROTOCOL_METHODS`). An error of evalkit's own HTTP or MCP adapter
+`evalkit.systems.base` (`PROTOCOL_METHODS`). An error of evalkit's own HTTP or MCP adapter
 (an AdapterError: a refused connection, a timeout, a bad reply) keeps its message, which names
 the endpoint or tool and the fix. evalkit's other errors (a bad store option, a missing model)
 are about the run, not the system, and pass as they are. When a scenario's call failed and the
@@ -39,10 +40,8 @@ import time
 import traceback
 import warnings
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, replace
-from functools import lru_cache
-from pathlib import Path
 from typing import Any, TypeVar
 
 from evalkit.errors import (
@@ -56,7 +55,16 @@ from evalkit.errors import (
     sole_evalkit_error,
 )
 from evalkit.records import HIT_FIELDS, MATCH_SOURCES, STANDINGS, Edge, Hit, SearchResponse, Thought
-from evalkit.systems.protocol import PROTOCOL_METHODS, MemorySystem, ScenarioMemory, SearchRequest
+from evalkit.systems.base import (
+    PROTOCOL_METHODS,
+    MemorySystem,
+    OpenContext,
+    ScenarioMemory,
+    SearchOptions,
+    SearchRequest,
+    overrides,
+)
+from evalkit.systems.capabilities import declared_capabilities
 from evalkit.validation import shown_value
 
 _FLOAT_SIGNALS = tuple(f.name for f in HIT_FIELDS if f.annotation == float | None)
@@ -81,19 +89,26 @@ class CheckedMemory:
     """A `ScenarioMemory` whose calls are checked: seeded ids are remembered so that hits can be
     checked against them."""
 
-    def __init__(self, system_name: str, memory: Any, scenario: str | None = None) -> None:
-        for method in ("add_thoughts", "add_edges", "search"):
-            if not callable(getattr(memory, method, None)):
+    def __init__(self, system: MemorySystem, memory: object, scenario: str | None = None) -> None:
+        name = system_name(system)
+        if not isinstance(memory, ScenarioMemory):
+            raise AdapterError(
+                f"system {name!r}: the object yielded by open() ({type(memory).__name__}) is not an "
+                "evalkit.ScenarioMemory; subclass it (add_thoughts, search, and the hooks it declares)"
+            )
+        capabilities = declared_capabilities(system)
+        for capability, method in _DECLARED_METHODS.items():
+            if capability in capabilities and not overrides(memory, ScenarioMemory, method):
                 raise AdapterError(
-                    f"system {system_name!r}: the object yielded by open() ({type(memory).__name__}) has no "
-                    f"{method}() method; it must implement evalkit.systems.ScenarioMemory "
-                    "(add_thoughts, add_edges, search)"
+                    f"system {name!r} declares the {capability!r} capability, but its memory "
+                    f"({type(memory).__name__}) does not define {method}(); define it (see "
+                    f"evalkit.systems.base) or leave {capability!r} out of `capabilities`"
                 )
-        self._name = system_name
+        self._name = name
         self._scenario = scenario
-        self._memory: ScenarioMemory = memory
+        self._memory = memory
+        self._batches = overrides(memory, ScenarioMemory, "search_many")
         self._seeded: set[str] = set()
-        self._takes_query_id = _accepts_keyword(memory.search, "query_id")
 
     def add_thoughts(self, thoughts: Sequence[Thought]) -> None:
         self._call("add_thoughts", self._memory.add_thoughts, (thoughts,))
@@ -105,12 +120,13 @@ class CheckedMemory:
     def delete_thoughts(self, ids: Sequence[str]) -> None:
         """The memory's `delete_thoughts` (capability `deletion`). The ids stay known as seeded:
         a deleted thought returned later is scored (a stale hit), not an adapter error."""
-        self._call("delete_thoughts", self._operation("delete_thoughts", "deletion"), (list(ids),))
+        self._call("delete_thoughts", self._memory.delete_thoughts, (list(ids),))
 
     def update_thought(self, id: str, *, content: str | None = None, status: str | None = None) -> None:
         """The memory's `update_thought` (capability `update`)."""
-        update = self._operation("update_thought", "update")
-        self._call("update_thought", update, (id,), {"content": content, "status": status})
+        self._call(
+            "update_thought", self._memory.update_thought, (id,), {"content": content, "status": status}
+        )
 
     def _call(
         self,
@@ -128,32 +144,14 @@ class CheckedMemory:
         scenario = f"scenario {self._scenario!r}" if self._scenario is not None else ""
         return ", ".join(part for part in (scenario, query) if part)
 
-    def _operation(self, method: str, capability: str) -> Any:
-        """The memory's `method`; AdapterError when it has none although its system declares
-        `capability`."""
-        found = getattr(self._memory, method, None)
-        if not callable(found):
-            raise AdapterError(
-                f"system {self._name!r} declares the {capability!r} capability, but the object yielded by "
-                f"open() ({type(self._memory).__name__}) has no {method}() method; implement it "
-                f"(see evalkit.systems.protocol) or leave {capability!r} out of `capabilities`"
-            )
-        return found
-
-    def search_all(self, searches: Sequence[tuple[str, str, dict[str, Any]]]) -> list[TimedResponse]:
+    def search_all(self, searches: Sequence[tuple[str, str, SearchOptions]]) -> list[TimedResponse]:
         """Each of `searches` ((query, asked, options), see `search`), checked and timed, in order:
-        in one `search_many` call when the memory offers one, else one search each."""
-        batch = getattr(self._memory, "search_many", None)
-        if not callable(batch) or len(searches) < 2:
-            return [self.search(query, asked=asked, **options) for query, asked, options in searches]
-        requests = []
-        for query, _, options in searches:
-            sent = dict(options)
-            if not self._takes_query_id:
-                sent.pop("query_id", None)
-            requests.append(SearchRequest(query, sent))
+        in one `search_many` call when the memory overrides it, else one search each."""
+        if not self._batches or len(searches) < 2:
+            return [self.search(query, options, asked=asked) for query, asked, options in searches]
+        requests = [SearchRequest(query, options) for query, _, options in searches]
         start = time.perf_counter()
-        responses = list(self._call("search_many", batch, (requests,)))
+        responses = list(self._call("search_many", self._memory.search_many, (requests,)))
         latency_ms = (time.perf_counter() - start) * 1000.0 / len(requests)
         if len(responses) != len(requests):
             raise AdapterError(
@@ -162,75 +160,55 @@ class CheckedMemory:
             )
         return [
             TimedResponse(
-                checked_response(self._name, r, options["top_k"], self._seeded, self._asked(asked)),
+                checked_response(self._name, r, options.top_k, self._seeded, self._asked(asked)),
                 latency_ms,
             )
             for r, (_, asked, options) in zip(responses, searches, strict=True)
         ]
 
-    def search(self, query: str, *, asked: str = "", **options: Any) -> TimedResponse:
-        """The system's search with `options` (see `ScenarioMemory.search`), checked and timed;
-        `asked` names the query in the scenario (e.g. "query 2 ('...')") for error messages."""
-        if not self._takes_query_id:
-            options.pop("query_id", None)
+    def search(self, query: str, options: SearchOptions, *, asked: str = "") -> TimedResponse:
+        """The system's search with `options`, checked and timed; `asked` names the query in the
+        scenario (e.g. "query 2 ('...')") for error messages."""
         start = time.perf_counter()
-        response = self._call("search", self._memory.search, (query,), options, asked or None)
+        response = self._call("search", self._memory.search, (query, options), None, asked or None)
         latency_ms = (time.perf_counter() - start) * 1000.0
         return TimedResponse(
-            checked_response(self._name, response, options["top_k"], self._seeded, self._asked(asked)),
+            checked_response(self._name, response, options.top_k, self._seeded, self._asked(asked)),
             latency_ms,
         )
 
 
-def _accepts_keyword(function: Any, name: str) -> bool:
-    """Whether `function` takes the keyword `name` (named, or through `**kwargs`); True when its
-    signature cannot be read (a C function), so the keyword is passed as the protocol says.
-    A bound method is judged by its function, once per function (every scenario asks again)."""
-    target = getattr(function, "__func__", function)
-    try:
-        return _takes_keyword(target, name)
-    except TypeError:  # an unhashable callable: not remembered
-        return _takes_keyword.__wrapped__(target, name)
+_DECLARED_METHODS = {
+    "deletion": "delete_thoughts",
+    "update": "update_thought",
+    "supersession": "add_edges",
+    "contradiction": "add_edges",
+}
+"""A capability → the `ScenarioMemory` method a system declaring it must define."""
 
 
-@lru_cache(maxsize=256)
-def _takes_keyword(function: Any, name: str) -> bool:
-    try:
-        parameters = inspect.signature(function).parameters.values()
-    except (TypeError, ValueError):
-        return True
-    return any(p.name == name or p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters)
-
-
-def system_name(system: object) -> str:
+def system_name(system: MemorySystem) -> str:
     """The name a system is told by: its `name`, else its class's name."""
-    return str(getattr(system, "name", type(system).__name__))
+    return system.name or type(system).__name__
 
 
 @contextmanager
-def open_checked(system: MemorySystem, workdir: Path, scenario: str | None = None) -> Iterator[CheckedMemory]:
-    """`system.open(workdir)` as a context manager yielding a CheckedMemory (`scenario=` passed
-    when open takes it); AdapterError when open() is missing or does not return a context manager;
-    MemorySystemError when open(), or the exit of its context, raises (see the module docstring)."""
+def open_checked(system: MemorySystem, context: OpenContext) -> Iterator[CheckedMemory]:
+    """`system.open(context)` as a context manager yielding a CheckedMemory; AdapterError when
+    open() does not return a context manager; MemorySystemError when open(), or the exit of its
+    context, raises (see the module docstring)."""
     name = system_name(system)
-    opener = getattr(system, "open", None)
-    if not callable(opener):
+    scenario = context.scenario
+    manager = call_system(name, "open", system.open, (context,), scenario=scenario)
+    if not isinstance(manager, AbstractContextManager):
         raise AdapterError(
-            f"system {name!r} has no open(workdir) method; it must implement evalkit.MemorySystem"
-        )
-    told = scenario is not None and _accepts_keyword(opener, "scenario")
-    manager = call_system(
-        name, "open", opener, (workdir,), {"scenario": scenario} if told else None, scenario=scenario
-    )
-    if not (hasattr(manager, "__enter__") and hasattr(manager, "__exit__")):
-        raise AdapterError(
-            f"system {name!r}: open(workdir) returned {type(manager).__name__}, not a context manager; "
+            f"system {name!r}: open(context) returned {type(manager).__name__}, not a context manager; "
             "decorate open with @contextlib.contextmanager and `yield` the memory (or return an object "
             "with __enter__/__exit__)"
         )
-    memory = call_system(name, "open", manager.__enter__, (), scenario=scenario, defined=opener)
+    memory = call_system(name, "open", manager.__enter__, (), scenario=scenario, defined=system.open)
     try:
-        yield CheckedMemory(name, memory, scenario)
+        yield CheckedMemory(system, memory, scenario)
     except BaseException as exc:
         try:
             suppressed = manager.__exit__(type(exc), exc, exc.__traceback__)
@@ -242,7 +220,9 @@ def open_checked(system: MemorySystem, workdir: Path, scenario: str | None = Non
         if not suppressed:
             raise
     else:
-        call_system(name, "close", manager.__exit__, (None, None, None), scenario=scenario, defined=opener)
+        call_system(
+            name, "close", manager.__exit__, (None, None, None), scenario=scenario, defined=system.open
+        )
 
 
 def call_system(
@@ -323,7 +303,7 @@ def _signature_mismatch(
 
 
 def protocol_signature(method: str) -> str | None:
-    """`method`'s signature as `evalkit.systems.protocol` defines it (`PROTOCOL_METHODS`), as one
+    """`method`'s signature as `evalkit.systems.base` defines it (`PROTOCOL_METHODS`), as one
     would write it: `search(self, query: str, *, top_k: int, …) -> SearchResponse`; None for a
     name the protocol does not define."""
     function = PROTOCOL_METHODS.get(method)

@@ -12,18 +12,24 @@ instead of naming one system or its constants:
 - `mutation_testing`: the mutation suite measures this system's own search, so its detection
   power applies to it.
 
-A system declares the last two with attributes of those names (absent: None and False).
+- `embedder`: the embedding model the system embeds with by itself (`own_embedder`; None: the
+  run's embedder, or none).
+
+A system declares them with attributes of those names (`evalkit.systems.base.MemorySystem`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
 
 from evalkit.records import GateCandidate
 from evalkit.systems.capabilities import declared_capabilities
 from evalkit.systems.reference import gate_keeps
 from evalkit.validation import FrozenModel
+
+if TYPE_CHECKING:
+    from evalkit.systems.base import MemorySystem
 
 REGATE_RULE: Callable[[GateCandidate, float], bool] = gate_keeps
 """Whether the gate of a system declaring `regate` keeps a reported candidate at a gate value:
@@ -36,6 +42,7 @@ class SystemDeclaration(FrozenModel):
     capabilities: list[str]
     confidence_floor: float | None = None
     mutation_testing: bool = False
+    embedder: str | None = None
 
     @property
     def regates(self) -> bool:
@@ -43,12 +50,13 @@ class SystemDeclaration(FrozenModel):
         return "regate" in self.capabilities
 
 
-def declaration_of(system: Any) -> SystemDeclaration:
-    """What `system` declares: its capabilities (sorted), `confidence_floor` and
-    `mutation_testing` (AdapterError for capabilities it declares badly)."""
+def declaration_of(system: MemorySystem) -> SystemDeclaration:
+    """What `system` declares: its capabilities (sorted), `confidence_floor`, `mutation_testing`
+    and `own_embedder` (AdapterError for capabilities it declares badly)."""
     capabilities = declared_capabilities(system)
     return SystemDeclaration(
         capabilities=sorted(capabilities),
-        confidence_floor=getattr(system, "confidence_floor", None) if "confidence" in capabilities else None,
-        mutation_testing=bool(getattr(system, "mutation_testing", False)),
+        confidence_floor=system.confidence_floor if "confidence" in capabilities else None,
+        mutation_testing=bool(system.mutation_testing),
+        embedder=system.own_embedder,
     )

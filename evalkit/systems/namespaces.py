@@ -2,7 +2,7 @@
 
 Each namespace is a fresh `system.open(workdir)` memory in its own temporary directory, created
 on demand and removed on `drop` or `close` (none for a system declaring `needs_workdir = False`,
-such as the reference store `evalkit serve` serves: it gets `evalkit.systems.protocol.NO_WORKDIR`).
+such as the reference store `evalkit serve` serves: it gets `evalkit.systems.base.NO_WORKDIR`).
 Every call on a memory (open, add, search, close) goes through `run`, one at a time, on one
 thread, so that SQLite connections stay in the thread that opened them:
 - for a system declaring `inline_calls` (the reference store: `ReferenceSystem.inline_calls`), the
@@ -48,7 +48,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from evalkit.errors import UsageError
-from evalkit.systems.protocol import NO_WORKDIR, MemorySystem, needs_workdir
+from evalkit.systems.base import NO_WORKDIR, MemorySystem, OpenContext, ScenarioMemory
 
 T = TypeVar("T")
 
@@ -86,10 +86,10 @@ class Namespaces:
         self.limits = limits or Limits()
         self.lock = threading.RLock()
         self._open: dict[str, ExitStack] = {}
-        self._memories: dict[str, Any] = {}
+        self._memories: dict[str, ScenarioMemory] = {}
         self._used: dict[str, float] = {}
-        self._workdirs = needs_workdir(system)
-        self._inline = bool(getattr(system, "inline_calls", False))
+        self._workdirs = system.needs_workdir
+        self._inline = system.inline_calls
         self._thread = _StoreThread()  # started by its first call: never with `inline_calls`
         self._stopping = False
         self._deadline: float | None = None  # of the call running inline, if any
@@ -150,9 +150,7 @@ class Namespaces:
         with self.lock:
             memories = list(self._memories.values())
         for memory in memories:
-            stop = getattr(memory, "interrupt", None)
-            if callable(stop):
-                stop()
+            memory.interrupt()
 
     def create(self, name: str | None = None) -> str:
         """Open a fresh memory under `name` (default: a random id) and return the name.
@@ -175,7 +173,7 @@ class Namespaces:
                 workdir = NO_WORKDIR
                 if self._workdirs:
                     workdir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="evalkit-serve-")))
-                memory: Any = stack.enter_context(self.system.open(workdir))
+                memory: ScenarioMemory = stack.enter_context(self.system.open(OpenContext(workdir)))
                 if self._inline:
                     memory.watch(self._overdue)
                 self._memories[namespace] = memory
@@ -196,7 +194,7 @@ class Namespaces:
                 self.drop(name)
         return idle
 
-    def ensure(self, namespace: str) -> Any:
+    def ensure(self, namespace: str) -> ScenarioMemory:
         """The memory of `namespace`, opened first if it is not open yet (MCP tools name their
         namespace in every call instead of creating one). Call it on the store thread."""
         with self.lock:
@@ -204,7 +202,7 @@ class Namespaces:
                 self.create(namespace)
             return self.get(namespace)
 
-    def get(self, namespace: str) -> Any:
+    def get(self, namespace: str) -> ScenarioMemory:
         """The memory of `namespace` (marked as used now); UnknownNamespace when it is not open."""
         with self.lock:
             if namespace not in self._memories:

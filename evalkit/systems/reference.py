@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from datetime import datetime
-from pathlib import Path
 from typing import Any
 
 from evalkit.embedders import Embedder, HashingEmbedder
@@ -21,6 +19,7 @@ from evalkit.memory import (
 )
 from evalkit.memory.pipeline import strong_match
 from evalkit.records import Edge, GateCandidate, SearchResponse, Thought
+from evalkit.systems.base import MemorySystem, OpenContext, ScenarioMemory, SearchOptions
 from evalkit.systems.capabilities import ALL_CAPABILITIES
 
 
@@ -31,7 +30,7 @@ def gate_keeps(candidate: GateCandidate, floor: float) -> bool:
     return floor <= 0.0 or strong_match(candidate.bm25, candidate.similarity, floor)
 
 
-class _AgentFacingStore:
+class _AgentFacingStore(ScenarioMemory):
     """A MemoryStore searched the way an agent searches it: suppress superseded, flag contradicted."""
 
     def __init__(self, store: MemoryStore) -> None:
@@ -60,35 +59,23 @@ class _AgentFacingStore:
         `evalkit serve` gives the memories it runs on its event loop)."""
         self._store.watch(overdue)
 
-    def search(
-        self,
-        query: str,
-        *,
-        top_k: int,
-        project: str | None,
-        min_relevance: float | None,
-        recency_weight: float,
-        recency_half_life_days: float,
-        now: datetime,
-        include_global: bool = False,
-        query_id: str | None = None,
-    ) -> SearchResponse:
-        """The store's search; `query_id` is not used (the reference store searches by text)."""
+    def search(self, query: str, options: SearchOptions) -> SearchResponse:
+        """The store's search; `options.query_id` is not used (the reference store searches by text)."""
         return self._store.search(
             query,
-            top_k=top_k,
-            project=project,
-            include_global=include_global,
+            top_k=options.top_k,
+            project=options.project,
+            include_global=options.include_global,
             supersession="suppress",
             contradiction="flag",
-            recency_weight=recency_weight,
-            recency_half_life_days=recency_half_life_days,
-            min_relevance=min_relevance,
-            now=now,
+            recency_weight=options.recency_weight,
+            recency_half_life_days=options.recency_half_life_days,
+            min_relevance=options.min_relevance,
+            now=options.now,
         )
 
 
-class ReferenceSystem:
+class ReferenceSystem(MemorySystem):
     """evalkit's reference store as the system under test.
 
     `embedder` (default HashingEmbedder), `options` (the store's settings: retrieval, BM25
@@ -102,8 +89,25 @@ class ReferenceSystem:
     """
 
     name = "reference"
-    capabilities = ALL_CAPABILITIES
+    capabilities: frozenset[str] = ALL_CAPABILITIES
     confidence_floor = VECTOR_FLOOR
+    mutation_testing = True
+    """The mutation suite mutates this class's pipeline; a subclass is another system built on the
+    store, which that suite does not measure (False unless it declares otherwise)."""
+    inline_calls = True
+    """`evalkit serve` runs the memory calls on its event loop rather than its store thread
+    (`evalkit.systems.namespaces`; two thread hand-offs fewer per request): this class's memories
+    stop a call once the server's deadline or shutdown says so (`watch`). A subclass with an
+    `open` of its own is served from the store thread unless it declares `inline_calls = True`
+    (its memories then need `watch`)."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """A subclass's defaults of `mutation_testing` and `inline_calls` (see them)."""
+        super().__init_subclass__(**kwargs)
+        if "mutation_testing" not in vars(cls):
+            cls.mutation_testing = False
+        if "open" in vars(cls) and "inline_calls" not in vars(cls):
+            cls.inline_calls = False
 
     def __init__(
         self,
@@ -118,24 +122,8 @@ class ReferenceSystem:
         if (pipeline.strong, pipeline.gate) != (DEFAULT_PIPELINE.strong, DEFAULT_PIPELINE.gate):
             self.capabilities = ALL_CAPABILITIES - {"regate"}
 
-    @property
-    def mutation_testing(self) -> bool:
-        """True for this class itself, whose pipeline the mutation suite mutates; a subclass is
-        another system built on the store, which that suite does not measure."""
-        return type(self) is ReferenceSystem
-
-    @property
-    def inline_calls(self) -> bool:
-        """Whether `evalkit serve` runs this system's memory calls on its event loop rather than
-        on its store thread (`evalkit.systems.namespaces`; two thread hand-offs fewer per
-        request): True when `open` is this class's, whose memories stop a call once the
-        server's deadline or shutdown says so (`watch`). A subclass with an `open` of its own
-        is served from the store thread unless it declares `inline_calls = True` (its memories
-        then need `watch`)."""
-        return type(self).open is ReferenceSystem.open
-
     needs_workdir: bool = True
-    """Whether `open` gets a folder of its own (`evalkit.systems.protocol`). The store keeps its
+    """Whether `open` gets a folder of its own (`evalkit.systems.base`). The store keeps its
     memory in RAM, but an in-process run keeps the runner's scratch folder per scenario (what a
     scenario in progress shows of itself in the temp folder, and what a subclass keeping files
     gets); `evalkit serve` sets it False on the store it serves, so that its namespaces make no
@@ -151,8 +139,9 @@ class ReferenceSystem:
         }
 
     @contextmanager
-    def open(self, workdir: Path) -> Iterator[_AgentFacingStore]:
+    def open(self, context: OpenContext) -> Iterator[_AgentFacingStore]:
         """A fresh in-memory store (`IN_MEMORY`: no file, schema copied from a template), gone
-        when the scenario ends; `workdir` is not used. It ranks exactly as a store file does."""
+        when the scenario ends; `context.workdir` is not used, nor `context.embedder` (the store
+        embeds with this system's `embedder`). It ranks exactly as a store file does."""
         with MemoryStore(IN_MEMORY, self.embedder, options=self.options, pipeline=self.pipeline) as store:
             yield _AgentFacingStore(store)

@@ -18,15 +18,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from datetime import datetime
-from pathlib import Path
 from typing import Any
 
 from evalkit.records import Edge, Hit, SearchResponse, Thought
+from evalkit.systems.base import MemorySystem, OpenContext, ScenarioMemory, SearchOptions
 from evalkit.systems.capabilities import UNDECLARED_CAPABILITIES
 
 
-class _ReplayMemory:
+class _ReplayMemory(ScenarioMemory):
     """One scenario's view of the recorded rankings."""
 
     def __init__(self, rankings: Mapping[str, Sequence[Hit]]) -> None:
@@ -39,25 +38,13 @@ class _ReplayMemory:
     def add_edges(self, edges: Sequence[Edge]) -> None:
         """Nothing to store (see `add_thoughts`)."""
 
-    def search(
-        self,
-        query: str,
-        *,
-        top_k: int,
-        project: str | None,
-        min_relevance: float | None,
-        recency_weight: float,
-        recency_half_life_days: float,
-        now: datetime,
-        include_global: bool = False,
-        query_id: str | None = None,
-    ) -> SearchResponse:
+    def search(self, query: str, options: SearchOptions) -> SearchResponse:
         """The first `top_k` recorded hits of `query_id` (ranks 1..n); no hits when it has none."""
-        hits = self._rankings.get(query_id, ()) if query_id is not None else ()
-        return SearchResponse(hits=tuple(hits[:top_k]), min_relevance=min_relevance or 0.0)
+        hits = self._rankings.get(options.query_id, ()) if options.query_id is not None else ()
+        return SearchResponse(hits=tuple(hits[: options.top_k]), min_relevance=options.min_relevance or 0.0)
 
 
-class ReplaySystem:
+class ReplaySystem(MemorySystem):
     """Replays `rankings` (stable query id → hits in rank order, ranks 1..n) as the system under
     test. `description` (JSON-serialisable: the run file, its format, digest, tag) is recorded
     in the report's provenance beside `system: "replay"`."""
@@ -74,6 +61,6 @@ class ReplaySystem:
         return {"system": self.name, **self._description}
 
     @contextmanager
-    def open(self, workdir: Path) -> Iterator[_ReplayMemory]:
-        """A view of the recordings; nothing is written to `workdir`."""
+    def open(self, context: OpenContext) -> Iterator[_ReplayMemory]:
+        """A view of the recordings; nothing is written to `context.workdir`."""
         yield _ReplayMemory(self._rankings)

@@ -31,8 +31,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalkit.errors import EvalkitError, UsageError
+from evalkit.systems.base import MemorySystem
 from evalkit.systems.libraries import LIBRARIES, LIBRARY_SPECS
-from evalkit.systems.protocol import MemorySystem
 from evalkit.systems.stores import STORE_SPECS, STORES
 from evalkit.validation import did_you_mean
 
@@ -99,6 +99,18 @@ def resolve_system(
     raise UsageError(f"unknown system {spec!r}{hint}; a system is {SPEC_FORMS}")
 
 
+def checked_system(system: object, given: str) -> MemorySystem:
+    """`system` when it is a `MemorySystem`; UsageError telling what was `given` instead (e.g.
+    "system 'mod:Thing' gave") and to subclass `evalkit.MemorySystem`."""
+    if not isinstance(system, MemorySystem):
+        raise UsageError(
+            f"{given} {type(system).__name__}, not a memory system: subclass evalkit.MemorySystem "
+            "(name, open(context), and the hooks of evalkit.systems.base; see the docs page 'Your "
+            "system: Python', docs/system/python.md)"
+        )
+    return system
+
+
 def from_extra(extra: str, module: str, name: str) -> Any:
     """`name` from `evalkit.systems.<module>`, whose dependencies come with the optional `extra`
     (the HTTP and MCP adapters and servers, the vector stores, the libraries); UsageError saying
@@ -146,7 +158,7 @@ def _load(spec: str, module: str, attribute: str) -> Any:
 def _instantiate(spec: str, target: Any) -> MemorySystem:
     """A class or a factory function is called without arguments (an exception it raises is a
     UsageError naming it); an object with `open` is used as it is."""
-    is_factory = isinstance(target, type) or (callable(target) and not hasattr(target, "open"))
+    is_factory = isinstance(target, type) or (callable(target) and not isinstance(target, MemorySystem))
     try:
         system = target() if is_factory else target
     except EvalkitError:
@@ -157,10 +169,4 @@ def _instantiate(spec: str, target: Any) -> MemorySystem:
             f"system {spec!r}: calling {name}() raised {type(exc).__name__}: {exc}; fix the factory "
             "(it is called without arguments)"
         ) from exc
-    if not callable(getattr(system, "open", None)):
-        raise UsageError(
-            f"system {spec!r} gave {type(system).__name__}, not a memory system: it needs `name`, "
-            "`describe()` and `open(workdir)` (see the docs page 'Your system: Python', "
-            "docs/system/python.md)"
-        )
-    return system
+    return checked_system(system, f"system {spec!r} gave")

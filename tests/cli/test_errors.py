@@ -66,19 +66,20 @@ def test_a_search_whose_signature_cannot_take_the_call_is_one_line_with_the_prot
     line = _one_line(capsys, tmp_path, "tests.systems_fixtures:wrong_signature_system")
     assert line == (
         f"evalkit: error: system 'failing': search() in {FIRST}: "
-        "tests.systems_fixtures._PositionalSearch.search(self, query, top_k) cannot take evalkit's call "
-        f"(got an unexpected keyword argument 'min_relevance'); define it as {protocol_signature('search')}"
+        "tests.systems_fixtures._PositionalSearch.search(self, query, *, top_k) cannot take evalkit's call "
+        f"(too many positional arguments); define it as {protocol_signature('search')}"
     )
     assert list(temp_dir.iterdir()) == []
 
 
 def test_the_expected_signature_is_the_protocols_as_written():
-    assert protocol_signature("search") == (
-        "search(self, query: str, *, top_k: int, project: str | None, min_relevance: float | None, "
-        "recency_weight: float, recency_half_life_days: float, now: datetime, include_global: bool = False, "
-        "query_id: str | None = None) -> SearchResponse"
+    assert (
+        protocol_signature("search") == "search(self, query: str, options: SearchOptions) -> SearchResponse"
     )
-    assert protocol_signature("open") == "open(self, workdir: Path) -> AbstractContextManager[ScenarioMemory]"
+    assert (
+        protocol_signature("open")
+        == "open(self, context: OpenContext) -> AbstractContextManager[ScenarioMemory]"
+    )
     assert protocol_signature("not_a_method") is None
 
 
@@ -118,7 +119,7 @@ def test_the_traceback_is_printed_on_request(capsys, tmp_path, temp_dir, monkeyp
     code, _, err = cli(capsys, "run", "--system", spec, *TINY, "--out", str(tmp_path / "r.json"))
     assert code == 2
     assert err.startswith("Traceback (most recent call last):")
-    assert 'return SearchResponse(hits=options["limit"])' in err
+    assert 'return SearchResponse(hits=vars(options)["limit"])' in err
     assert err.splitlines()[-1].startswith("evalkit: error: system 'failing': search() in scenario 'alone'")
 
 
@@ -197,7 +198,7 @@ def test_run_eval_raises_one_memory_system_error_with_its_fields_and_the_origina
     assert error.problem == "KeyError: 'limit'"
     assert error.fix == f"fix tests.systems_fixtures._MissingKey.search {TRACEBACK_HINT}"
     assert isinstance(error.__cause__, KeyError)
-    assert isinstance(error, AdapterError) and 'options["limit"]' in error.origin
+    assert isinstance(error, AdapterError) and 'vars(options)["limit"]' in error.origin
     assert list(temp_dir.iterdir()) == []
 
 

@@ -18,11 +18,12 @@ from evalkit.embedders import HashingEmbedder
 from evalkit.errors import SystemOutputError
 from evalkit.records import SearchResponse
 from evalkit.systems import ReferenceSystem
+from evalkit.systems.base import MemorySystem, OpenContext, ScenarioMemory, SearchOptions
 
 # --- library systems ---------------------------------------------------------------------------------
 
 
-class _Poisoned:
+class _Poisoned(MemorySystem):
     """The reference store, with one score of every hit replaced by `value`."""
 
     name = "poisoned"
@@ -35,12 +36,12 @@ class _Poisoned:
         return {"score": self._score}
 
     @contextmanager
-    def open(self, workdir: Path) -> Iterator[_PoisonedMemory]:
-        with self._inner.open(workdir) as memory:
+    def open(self, context: OpenContext) -> Iterator[_PoisonedMemory]:
+        with self._inner.open(context) as memory:
             yield _PoisonedMemory(memory, self._score, self._value)
 
 
-class _PoisonedMemory:
+class _PoisonedMemory(ScenarioMemory):
     def __init__(self, inner: Any, score: str, value: float) -> None:
         self._inner, self._score, self._value = inner, score, value
 
@@ -50,8 +51,8 @@ class _PoisonedMemory:
     def add_edges(self, edges: Any) -> Any:
         return self._inner.add_edges(edges)
 
-    def search(self, query: str, **options: Any) -> SearchResponse:
-        response = self._inner.search(query, **options)
+    def search(self, query: str, options: SearchOptions) -> SearchResponse:
+        response = self._inner.search(query, options)
         hits = tuple(dataclasses.replace(h, **{self._score: self._value}) for h in response.hits)
         return dataclasses.replace(response, hits=hits)
 

@@ -26,7 +26,7 @@ import ray
 from nbclient import NotebookClient
 
 import evalkit
-from evalkit import EvalRun, load_suite, run_eval
+from evalkit import EvalRun, MemorySystem, load_suite, run_eval
 from evalkit.benchmarks import run_beir, run_locomo
 from evalkit.cli import main
 from evalkit.errors import MemorySystemError, UsageError
@@ -43,6 +43,7 @@ from evalkit.harness.executors import (
 from evalkit.harness.runner import plan_shards
 from evalkit.scenarios.model import BUILTIN_CATEGORIES
 from evalkit.suites.mutations import run_mutants
+from evalkit.systems import OpenContext
 from tests.harness import units
 from tests.processes import started
 from tests.shared import BEIR_TINY, DATASETS, LOCOMO_TINY, ROOT, comparable
@@ -594,7 +595,7 @@ def test_cli_rejects_an_unknown_executor_naming_the_forms(capsys):
     assert "unknown executor 'rays://auto'; use processes, ray" in capsys.readouterr().err
 
 
-class _OpenHandle:
+class _OpenHandle(MemorySystem):
     """A memory system holding something that cannot be pickled (an open file)."""
 
     name = "unpicklable"
@@ -605,7 +606,7 @@ class _OpenHandle:
     def describe(self) -> dict[str, Any]:
         return {}
 
-    def open(self, workdir: Path) -> AbstractContextManager[Any]:
+    def open(self, context: OpenContext) -> AbstractContextManager[Any]:
         raise AssertionError("never opened: the executor refuses before running")
 
 

@@ -11,6 +11,7 @@ import pytest
 
 from evalkit import load_run, run_eval
 from evalkit.embedders import HashingEmbedder
+from evalkit.embedders.factory import RunEmbedder
 from evalkit.errors import MemorySystemError
 from evalkit.harness import runner
 from evalkit.harness.config import RunConfig
@@ -26,7 +27,7 @@ from evalkit.harness.runner import (
 from evalkit.harness.sweep import regate_pass
 from evalkit.scenarios import QuerySpec, Scenario, Suite, ThoughtSpec, load_suite
 from evalkit.systems import MemorySystem, ReferenceSystem
-from evalkit.systems.protocol import NO_WORKDIR
+from evalkit.systems.base import NO_WORKDIR, OpenContext
 from tests.shared import DATASETS
 
 CLOCK = datetime(2026, 1, 15, 12, 0, tzinfo=UTC)
@@ -118,7 +119,9 @@ def test_a_third_pass_is_one_more_spec_of_the_plan():
         *pass_plan(RunConfig(top_k=3), frozenset({"relevance_gate"})),
         PassSpec("strict", "re-gated", 0.75),
     )
-    shard = ShardRunner(ReferenceSystem(), RunConfig(top_k=3), (), CLOCK, plan)(Shard(one, 0, 1))
+    shard = ShardRunner(ReferenceSystem(), RunConfig(top_k=3), (), CLOCK, plan, RunEmbedder())(
+        Shard(one, 0, 1)
+    )
     assert len(shard.queries) == 3 and len(shard.latencies_ms) == 3  # one search per pass
     assert shard.gate_values == (frozenset(), frozenset({0.4}), frozenset({0.75}))
     direct = run(suite_of(one), ReferenceSystem(), clock=CLOCK, top_k=3, min_relevance=0.75).gated
@@ -179,7 +182,7 @@ def test_query_top_k_and_project_override_the_run():
     assert q.top_k == 1 and q.retrieved == ["a1"] and q.project == "alpha"
 
 
-class _Exploding:
+class _Exploding(MemorySystem):
     """A memory system whose search raises: the runner must still remove its temp dirs, with
     whatever the system wrote there when `litter` (files in a subfolder)."""
 
@@ -195,12 +198,13 @@ class _Exploding:
         return {"system": self.name}
 
     @contextmanager
-    def open(self, workdir: Path):
+    def open(self, context: OpenContext):
+        workdir = context.workdir
         self.workdirs.append(workdir)
         if self.litter:
             (workdir / "index").mkdir()
             (workdir / "index" / "segment.bin").write_bytes(b"\0" * 64)
-        with self.inner.open(workdir) as memory:
+        with self.inner.open(context) as memory:
             memory.search = self._raise  # type: ignore[method-assign]
             yield memory
 
@@ -222,7 +226,7 @@ def test_temp_stores_are_removed_on_error_and_ctrl_c(error, raised, litter):
     assert Path(tempfile.gettempdir()) == system.workdirs[0].parent
 
 
-class _Recording:
+class _Recording(MemorySystem):
     """The reference store, recording the workdir each memory is opened with; it declares
     `needs_workdir` as given (None: declares nothing)."""
 
@@ -238,9 +242,9 @@ class _Recording:
         return {"system": self.name}
 
     @contextmanager
-    def open(self, workdir: Path):
-        self.workdirs.append((workdir, workdir.is_dir()))
-        with self.inner.open(workdir) as memory:
+    def open(self, context: OpenContext):
+        self.workdirs.append((context.workdir, context.workdir.is_dir()))
+        with self.inner.open(context) as memory:
             yield memory
 
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
 
@@ -17,7 +16,7 @@ from evalkit.harness.executors import SerialExecutor
 from evalkit.harness.runner import run_suite
 from evalkit.scenarios import Suite, load_suite
 from evalkit.scenarios.model import Scenario
-from evalkit.systems import ReferenceSystem
+from evalkit.systems import MemorySystem, OpenContext, ReferenceSystem, ScenarioMemory
 from evalkit.systems.capabilities import ALL_CAPABILITIES
 
 _PORTS = [{"id": f"svc-{i}", "content": f"Service number {i} answers on port {8000 + i}"} for i in range(8)]
@@ -81,7 +80,7 @@ def test_a_system_without_deletion_or_update_gets_not_applicable():
     assert result.not_applicable == {"ops": ["deletion", "update"]}
 
 
-class _ClaimsDeletion:
+class _ClaimsDeletion(MemorySystem):
     name = "claims"
     capabilities = frozenset({"deletion", "update", "supersession"})
 
@@ -89,21 +88,23 @@ class _ClaimsDeletion:
         return {}
 
     @contextmanager
-    def open(self, workdir: Path) -> Iterator[object]:
-        with ReferenceSystem().open(workdir) as memory:
+    def open(self, context: OpenContext) -> Iterator[ScenarioMemory]:
+        with ReferenceSystem().open(context) as memory:
             yield _Without(memory)
 
 
-class _Without:
-    def __init__(self, memory: object) -> None:
+class _Without(ScenarioMemory):
+    def __init__(self, memory: ScenarioMemory) -> None:
         self._memory = memory
-        self.add_thoughts = memory.add_thoughts  # type: ignore[attr-defined]
-        self.add_edges = memory.add_edges  # type: ignore[attr-defined]
-        self.search = memory.search  # type: ignore[attr-defined]
+        self.add_thoughts = memory.add_thoughts  # type: ignore[method-assign]
+        self.add_edges = memory.add_edges  # type: ignore[method-assign]
+        self.search = memory.search  # type: ignore[method-assign]
 
 
 def test_a_system_declaring_deletion_without_the_method_is_an_adapter_error():
     with pytest.raises(
-        AdapterError, match=r"declares the 'deletion' capability, but .* no delete_thoughts\(\)"
+        AdapterError,
+        match=r"declares the 'deletion' capability, but its memory \(_Without\) does not define "
+        r"delete_thoughts\(\)",
     ):
         run_suite(_suite(), _ClaimsDeletion(), RunConfig())

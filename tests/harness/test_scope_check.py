@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from evalkit import SearchResponse, run_eval
+from evalkit import ScenarioMemory, SearchOptions, SearchResponse, run_eval
 from evalkit.errors import UsageError
 from evalkit.harness.aggregation import mean_metrics
 from evalkit.harness.baselines import baseline_entry, record_baseline
@@ -32,6 +32,7 @@ from evalkit.harness.thresholds_file import (
 from evalkit.harness.verdict import NOT_COMPARED
 from evalkit.metrics import HARNESS_METRICS
 from evalkit.scenarios import Suite
+from evalkit.systems.base import OpenContext
 from evalkit.systems.capabilities import ALL_CAPABILITIES
 from tests.factories import a_pass, a_run, query, scenario
 from tests.shared import DATASETS, cli, cli_record
@@ -201,20 +202,23 @@ class NoGateSystem(LimitedSystem):
         self.forget = forget
 
     @contextmanager
-    def open(self, workdir: Path) -> Iterator[Any]:
-        with super().open(workdir) as memory:
+    def open(self, context: OpenContext) -> Iterator[Any]:
+        with super().open(context) as memory:
             yield _Forgetting(memory) if self.forget else memory
 
 
-class _Forgetting:
-    def __init__(self, memory: Any) -> None:
+class _Forgetting(ScenarioMemory):
+    def __init__(self, memory: ScenarioMemory) -> None:
         self._memory = memory
 
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._memory, name)
+    def add_thoughts(self, thoughts: Any) -> None:
+        self._memory.add_thoughts(thoughts)
 
-    def search(self, query: str, **options: Any) -> SearchResponse:
-        response = self._memory.search(query, **options)
+    def add_edges(self, edges: Any) -> None:
+        self._memory.add_edges(edges)
+
+    def search(self, query: str, options: SearchOptions) -> SearchResponse:
+        response = self._memory.search(query, options)
         kept = [h for h in response.hits if h.id not in EXPLICIT_FACTS]
         return replace(response, hits=tuple(replace(h, rank=i) for i, h in enumerate(kept, start=1)))
 

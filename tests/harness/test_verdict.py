@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from evalkit import SearchResponse, run_eval
+from evalkit import MemorySystem, ScenarioMemory, SearchResponse, run_eval
 from evalkit.harness.report_file import load_report, save_report
 from evalkit.harness.results import RunResult, degenerate_regressions
 from evalkit.harness.thresholds_file import load_thresholds
@@ -61,7 +61,7 @@ def _suite(root: Path) -> Path:
     return root
 
 
-class NoHitSystem:
+class NoHitSystem(MemorySystem, ScenarioMemory):
     """A system whose search never returns anything."""
 
     name = "no-hits"
@@ -71,7 +71,7 @@ class NoHitSystem:
         return {"system": self.name}
 
     @contextmanager
-    def open(self, workdir):
+    def open(self, context):
         yield self
 
     def add_thoughts(self, thoughts):
@@ -80,7 +80,7 @@ class NoHitSystem:
     def add_edges(self, edges):
         pass
 
-    def search(self, query, **options):
+    def search(self, query, options):
         return SearchResponse(hits=())
 
 

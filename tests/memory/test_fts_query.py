@@ -23,7 +23,7 @@ from evalkit.memory import (
 from evalkit.memory.fts_query import NLTK_ENGLISH_STOPWORDS, SERVICE_STOPWORDS, fold
 from evalkit.records import Thought
 from evalkit.sqlite import Connection, connect
-from evalkit.systems import ReferenceSystem
+from evalkit.systems import OpenContext, ReferenceSystem, SearchOptions
 from tests.shared import FTS_SYNTAX
 
 
@@ -167,14 +167,11 @@ def test_space_syntax_matches_hyphenated_words_the_delete_mode_misses(tmp_path):
     for syntax, expected in (("delete", []), ("space", ["il6"])):
         workdir = tmp_path / syntax
         workdir.mkdir()
-        with ReferenceSystem(options=StoreOptions(retrieval="bm25", query_syntax=syntax)).open(
-            workdir
-        ) as memory:
+        system = ReferenceSystem(options=StoreOptions(retrieval="bm25", query_syntax=syntax))
+        with system.open(OpenContext(workdir)) as memory:
             memory.add_thoughts([Thought(id="il6", content="IL-6 levels rise after exercise")])
-            response = memory.search(
-                "IL-6", top_k=5, project=None, min_relevance=0.0, recency_weight=0.0,
-                recency_half_life_days=30.0, now=datetime(2026, 1, 1, tzinfo=UTC),
-            )  # fmt: skip
+            options = SearchOptions(top_k=5, min_relevance=0.0, now=datetime(2026, 1, 1, tzinfo=UTC))
+            response = memory.search("IL-6", options)
             assert response.ids == expected, syntax
 
 

@@ -26,6 +26,7 @@ from evalkit.scenarios import load_suite, stable_query_id
 from evalkit.suites.benchmarks import beir_set, longmemeval_set
 from evalkit.suites.runfiles import RunHit, check_run, read_run, run_format
 from evalkit.systems import ReplaySystem
+from evalkit.systems.base import OpenContext, SearchOptions
 from tests.shared import BEIR_TINY, DATASETS, FIXTURES, SCIFACT
 
 LONGMEMEVAL_TINY = FIXTURES / "longmemeval_tiny.json"
@@ -143,11 +144,14 @@ def test_the_replay_system_returns_the_recorded_hits_cut_to_top_k(tmp_path: Path
     system = ReplaySystem({"q": hits}, {"run_file": "r"})
     options = dict(project=None, min_relevance=None, recency_weight=0.0, recency_half_life_days=30.0)
     now = datetime(2024, 1, 1, tzinfo=UTC)
-    with system.open(tmp_path) as memory:
+    with system.open(OpenContext(tmp_path)) as memory:
         assert memory.add_thoughts([]) == 0
-        assert memory.search("text", top_k=2, now=now, query_id="q", **options).ids == ["a", "b"]
-        assert memory.search("text", top_k=2, now=now, query_id="other", **options).ids == []
-        assert memory.search("text", top_k=2, now=now, **options).ids == []
+        assert memory.search("text", SearchOptions(top_k=2, now=now, query_id="q", **options)).ids == [
+            "a",
+            "b",
+        ]
+        assert memory.search("text", SearchOptions(top_k=2, now=now, query_id="other", **options)).ids == []
+        assert memory.search("text", SearchOptions(top_k=2, now=now, **options)).ids == []
     assert system.describe() == {"system": "replay", "run_file": "r"}
     assert list(tmp_path.iterdir()) == []
 

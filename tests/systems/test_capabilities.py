@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from evalkit import run_eval
+from evalkit import MemorySystem, run_eval
 from evalkit.cli import main
 from evalkit.errors import AdapterError, DatasetError
 from evalkit.scenarios import load_suite
@@ -56,10 +56,10 @@ def test_requires_in_a_scenario_file_adds_a_capability(tmp_path):
 
 
 def test_declared_capabilities_default_to_all_and_reject_unknown_names():
-    class Silent:
+    class Silent(MemorySystem):
         name = "silent"
 
-    class Wrong:
+    class Wrong(MemorySystem):
         name = "wrong"
         capabilities = frozenset({"projects", "telepathy"})
 

@@ -6,12 +6,11 @@ from __future__ import annotations
 import math
 from contextlib import nullcontext
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
 
-from evalkit import Hit, SearchResponse, run_eval
-from evalkit.errors import AdapterError, AdapterWarning
+from evalkit import Hit, MemorySystem, ScenarioMemory, SearchResponse, run_eval
+from evalkit.errors import AdapterError, AdapterWarning, MemorySystemError, UsageError
 from evalkit.records import GateCandidate
 from evalkit.systems.checked import checked_response
 from tests.shared import DATASETS
@@ -25,28 +24,58 @@ def _run(system, **options):
 
 
 def test_open_that_returns_no_context_manager_is_named():
-    class NoContext:
+    class NoContext(MemorySystem):
         name = "plain"
 
-        def describe(self):
-            return {}
-
-        def open(self, workdir: Path):
+        def open(self, context):
             return object()
 
     with pytest.raises(
-        AdapterError, match=r"system 'plain': open\(workdir\) returned object, not a context manager"
+        AdapterError, match=r"system 'plain': open\(context\) returned object, not a context manager"
     ):
         _run(NoContext())
 
 
-def test_memory_without_search_is_named():
+def test_a_memory_that_is_not_a_scenario_memory_is_named():
     class NoMethods(RewritingSystem):
-        def open(self, workdir):
+        def open(self, context):
             return nullcontext(object())
 
-    with pytest.raises(AdapterError, match=r"yielded by open\(\) \(object\) has no add_thoughts\(\) method"):
+    with pytest.raises(
+        AdapterError, match=r"yielded by open\(\) \(object\) is not an evalkit.ScenarioMemory"
+    ):
         _run(NoMethods())
+
+
+def test_a_system_that_is_not_a_memory_system_is_told_to_subclass_it():
+    class DuckTyped:
+        name = "duck"
+
+        def open(self, context):
+            raise AssertionError("never opened")
+
+    with pytest.raises(
+        UsageError, match=r"the system is DuckTyped, not a memory system: subclass evalkit.MemorySystem"
+    ):
+        _run(DuckTyped())
+
+
+def test_a_memory_without_search_fails_at_its_first_search_naming_what_to_define():
+    """The base class's `search` says what to define; a memory lacking a method that a declared
+    capability needs (`add_edges` for supersession) is refused when it opens."""
+
+    class Seeding(ScenarioMemory):
+        def add_thoughts(self, thoughts):
+            pass
+
+    class NoSearch(MemorySystem):
+        capabilities = frozenset()
+
+        def open(self, context):
+            return nullcontext(Seeding())
+
+    with pytest.raises(MemorySystemError, match=r"Seeding must define search\(self, query, options\)"):
+        _run(NoSearch())
 
 
 def test_search_returning_a_list_is_named():
@@ -134,7 +163,7 @@ def test_gate_candidates_are_checked_like_hit_signals():
         checked_response("sys", candidates((sorted(SEEDED)[0], False, "high")), 5, SEEDED)
 
 
-class _Batching:
+class _Batching(MemorySystem):
     """The reference store with a `search_many` (one call for a shard's searches), optionally
     dropping its last response; `open` takes the scenario's name."""
 
@@ -150,22 +179,29 @@ class _Batching:
     def describe(self):
         return {"system": self.name}
 
-    def open(self, workdir: Path, scenario: str | None = None):
+    def open(self, context):
         from contextlib import contextmanager
 
-        self.scenarios.append(scenario)
+        self.scenarios.append(context.scenario)
 
         @contextmanager
         def opened():
-            with self._reference.open(workdir) as memory:
+            with self._reference.open(context) as memory:
                 outer = self
 
-                class Memory:
-                    add_thoughts, add_edges, search = memory.add_thoughts, memory.add_edges, memory.search
+                class Memory(ScenarioMemory):
+                    def add_thoughts(self, thoughts):
+                        memory.add_thoughts(thoughts)
+
+                    def add_edges(self, edges):
+                        memory.add_edges(edges)
+
+                    def search(self, query, options):
+                        return memory.search(query, options)
 
                     def search_many(self, requests):
                         outer.batches.append(len(requests))
-                        answers = [memory.search(r.query, **r.options) for r in requests]
+                        answers = [memory.search(r.query, r.options) for r in requests]
                         return answers[:-1] if outer._drop_last else answers
 
                 yield Memory()
@@ -188,10 +224,10 @@ def test_search_many_returning_too_few_responses_is_named():
 
 def test_the_responses_of_search_many_are_checked_like_single_searches():
     class Ghostly(_Batching):
-        def open(self, workdir: Path, scenario: str | None = None):
+        def open(self, context):
             from contextlib import contextmanager
 
-            opened = super().open(workdir, scenario)
+            opened = super().open(context)
 
             @contextmanager
             def ghostly():
@@ -209,3 +245,20 @@ def test_the_responses_of_search_many_are_checked_like_single_searches():
 
     with pytest.raises(AdapterError, match=r"scenario 'explicit-fact', query 1 .*id 'ghost' was never added"):
         _run(Ghostly())
+
+
+def test_a_memory_lacking_the_method_of_a_declared_capability_is_refused_when_it_opens():
+    class Seeding(ScenarioMemory):
+        def add_thoughts(self, thoughts):
+            pass
+
+    class ClaimsSupersession(MemorySystem):
+        capabilities = frozenset({"supersession"})
+
+        def open(self, context):
+            return nullcontext(Seeding())
+
+    with pytest.raises(
+        AdapterError, match=r"declares the 'supersession' capability, but its memory \(Seeding\)"
+    ):
+        _run(ClaimsSupersession())

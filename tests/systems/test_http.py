@@ -17,12 +17,12 @@ from evalkit import Edge, ReferenceSystem, load_suite, run_eval
 from evalkit.cli import main
 from evalkit.errors import AdapterError, AdapterWarning
 from evalkit.harness.executors import SerialExecutor
+from evalkit.systems.base import NO_WORKDIR, MemorySystem, OpenContext
 from evalkit.systems.capabilities import CAPABILITIES
 from evalkit.systems.http.client import HttpSystem
 from evalkit.systems.http.server import create_app
 from evalkit.systems.http.wire import MAX_SEARCH_BATCH, NamespaceOut
 from evalkit.systems.namespaces import Namespaces
-from evalkit.systems.protocol import NO_WORKDIR
 from tests.processes import started
 from tests.servers import contract_app, serving
 from tests.shared import DATASETS, comparable_file
@@ -47,6 +47,12 @@ def test_builtin_suite_over_http_equals_the_in_process_run(reference_url, tmp_pa
     assert comparable_file(tmp_path / "http.json") == comparable_file(tmp_path / "local.json")
     remote = json.loads((tmp_path / "http.json").read_text())
     assert remote["system"] == "reference"  # /info's name; the URL is the configured system
+    # a service embeds by itself: the run's mode is `system`, and the report names its embedder
+    assert (
+        remote["mode"] == "system"
+        and json.loads((tmp_path / "local.json").read_text())["mode"] == "deterministic"
+    )
+    assert remote["provenance"]["declaration"]["embedder"] == ReferenceSystem().embedder.identity
     assert remote["provenance"]["config"]["system"] == reference_url
     assert remote["provenance"]["system"]["server"]["name"] == "reference"
     assert remote["provenance"]["embedder"] is None
@@ -122,7 +128,7 @@ def test_server_errors_name_the_field_and_status(reference_url, tmp_path):
     with pytest.raises(AdapterError, match=r"POST /namespaces/nope/search: HTTP 404: no namespace 'nope'"):
         system.call("POST", "/namespaces/nope/search", None, _search_body())
     with (
-        system.open(tmp_path) as memory,
+        system.open(OpenContext(tmp_path)) as memory,
         pytest.raises(AdapterError, match=r"/edges: HTTP 422: edge 'a' -\[replaces\]-> 'b': no thought"),
     ):
         memory.add_edges([Edge("a", "b", "replaces")])
@@ -517,7 +523,7 @@ def test_a_seeded_create_the_system_rejects_is_its_error_and_leaves_no_namespace
     from evalkit import Thought
 
     app = create_app(ReferenceSystem())
-    with serving(app) as url, HttpSystem(url).open(tmp_path) as memory:
+    with serving(app) as url, HttpSystem(url).open(OpenContext(tmp_path)) as memory:
         memory.add_thoughts([Thought("a", "alpha")])
         assert memory.path is None  # held until the next call
         with pytest.raises(AdapterError, match=r"POST /namespaces: HTTP 422: edge 'a' -\[replaces\]-> 'b'"):
@@ -532,10 +538,10 @@ def test_a_memory_never_called_sends_nothing_and_one_with_held_thoughts_still_se
     with serving(app) as url:
         system = HttpSystem(url)
         seen.clear()
-        with system.open(tmp_path):
+        with system.open(OpenContext(tmp_path)):
             pass
         assert not seen
-        with system.open(tmp_path) as memory:
+        with system.open(OpenContext(tmp_path)) as memory:
             memory.add_thoughts([Thought("a", "alpha")])
         assert dict(seen) == {"POST /namespaces": 1, "DELETE /namespaces/{ns}": 1}
 
@@ -664,7 +670,7 @@ def test_openapi_document_describes_the_seeded_create_and_its_drop(reference_url
     )
 
 
-class _Workdirs:
+class _Workdirs(MemorySystem):
     """The reference store, recording the workdir of each memory (and whether it was a
     directory); `needs_workdir` as given."""
 
@@ -679,9 +685,9 @@ class _Workdirs:
         return {}
 
     @contextmanager
-    def open(self, workdir: Path):
-        self.workdirs.append((workdir, workdir.is_dir()))
-        with self.inner.open(workdir) as memory:
+    def open(self, context: OpenContext):
+        self.workdirs.append((context.workdir, context.workdir.is_dir()))
+        with self.inner.open(context) as memory:
             yield memory
 
 
@@ -706,11 +712,10 @@ def test_a_namespace_gets_a_temporary_directory_only_when_its_system_needs_one(n
 def test_evalkit_serve_declares_its_reference_store_needs_no_folder_an_in_process_one_keeps_it():
     from evalkit.cli import build_parser
     from evalkit.cli import serve as serve_cli
-    from evalkit.systems.protocol import needs_workdir
 
     served = serve_cli._reference(build_parser().parse_args(["serve", "--port", "0"]))
-    assert isinstance(served, ReferenceSystem) and not needs_workdir(served)
-    assert needs_workdir(ReferenceSystem())  # the runner's scratch folder per scenario stays
+    assert isinstance(served, ReferenceSystem) and not served.needs_workdir
+    assert ReferenceSystem().needs_workdir  # the runner's scratch folder per scenario stays
 
 
 class _Transport:
@@ -998,7 +1003,7 @@ def test_a_held_drop_goes_with_the_next_creation_or_is_sent_by_settle_or_close(t
         for finish in ("creation", "settle", "close"):
             seen.clear()
             log.clear()
-            with system.open(tmp_path, scenario="s") as memory:
+            with system.open(OpenContext(tmp_path, "s")) as memory:
                 memory.add_thoughts([Thought("a", "alpha")])
             held = system._pending
             assert (
@@ -1008,7 +1013,7 @@ def test_a_held_drop_goes_with_the_next_creation_or_is_sent_by_settle_or_close(t
             )
             assert len(inner.state.namespaces) == 1
             if finish == "creation":
-                with system.open(tmp_path, scenario="t") as memory:
+                with system.open(OpenContext(tmp_path, "t")) as memory:
                     memory.add_thoughts([Thought("b", "beta")])
                 assert log[-1] == ("POST", "/namespaces", {"thoughts": log[-1][2]["thoughts"], "edges": [],
                                                            "drop": held.namespace})  # fmt: skip
@@ -1022,7 +1027,7 @@ def test_a_held_drop_goes_with_the_next_creation_or_is_sent_by_settle_or_close(t
             assert seen["DELETE /namespaces/{ns}"] == 1
         other = HttpSystem(url)
         seen.clear()
-        with other.open(tmp_path) as memory:  # opened without a scenario: its drop is waited for
+        with other.open(OpenContext(tmp_path)) as memory:  # opened without a scenario: its drop is waited for
             memory.add_thoughts([Thought("a", "alpha")])
         assert other._pending is None and seen["DELETE /namespaces/{ns}"] == 1
         other.close()
@@ -1034,10 +1039,10 @@ def test_a_drop_that_fails_with_the_next_creation_names_its_scenario_and_creates
     inner = create_app(ReferenceSystem())
     with serving(inner) as url:
         system = HttpSystem(url)
-        with system.open(tmp_path, scenario="first") as memory:
+        with system.open(OpenContext(tmp_path, "first")) as memory:
             memory.add_thoughts([Thought("a", "alpha")])
         assert httpx.delete(url + memory.path).status_code == 204  # gone behind the client's back
-        with system.open(tmp_path, scenario="second") as memory:
+        with system.open(OpenContext(tmp_path, "second")) as memory:
             memory.add_thoughts([Thought("b", "beta")])
             with pytest.raises(AdapterError) as caught:
                 memory.add_edges([])
@@ -1059,10 +1064,10 @@ def test_a_creation_that_fails_after_its_drop_is_its_own_error_and_leaves_nothin
     app, _, log = _recording(inner)
     with serving(app) as url:
         system = HttpSystem(url)
-        with system.open(tmp_path, scenario="first") as memory:
+        with system.open(OpenContext(tmp_path, "first")) as memory:
             memory.add_thoughts([Thought("a", "alpha")])
         held = memory.namespace
-        with pytest.raises(AdapterError) as caught, system.open(tmp_path, scenario="second") as memory:
+        with pytest.raises(AdapterError) as caught, system.open(OpenContext(tmp_path, "second")) as memory:
             memory.add_thoughts([Thought("a", "alpha")])
             memory.add_edges([Edge("a", "zz", "replaces")])
         assert log[-2][2]["drop"] == held and log[-1][:2] == ("DELETE", "/namespaces/{ns}")
@@ -1197,7 +1202,7 @@ def test_on_a_server_without_drop_with_create_every_drop_is_a_delete_waited_for(
         with pytest.warns(AdapterWarning, match=r"ignored: SystemInfo\.concurrent_connections \(each"):
             system = HttpSystem(url)
         assert system.seeded_create and not system.info.drop_with_create and not system.drop_with_create
-        with system.open(tmp_path, scenario="s") as memory:
+        with system.open(OpenContext(tmp_path, "s")) as memory:
             memory.add_thoughts([Thought("a", "alpha")])
         assert system._pending is None and seen["DELETE /namespaces/{ns}"] == 1
         assert len(inner.state.namespaces) == 0

@@ -25,6 +25,7 @@ from evalkit import Thought
 from evalkit.embedders import HashingEmbedder
 from evalkit.errors import AdapterError, UsageError
 from evalkit.harness.executors import make_executor
+from evalkit.systems.base import OpenContext, SearchOptions
 from evalkit.systems.libraries import LIBRARIES, common
 from evalkit.systems.libraries.common import LibrarySystem
 from evalkit.systems.resolve import resolve_system
@@ -49,7 +50,7 @@ def _system(spec: str) -> LibrarySystem:
 
 def _search(memory: Any, query: str, top_k: int = 5, **options: Any) -> list[str]:
     settings = {"project": None, "min_relevance": None, "recency_weight": 0.0, "recency_half_life_days": 30.0}
-    response = memory.search(query, top_k=top_k, now=NOW, **{**settings, **options})
+    response = memory.search(query, SearchOptions(top_k=top_k, now=NOW, **{**settings, **options}))
     assert [hit.rank for hit in response.hits] == list(range(1, len(response.hits) + 1))
     assert all(hit.similarity is not None for hit in response.hits)
     return response.ids
@@ -110,7 +111,7 @@ def test_a_library_records_its_own_baseline_passes_it_and_fails_when_broken(
 def test_libraries_rank_ties_later_seeded_first_whatever_the_cut(spec, tmp_path):
     system = _system(spec)
     twins = [Thought(f"t{i}", "the same words every time") for i in range(6)]
-    with system.open(tmp_path) as memory:
+    with system.open(OpenContext(tmp_path)) as memory:
         memory.add_thoughts([Thought("other", "something unrelated entirely"), *twins])
         assert _search(memory, "the same words every time", top_k=2) == ["t5", "t4"]
         assert _search(memory, "the same words every time", top_k=6) == ["t5", "t4", "t3", "t2", "t1", "t0"]
@@ -124,7 +125,7 @@ def test_libraries_filter_by_project_and_global_thoughts(spec, tmp_path):
         Thought("b1", "deploy the billing service today", project="beta"),
         Thought("g1", "deploy checklist for every service", project="beta", is_global=True),
     ]
-    with system.open(tmp_path) as memory:
+    with system.open(OpenContext(tmp_path)) as memory:
         memory.add_thoughts(thoughts)
         assert set(_search(memory, "deploy billing")) == {"a1", "b1", "g1"}
         assert _search(memory, "deploy billing", project="alpha") == ["a1"]
@@ -136,7 +137,7 @@ def test_libraries_filter_by_project_and_global_thoughts(spec, tmp_path):
 def test_libraries_delete_and_update_through_the_library(spec, tmp_path):
     system = _system(spec)
     assert {"deletion", "update"} <= system.capabilities
-    with system.open(tmp_path) as memory:
+    with system.open(OpenContext(tmp_path)) as memory:
         memory.add_thoughts(
             [
                 Thought("port", "the orders API listens on port 8443"),
@@ -156,12 +157,12 @@ def test_libraries_delete_and_update_through_the_library(spec, tmp_path):
 
 def test_scenarios_are_isolated_and_emptied_when_they_close(spec, tmp_path):
     system = _system(spec)
-    with system.open(tmp_path) as first, system.open(tmp_path) as second:
+    with system.open(OpenContext(tmp_path)) as first, system.open(OpenContext(tmp_path)) as second:
         first.add_thoughts([Thought("mine", "a canary only the first scenario holds")])
         second.add_thoughts([Thought("yours", "something else entirely")])
         assert _search(first, "a canary only the first scenario holds") == ["mine"]
         assert _search(second, "a canary only the first scenario holds") in ([], ["yours"])
-    with pytest.raises(RuntimeError, match="boom"), system.open(tmp_path) as memory:
+    with pytest.raises(RuntimeError, match="boom"), system.open(OpenContext(tmp_path)) as memory:
         memory.add_thoughts([Thought("x", "a thought")])
         assert _items(system) in (1, None)
         raise RuntimeError("boom")
@@ -182,11 +183,11 @@ def _items(system: LibrarySystem) -> int | None:
 
 def test_a_library_pickles_without_its_client_and_the_copy_searches(spec, tmp_path):
     system = _system(spec)
-    with system.open(tmp_path / "a"):
+    with system.open(OpenContext(tmp_path / "a")):
         pass  # the original is connected now
     copy = pickle.loads(pickle.dumps(system))
     assert copy._client is None
-    with copy.open(tmp_path / "b") as memory:
+    with copy.open(OpenContext(tmp_path / "b")) as memory:
         memory.add_thoughts([Thought("x", "pickled stores still search"), Thought("y", "nothing alike")])
         assert _search(memory, "pickled stores search", top_k=1) == ["x"]
     copy.close()
@@ -241,7 +242,7 @@ def test_langgraph_namespaces_match_as_prefixes_and_the_system_refuses_a_leak(tm
     found = store.search(("users", "a"), query="a note")
     assert {tuple(item.namespace) for item in found} == {("users", "a"), ("users", "a", "b")}  # upstream
     system = _system("langgraph")
-    with system.open(tmp_path) as memory:
+    with system.open(OpenContext(tmp_path)) as memory:
         memory.add_thoughts([Thought("mine", "a note of this scenario")])
         (namespace,) = system._client.list_namespaces(prefix=("evalkit",))
         system._client.put((*namespace, "below"), "theirs", {"content": "a note"})
@@ -283,7 +284,7 @@ def test_langgraph_in_memory_store_fails_a_batch_putting_one_text_twice_and_the_
     ):
         store.batch(twice)  # upstream: one embedding per distinct text, one index per item
     system = _system("langgraph")
-    with system.open(tmp_path) as memory:
+    with system.open(OpenContext(tmp_path)) as memory:
         memory.add_thoughts([Thought("a", "one text"), Thought("b", "one text"), Thought("c", "another")])
         assert _search(memory, "one text", top_k=2) == ["b", "a"]
     system.close()
@@ -312,7 +313,7 @@ def test_langgraph_sqlite_store_ignores_fields_and_the_system_sets_text_fields(t
     conn.close()
     system = _system("langgraph-sqlite")
     seen: list[str] = []
-    with system.open(tmp_path) as memory:
+    with system.open(OpenContext(tmp_path)) as memory:
         recording = system._client.embeddings
         original = recording.embed_documents
         recording.embed_documents = lambda texts: seen.extend(texts) or original(texts)
@@ -352,7 +353,7 @@ class Axes:
 )
 def test_mem0_drops_negative_similarities_and_txtai_every_one_not_above_zero(library, returned, tmp_path):
     system = resolve_system(library, evalkit.ReferenceSystem, embedder=Axes)
-    with system.open(tmp_path) as memory:
+    with system.open(OpenContext(tmp_path)) as memory:
         memory.add_thoughts([Thought(text, text) for text in ("north", "south", "east")])
         assert _search(memory, "north", top_k=3) == returned
     system.close()
@@ -363,7 +364,7 @@ def test_mem0_maps_its_own_ids_back_and_records_its_scoring_parts(tmp_path):
     scoring = system.describe()["scoring"]
     assert scoring["bm25"] == "off: fastembed not installed"  # the extra installs neither
     assert scoring["entity_boost"] == "off: spaCy not installed"
-    with system.open(tmp_path) as memory:
+    with system.open(OpenContext(tmp_path)) as memory:
         memory.add_thoughts([Thought("port", "the orders API listens on port 8443")])
         (mem0_id,) = system._client.get_all(filters={"run_id": memory._library._run_id})["results"]
         assert mem0_id["id"] != "port" and mem0_id["metadata"]["evalkit_id"] == "port"
@@ -373,7 +374,7 @@ def test_mem0_maps_its_own_ids_back_and_records_its_scoring_parts(tmp_path):
 
 def test_mem0_refuses_a_memory_of_another_run(tmp_path):
     system = _system("mem0")
-    with system.open(tmp_path) as memory:
+    with system.open(OpenContext(tmp_path)) as memory:
         memory.add_thoughts([Thought("mine", "a note")])
         run = memory._library
         run._run_id, own = "someone-else", run._run_id

@@ -11,6 +11,7 @@ import pytest
 
 from evalkit.cli import main
 from evalkit.errors import AdapterError
+from evalkit.systems.base import OpenContext, SearchOptions
 from evalkit.systems.mcp.adapter import McpMapping, McpSystem, load_mapping
 from tests.shared import DATASETS, comparable_file
 
@@ -55,6 +56,8 @@ def test_builtin_suite_over_mcp_stdio_equals_the_in_process_run(tmp_path):
     remote = json.loads((tmp_path / "mcp.json").read_text())
     assert remote["system"] == "reference-mcp"
     assert remote["provenance"]["system"]["system"] == "mcp"
+    # an MCP server embeds by itself: mode `system`; the mapping declares no embedder
+    assert (remote["mode"], remote["provenance"]["declaration"]["embedder"]) == ("system", "undeclared")
 
 
 def test_the_reference_mappings_are_valid():
@@ -134,10 +137,12 @@ def test_a_hit_list_missing_at_its_path_is_an_adapter_error(tmp_path):
     system = McpSystem(_with_search(hits="results"), "test")
     try:
         with (
-            system.open(tmp_path) as memory,
+            system.open(OpenContext(tmp_path)) as memory,
             pytest.raises(AdapterError, match=r"no 'results' in the result"),
         ):
-            memory.search("q", top_k=3, min_relevance=0.0, now=datetime(2026, 1, 1, tzinfo=UTC))
+            memory.search(
+                "q", SearchOptions(top_k=3, min_relevance=0.0, now=datetime(2026, 1, 1, tzinfo=UTC))
+            )
     finally:
         system.close()
 

@@ -12,6 +12,7 @@ import pytest
 
 from evalkit.errors import AdapterError
 from evalkit.records import Thought
+from evalkit.systems.base import OpenContext, SearchOptions
 from evalkit.systems.mcp.adapter import McpSystem
 from evalkit.systems.mcp.mapping import load_mapping, mapping_source, preset_names
 from evalkit.systems.mcp.templates import compiled, render
@@ -219,14 +220,16 @@ def test_edges_with_the_store_call_go_in_one_call_and_an_edges_only_add_too(tmp_
     )
     for system in (McpSystem.from_mapping(DATASETS / "mcp" / "reference.toml"), ReferenceSystem()):
         try:
-            with system.open(tmp_path / type(system).__name__) as memory:
+            with system.open(OpenContext(tmp_path / type(system).__name__)) as memory:
                 memory.add_thoughts(thoughts[:2])
                 assert sent == [] or not isinstance(system, McpSystem)  # held until the edges come
                 memory.add_edges([Edge("a", "b", "replaces")])
                 memory.add_thoughts(thoughts[2:])
-                memory.search("note", **options)  # sends the held store first
+                memory.search("note", SearchOptions(**options))  # sends the held store first
                 memory.add_edges([Edge("c", "a", "replaces")])  # edges alone: a store call, no thoughts
-                hits.append([(h.id, h.standing) for h in memory.search("note", **options).hits])
+                hits.append(
+                    [(h.id, h.standing) for h in memory.search("note", SearchOptions(**options)).hits]
+                )
         finally:
             getattr(system, "close", lambda: None)()
     stores = [(len(a["thoughts"]), len(a["edges"])) for tool, a in sent if tool == "store_thoughts"]
@@ -292,7 +295,7 @@ def test_a_failed_drop_sent_without_waiting_stops_the_run_naming_its_scenario(tm
 
 def test_a_drop_still_pending_is_answered_by_close(tmp_path):
     system = McpSystem.from_mapping(_failing_drop(tmp_path))
-    with system.open(tmp_path, "s") as memory:
+    with system.open(OpenContext(tmp_path, "s")) as memory:
         memory.add_thoughts([Thought(id="a", content="a note", created_at=NOW)])
         memory.add_edges([])
     assert system.defers_drops
@@ -328,16 +331,16 @@ def test_shared_copies_left_by_other_scenarios_are_reported_not_isolated(tmp_pat
     system = McpSystem(load_mapping(_leaky(tmp_path, 'strategy = "namespace"\nargument = "namespace"')), "t")
     try:
         shared = [Thought(id="shared", content="The shared distractor about ports.")]
-        with system.open(tmp_path, scenario="one") as memory:
+        with system.open(OpenContext(tmp_path, "one")) as memory:
             memory.add_thoughts(shared)
-        with system.open(tmp_path, scenario="two") as memory:
+        with system.open(OpenContext(tmp_path, "two")) as memory:
             memory.add_thoughts(shared)
             expected = (
                 r"thought 'shared' was returned 2 times in scenario 'two' "
                 r"\(seeded also in scenario 'one'; isolation: namespace argument"
             )
             with pytest.raises(AdapterError, match=expected):
-                memory.search("ports", top_k=5, now=NOW)
+                memory.search("ports", SearchOptions(top_k=5, now=NOW))
     finally:
         system.close()
 

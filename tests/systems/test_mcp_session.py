@@ -15,6 +15,7 @@ import pytest
 
 from evalkit.errors import AdapterError
 from evalkit.records import Thought
+from evalkit.systems.base import OpenContext
 from evalkit.systems.mcp.adapter import McpSystem
 from evalkit.systems.mcp.mapping import load_mapping
 from tests.shared import cli
@@ -167,9 +168,9 @@ def test_a_scenario_failing_before_its_first_call_tells_the_previous_drops_failu
     mapping = _mapping(tmp_path, isolation, FAIL_DROP="alpha", LEFT=str(left))
     system = McpSystem(load_mapping(mapping), "t")
     try:
-        with system.open(tmp_path, "alpha") as memory:
+        with system.open(OpenContext(tmp_path, "alpha")) as memory:
             memory.add_thoughts([Thought(id="a", content="a note", created_at=NOW)])
-        with pytest.raises(RuntimeError) as caught, system.open(tmp_path, "beta"):
+        with pytest.raises(RuntimeError) as caught, system.open(OpenContext(tmp_path, "beta")):
             raise RuntimeError("scoring failed")
         [note] = caught.value.__notes__
         assert "tool 'drop' (the drop after scenario 'alpha', namespace " in note, note
@@ -190,9 +191,10 @@ def test_a_drop_nobody_settled_is_told_at_exit_in_one_line(tmp_path):
         "import sys\n"
         "from datetime import UTC, datetime\n"
         "from evalkit.records import Thought\n"
+        "from evalkit.systems.base import OpenContext\n"
         "from evalkit.systems.mcp.adapter import McpSystem\n"
         f"system = McpSystem.from_mapping({str(mapping)!r})\n"
-        f"with system.open(__import__('pathlib').Path({str(tmp_path)!r}), 's') as memory:\n"
+        f"with system.open(OpenContext(__import__('pathlib').Path({str(tmp_path)!r}), 's')) as memory:\n"
         "    now = datetime(2026, 1, 1, tzinfo=UTC)\n"
         "    memory.add_thoughts([Thought(id='a', content='a note', created_at=now)])\n"
         "print('done')\n"  # neither settle() nor close(): the drop's reply is read at exit

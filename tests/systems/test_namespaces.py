@@ -16,13 +16,13 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
 from evalkit import ReferenceSystem, Thought
+from evalkit.systems.base import OpenContext, SearchOptions
 from evalkit.systems.http.server import create_app
 from evalkit.systems.namespaces import Limits, Namespaces, RequestTimeout
 from tests.processes import started
@@ -52,7 +52,7 @@ def _seed_and_search(namespaces: Namespaces) -> tuple[int, set[int]]:
         await namespaces.run(on(memory.add_thoughts), [Thought(id="a", content="the cache is Redis")])
         options = dict(top_k=5, project=None, min_relevance=0.0, recency_weight=0.0, now=NOW)
         found = await namespaces.run(
-            on(lambda: memory.search("cache", recency_half_life_days=30.0, **options))
+            on(lambda: memory.search("cache", SearchOptions(recency_half_life_days=30.0, **options)))
         )
         assert [hit.id for hit in found.hits] == ["a"]
         await namespaces.run(on(namespaces.drop), name)
@@ -67,8 +67,8 @@ class _OwnOpen(ReferenceSystem):
     name = "own-open"
 
     @contextmanager
-    def open(self, workdir: Path) -> Iterator[Any]:
-        with super().open(workdir) as memory:
+    def open(self, context: OpenContext) -> Iterator[Any]:
+        with super().open(context) as memory:
             yield memory
 
 
@@ -89,7 +89,7 @@ def test_the_reference_stores_calls_run_on_the_event_loop_any_other_systems_on_t
 def _endless_search(limits: Limits | None = None) -> tuple[Namespaces, Any]:
     namespaces = Namespaces(LongStatementSystem(), limits)
     memory = namespaces.get(namespaces.create())
-    return namespaces, lambda: memory.search("anything")
+    return namespaces, lambda: memory.search("anything", SearchOptions(top_k=5, now=datetime.now(UTC)))
 
 
 def test_a_call_on_the_loop_past_the_deadline_is_stopped_in_its_sql_statement():

@@ -25,6 +25,7 @@ from evalkit import Thought
 from evalkit.embedders import HashingEmbedder
 from evalkit.errors import AdapterError, UsageError
 from evalkit.harness.executors import make_executor
+from evalkit.systems.base import OpenContext, SearchOptions
 from evalkit.systems.resolve import resolve_system
 from evalkit.systems.stores import STORES, common
 from evalkit.systems.stores.common import StoreSystem
@@ -61,7 +62,7 @@ def _system(spec: str) -> StoreSystem:
 
 def _search(memory: Any, query: str, top_k: int = 5, **options: Any) -> list[str]:
     settings = {"project": None, "min_relevance": None, "recency_weight": 0.0, "recency_half_life_days": 30.0}
-    response = memory.search(query, top_k=top_k, now=NOW, **{**settings, **options})
+    response = memory.search(query, SearchOptions(top_k=top_k, now=NOW, **{**settings, **options}))
     assert [hit.rank for hit in response.hits] == list(range(1, len(response.hits) + 1))
     return response.ids
 
@@ -144,7 +145,7 @@ def test_similarities_a_few_float32_units_apart_tie_and_report_one_value():
 def test_stores_rank_ties_later_seeded_first_whatever_the_cut(spec, tmp_path):
     system = _system(spec)
     twins = [Thought(f"t{i}", "the same words every time") for i in range(6)]
-    with system.open(tmp_path) as memory:
+    with system.open(OpenContext(tmp_path)) as memory:
         memory.add_thoughts([Thought("other", "something unrelated entirely"), *twins])
         assert _search(memory, "the same words every time", top_k=2) == ["t5", "t4"]
         assert _search(memory, "the same words every time", top_k=6) == ["t5", "t4", "t3", "t2", "t1", "t0"]
@@ -158,7 +159,7 @@ def test_stores_filter_by_project_and_global_thoughts(spec, tmp_path):
         Thought("b1", "deploy the billing service today", project="beta"),
         Thought("g1", "deploy checklist for every service", project="beta", is_global=True),
     ]
-    with system.open(tmp_path) as memory:
+    with system.open(OpenContext(tmp_path)) as memory:
         memory.add_thoughts(thoughts)
         assert set(_search(memory, "deploy billing")) == {"a1", "b1", "g1"}
         assert _search(memory, "deploy billing", project="alpha") == ["a1"]
@@ -169,11 +170,11 @@ def test_stores_filter_by_project_and_global_thoughts(spec, tmp_path):
 
 def test_a_scenarios_collection_is_removed_when_it_closes(spec, tmp_path):
     system = _system(spec)
-    with system.open(tmp_path) as memory:
+    with system.open(OpenContext(tmp_path)) as memory:
         memory.add_thoughts([Thought("x", "a thought")])
         assert len(_collections(system, tmp_path)) == 1
     assert _collections(system, tmp_path) == []
-    with pytest.raises(RuntimeError, match="boom"), system.open(tmp_path) as memory:
+    with pytest.raises(RuntimeError, match="boom"), system.open(OpenContext(tmp_path)) as memory:
         memory.add_thoughts([Thought("x", "a thought")])
         raise RuntimeError("boom")
     assert _collections(system, tmp_path) == []
@@ -182,19 +183,22 @@ def test_a_scenarios_collection_is_removed_when_it_closes(spec, tmp_path):
 
 def test_a_duplicate_id_is_an_adapter_error(spec, tmp_path):
     system = _system(spec)
-    with system.open(tmp_path) as memory, pytest.raises(AdapterError, match="thought id 'x' added twice"):
+    with (
+        system.open(OpenContext(tmp_path)) as memory,
+        pytest.raises(AdapterError, match="thought id 'x' added twice"),
+    ):
         memory.add_thoughts([Thought("x", "one"), Thought("x", "two")])
     system.close()
 
 
 def test_a_store_pickles_without_its_client_and_the_copy_searches(spec, tmp_path):
     system = _system(spec)
-    with system.open(tmp_path / "a"):
+    with system.open(OpenContext(tmp_path / "a")):
         pass  # the original is connected now
     copy = pickle.loads(pickle.dumps(system))
     assert copy._client is None
     (tmp_path / "b").mkdir()
-    with copy.open(tmp_path / "b") as memory:
+    with copy.open(OpenContext(tmp_path / "b")) as memory:
         memory.add_thoughts([Thought("x", "pickled stores still search"), Thought("y", "nothing alike")])
         assert _search(memory, "pickled stores search", top_k=1) == ["x"]
     copy.close()
@@ -219,7 +223,7 @@ def test_a_fork_unsafe_store_refuses_a_process_forked_from_one_that_used_it(stor
     monkeypatch.setitem(common._FIRST_USED_IN, store, os.getpid() + 1)
     system = _system(store)
     refused = pytest.raises(AdapterError, match="forked from a process that had already used")
-    with refused, system.open(tmp_path):
+    with refused, system.open(OpenContext(tmp_path)):
         pass
     system.close()
 
@@ -241,7 +245,7 @@ def test_plain_pgvector_starts_and_stops_a_private_server(tmp_path):
     assert system.describe()["location"] == "private PostgreSQL (pgserver), Unix socket"
     url = system.url()
     assert "host=" in url  # a Unix socket, no TCP port
-    with system.open(tmp_path) as memory:
+    with system.open(OpenContext(tmp_path)) as memory:
         memory.add_thoughts([Thought("x", "private server")])
         assert _search(memory, "private server") == ["x"]
     system.close()
@@ -279,7 +283,7 @@ def test_bad_store_locations_are_usage_errors(spec, message):
 def test_an_unreachable_database_is_an_adapter_error_without_the_password(tmp_path):
     system = _system(f"pgvector:postgresql://me:secret@/db?host={tmp_path}&connect_timeout=2")
     with pytest.raises(AdapterError, match=r"cannot connect to postgresql://me:\*\*\*@/db") as caught:
-        system.open(tmp_path).__enter__()
+        system.open(OpenContext(tmp_path)).__enter__()
     assert "secret" not in str(caught.value)
 
 

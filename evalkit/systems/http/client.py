@@ -53,7 +53,6 @@ import zlib
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import quote
 
@@ -64,6 +63,15 @@ from pydantic import BaseModel, ValidationError
 from evalkit.errors import AdapterError, AdapterWarning, UsageError
 from evalkit.records import Edge, SearchResponse, Thought
 from evalkit.systems import client_limits
+from evalkit.systems.base import (
+    IN_FLIGHT,
+    UNDECLARED_EMBEDDER,
+    MemorySystem,
+    OpenContext,
+    ScenarioMemory,
+    SearchOptions,
+    SearchRequest,
+)
 from evalkit.systems.checked import call_system
 from evalkit.systems.client_limits import MAX_REPLY_ENV, TIMEOUT_ENV
 from evalkit.systems.http import operations
@@ -85,7 +93,6 @@ from evalkit.systems.http.wire import (
     search_in,
     thoughts_in,
 )
-from evalkit.systems.protocol import IN_FLIGHT, SearchRequest
 from evalkit.systems.secrets import check_token, redact_url
 from evalkit.validation import collapsed_path, grouped_problems, unknown_key_hint
 
@@ -117,7 +124,7 @@ NAMESPACE_PATTERN = re.compile(r"[A-Za-z0-9._~-]{1,200}")
 _Model = TypeVar("_Model", bound=BaseModel)
 
 
-class HttpSystem:
+class HttpSystem(MemorySystem):
     """The system behind `url`. Its name, capabilities and description come from `GET /info`,
     asked once when the object is built (so a wrong URL fails before anything runs: a
     MemorySystemError whose method is "connect").
@@ -157,16 +164,17 @@ class HttpSystem:
         self.name = self.info.name
         self._where = f"system {self.name!r} at {self.url}"
         self.capabilities = frozenset(self.info.capabilities)
+        self.own_embedder = self.info.embedder or UNDECLARED_EMBEDDER
         self.batch = batch and self.info.search_batch > 0
         self.seeded_create = seeded_create and self.info.seeded_create
         self.drop_with_create = self.seeded_create and self.info.drop_with_create
 
     needs_workdir = False
-    """The server keeps its own files: `open` needs no directory (`evalkit.systems.protocol`)."""
+    """The server keeps its own files: `open` needs no directory (`evalkit.systems.base`)."""
 
     in_flight = IN_FLIGHT
     """Calls wait on the server: the runner keeps several scenarios in flight on threads
-    (`evalkit.systems.protocol`; this many by default). They share the connection pool (httpx's
+    (`evalkit.systems.base`; this many by default). They share the connection pool (httpx's
     is thread-safe; each request's deadline is its thread's), and each thread holds its own drop
     (`_pending`)."""
 
@@ -199,8 +207,8 @@ class HttpSystem:
         return {"system": "http", "url": self.url, "server": self.info.model_dump()}
 
     @contextmanager
-    def open(self, workdir: Path, scenario: str | None = None) -> Iterator[HttpMemory]:
-        """A fresh namespace on the server, dropped once the context exits (`workdir` is unused:
+    def open(self, context: OpenContext) -> Iterator[HttpMemory]:
+        """A fresh namespace on the server, dropped once the context exits (`context.workdir` is unused:
         the server keeps its own files). After a failure or an interrupt the drop is
         best-effort within `CLEANUP_TIMEOUT`, and the original error is what propagates.
 
@@ -208,7 +216,7 @@ class HttpSystem:
         memory's first call, seeded in the same request, and nothing is sent for a memory that
         was never called.
 
-        Opened by the runner (which names the `scenario`, and calls `settle()` once the run's
+        Opened by the runner (which names the scenario, and calls `settle()` once the run's
         scenarios are done) in the process that built the system, on a server whose /info says
         `drop_with_create`, the drop after a scenario that ended well is not sent on its own: it
         is held, and goes with the next memory's creation, in the same `POST /namespaces`
@@ -220,9 +228,10 @@ class HttpSystem:
         the creation carried it (best-effort within `CLEANUP_TIMEOUT`, its error added as a note
         to the scenario's). A drop that fails with the creation it went with is an AdapterError
         naming its scenario, its namespace and that it went with the next scenario's creation.
-        Opened without `scenario` (a caller of its own), on a copy in a worker process (which sees
+        Opened without a scenario (a caller of its own), on a copy in a worker process (which sees
         no end of the run), and on a server whose /info does not say `drop_with_create` (or with
         `seeded_create=False`), every drop is a `DELETE` waited for as the context exits."""
+        scenario = context.scenario
         memory = HttpBatchMemory(self, scenario) if self.batch else HttpMemory(self, scenario)
         if not self.seeded_create:
             memory.create(NamespaceIn())
@@ -615,7 +624,7 @@ def _parse(raw: bytes) -> Any:
         raise ValueError(f"not UTF-8: {exc.reason}") from None
 
 
-class HttpMemory:
+class HttpMemory(ScenarioMemory):
     """One namespace on the server, as a ScenarioMemory.
 
     On a server with `seeded_create` the namespace does not exist until the memory's first call
@@ -712,8 +721,8 @@ class HttpMemory:
         with self._request("thoughts/update"):
             operations.update_thought(self._system, self.flush(), id, content, status)
 
-    def search(self, query: str, **options: Any) -> SearchResponse:
-        """POST .../search with `query` and the options of `ScenarioMemory.search`."""
+    def search(self, query: str, options: SearchOptions) -> SearchResponse:
+        """POST .../search with `query` and `options`."""
         with self._request("search"):
             body = search_in(query, options)
         return plain_search_response(
@@ -739,7 +748,7 @@ class HttpMemory:
 
 class HttpBatchMemory(HttpMemory):
     """A namespace on a server with the batch endpoint: also `search_many` (see
-    `evalkit.systems.protocol`), in requests of at most the server's `search_batch`."""
+    `evalkit.systems.base`), in requests of at most the server's `search_batch`."""
 
     def search_many(self, requests: Sequence[SearchRequest]) -> list[SearchResponse]:
         """POST .../search/batch with `requests`, in order; one SearchResponse per request."""

@@ -71,28 +71,23 @@ def add_operation_routes(
     """Add the delete and update routes to `app` (the server of `evalkit.systems.http.server`)
     for a served system declaring `capabilities`; `error` builds its `{detail}` replies."""
 
-    def method(namespace: str, name: str) -> Callable[..., Any] | None:
-        capability = "deletion" if name == "delete_thoughts" else "update"
-        found = getattr(namespaces.get(namespace), name, None)
-        return found if callable(found) and capability in capabilities else None
-
     async def run(call: Callable[[], Any]) -> Any:
         return await namespaces.run(call)
 
     @app.post("/namespaces/{namespace}/thoughts/delete", response_model=DeletedOut)
     async def delete_thoughts(namespace: str, body: DeleteIn) -> Any:
-        forget = method(namespace, "delete_thoughts")
-        if forget is None:
+        if "deletion" not in capabilities:
             return error(501, "this system's memory cannot delete thoughts (capability 'deletion')")
-        await run(lambda: forget(list(body.ids)))
+        memory = namespaces.get(namespace)
+        await run(lambda: memory.delete_thoughts(list(body.ids)))
         return DeletedOut(deleted=len(body.ids))
 
     @app.post("/namespaces/{namespace}/thoughts/update", response_model=UpdatedOut)
     async def update_thought(namespace: str, body: UpdateIn) -> Any:
-        change = method(namespace, "update_thought")
-        if change is None:
+        if "update" not in capabilities:
             return error(501, "this system's memory cannot update thoughts (capability 'update')")
-        await run(lambda: change(body.id, content=body.content, status=body.status))
+        memory = namespaces.get(namespace)
+        await run(lambda: memory.update_thought(body.id, content=body.content, status=body.status))
         return UpdatedOut(updated=1)
 
 

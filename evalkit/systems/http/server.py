@@ -49,7 +49,7 @@ import hmac
 import json
 import socket
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
+from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping, Sequence
 from contextlib import asynccontextmanager, suppress
 from types import FrameType
 from typing import Any
@@ -63,6 +63,8 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from evalkit.errors import EvalkitError, UsageError
+from evalkit.records import SearchResponse
+from evalkit.systems.base import MemorySystem, SearchRequest
 from evalkit.systems.capabilities import declared_capabilities
 from evalkit.systems.http.operations import add_operation_routes
 from evalkit.systems.http.wire import (
@@ -81,10 +83,10 @@ from evalkit.systems.http.wire import (
     edges_out,
     search_batch_json,
     search_json,
+    system_info,
     thoughts_out,
 )
 from evalkit.systems.namespaces import Limits, NamespaceLimit, Namespaces, RequestTimeout, UnknownNamespace
-from evalkit.systems.protocol import MemorySystem
 
 MAX_BODY_BYTES = 16 * 1024 * 1024
 """The largest request body the server reads (a larger one is a 413)."""
@@ -214,14 +216,7 @@ def create_app(
 
     @app.get("/info", summary="The system: its name, capabilities and description")
     async def info() -> SystemInfo:
-        return SystemInfo(
-            name=system.name,
-            capabilities=sorted(declared_capabilities(system)),
-            describe=system.describe(),
-            search_batch=MAX_SEARCH_BATCH,
-            seeded_create=True,
-            drop_with_create=True,
-        )
+        return system_info(system, search_batch=MAX_SEARCH_BATCH, seeded_create=True, drop_with_create=True)
 
     @app.post(
         "/namespaces",
@@ -361,17 +356,15 @@ class _Operations:
 
     async def search(self, namespace: str, body: SearchIn) -> Response:
         memory = self.namespaces.get(namespace)
-        options = body.model_dump()
-        query = options.pop("query")
-        response = await self.namespaces.run(lambda: memory.search(query, **options))
+        response = await self.namespaces.run(lambda: memory.search(body.query, body.options()))
         return Response(search_json(response), media_type="application/json")
 
     async def search_batch(self, namespace: str, body: SearchBatchIn) -> Response:
         memory = self.namespaces.get(namespace)
-        asked = [search.model_dump() for search in body.searches]
+        asked = [SearchRequest(search.query, search.options()) for search in body.searches]
 
-        def run_all() -> list[Any]:
-            return [memory.search(options.pop("query"), **options) for options in asked]
+        def run_all() -> Sequence[SearchResponse]:
+            return memory.search_many(asked)
 
         return Response(search_batch_json(await self.namespaces.run(run_all)), media_type="application/json")
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import asdict
 from datetime import datetime
@@ -62,7 +62,8 @@ from evalkit.records import (
     hit_from_values,
 )
 from evalkit.shapes import hit_model_fields, thought_model_fields
-from evalkit.systems.capabilities import CAPABILITIES, CAPABILITY_MEANINGS
+from evalkit.systems.base import MemorySystem, SearchOptions
+from evalkit.systems.capabilities import CAPABILITIES, CAPABILITY_MEANINGS, declared_capabilities
 from evalkit.validation import FrozenModel
 
 MAX_BATCH = 10_000
@@ -308,6 +309,10 @@ class SearchIn(WireModel):
         ),
     )
 
+    def options(self) -> SearchOptions:
+        """The search's options, as a served memory's `search` takes them."""
+        return SearchOptions(**self.model_dump(exclude={"query"}))
+
     @field_validator("query")
     @classmethod
     def _few_terms(cls, query: str) -> str:
@@ -430,6 +435,14 @@ class SystemInfo(WireModel):
     describe: dict[str, Any] = Field(
         default_factory=dict, description="settings recorded in the report's provenance (JSON values)"
     )
+    embedder: str | None = Field(
+        default=None,
+        description=(
+            "the embedding model the service embeds with, by name (recorded in the report). A run of "
+            "a service embeds with the service's model, not evalkit's: its mode is `system`, whatever "
+            "it says here"
+        ),
+    )
     search_batch: int = Field(
         default=0,
         ge=0,
@@ -456,6 +469,21 @@ class SystemInfo(WireModel):
             "(the last one still goes as a `DELETE`); false (or absent): the client sends every "
             "drop as `DELETE /namespaces/{ns}` and waits for it"
         ),
+    )
+
+
+def system_info(system: MemorySystem, **contract: Any) -> SystemInfo:
+    """What `evalkit serve` says about the system it serves (over HTTP, and over MCP): its name,
+    capabilities and description, and its embedder — its `own_embedder`, else the `embedder` its
+    `describe()` names (the reference store's) — with the contract's `contract` settings."""
+    described = system.describe()
+    named = described.get("embedder")
+    return SystemInfo(
+        name=system.name,
+        capabilities=sorted(declared_capabilities(system)),
+        describe=described,
+        embedder=system.own_embedder or (named if isinstance(named, str) else None),
+        **contract,
     )
 
 
@@ -533,9 +561,9 @@ def edges_in(edges: list[Edge]) -> EdgesIn:
     )
 
 
-def search_in(query: str, options: Mapping[str, Any]) -> SearchIn:
-    """A search as a request body (`SearchIn(query=query, **options)`, see `scalar_context`)."""
-    row = {"query": query, **options}
+def search_in(query: str, options: SearchOptions) -> SearchIn:
+    """A search as a request body (`SearchIn` of `query` and `options`, see `scalar_context`)."""
+    row = {"query": query, **vars(options)}
     return SearchIn.model_validate(row, context=scalar_context(row))
 
 
@@ -584,7 +612,7 @@ def search_json(response: SearchResponse) -> bytes:
     return _ascii_json(_checked_plain(response))
 
 
-def search_batch_json(responses: list[SearchResponse]) -> bytes:
+def search_batch_json(responses: Sequence[SearchResponse]) -> bytes:
     """`responses` as a SearchBatchOut JSON body (see `search_json`)."""
     return _ascii_json({"results": [_checked_plain(r) for r in responses]})
 

@@ -26,13 +26,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from datetime import datetime
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
 from evalkit.embedders import Embedder
 from evalkit.errors import AdapterError
 from evalkit.records import Edge, SearchResponse, Thought
+from evalkit.systems.base import ScenarioMemory, SearchOptions
 from evalkit.systems.stores.common import STORE_CAPABILITIES, Scope, StoreSystem, top_hits
 
 LIBRARY_CAPABILITIES: frozenset[str] = STORE_CAPABILITIES | {"deletion", "update"}
@@ -81,8 +81,8 @@ class Library(Protocol):
         ...
 
 
-class LibraryMemory:
-    """One scenario's memory in a library (the ScenarioMemory protocol, with deletion and update)."""
+class LibraryMemory(ScenarioMemory):
+    """One scenario's memory in a library (with deletion and update)."""
 
     def __init__(self, system: LibrarySystem, library: Library) -> None:
         self._system = system
@@ -134,23 +134,15 @@ class LibraryMemory:
         self._library.put([note])
         self._notes[id] = note
 
-    def search(
-        self,
-        query: str,
-        *,
-        top_k: int,
-        project: str | None,
-        min_relevance: float | None,
-        recency_weight: float,
-        recency_half_life_days: float,
-        now: datetime,
-        include_global: bool = False,
-    ) -> SearchResponse:
+    def search(self, query: str, options: SearchOptions) -> SearchResponse:
         """The `top_k` notes in scope most similar to `query` by the library's own search (ties:
         later-seeded first). The gate, recency and clock options are not used (no capability)."""
-        scope = Scope(project, include_global)
+        scope = Scope(options.project, options.include_global)
         return top_hits(
-            lambda limit: self._library.nearest(query, limit, scope), self._keys, top_k, self._system.name
+            lambda limit: self._library.nearest(query, limit, scope),
+            self._keys,
+            options.top_k,
+            self._system.name,
         )
 
 

@@ -122,6 +122,16 @@ from typing import Any
 
 from evalkit.errors import AdapterError
 from evalkit.records import Edge, GateCandidate, SearchResponse, Thought, hit_from_values
+from evalkit.systems.base import (
+    IN_FLIGHT,
+    IN_FLIGHT_PROCESSES,
+    UNDECLARED_EMBEDDER,
+    MemorySystem,
+    OpenContext,
+    ScenarioMemory,
+    SearchOptions,
+    SearchRequest,
+)
 from evalkit.systems.mcp.mapping import (
     EDGE_FIELDS,
     HIT_FIELDS,
@@ -138,7 +148,6 @@ from evalkit.systems.mcp.mapping import (
 from evalkit.systems.mcp.schema import check_arguments
 from evalkit.systems.mcp.session import CALL_TIMEOUT, STOP_TIMEOUT, Session
 from evalkit.systems.mcp.templates import compiled, placeholders, render
-from evalkit.systems.protocol import IN_FLIGHT, IN_FLIGHT_PROCESSES, SearchRequest
 
 CLEANUP_TIMEOUT = 1.0
 """Seconds the drop tool gets after a scenario that failed or was interrupted."""
@@ -220,7 +229,7 @@ def _stop_servers() -> None:
             shared.stop()
 
 
-class McpSystem:
+class McpSystem(MemorySystem):
     """The MCP server a mapping describes. The session (or, with one process per scenario, a
     probe session) starts when the object is built, and the mapping is checked against it.
     It pickles without its session (see "Workers" in the module docstring)."""
@@ -229,6 +238,7 @@ class McpSystem:
         self.mapping = mapping
         self.name = mapping.name
         self.capabilities = frozenset(mapping.capabilities)
+        self.own_embedder = mapping.embedder or UNDECLARED_EMBEDDER
         self.source = source
         self._label = f"system {mapping.name!r} (MCP, {source})"
         self._found = check_requirements(mapping, self._label)
@@ -238,6 +248,8 @@ class McpSystem:
         self._state = _shared(self._token)
         self._templates: dict[int, tuple[Any, Callable[[Mapping[str, Any]], Any]]] = {}
         self.sends_top_k = "top_k" in placeholders(mapping.search.arguments)  # else evalkit cuts at top_k
+        self.in_flight = self._slots()
+        self.needs_workdir = self._uses_workdir()
         if self._per_scenario:
             probe = Path(tempfile.mkdtemp(prefix="evalkit-mcp-probe-"))
             try:
@@ -269,10 +281,9 @@ class McpSystem:
             )  # fmt: skip
         return found[1]
 
-    @property
-    def in_flight(self) -> int:
-        """How many scenarios the runner keeps in flight on threads by default
-        (`evalkit.systems.protocol`; each takes a run-wide session of its own, `_run_session`):
+    def _slots(self) -> int:
+        """`in_flight`: how many scenarios the runner keeps in flight on threads by default
+        (`evalkit.systems.base`; each takes a run-wide session of its own, `_run_session`):
         `IN_FLIGHT_PROCESSES` with a stdio server, where each session is a server process of its
         own; `IN_FLIGHT` with a server at a URL and isolation strategy "namespace", whose
         scenarios are apart on one server. A server at a URL with another strategy keeps one
@@ -393,11 +404,11 @@ class McpSystem:
         and with "none" nothing says what it touches: nothing is sent before its reply."""
         return self.defers_drops and self.mapping.isolation.strategy == "namespace"
 
-    @property
-    def needs_workdir(self) -> bool:
-        """Whether `open` needs a scratch folder of its own (`evalkit.systems.protocol`): with one
-        server per scenario (started in it), or when a call's template sends `{workdir}`;
-        otherwise the server keeps the memory and the runner makes no folder per scenario."""
+    def _uses_workdir(self) -> bool:
+        """`needs_workdir`: whether `open` needs a scratch folder of its own (see
+        `evalkit.systems.base`): with one server per scenario (started in it), or when a call's
+        template sends `{workdir}`; otherwise the server keeps the memory and the runner makes no
+        folder per scenario."""
         if self._per_scenario:
             return True
         mapping = self.mapping
@@ -411,15 +422,20 @@ class McpSystem:
         return any("workdir" in placeholders(t) for t in templates if t)
 
     @contextmanager
-    def open(self, workdir: Path, scenario: str | None = None) -> Iterator[McpMemory]:
-        """A fresh memory for `scenario` (default: the workdir's name): a new namespace value, or
-        a new server process in `workdir`; the drop tool after it (sent without waiting when
-        `defers_drops`, pipelined when `pipelines_drops`; see `McpMemory.cleanup`). After a
+    def open(self, context: OpenContext) -> Iterator[McpMemory]:
+        """A fresh memory for the context's scenario (default: the workdir's name): a new
+        namespace value, or a new server process in the context's workdir; the drop tool after
+        it (sent without waiting when `defers_drops`, pipelined when `pipelines_drops`; see
+        `McpMemory.cleanup`). After a
         failure or an interrupt, `McpMemory.abandon`: both failures are told, and the
         scenario's memory is dropped best-effort."""
-        with self._scenario_session(workdir, scenario or workdir.name) as session:
-            scope = {"namespace": f"evalkit-{uuid.uuid4().hex}", "scenario": scenario or workdir.name,
-                     "workdir": str(workdir)}  # fmt: skip
+        workdir, scenario = context.workdir, context.scenario or context.workdir.name
+        with self._scenario_session(workdir, scenario) as session:
+            scope = {
+                "namespace": f"evalkit-{uuid.uuid4().hex}",
+                "scenario": scenario,
+                "workdir": str(workdir),
+            }
             memory = McpMemory(self, session, scope)
             try:
                 yield memory
@@ -466,7 +482,7 @@ class McpSystem:
             return list(self._state.seeded_by.get(thought_id, ()))
 
 
-class McpMemory:
+class McpMemory(ScenarioMemory):
     """One scenario's memory on the server (a ScenarioMemory)."""
 
     def __init__(self, system: McpSystem, session: Session, scope: dict[str, str]) -> None:
@@ -639,21 +655,22 @@ class McpMemory:
 
     # --- searching ------------------------------------------------------------------------------
 
-    def search(self, query: str, **options: Any) -> SearchResponse:
+    def search(self, query: str, options: SearchOptions) -> SearchResponse:
+        """The mapping's [search] tool, its placeholders filled from `query` and `options`."""
         spec = self._mapping.search
         self._flush()
-        result = self._call(spec.tool, spec.arguments, {"query": query, **options})
-        return self._response(result, options.get("top_k"))
+        result = self._call(spec.tool, spec.arguments, {"query": query, **vars(options)})
+        return self._response(result, options.top_k)
 
     def search_many(self, requests: Sequence[SearchRequest]) -> list[SearchResponse]:
         """The responses to `requests`, in order: one call of the batch search tool when the
         mapping names one, else one search call each."""
         batch = self._mapping.search.batch
         if batch is None:
-            return [self.search(r.query, **r.options) for r in requests]
+            return [self.search(r.query, r.options) for r in requests]
         self._flush()
         label, spec = self._system.label, self._mapping.search
-        items = [self._item(spec.arguments, {"query": r.query, **r.options}) for r in requests]
+        items = [self._item(spec.arguments, {"query": r.query, **vars(r.options)}) for r in requests]
         answer = self._call(batch.tool, batch.arguments, {}, extra={batch.list: items})
         result = _json(label, batch.tool, answer, spec.result)
         listed = _at(label, batch.tool, result, batch.results) if batch.results else result
@@ -664,7 +681,7 @@ class McpMemory:
             )
         return [
             self._response(
-                (one, []) if spec.pattern is None else (None, [str(one)]), r.options.get("top_k"), batch.tool
+                (one, []) if spec.pattern is None else (None, [str(one)]), r.options.top_k, batch.tool
             )
             for one, r in zip(listed, requests, strict=True)
         ]

@@ -267,6 +267,14 @@ class McpMapping(FrozenModel):
     version: Literal[2] = 2
     name: str
     capabilities: list[Capability]
+    embedder: str | None = Field(
+        default=None,
+        description=(
+            "the embedding model the server embeds with, by name, or what it searches with instead "
+            "(recorded in the report as the system's declared embedder; absent: undeclared). The "
+            "server embeds by itself either way: a run of it has mode `system`"
+        ),
+    )
     null: Literal["omit", "send"] = "omit"
     requires: Requires = Requires()
     server: ServerSpec

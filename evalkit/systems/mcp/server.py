@@ -48,6 +48,7 @@ from pydantic import ValidationError
 
 from evalkit.errors import EvalkitError
 from evalkit.records import DEFAULT_HALF_LIFE_DAYS
+from evalkit.systems.base import MemorySystem, SearchRequest
 from evalkit.systems.capabilities import declared_capabilities
 from evalkit.systems.http.operations import DeletedOut, DeleteIn, UpdatedOut, UpdateIn
 from evalkit.systems.http.wire import (
@@ -61,10 +62,10 @@ from evalkit.systems.http.wire import (
     ThoughtsIn,
     edges_out,
     plain_search_out,
+    system_info,
     thoughts_out,
 )
 from evalkit.systems.namespaces import Limits, Namespaces
-from evalkit.systems.protocol import MemorySystem
 
 _Result = TypeVar("_Result")
 _LOG = logging.getLogger(__name__)
@@ -96,12 +97,12 @@ def add_operation_tools(declare: Declare, namespaces: Namespaces, capabilities: 
     the tool answers an error naming the capability)."""
 
     def method(namespace: str, name: str, capability: str) -> Callable[..., Any]:
-        found = getattr(namespaces.ensure(namespace), name, None)
-        if capability not in capabilities or not callable(found):
+        if capability not in capabilities:
             raise ToolError(
                 f"this system's memory cannot {name.split('_')[0]} thoughts (capability {capability!r})"
             )
-        return found
+        memory = namespaces.ensure(namespace)
+        return memory.delete_thoughts if name == "delete_thoughts" else memory.update_thought
 
     @declare("Forget thoughts of a namespace in every index (capability deletion).")
     @_reasoned
@@ -150,9 +151,7 @@ def create_server(system: MemorySystem, namespaces: Namespaces | None = None) ->
 
     @declare("The system's name, capabilities and description.")
     async def info() -> SystemInfo:
-        return SystemInfo(
-            name=system.name, capabilities=sorted(declared_capabilities(system)), describe=system.describe()
-        )
+        return system_info(system)
 
     @declare(
         "Store thoughts in a namespace (opened on first use), and optionally link thoughts with "
@@ -192,7 +191,7 @@ def create_server(system: MemorySystem, namespaces: Namespaces | None = None) ->
         recency_weight: float = 0.0,
         recency_half_life_days: float = DEFAULT_HALF_LIFE_DAYS,
     ) -> Annotated[CallToolResult, SearchOut]:
-        options = SearchIn(
+        asked = SearchIn(
             query=query,
             top_k=top_k,
             now=now,
@@ -201,9 +200,10 @@ def create_server(system: MemorySystem, namespaces: Namespaces | None = None) ->
             min_relevance=min_relevance,
             recency_weight=recency_weight,
             recency_half_life_days=recency_half_life_days,
-        ).model_dump()
-        query = options.pop("query")
-        response = await namespaces.run(lambda: namespaces.ensure(namespace).search(query, **options))
+        )
+        response = await namespaces.run(
+            lambda: namespaces.ensure(namespace).search(asked.query, asked.options())
+        )
         return _structured(plain_search_out(response))
 
     @declare(
@@ -215,13 +215,8 @@ def create_server(system: MemorySystem, namespaces: Namespaces | None = None) ->
         namespace: str, searches: list[SearchIn]
     ) -> Annotated[CallToolResult, dict[str, Any]]:
         def answer() -> dict[str, Any]:
-            memory = namespaces.ensure(namespace)
-            results = []
-            for one in searches:
-                options = one.model_dump()
-                query = options.pop("query")
-                results.append(plain_search_out(memory.search(query, **options)))
-            return {"results": results}
+            asked = [SearchRequest(one.query, one.options()) for one in searches]
+            return {"results": [plain_search_out(r) for r in namespaces.ensure(namespace).search_many(asked)]}
 
         return _structured(await namespaces.run(answer))
 

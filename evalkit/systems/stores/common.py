@@ -43,7 +43,6 @@ import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import datetime
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
@@ -53,6 +52,7 @@ import numpy as np
 from evalkit.embedders import Embedder, HashingEmbedder, Vectors
 from evalkit.errors import AdapterError, UsageError
 from evalkit.records import Edge, Hit, SearchResponse, Thought
+from evalkit.systems.base import MemorySystem, OpenContext, ScenarioMemory, SearchOptions
 
 _FIRST_USED_IN: dict[str, int] = {}
 """Store name → the process that first used a store that is not fork-safe (a forked child
@@ -104,9 +104,8 @@ class Collection(Protocol):
         ...
 
 
-class VectorStoreMemory:
-    """One scenario's memory in a store: what the runner seeds and searches (the ScenarioMemory
-    protocol)."""
+class VectorStoreMemory(ScenarioMemory):
+    """One scenario's memory in a store: what the runner seeds and searches."""
 
     def __init__(self, system: StoreSystem, collection: Collection) -> None:
         self._system = system
@@ -134,24 +133,16 @@ class VectorStoreMemory:
     def add_edges(self, edges: Sequence[Edge]) -> None:
         """Edges are ignored: a vector store has no links (see the module docstring)."""
 
-    def search(
-        self,
-        query: str,
-        *,
-        top_k: int,
-        project: str | None,
-        min_relevance: float | None,
-        recency_weight: float,
-        recency_half_life_days: float,
-        now: datetime,
-        include_global: bool = False,
-    ) -> SearchResponse:
+    def search(self, query: str, options: SearchOptions) -> SearchResponse:
         """The `top_k` rows in scope most similar to `query` (ties: later-seeded first). The gate,
         recency and clock options are not used: the store has none of them (no capability)."""
         vector = _floats(self._system.embedder.embed_query(query))
-        scope = Scope(project, include_global)
+        scope = Scope(options.project, options.include_global)
         return top_hits(
-            lambda limit: self._collection.nearest(vector, limit, scope), self._keys, top_k, self._system.name
+            lambda limit: self._collection.nearest(vector, limit, scope),
+            self._keys,
+            options.top_k,
+            self._system.name,
         )
 
 
@@ -202,12 +193,11 @@ def ranked(
     return result
 
 
-class StoreSystem:
-    """A vector store as the system under test (the MemorySystem protocol). A backend subclass
+class StoreSystem(MemorySystem):
+    """A vector store as the system under test. A backend subclass
     sets `name` and `package` (the distribution whose version the report records) and implements
     `_connect` (the client, made once per process) and `_create` (a new collection)."""
 
-    name: ClassVar[str]
     package: ClassVar[str]
     location_form: ClassVar[str | None] = None
     """How the spec names a location after the colon (None: the store takes no location)."""
@@ -242,8 +232,9 @@ class StoreSystem:
         return self.location or "in this process"
 
     @contextmanager
-    def open(self, workdir: Path) -> Iterator[Any]:
-        """A fresh collection for one scenario, dropped when the context exits."""
+    def open(self, context: OpenContext) -> Iterator[ScenarioMemory]:
+        """A fresh collection for one scenario (in `context.workdir` for a store that keeps its
+        files there), dropped when the context exits."""
         if not self.fork_safe and _FIRST_USED_IN.setdefault(self.name, os.getpid()) != os.getpid():
             raise AdapterError(
                 f"system {self.name!r}: this process was forked from a process that had already used "
@@ -252,13 +243,13 @@ class StoreSystem:
             )
         if self._client is None:
             self._client = self._connect()
-        collection = self._create(self._client, f"evalkit_{uuid.uuid4().hex}", workdir)
+        collection = self._create(self._client, f"evalkit_{uuid.uuid4().hex}", context.workdir)
         try:
             yield self._memory(collection)
         finally:
             collection.drop()
 
-    def _memory(self, collection: Any) -> Any:
+    def _memory(self, collection: Any) -> ScenarioMemory:
         """The scenario's memory over its collection (a library system has its own kind)."""
         return VectorStoreMemory(self, collection)
 
