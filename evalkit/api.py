@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from evalkit.embedders import Embedder
 from evalkit.embedders.factory import EmbedderInfo, embedder_provenance, make_embedder
-from evalkit.errors import UsageError
+from evalkit.errors import RegressionError, UsageError
 from evalkit.files import shown_path
 from evalkit.harness.baselines import record_baseline as record_mode_baseline
 from evalkit.harness.baselines import record_gated_baseline
@@ -63,6 +63,7 @@ from evalkit.systems.declaration import declaration_of
 from evalkit.systems.resolve import DEFAULT_SYSTEM, resolve_system
 from evalkit.systems.secrets import redact_url
 from evalkit.views.frames import EvalRun, curve_frame, load_run
+from evalkit.views.verdict import shown_reason
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -597,7 +598,8 @@ def assert_thresholds(run: EvalRun, fail: bool = True, require_baseline: bool | 
     """The run's verdict line when it has no regressions; otherwise RegressionError listing every
     regression (followed by the baseline-check-OFF note, if any), or with `fail` False that message
     and "(not raised: ...)" returned instead (`harness.regressions.assert_no_regressions`). The
-    report notebook's final cell.
+    report notebook's final cell, so the run's own paths in it are shown relative to where the
+    command ran (`evalkit.views.verdict.shown_reason`).
 
     `require_baseline` as in `RunConfig` (None: on in a CI context, `evalkit.ci`) decides whether
     a run that compared no metric with a baseline fails here, whatever the run was made or saved
@@ -612,7 +614,10 @@ def assert_thresholds(run: EvalRun, fail: bool = True, require_baseline: bool | 
         required = missing_baseline(require_baseline, not_compared)
         result = result.model_copy(update={"regressions": [*kept, *required]})
     hint = f"to pass without comparing, say so: {TURN_OFF['papermill']} (papermill or evalkit report)"
-    return assert_no_regressions(result, fail, hint if required else None)
+    try:  # the report is shared: its paths relative to where the command ran (`shown_reason`)
+        return shown_reason(run, assert_no_regressions(result, fail, hint if required else None))
+    except RegressionError as exc:
+        raise RegressionError(shown_reason(run, str(exc))) from None
 
 
 def trace_replay(traces_dir: str | Path | None = None, report_json: str | Path | None = None) -> TraceReplay:

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     )
     from evalkit.views.history import RUN_TABLE_COLUMNS
     from evalkit.views.intervals import INTERVAL_COLUMNS, POWER_COLUMNS
+    from evalkit.views.losses import QUERY_LOSS_COLUMNS, SCOPE_LOSS_COLUMNS
     from evalkit.views.ranking_diff import RANKING_DIFF_COLUMNS
     from evalkit.views.report import FAILURE_COLUMNS
     from evalkit.views.sweep import RECOMMENDATION_COLUMNS, SWEEP_COLUMNS
@@ -71,6 +72,7 @@ HOMES: dict[str, tuple[str, ...]] = {
     ),
     "evalkit.views.history": ("RUN_TABLE_COLUMNS",),
     "evalkit.views.intervals": ("INTERVAL_COLUMNS", "POWER_COLUMNS"),
+    "evalkit.views.losses": ("QUERY_LOSS_COLUMNS", "SCOPE_LOSS_COLUMNS"),
     "evalkit.views.ranking_diff": ("RANKING_DIFF_COLUMNS",),
     "evalkit.views.report": ("FAILURE_COLUMNS",),
     "evalkit.views.sweep": ("RECOMMENDATION_COLUMNS", "SWEEP_COLUMNS"),
@@ -108,11 +110,13 @@ __all__ = [
     "OVERALL_COLUMNS",
     "POWER_COLUMNS",
     "QUERY_COLUMNS",
+    "QUERY_LOSS_COLUMNS",
     "RANKING_DIFF_COLUMNS",
     "RECOMMENDATION_COLUMNS",
     "REGRESSION_COLUMNS",
     "RUN_TABLE_COLUMNS",
     "SCENARIO_COLUMNS",
+    "SCOPE_LOSS_COLUMNS",
     "STORE_LATENCY_COLUMNS",
     "STORE_MEASURE_COLUMNS",
     "SWEEP_COLUMNS",

@@ -17,7 +17,15 @@ from tests.shared import ROOT
 
 pytestmark = pytest.mark.skipif(chromium() is None, reason="no chromium (apt-get install -y chromium)")
 
-KEY_SECTIONS = ("failures", "scenarios", "categories")
+KEY_SECTIONS = (
+    "losses",
+    "failures",
+    "summary",
+    "scenarios",
+    "categories",
+    "uncertainty",
+    "gate-recommendation",
+)
 """The tables a reader acts on: at 1366 px every column of them is visible without scrolling."""
 
 

@@ -46,7 +46,8 @@ import base64
 import html
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -54,9 +55,9 @@ from pandas.io.formats.style import Styler
 
 from evalkit.files import shown_path
 from evalkit.harness.sweep import unavailable
-from evalkit.views import charts, tables
+from evalkit.views import charts, losses, tables
 from evalkit.views.frames import EvalRun
-from evalkit.views.styles import status_css, styled
+from evalkit.views.styles import LOSS_CSS, status_css, styled
 from evalkit.views.tables import leak_frame
 from evalkit.views.verdict import PAGE_TITLE_KEY, Verdict, run_verdict
 from evalkit.wording import counted
@@ -81,11 +82,12 @@ FAILURE_ROWS = 50
 """How many queries the failure table shows (the worst first); a benchmark can miss hundreds."""
 
 FAILURE_COLUMNS: tuple[str, ...] = (
-    "scenario", "status", "query #", "query_id", "query", "recall", "hit rate", "problem",
+    "scenario", "scenario status", "query #", "query_id", "query", "recall", "hit rate", "problem",
 )  # fmt: skip
-"""One row per query to look at (`failures_frame`): the scenario and its status, the query's
-number (from 1) and stable id, its text, recall and hit rate, and what went wrong (the assertion
-errors, else the relevant ids it missed)."""
+"""One row per query to look at (`failures_frame`): the scenario and its status (whether its
+assertions held: `pass` beside recall 0 is a query that broke no assertion yet missed its
+relevant ids), the query's number (from 1) and stable id, its text, recall and hit rate, and what
+went wrong (the assertion errors, else the relevant ids it missed)."""
 
 
 @dataclass(frozen=True)
@@ -136,7 +138,7 @@ class _Spec:
     key: str
     title: str
     level: int
-    intro: str
+    intro: str | Callable[[EvalRun], str]
     build: Callable[[EvalRun, dict[str, Any]], tuple[Any, ...]]
     reason: Callable[[EvalRun, dict[str, Any]], str | None] = lambda run, options: None
     parent: str | None = None
@@ -166,7 +168,7 @@ def failures_frame(run: EvalRun) -> pd.DataFrame:
         picked.append(
             {
                 "scenario": row.scenario,
-                "status": scenario_status,
+                "scenario status": scenario_status,
                 "query #": row.query_number,
                 "query_id": row.query_id,
                 "query": row.query,
@@ -195,7 +197,7 @@ def failure_table(run: EvalRun) -> Styler:
     styler = styled(frame, caption).hide(axis="index").format(precision=3, subset=["recall", "hit rate"])
     styler = styler.format(_scenario_link, subset=["scenario"])
     styler = styler.format(_escaped, subset=["query", "problem", "query_id"])
-    return styler.map(status_css, subset=["status"]).set_table_styles(
+    return styler.map(status_css, subset=["scenario status"]).set_table_styles(
         {
             column: [{"selector": "td", "props": "white-space: normal; min-width: 14em"}]
             for column in ("query", "problem")
@@ -249,15 +251,17 @@ def section(run: EvalRun, key: str, **options: Any) -> Section:
     reason = spec.reason(run, options)
     if reason is not None:
         return Section(spec.key, spec.title, spec.level, reason=reason)
-    return Section(spec.key, spec.title, spec.level, intro=spec.intro, parts=spec.build(run, options))
+    intro = spec.intro if isinstance(spec.intro, str) else spec.intro(run)
+    return Section(spec.key, spec.title, spec.level, intro=intro, parts=spec.build(run, options))
 
 
 def drilldown(run: EvalRun, scenario: str) -> Section:
     """The drill-down of one scenario (level 3, anchor `scenario_anchor`): its metrics and
     assertions per query, the relevant ids it never retrieved and the hits, in rank order, of its
-    queries in the failure table (a benchmark conversation asks hundreds of queries)."""
-    listed = failures_frame(run).head(FAILURE_ROWS)
-    numbers = listed.loc[listed["scenario"] == scenario, "query #"].tolist()
+    queries in the failure table and among the biggest losses under the gate (a benchmark
+    conversation asks hundreds of queries)."""
+    listed = pd.concat([failures_frame(run).head(FAILURE_ROWS), losses.query_losses(run)])
+    numbers = sorted(set(listed.loc[listed["scenario"] == scenario, "query #"].astype(int)))
     return Section(
         scenario_anchor(scenario),
         f"Scenario {scenario}",
@@ -305,7 +309,8 @@ def _no_trend(run: EvalRun, options: dict[str, Any]) -> str | None:
     where = options.get("history_path")
     if where is not None and str(where).lower() == "none":
         return "the run history is off (history none)"
-    at = f" at {shown_path(where)}" if where else ""  # relative to where the command ran: no machine path
+    shown = shown_path(where) if where else None  # relative to where the command ran...
+    at = f" at {shown}" if shown and not Path(shown).is_absolute() else ""  # ...else unnamed: no machine path
     return f"no run history{at} yet: `evalkit run` and `evalkit report` append each run to it"
 
 
@@ -364,45 +369,156 @@ def _scenario_parts(run: EvalRun) -> tuple[Any, ...]:
 
 
 def _drilled(run: EvalRun) -> list[str]:
-    """The scenarios of the failure table's shown rows, in the order they first appear there."""
-    return list(dict.fromkeys(failures_frame(run).head(FAILURE_ROWS)["scenario"]))
+    """The scenarios of the failure table's shown rows, in the order they first appear there, then
+    those of the biggest losses under the gate (`losses.query_losses`) not among them."""
+    shown = [*failures_frame(run).head(FAILURE_ROWS)["scenario"], *losses.query_losses(run)["scenario"]]
+    return list(dict.fromkeys(shown))
 
 
-_READING = _p(
-    "How well the memory system retrieves what it should, scenario by scenario. The <b>ungated</b> pass "
-    "(<code>min_relevance = 0</code>) is the measurement: baselines, thresholds and CI checks use it. "
-    "The <b>gated</b> pass applies the system's relevance gate and is report-only unless a gated baseline "
-    "was recorded: it shows which rows an agent would never see.",
-    "Δ = gated − ungated. Red marks what fails CI or loses a right answer; amber marks expected failures "
-    "(xfail) and irrelevant rows the gate dropped; n/a marks a value that does not exist (a scenario the "
-    "system could not be judged on).",
-)
+_NOT_SHOWN = "A section that does not apply to this run keeps its heading and says why in one line."
+
+
+def _reading(run: EvalRun) -> str:
+    """How to read the report: the two passes and the colours; for a run without a gated pass,
+    one line saying so instead of explaining a pass it does not have."""
+    marks = (
+        "Red marks what fails CI or loses a right answer; amber marks expected failures (xfail)"
+        + (" and irrelevant rows the gate dropped" if run.result.gated is not None else "")
+        + "; n/a marks a value that does not exist (a scenario the system could not be judged on). "
+        + _NOT_SHOWN
+    )
+    if run.result.gated is None:
+        why = html.escape(_no_gated_pass(run) or "the run has no gated pass")
+        return _p(
+            "How well the memory system retrieves what it should, scenario by scenario, measured with "
+            "<code>min_relevance = 0</code>: baselines, thresholds and CI checks use it. "
+            f"No gated pass: {why}.",
+            marks,
+        )
+    return _p(
+        "How well the memory system retrieves what it should, scenario by scenario. The <b>ungated</b> "
+        "pass (<code>min_relevance = 0</code>) is the measurement: baselines, thresholds and CI checks use "
+        "it. The <b>gated</b> pass applies the system's relevance gate and is report-only unless a gated "
+        "baseline was recorded: it shows which rows an agent would never see.",
+        "Δ = gated − ungated. " + marks,
+    )
+
+
+def _scenarios_intro(run: EvalRun) -> str:
+    gate = (
+        ", then what the gate did: the gated pass's status, the rows it dropped and how many of them were "
+        "relevant"
+        if run.result.gated is not None
+        else ""
+    )
+    return _p(
+        f"Recall, precision, MRR and hit rate of each scenario (means over its queries){gate}. "
+        "Measure-only and xfail scenarios never count toward category and overall means."
+    )
+
+
+def _loss_parts(run: EvalRun) -> tuple[Any, ...]:
+    """The biggest losses (`evalkit.views.losses`): against the baseline, then under the gate, each
+    a table whose scope links to the per-category table and whose query links to its scenario's
+    drill-down, or one line saying why there is none; then how many queries to look at."""
+    parts: list[Any] = []
+    scopes = losses.scope_losses(run)
+    why = losses.no_baseline_losses(run)
+    if why is not None:
+        parts.append(_p(f"<b>Against the baseline:</b> {html.escape(why)}."))
+    else:
+        rows = scopes[scopes["against"] == "baseline"].drop(columns="against")
+        rows = rows.rename(columns={"before": "baseline", "after": "this run", "delta": "Δ"})
+        table = styled(
+            rows,
+            "Against the baseline: the scopes that fell most (margin = this run − the threshold; "
+            "below 0 is a regression)",
+        )
+        table = table.hide(axis="index").format(precision=3, subset=["baseline", "this run", "Δ", "margin"])
+        parts.append(table.format(_scope_link, subset=["scope"]).map(_negative_css, subset=["Δ", "margin"]))
+    why = losses.no_gate_losses(run)
+    if why is not None:
+        parts.append(_p(f"<b>Under the relevance gate:</b> {html.escape(why)}."))
+    else:
+        rows = scopes[scopes["against"] == "gate"].drop(columns=["against", "margin"])
+        if len(rows):
+            rows = rows.rename(columns={"before": "ungated", "after": "gated", "delta": "Δ"})
+            table = styled(rows, f"Under the relevance gate ({_gate_role(run)}): the scopes that fell most")
+            table = table.hide(axis="index").format(precision=3, subset=["ungated", "gated", "Δ"])
+            parts.append(table.format(_scope_link, subset=["scope"]).map(_negative_css, subset=["Δ"]))
+        queries = losses.query_losses(run).drop(columns="_fall")
+        if len(queries):
+            table = styled(
+                queries.rename(columns={"lost ids": "relevant ids the gate took out of the top-k"}),
+                "Under the relevance gate: the queries that lost most (the scenario links to its drill-down)",
+            ).hide(axis="index")
+            parts.append(table.format(_scenario_link, subset=["scenario"]).format(_escaped, subset=["query"]))
+    count = len(failures_frame(run))
+    if count:
+        parts.append(
+            _p(
+                f"{counted(count, 'query', 'queries')} missed a relevant id or failed an assertion: "
+                '<a href="#failures">Queries to look at</a>.'
+            )
+        )
+    return tuple(parts)
+
+
+def _scope_link(name: object) -> str:
+    return f'<a href="#categories">{html.escape(str(name))}</a>'
+
+
+def _negative_css(value: object) -> str:
+    return LOSS_CSS if isinstance(value, int | float) and value < 0 else ""
+
+
+def _gate_role(run: EvalRun) -> str:
+    gated = run.result.gated
+    return (
+        ""
+        if gated is None
+        else f"min_relevance {gated.relevance_gate.min_relevance:g}, {run.result.gated_pass_role}"
+    )
+
 
 SECTIONS: tuple[_Spec, ...] = (
-    _Spec("verdict", "Verdict", 2, "", lambda run, o: (run_verdict(run),)),
+    _Spec("verdict", "Verdict", 2, "", lambda run, o: (replace(run_verdict(run), reproduce_in_html=False),)),
+    _Spec(
+        "losses",
+        "Biggest losses",
+        2,
+        _p(
+            "What moved most against the recorded baseline and under the relevance gate; each links to "
+            "its details."
+        ),
+        lambda run, o: _loss_parts(run),
+    ),
     _Spec("contents", "Contents", 2, "", lambda run, o: ()),
-    _Spec("how-to-read", "How to read this report", 2, _READING, lambda run, o: ()),
+    _Spec("how-to-read", "How to read this report", 2, _reading, lambda run, o: ()),
     _Spec(
         "failures",
         "Queries to look at",
         2,
         _p(
             "Each query that failed an assertion or missed a relevant id; the scenario links to its "
-            "drill-down."
+            "drill-down. <i>Scenario status</i> is the scenario's verdict on its assertions (forbid, "
+            "rank_before, floors, ...): <code>pass</code> beside recall 0.000 is a query that broke no "
+            "assertion yet missed its relevant ids, which the metrics and the baseline count instead."
         ),
         lambda run, o: (failure_table(run),),
     ),
-    _Spec("summary", "Run summary and provenance", 2, "", lambda run, o: (tables.run_summary(run),)),
+    _Spec(
+        "summary",
+        "Run summary and provenance",
+        2,
+        "",
+        lambda run, o: (tables.run_summary(run), run_verdict(run).reproduce_html()),
+    ),
     _Spec(
         "scenarios",
         "Per scenario: ungated vs gated",
         2,
-        _p(
-            "Recall, precision, MRR and hit rate of each scenario (means over its queries), then what the "
-            "gate "
-            "did: the gated pass's status, the rows it dropped and how many of them were relevant. "
-            "Measure-only and xfail scenarios never count toward category and overall means."
-        ),
+        _scenarios_intro,
         lambda run, o: _scenario_parts(run),
     ),
     _Spec("charts", "Charts", 2, "", lambda run, o: ()),
@@ -471,7 +587,7 @@ SECTIONS: tuple[_Spec, ...] = (
             "Seeded percentile bootstrap intervals of each mean (ungated pass). Categories hold a handful of "
             "queries, so one query more or less moves their means a lot: small samples are flagged."
         ),
-        lambda run, o: (tables.interval_table(run),),
+        lambda run, o: (tables.interval_table(run), _p(tables.interval_method())),
         parent="categories",
     ),
     _Spec(
@@ -544,7 +660,9 @@ SECTIONS: tuple[_Spec, ...] = (
         _p(
             "Per category, the largest swept gate whose recall loss against the ungated pass stays within "
             "0.02 "
-            "(<code>evalkit sweep --tolerance</code> chooses another), with the precision it buys."
+            "(<code>evalkit sweep --tolerance</code> chooses another), with the precision it buys. "
+            "<i>any (to 1)</i>: no swept gate costs that scope more recall than that, so the gate does not "
+            "limit it."
         ),
         lambda run, o: (tables.gate_recommendation(run),),
         _no_sweep,

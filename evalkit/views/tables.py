@@ -70,6 +70,7 @@ from evalkit.views.sweep import (
     RECOMMENDATION_COLUMNS,
     recommend_gates,
 )
+from evalkit.views.verdict import shown_reason
 from evalkit.wording import counted
 
 __all__ = [
@@ -91,6 +92,7 @@ __all__ = [
     "detection_table",
     "gate_recommendation",
     "hits_table",
+    "interval_method",
     "interval_table",
     "latency_table",
     "leak_frame",
@@ -118,16 +120,28 @@ def gate_recommendation(
     if reason is not None or run.result.gated is None:
         return styled(pd.DataFrame(columns=list(RECOMMENDATION_COLUMNS)), f"Gate recommendation: {reason}")
     current = run.result.gated.relevance_gate.min_relevance
-    table = recommend_gates(run.gate_sweep(values), tolerance)
+    swept = list(values)
+    table = recommend_gates(run.gate_sweep(swept), tolerance)
     caption = (
         f"Gate recommendation: the largest gate losing at most {tolerance:g} recall "
         f"(current gate {current:g}; red = the current gate costs more there)"
     )
+    top = max(swept)
     styler = styled(table, caption).hide(axis="index").format(precision=3, na_rep="none within tolerance")
+    styler = styler.format(
+        lambda gate: _recommended(gate, top), subset=["recommended_gate"], na_rep="none within tolerance"
+    )
     too_strict = [
         FAIL_CSS if gate < current - 1e-9 else "" for gate in table["recommended_gate"].fillna(-1.0)
     ]
     return styler.apply(lambda _: too_strict, subset=["recommended_gate"], axis=0)
+
+
+def _recommended(gate: object, top: float) -> str:
+    """A recommended gate as the table shows it: at the sweep's top it is no limit, "any (to 1)" —
+    no swept gate cost that scope more recall than tolerated — not a gate to set."""
+    value = float(str(gate))
+    return f"any (to {top:g})" if value >= top - 1e-9 else f"{value:.3f}"
 
 
 def detection_table(run: EvalRun) -> Styler:
@@ -167,7 +181,8 @@ def detection_table(run: EvalRun) -> Styler:
 
 def run_summary(run: EvalRun) -> Styler:
     """What ran and where it came from: mode, system, embedder, top_k, gate value, counts,
-    evalkit version, git commit (+ dirty flag), dataset digest, date, Python and notes."""
+    evalkit version, git commit (+ dirty flag), dataset digest, date, Python and notes (wrapped;
+    the run's own paths in them shown as `shown_path` shows them, `verdict.shown_reason`)."""
     report = run.result
     prov = report.provenance
     commit = prov.git.commit
@@ -192,10 +207,13 @@ def run_summary(run: EvalRun) -> Styler:
         "dataset digest": prov.dataset_digest[:16],
         "generated at": report.generated_at,
         "python": f"{prov.python} on {prov.platform}",
-        "notes": "; ".join(report.notes) or "none",
+        "notes": shown_reason(run, "; ".join(report.notes)) or "none",
     }
     frame = pd.DataFrame({"value": list(items.values())}, index=pd.Index(list(items)))
     styler = styled(frame, f"Run summary and provenance — system {report.system}").hide(axis="columns")
+    styler = styler.set_table_styles(  # the notes may be long: they wrap, the table stays on screen
+        {"value": [{"selector": "td", "props": "white-space: normal; max-width: 60em"}]}, overwrite=False
+    )
     return styler.map(regression_count_css, subset=pd.IndexSlice[["regressions"], :])
 
 
@@ -466,15 +484,27 @@ def interval_table(
             _interval(rows.loc[n, "ci_low"], rows.loc[n, "ci_high"]) for n in names
         ]
     table = pd.DataFrame(columns, index=pd.Index(names))
-    caption = (
-        f"Uncertainty: {level:.0%} intervals — hit rate: Wilson score; recall, precision, MRR: percentile "
-        f"bootstrap ({resamples} resamples, seed {seed}) from {small_sample} queries up, else the bounded "
-        f"Wilson interval; small sample = fewer than {small_sample} queries; too few queries to judge = "
-        f"fewer than {queries_to_judge(level)}: no drop could be significant at {level:.0%}"
-    )
+    caption = f"Uncertainty: {level:.0%} intervals of each mean (ungated pass, counted queries)"
     styler = styled(table, caption).format(precision=3, subset=[c for c in table.columns if c[1] == "mean"])
     warned: list[Hashable] = [("", "small sample"), ("", "judge")]
     return styler.map(lambda v: WARN_CSS if v in ("yes", "too few queries to judge") else "", subset=warned)
+
+
+def interval_method(
+    *,
+    resamples: int = DEFAULT_RESAMPLES,
+    level: float = DEFAULT_LEVEL,
+    seed: int = DEFAULT_SEED,
+    small_sample: int = SMALL_SAMPLE,
+) -> str:
+    """How `interval_table`'s intervals and flags are computed, one sentence for under the table
+    (kept out of its caption, which stays one line so the table fits a 1366 px screen)."""
+    return (
+        f"{level:.0%} intervals — hit rate: Wilson score; recall, precision, MRR: percentile bootstrap "
+        f"({resamples} resamples, seed {seed}) from {small_sample} queries up, else the bounded Wilson "
+        f"interval. Small sample = fewer than {small_sample} queries; too few queries to judge = fewer than "
+        f"{queries_to_judge(level)}: no drop could be significant at {level:.0%}."
+    )
 
 
 def _interval(low: object, high: object) -> str:

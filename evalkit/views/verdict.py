@@ -113,6 +113,9 @@ class Verdict:
     command: str | None = None
     system: str = ""
     papermill: str | None = None
+    reproduce_in_html: bool = True
+    """Whether the HTML shows the "Reproduce this run" block (`reproduce_html`); the report shows
+    it with the run summary instead, so that its first screen is the verdict and the losses."""
 
     @property
     def page_title(self) -> str:
@@ -181,17 +184,29 @@ class Verdict:
             tone = NOT_COMPARED_COLOR if self.escaped else PASS_COLOR
             strength = f'<p class="evalkit-strength" style="color: {tone}">{html.escape(self.strength)}</p>'
         listing += self._baseline_html()
-        if self.command is not None:
-            shown = "\n".join(line for line in (self.command, self.papermill) if line is not None)
-            listing += (
-                "<p><b>Reproduce this run</b></p>"
-                '<pre style="white-space: pre-wrap; overflow-wrap: anywhere">'
-                f"{html.escape(shown)}</pre>"
-            )
+        if self.reproduce_in_html:
+            listing += self.reproduce_html()
+        status = self.headline.split(" · baseline check OFF (")[0]
+        off = (
+            f"<p><b>Baseline check OFF:</b> {html.escape(_report_advice(self.baseline_check_off))}</p>"
+            if self.baseline_check_off is not None
+            else ""
+        )
         return (
             f'<div class="evalkit-verdict"><p style="font-size: 1.6em; font-weight: bold; color: {color}; '
-            f'margin: 0.2em 0">Verdict: {html.escape(self.headline)}</p>'
-            f"<p>{html.escape(self.identity)}</p>{strength}{listing}</div>"
+            f'margin: 0.2em 0">Verdict: {html.escape(status)}</p>'
+            f"{off}<p>{html.escape(self.identity)}</p>{strength}{listing}</div>"
+        )
+
+    def reproduce_html(self) -> str:
+        """ "Reproduce this run" and the `evalkit run` and papermill lines ("" without them)."""
+        if self.command is None:
+            return ""
+        shown = "\n".join(line for line in (self.command, self.papermill) if line is not None)
+        return (
+            "<p><b>Reproduce this run</b></p>"
+            '<pre style="white-space: pre-wrap; overflow-wrap: anywhere">'
+            f"{html.escape(shown)}</pre>"
         )
 
     def _repr_mimebundle_(
@@ -205,11 +220,29 @@ class Verdict:
         )
 
     def _baseline_html(self) -> str:
+        """The baseline compared with: one line when every compared value equals its baseline
+        (to 3 places) — the margin, shown once, when it is the same everywhere — else the table
+        of the scopes where some metric moved, and one line naming the scopes that did not."""
         if self.baseline is None:
             return ""
-        scopes = list(dict.fromkeys(m.scope for m in self.margins))
-        metrics = list(dict.fromkeys(m.metric for m in self.margins))
-        by_key = {(m.scope, m.metric): m for m in self.margins}
+        head = f"<p><b>{html.escape(self.baseline)}</b></p>"
+        moved = {m.scope for m in self.margins if _signed(m.delta, 3) not in ("0", "—")}
+        still = list(dict.fromkeys(m.scope for m in self.margins if m.scope not in moved))
+        if not moved:
+            return head + f"<p>{html.escape(_unchanged_line(self.margins))}</p>"
+        shown = [m for m in self.margins if m.scope in moved]
+        rest = (
+            f"<p>{html.escape(counted(len(still), 'other scope'))} ({html.escape(', '.join(still))}): "
+            "every value equal to its baseline.</p>"
+            if still
+            else ""
+        )
+        return head + self._margins_table(shown) + rest
+
+    def _margins_table(self, shown: tuple[Margin, ...] | list[Margin]) -> str:
+        scopes = list(dict.fromkeys(m.scope for m in shown))
+        metrics = list(dict.fromkeys(m.metric for m in shown))
+        by_key = {(m.scope, m.metric): m for m in shown}
         head = "".join(f'<th colspan="3" style="text-align: center">{html.escape(m)}</th>' for m in metrics)
         sub = "<th>value</th><th>Δ base</th><th>margin</th>" * len(metrics)
         rows = []
@@ -234,7 +267,51 @@ class Verdict:
             "<p>Δ base = this run − the recorded baseline; margin = this run − the threshold "
             "(how much the metric may still drop before it is a regression; red = below it).</p>"
         )
-        return f'<p><b>{html.escape(self.baseline)}</b></p><div style="overflow-x: auto">{table}</div>{note}'
+        return f'<div style="overflow-x: auto">{table}</div>{note}'
+
+
+def _unchanged_line(compared: tuple[Margin, ...]) -> str:
+    """ "Every compared value (4 metrics × 9 scopes) equals its baseline (Δ 0); each may fall
+    0.020 before it is a regression ..." — the margin once when it is the same everywhere, else its
+    range."""
+    scopes = len({m.scope for m in compared})
+    metrics = len({m.metric for m in compared})
+    spans = sorted({f"{m.margin:.3f}" for m in compared}, key=float)
+    room = f"each may fall {spans[0]}" if len(spans) == 1 else f"each may fall {spans[0]} to {spans[-1]}"
+    return (
+        f"Every compared value ({counted(metrics, 'metric')} × {counted(scopes, 'scope')}) equals its "
+        f"baseline (Δ 0); {room} before it is a regression (margin = this run − the threshold)."
+    )
+
+
+def _report_advice(reason: str) -> str:
+    """`reason` with, after advice to record into a file of one's own (`--thresholds PATH`), how
+    the report compares with that file: the report notebook takes `-p thresholds PATH`."""
+    if "--thresholds PATH" not in reason:
+        return reason
+    return (
+        f"{reason}; then compare with it: `evalkit report -p thresholds PATH` "
+        "(`evalkit run --thresholds PATH`)"
+    )
+
+
+def shown_reason(run: EvalRun, reason: str) -> str:
+    """`reason` with the run's own absolute paths (its thresholds file, its suite folder) shown as
+    `shown_path` shows them — relative to the working directory when below it — and, elsewhere,
+    the built-in baselines as BUILTIN_THRESHOLDS (they sit inside the installed package). A report is shared,
+    and the note was written with the paths of the machine that ran it."""
+    prov = run.result.provenance
+    for path in (prov.config.thresholds, prov.datasets):
+        if path is not None and Path(path).is_absolute():
+            shown = shown_path(path)
+            if Path(shown).is_absolute() and _builtin_thresholds(Path(path)):
+                shown = BUILTIN_THRESHOLDS
+            reason = reason.replace(str(path), shown)
+    return reason
+
+
+BUILTIN_THRESHOLDS = "the built-in suite's thresholds.json"
+"""How a report names the built-in baselines, wherever evalkit is installed."""
 
 
 def run_verdict(run: EvalRun) -> Verdict:
@@ -419,7 +496,7 @@ def _signed(value: float | None, places: int = 4) -> str:
 def _baseline_check_off(run: EvalRun) -> str | None:
     note = run.result.baseline_check_off
     if note is not None:
-        return baseline_check_reason(note)
+        return shown_reason(run, baseline_check_reason(note))
     if run.result.provenance.config.thresholds is None:
         return "the run was configured without a thresholds file"
     return None

@@ -31,8 +31,14 @@ def test_report_for_another_system_names_it_and_omits_reference_only_sections(
     assert "Not applicable: 7 scenarios need capabilities limited lacks" in html
     assert "Search latency of limited (wall ms, reported only, never gated)" in html
     # its first run meets the reference store's baseline, which is not its own: NOT COMPARED
-    assert "Verdict: NOT COMPARED · baseline check OFF (the baseline for deterministic at top_k 5" in html
+    assert "Verdict: NOT COMPARED</p>" in html  # the headline is the verdict; the reason below it
+    assert (
+        "<b>Baseline check OFF:</b> the baseline for deterministic at top_k 5 in datasets/thresholds.json"
+        in html
+    )
     assert "was recorded for system reference; this run evaluated limited" in html
+    assert "`evalkit report -p thresholds PATH`" in html  # the flag this command takes
+    assert str(ROOT) not in html  # no path of this machine
     assert "No gating regressions." not in html
 
 

@@ -16,8 +16,8 @@ from tests.shared import DATASETS, cli
 
 STARTER_PACKS = ["deletion-ghosts", "filter-selectivity", "update-propagation"]
 ALL_PACKS = [
-    "cjk", "deletion-ghosts", "event-time", "filter-selectivity", "isolation-canaries", "long-notes",
-    "near-duplicates", "near-identical-identifiers", "nonsense-control", "update-propagation",
+    "cjk", "deletion-ghosts", "event-time", "filter-selectivity", "isolation-canaries", "library-quirks",
+    "long-notes", "near-duplicates", "near-identical-identifiers", "nonsense-control", "update-propagation",
 ]  # fmt: skip
 
 

@@ -143,7 +143,7 @@ def test_the_verdict_block_shows_the_baseline_deltas_margins_and_strength(refere
     text = str(verdict)
     assert "overall recall: " in text and "margin +0.0200" in text and "Reproduce: evalkit run" in text
     html = verdict._repr_html_()
-    assert "Δ base" in html and "suite strength" in html and "-0.0000" not in html
+    assert "equals its baseline (Δ 0)" in html and "suite strength" in html and "-0.0000" not in html
     data, metadata = verdict._repr_mimebundle_()
     assert metadata["text/html"][PAGE_TITLE_KEY] == "PASS · system reference" == verdict.page_title
     assert data["text/plain"] == text
@@ -231,7 +231,7 @@ def test_the_page_title_is_the_first_title_an_output_offers() -> None:
 
 
 def test_an_unknown_section_names_the_known_ones(reference: EvalRun) -> None:
-    with pytest.raises(KeyError, match="known: verdict, contents"):
+    with pytest.raises(KeyError, match="known: verdict, losses, contents"):
         report.section(reference, "nope")
 
 
