@@ -42,8 +42,9 @@ reads its declarations as attributes and calls its methods, and never probes for
   another system's). Default `{"system": name}`.
 - `settle()`: called once every scenario of a run is done; waits for work sent without waiting
   for its reply and raises its error. Default: nothing to wait for.
-- `close()`: called when the run (or `evalkit serve`) that built the system from a spec is over;
-  a system object passed by the caller stays the caller's to close. Default: nothing to release.
+- `close()`: called when a run that built the system from a spec (`--system SPEC`,
+  `run_eval(system="SPEC")`) is over; a system object passed by the caller stays the caller's to
+  close. Default: nothing to release.
 
 `ScenarioMemory` — methods, called from one thread:
 - `add_thoughts(thoughts)` (required): seed `Thought`s (a scenario's, then those of `add` steps).
