@@ -1,6 +1,7 @@
-"""`evalkit compare-systems [SYSTEM ...] [--all]`: run several systems over one suite in one
-invocation and set them side by side (evalkit.views.systems): each run's JSON report, one
-Markdown table and one HTML page in --out, the table on stdout."""
+"""`evalkit compare-systems [SYSTEM ...] [--all] [--datasets DIR ...]`: run several systems over
+one or more suites in one invocation and set them side by side (evalkit.views.systems): each
+run's JSON report, one Markdown page and one HTML page in --out with a table per suite, the
+tables on stdout."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from pathlib import Path
 
 from evalkit.cli.exit_codes import EXIT_OK
 from evalkit.errors import UsageError
-from evalkit.packaged import BUILTIN_DATASETS
+from evalkit.packaged import BUILTIN_DATASETS, BUILTIN_SUITE
 from evalkit.systems.libraries import LIBRARIES
 from evalkit.systems.resolve import REFERENCE_SPEC
 from evalkit.systems.stores import STORES
@@ -22,12 +23,12 @@ BUILT_IN_SYSTEMS: tuple[str, ...] = (REFERENCE_SPEC, *STORES, *LIBRARIES)
 def register(parser: argparse.ArgumentParser) -> None:
     """Add `evalkit compare-systems`."""
     parser.description = (
-        "Run each SYSTEM (any --system spec) over one suite, serially, without baselines, and write each "
-        "run's JSON report, systems.md and systems.html into --out: one row per system with its counted "
-        "queries, recall, precision, MRR, hit rate, stale-fact rate (suites asking for behaviour metrics), "
-        "the number of scenarios not applicable to it and its median search latency, the date and "
-        "versions. The table is printed too. Exit 0, or 2 when a system cannot be built or run (a missing "
-        "extra is named)."
+        "Run each SYSTEM (any --system spec) over each suite, serially, without baselines, and write "
+        "each run's JSON report, systems.md and systems.html into --out: a table per suite, one row "
+        "per system with its counted queries, recall, precision, MRR, hit rate, stale-fact rate "
+        "(suites asking for behaviour metrics), the number of scenarios not applicable to it and its "
+        "median search latency, the date and versions. The tables are printed too. Exit 0, or 2 when "
+        "a system cannot be built or run (a missing extra is named)."
     )
     parser.add_argument(
         "systems", nargs="*", metavar="SYSTEM", help="the systems to run, as --system names them"
@@ -37,8 +38,9 @@ def register(parser: argparse.ArgumentParser) -> None:
         help=f"run every built-in system ({', '.join(BUILT_IN_SYSTEMS)}) after any SYSTEM given",
     )  # fmt: skip
     parser.add_argument(
-        "--datasets", type=Path, default=None, metavar="DIR",
-        help="the suite to run (a suite folder, e.g. a pack under datasets/packs; default: the built-in one)",
+        "--datasets", action="append", default=None, metavar="DIR",
+        help="a suite to run (a suite folder, e.g. a pack under datasets/packs, or built-in); repeat it for "
+        "several suites (default: the built-in one)",
     )  # fmt: skip
     parser.add_argument(
         "--out", type=Path, default=Path("reports/systems"), metavar="DIR",
@@ -59,16 +61,20 @@ def compare_systems_command(args: argparse.Namespace) -> int:
     specs = list(dict.fromkeys([*args.systems, *(BUILT_IN_SYSTEMS if args.all else ())]))
     if not specs:
         raise UsageError("evalkit compare-systems: name the systems to run (SYSTEM ...), or --all")
-    datasets = args.datasets or BUILTIN_DATASETS
-    suite = str(args.datasets) if args.datasets else "built-in"
-    runs = []
-    for spec in specs:
-        run = run_eval(datasets=datasets, system=spec, thresholds=None, progress=False)
-        run.save(args.out / f"{re.sub(r'[^A-Za-z0-9._-]+', '_', spec)}.json")
-        runs.append(run)
-    table = systems_markdown(runs, suite)
+    suites = list(dict.fromkeys(args.datasets or [BUILTIN_SUITE]))
+    by_suite = {}
+    for suite in suites:
+        datasets = BUILTIN_DATASETS if suite == BUILTIN_SUITE else Path(suite)
+        runs = []
+        for spec in specs:
+            run = run_eval(datasets=datasets, system=spec, thresholds=None, progress=False)
+            name = spec if len(suites) == 1 else f"{Path(suite).name}-{spec}"
+            run.save(args.out / f"{re.sub(r'[^A-Za-z0-9._-]+', '_', name)}.json")
+            runs.append(run)
+        by_suite[suite] = runs
+    table = systems_markdown(by_suite)
     write_atomic(args.out / "systems.md", table)
-    write_atomic(args.out / "systems.html", systems_html(runs, suite))
+    write_atomic(args.out / "systems.html", systems_html(by_suite))
     if args.markdown:
         write_atomic(args.markdown, PAGE + table)
     print(table, end="")

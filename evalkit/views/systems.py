@@ -8,14 +8,14 @@ queries, the overall harness metrics (recall, precision, MRR, hit rate), the sta
 share of returned ids superseded or deleted, over the queries it applies to; missing when the
 suite does not ask for behaviour metrics), how many scenarios were not applicable to it and the
 median search latency (wall ms, reported, never compared). `systems_markdown` and
-`systems_html` render it with the suite, the date and evalkit's version.
+`systems_html` render one table per suite, each with the suite, the date and evalkit's version.
 """
 
 from __future__ import annotations
 
 import html
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
@@ -97,27 +97,35 @@ def _caption(runs: Sequence[EvalRun], suite: str) -> str:
     )
 
 
-def systems_markdown(runs: Sequence[EvalRun], suite: str) -> str:
-    """The table as a Markdown page section: a caption line, then the table."""
+def systems_markdown(by_suite: Mapping[str, Sequence[EvalRun]]) -> str:
+    """The tables as a Markdown page section: per suite (suite name → its runs, in order) a caption
+    line, then the table."""
     heading = "| " + " | ".join(_HEADINGS[c] for c in SYSTEMS_COLUMNS) + " |"
     rule = "|" + "|".join("---" for _ in SYSTEMS_COLUMNS) + "|"
-    body = ["| " + " | ".join(cells) + " |" for cells in _cells(systems_table(runs))]
-    return "\n".join([_caption(runs, suite), "", heading, rule, *body]) + "\n"
+    sections = []
+    for suite, runs in by_suite.items():
+        body = ["| " + " | ".join(cells) + " |" for cells in _cells(systems_table(runs))]
+        sections.append("\n".join([_caption(runs, suite), "", heading, rule, *body]) + "\n")
+    return "\n".join(sections)
 
 
-def systems_html(runs: Sequence[EvalRun], suite: str) -> str:
-    """The table as a standalone HTML page."""
+def systems_html(by_suite: Mapping[str, Sequence[EvalRun]]) -> str:
+    """The tables as a standalone HTML page: per suite a caption, then its table."""
     head = "".join(f"<th>{html.escape(_HEADINGS[c])}</th>" for c in SYSTEMS_COLUMNS)
-    body = "".join(
-        "<tr>" + "".join(f"<td>{html.escape(cell)}</td>" for cell in cells) + "</tr>"
-        for cells in _cells(systems_table(runs))
+    tables = "".join(
+        f"<p>{html.escape(_caption(runs, suite))}</p><table><thead><tr>{head}</tr></thead><tbody>"
+        + "".join(
+            "<tr>" + "".join(f"<td>{html.escape(cell)}</td>" for cell in cells) + "</tr>"
+            for cells in _cells(systems_table(runs))
+        )
+        + "</tbody></table>"
+        for suite, runs in by_suite.items()
     )
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         "<title>evalkit: systems compared</title>"
         "<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}"
         "th,td{border:1px solid #ccc;padding:4px 8px;text-align:right}td:first-child,td:nth-child(2)"
-        "{text-align:left}</style></head><body><h1>Systems compared</h1>"
-        f"<p>{html.escape(_caption(runs, suite))}</p><table><thead><tr>{head}</tr></thead>"
-        f"<tbody>{body}</tbody></table></body></html>\n"
+        "{text-align:left}p{margin-top:1.5em}</style></head><body><h1>Systems compared</h1>"
+        f"{tables}</body></html>\n"
     )

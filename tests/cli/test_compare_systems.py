@@ -59,3 +59,21 @@ def test_a_pack_with_behaviour_metrics_gives_the_stale_fact_rate(capsys, tmp_pat
 def test_no_system_or_an_unknown_one_is_exit_2(capsys, tmp_path, argv, message):
     code, _, err = cli(capsys, "compare-systems", *argv, "--out", str(tmp_path))
     assert code == 2 and message in err
+
+
+def test_several_suites_give_a_table_each_on_one_page(capsys, tmp_path):
+    from evalkit.packaged import BUILTIN_DATASETS
+
+    pack = BUILTIN_DATASETS / "packs" / "deletion-ghosts"
+    code, stdout, err = cli(
+        capsys, "compare-systems", "reference", "--datasets", "built-in", "--datasets", str(pack),
+        "--out", str(tmp_path),
+    )  # fmt: skip
+    assert code == 0, err
+    assert stdout.count("| reference | evalkit ") == 2
+    assert "Suite built-in, deterministic mode" in stdout and f"Suite {pack}, deterministic mode" in stdout
+    for name, datasets in (("built-in-reference", BUILTIN_DATASETS), ("deletion-ghosts-reference", pack)):
+        saved = evalkit.load_run(tmp_path / f"{name}.json").result
+        single = evalkit.run_eval(datasets=datasets, system="reference", thresholds=None).result
+        assert saved.overall.metrics == single.overall.metrics
+    assert (tmp_path / "systems.html").read_text().count("<table>") == 2
