@@ -92,13 +92,18 @@ def latency_summary(latencies_ms: Sequence[float]) -> Latency | None:
     return Latency(calls=len(latencies_ms), p50_ms=float(p50), p95_ms=float(p95))
 
 
-def latency_report(by_scenario: dict[str, list[float]]) -> LatencyReport:
-    """Per-scenario and overall latency from each scenario's search call times (scenarios
-    without calls are left out)."""
+def latency_report(by_scenario: dict[str, list[float]], searchable: Sequence[float] = ()) -> LatencyReport:
+    """Per-scenario and overall latency from each scenario's search call times, in call order
+    (scenarios without calls are left out), the first call of each scenario apart from the
+    others (`LatencyReport.first`, `steady`), and the waits until searchable (`searchable`, ms:
+    None without any)."""
     scenarios = {name: latency_summary(times) for name, times in by_scenario.items()}
     return LatencyReport(
         overall=latency_summary([t for times in by_scenario.values() for t in times]),
         scenarios={name: summary for name, summary in scenarios.items() if summary is not None},
+        first=latency_summary([times[0] for times in by_scenario.values() if times]),
+        steady=latency_summary([t for times in by_scenario.values() for t in times[1:]]),
+        searchable=latency_summary(list(searchable)),
     )
 
 

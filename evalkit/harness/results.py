@@ -154,11 +154,19 @@ class Latency(_Model):
 
 class LatencyReport(_Model):
     """Search latency of a run, over every search call of both passes: overall and per scenario
-    (scenarios that were not applicable made no call and are absent). Kept apart from the passes
-    because wall-clock times differ between otherwise identical runs."""
+    (scenarios that were not applicable made no call and are absent), and apart the first call
+    of each scenario (`first`: a cold start — a cache, a connection, a lazily built index — shows
+    there) and every other call (`steady`). With a scenario cut into shards across workers, only
+    its first shard's first call counts as first. `searchable`: for a system that indexes later,
+    the wait from the end of each memory's seeding until it found the last thought seeded
+    (`evalkit.harness.readiness`; None for any other system). Kept apart from the passes because wall-clock
+    times differ between otherwise identical runs."""
 
     overall: Latency | None
     scenarios: dict[str, Latency]
+    first: Latency | None = None
+    steady: Latency | None = None
+    searchable: Latency | None = None
 
 
 class Aggregate(_Model):

@@ -45,6 +45,7 @@ from evalkit.harness.checks import check_query, scenario_status
 from evalkit.harness.config import RunConfig
 from evalkit.harness.executors import Executor, for_system
 from evalkit.harness.floors import query_floor_errors, scenario_floor_errors
+from evalkit.harness.readiness import time_to_searchable
 from evalkit.harness.results import (
     GATED,
     MEASUREMENT,
@@ -154,6 +155,7 @@ class ShardResult:
     queries: tuple[list[QueryResult], ...]
     gate_values: tuple[frozenset[float], ...]
     latencies_ms: list[float]
+    searchable_ms: float | None = None
 
 
 def plan_shards(scenarios: Sequence[Scenario], workers: int) -> list[list[Shard]]:
@@ -205,6 +207,9 @@ class ShardRunner:
             seeded, edges = seed_thoughts(scenario, self.distractors, self.clock), seed_edges(scenario)
             memory.add_thoughts(seeded)
             memory.add_edges(edges)
+            searchable = None
+            if self.system.indexes_later and seeded:
+                searchable = time_to_searchable(memory, seeded[-1], self.clock)
             state = MemoryState(seeded, edges) if self.behaviour else None
             own = own_ids(scenario)
             asks: list[tuple[int, QuerySpec, int, list[QueryResult], set[float], bool]] = []
@@ -266,7 +271,7 @@ class ShardRunner:
                     asks.append((index, query, k, queries, resolved, spec.relevance_gated and pinned is None))
             # every search between two steps in one go (the whole shard without steps)
             flush()
-        return ShardResult(results, tuple(frozenset(v) for v in gate_values), latencies)
+        return ShardResult(results, tuple(frozenset(v) for v in gate_values), latencies, searchable)
 
 
 def apply_step(memory: CheckedMemory, step: StepSpec, clock: datetime) -> None:
@@ -352,6 +357,7 @@ def run_suite(
     scenarios: tuple[list[ScenarioResult], ...] = tuple([] for _ in plan)
     gate_values: tuple[set[float], ...] = tuple(set() for _ in plan)
     latencies: dict[str, list[float]] = {}
+    searchable: list[float] = []
     try:
         results = runner.map(job, [shard for pieces in shards for shard in pieces])
         for scenario in suite.scenarios:
@@ -366,6 +372,7 @@ def run_suite(
                 done.append(_scenario_result(scenario, asked, suite.behaviour_metrics))
                 gate_values[i].update(*(part.gate_values[i] for part in parts))
             latencies[scenario.name] = [ms for part in parts for ms in part.latencies_ms]
+            searchable += [part.searchable_ms for part in parts if part.searchable_ms is not None]
             bar.update(sum(len(part.queries[0]) for part in parts))
         # what the system sent without waiting (an MCP drop) is answered, or fails, here
         call_system(system_name(system), "settle", system.settle, ())
@@ -379,7 +386,7 @@ def run_suite(
         clock=now,
         not_applicable=not_applicable,
         gate_skipped=config.gated and "relevance_gate" not in capabilities,
-        latency=latency_report(latencies),
+        latency=latency_report(latencies, searchable),
     )
 
 

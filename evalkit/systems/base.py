@@ -15,9 +15,18 @@ reads its declarations as attributes and calls its methods, and never probes for
 - `confidence_floor`: the similarity under which it calls a vector-only hit low-confidence
   (with the `confidence` capability; the rank chart draws it). Default None.
 - `mutation_testing`: the mutation suite measures this system's search. Default False.
+- `hits_by`: how its hits name the thoughts they found. `"id"` (default): `Hit.id` is an id given
+  to `add_thoughts` (a system that makes ids of its own maps them back itself, e.g. from the
+  metadata it was given). `"content"`: `Hit.content` is the thought's exact content, which the
+  harness maps to the seeded thought (thoughts of equal content are given out in seeding order,
+  each once per response); a hit whose content matches no seeded thought is an error naming it.
 - `needs_workdir`: `open` gets a scratch folder of its own (`OpenContext.workdir`). False for a
   system that keeps nothing on disk: the runner then makes no folder and passes `NO_WORKDIR`, the
   null device, so a wrong declaration fails at its first write. Default True.
+- `indexes_later`: what it is given may not be found at once (a service indexing in the
+  background). After seeding each scenario the runner then searches for the last thought seeded
+  until it is found, at most 30 s (`evalkit.harness.readiness`), and reports how long that took
+  (`latency.searchable`). Default False: searchable as soon as `add_thoughts` returns.
 - `in_flight`: how many scenarios it takes at once by default, on threads of this process (a
   system whose calls wait on another process: an HTTP service, an MCP server); `--workers N`
   overrides it. 0 (default): an in-process system, which `--workers N` runs on processes.
@@ -33,8 +42,9 @@ reads its declarations as attributes and calls its methods, and never probes for
   another system's). Default `{"system": name}`.
 - `settle()`: called once every scenario of a run is done; waits for work sent without waiting
   for its reply and raises its error. Default: nothing to wait for.
-- `close()`: called when the run (or `evalkit serve`) that built the system from a spec is over;
-  a system object passed by the caller stays the caller's to close. Default: nothing to release.
+- `close()`: called when a run that built the system from a spec (`--system SPEC`,
+  `run_eval(system="SPEC")`) is over; a system object passed by the caller stays the caller's to
+  close. Default: nothing to release.
 
 `ScenarioMemory` — methods, called from one thread:
 - `add_thoughts(thoughts)` (required): seed `Thought`s (a scenario's, then those of `add` steps).
@@ -64,7 +74,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from evalkit.records import DEFAULT_HALF_LIFE_DAYS, Edge, SearchResponse, Thought
 from evalkit.systems.capabilities import UNDECLARED_CAPABILITIES
@@ -201,6 +211,8 @@ class MemorySystem:
     own_embedder: str | None = None
     confidence_floor: float | None = None
     mutation_testing: bool = False
+    hits_by: Literal["id", "content"] = "id"
+    indexes_later: bool = False
     needs_workdir: bool = True
     in_flight: int = 0
     inline_calls: bool = False

@@ -109,10 +109,19 @@ class CheckedMemory:
         self._memory = memory
         self._batches = overrides(memory, ScenarioMemory, "search_many")
         self._seeded: set[str] = set()
+        self._by_content: dict[str, list[str]] | None = {} if system.hits_by == "content" else None
+        self._content_of: dict[str, str] = {}
+
+    @property
+    def system(self) -> str:
+        """The name of the system this memory is of."""
+        return self._name
 
     def add_thoughts(self, thoughts: Sequence[Thought]) -> None:
         self._call("add_thoughts", self._memory.add_thoughts, (thoughts,))
         self._seeded.update(t.id for t in thoughts)
+        for thought in thoughts:
+            self._remember_content(thought.id, thought.content)
 
     def add_edges(self, edges: Sequence[Edge]) -> None:
         self._call("add_edges", self._memory.add_edges, (edges,))
@@ -127,6 +136,40 @@ class CheckedMemory:
         self._call(
             "update_thought", self._memory.update_thought, (id,), {"content": content, "status": status}
         )
+        if content is not None:
+            self._remember_content(id, content)
+
+    def _remember_content(self, id: str, content: str) -> None:
+        """Which thought `content` names now (a system declaring `hits_by = "content"`)."""
+        if self._by_content is None:
+            return
+        old = self._content_of.get(id)
+        if old is not None:
+            self._by_content[old].remove(id)
+        self._by_content.setdefault(content, []).append(id)
+        self._content_of[id] = content
+
+    def _matched(self, response: object, asked: str) -> object:
+        """`response` with each hit's id the seeded thought whose content it carries, for a system
+        declaring `hits_by = "content"` (thoughts of equal content in seeding order, each once);
+        SystemOutputError naming a hit whose content matches none. Anything else as it is."""
+        if self._by_content is None or not isinstance(response, SearchResponse):
+            return response
+        taken: set[str] = set()
+        hits = []
+        for position, hit in enumerate(response.hits, start=1):
+            content = hit.content if isinstance(hit, Hit) else None
+            free = [i for i in self._by_content.get(content, ()) if i not in taken] if content else []
+            if not free:
+                raise SystemOutputError(
+                    f"system {self._name!r}: search() for {self._asked(asked)}: hit {position} has content "
+                    f"{shown_value(content)}, which matches no thought seeded in this memory (none left "
+                    'unmatched in this response); a system declaring hits_by = "content" returns '
+                    "each hit's exact content"
+                )
+            taken.add(free[0])
+            hits.append(replace(hit, id=free[0]))
+        return replace(response, hits=tuple(hits))
 
     def _call(
         self,
@@ -160,7 +203,9 @@ class CheckedMemory:
             )
         return [
             TimedResponse(
-                checked_response(self._name, r, options.top_k, self._seeded, self._asked(asked)),
+                checked_response(
+                    self._name, self._matched(r, asked), options.top_k, self._seeded, self._asked(asked)
+                ),
                 latency_ms,
             )
             for r, (_, asked, options) in zip(responses, searches, strict=True)
@@ -170,7 +215,9 @@ class CheckedMemory:
         """The system's search with `options`, checked and timed; `asked` names the query in the
         scenario (e.g. "query 2 ('...')") for error messages."""
         start = time.perf_counter()
-        response = self._call("search", self._memory.search, (query, options), None, asked or None)
+        response = self._matched(
+            self._call("search", self._memory.search, (query, options), None, asked or None), asked
+        )
         latency_ms = (time.perf_counter() - start) * 1000.0
         return TimedResponse(
             checked_response(self._name, response, options.top_k, self._seeded, self._asked(asked)),

@@ -14,6 +14,7 @@ instead of naming one system or its constants:
 
 - `embedder`: the embedding model the system embeds with by itself (`own_embedder`; None: the
   run's embedder, or none).
+- `hits_by`: how its hits name the thoughts they found (`id`, or `content`: mapped by the harness).
 
 A system declares them with attributes of those names (`evalkit.systems.base.MemorySystem`).
 """
@@ -43,6 +44,7 @@ class SystemDeclaration(FrozenModel):
     confidence_floor: float | None = None
     mutation_testing: bool = False
     embedder: str | None = None
+    hits_by: str = "id"
 
     @property
     def regates(self) -> bool:
@@ -59,4 +61,5 @@ def declaration_of(system: MemorySystem) -> SystemDeclaration:
         confidence_floor=system.confidence_floor if "confidence" in capabilities else None,
         mutation_testing=bool(system.mutation_testing),
         embedder=system.own_embedder,
+        hits_by=system.hits_by,
     )

@@ -131,9 +131,12 @@ MUTATION_COLUMNS: tuple[str, ...] = (
 messages ("; "-joined, "(+N more)" when there are more). `regressions`: how many there were."""
 
 LATENCY_COLUMNS: tuple[str, ...] = ("scope", "calls", "p50_ms", "p95_ms")
-"""One row per scenario that made search calls (in file order), then an "overall" row: search
-latency over both passes' calls, wall milliseconds. Reported, never gated. Empty when no call
-was timed."""
+"""One row per scenario that made search calls (in file order), then an "overall" row, then
+"first search" (each scenario's first call: a cold start) and "steady state" (every other call)
+when the report has them, and "time to searchable" (a system that indexes later: the wait after
+each memory's seeding; `calls` counts memories): search latency over both passes' calls, wall
+milliseconds. Reported,
+never gated. Empty when no call was timed."""
 
 NOT_APPLICABLE_COLUMNS: tuple[str, ...] = ("scenario", "category", "missing")
 """One row per scenario that was not applicable to the system; `missing` lists the capabilities
@@ -291,8 +294,12 @@ class EvalRun:
     def latency(self) -> pd.DataFrame:
         report = self.result.latency
         rows = [{"scope": name, **t.model_dump()} for name, t in report.scenarios.items()]
-        if report.overall is not None:
-            rows.append({"scope": "overall", **report.overall.model_dump()})
+        for scope, latency in (
+            ("overall", report.overall), ("first search", report.first), ("steady state", report.steady),
+            ("time to searchable", report.searchable),
+        ):  # fmt: skip
+            if latency is not None:
+                rows.append({"scope": scope, **latency.model_dump()})
         return pd.DataFrame(rows, columns=list(LATENCY_COLUMNS))
 
     @_frame_doc(

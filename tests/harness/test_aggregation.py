@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from evalkit.harness.aggregation import mean_metrics
+from evalkit.harness.aggregation import latency_report, mean_metrics
 from tests.factories import a_pass, query, scenario
 
 
@@ -72,3 +72,26 @@ def test_gate_summary_counts_drops_over_every_query():
         2,
         3,
     )
+
+
+def test_latency_keeps_each_scenarios_first_search_apart_from_the_steady_state():
+    report = latency_report({"a": [90.0, 1.0, 2.0], "b": [70.0, 3.0], "idle": []})
+    assert report.first is not None and report.steady is not None and report.overall is not None
+    assert (report.first.calls, report.first.p50_ms) == (2, 80.0)  # 90 and 70: the cold starts
+    assert (report.steady.calls, report.steady.p50_ms) == (3, 2.0)
+    assert report.overall.calls == 5 and set(report.scenarios) == {"a", "b"}
+    assert latency_report({}).first is None and latency_report({}).steady is None
+
+
+def test_the_console_and_the_latency_frame_show_the_first_search_and_the_steady_state():
+    from evalkit import run_eval
+    from evalkit.views.console import render_latency
+
+    run = run_eval(thresholds=None, gated=False, progress=False)
+    (overall, cold) = render_latency(run)
+    assert overall.startswith("Search latency") and cold.startswith("  first search of a scenario p50 ")
+    assert "the others p50 " in cold
+    scopes = list(run.latency["scope"])
+    assert scopes[-3:] == ["overall", "first search", "steady state"]
+    first, steady = (run.latency.set_index("scope").loc[s, "calls"] for s in ("first search", "steady state"))
+    assert first == len(run.result.scenarios) and first + steady == run.result.latency.overall.calls

@@ -4,14 +4,16 @@ declarations change (`own_embedder` names the run's mode and keys its baseline).
 from __future__ import annotations
 
 from contextlib import contextmanager
+from dataclasses import replace
 
 import pytest
 
-from evalkit import MemorySystem, ScenarioMemory, SearchResponse, record_baseline, run_eval
+from evalkit import MemorySystem, ReferenceSystem, ScenarioMemory, SearchResponse, record_baseline, run_eval
 from evalkit.embedders import HashingEmbedder
-from evalkit.errors import UsageError
+from evalkit.errors import SystemOutputError, UsageError
 from evalkit.records import Hit
 from evalkit.systems.base import SearchRequest
+from evalkit.systems.capabilities import ALL_CAPABILITIES
 from tests.shared import DATASETS
 
 
@@ -104,3 +106,56 @@ def test_search_many_by_default_asks_search_for_each_request_in_order():
         SearchRequest("b", SearchOptions(top_k=2, now=now)),
     ]
     assert [r.ids for r in Echo().search_many(asked)] == [["a@1"], ["b@2"]]
+
+
+class _OwnIds(ScenarioMemory):
+    """The reference store's memory answering with ids of its own and each hit's content."""
+
+    def __init__(self, memory: ScenarioMemory, stray: bool) -> None:
+        self.memory, self.stray, self.contents = memory, stray, {}
+
+    def add_thoughts(self, thoughts) -> None:
+        self.memory.add_thoughts(thoughts)
+        self.contents.update({t.id: t.content for t in thoughts})
+
+    def add_edges(self, edges) -> None:
+        self.memory.add_edges(edges)
+
+    def search(self, query, options) -> SearchResponse:
+        response = self.memory.search(query, options)
+        hits = [replace(h, id=f"own-{n}", content=self.contents[h.id]) for n, h in enumerate(response.hits)]
+        if self.stray and hits:
+            hits[-1] = replace(hits[-1], content="a note nobody seeded")
+        return replace(response, hits=tuple(hits), dropped_ids=(), gate_candidates=())
+
+
+class _ContentSystem(ReferenceSystem):
+    """The reference store as a system that makes its own ids and declares `hits_by = "content"`."""
+
+    name = "own-ids"
+    capabilities = ALL_CAPABILITIES - {"deletion", "update", "regate"}
+    hits_by = "content"
+    stray = False
+
+    @contextmanager
+    def open(self, context):
+        with super().open(context) as memory:
+            yield _OwnIds(memory, self.stray)
+
+
+def test_hits_matched_by_content_score_as_the_ids_they_name():
+    reference = _run(ReferenceSystem(), thresholds=None, gated=False).result
+    by_content = _run(_ContentSystem(), thresholds=None, gated=False).result
+    assert by_content.provenance.declaration.hits_by == "content"
+    assert [[q.retrieved for q in s.queries] for s in by_content.scenarios] == [
+        [q.retrieved for q in s.queries] for s in reference.scenarios
+    ]
+    assert by_content.overall == reference.overall
+
+
+def test_a_hit_whose_content_matches_no_seeded_thought_is_named():
+    class Stray(_ContentSystem):
+        stray = True
+
+    with pytest.raises(SystemOutputError, match=r"has content 'a note nobody seeded', which matches no"):
+        _run(Stray(), thresholds=None, gated=False)
