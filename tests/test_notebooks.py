@@ -532,6 +532,32 @@ def test_report_appends_its_run_to_the_history_so_the_second_report_shows_a_tren
     assert load_history(history)["run_id"].nunique() == 2
 
 
+@pytest.mark.usefixtures("at_root")
+def test_report_says_when_it_replaced_the_saved_run_of_another_system(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PYTHONPATH", ".")
+    argv = [
+        "report",
+        "--out-dir",
+        str(tmp_path),
+        "--no-progress",
+        "-p",
+        "mutants",
+        "none",
+        "-p",
+        "perturb",
+        "None",
+    ]
+    assert main(argv) == 0
+    assert "replaced" not in capsys.readouterr().err  # nothing was there
+    assert main([*argv, "--system", "tests.systems_fixtures:limited_system"]) == 0
+    note = f"evalkit: note: replaced {tmp_path / 'eval_report.json'}, a run of system reference on suite"
+    assert note in capsys.readouterr().err
+    assert main([*argv, "--system", "tests.systems_fixtures:limited_system"]) == 0
+    assert "replaced" not in capsys.readouterr().err  # the same system and suite again: no note
+
+
 def _unreachable_thresholds(path: Path, top_k: int = 5) -> Path:
     ones = {"recall": 1.0, "precision": 1.0, "mrr": 1.0, "hit_rate": 1.0}
     entry = {

@@ -86,19 +86,49 @@ def report_command(args: argparse.Namespace) -> int:
     values = {**_defaults(declared, notebook, project, out_dir), **given}
     _check_inputs(declared, values, given, problems)
     saved = _saved_run(values)
-    before = _stamp(saved)
+    before, previous = _stamp(saved), _run_of(saved)
     try:
         outputs = run_notebook(notebook, values, out_dir, progress=args.progress)
     except NotebookRegressionError as exc:
         _warn_on_suite(values, project)
         print(f"evalkit: {notebook.name}: the threshold check failed\n{exc.evalue}", file=sys.stderr)
         print(f"report: {exc.outputs.html} (executed notebook: {exc.outputs.notebook})", file=sys.stderr)
+        _say_replaced(saved, before, previous)
         _append_history(values, saved, before)
         return EXIT_REGRESSIONS
     _warn_on_suite(values, project)
     print(f"report: {outputs.html} (executed notebook: {outputs.notebook})")
+    _say_replaced(saved, before, previous)
     _append_history(values, saved, before)
     return EXIT_OK
+
+
+def _run_of(path: Path | None) -> tuple[str, str | None] | None:
+    """(system, suite) of the saved run at `path`; None when there is none or it cannot be read."""
+    from evalkit.errors import EvalkitError
+    from evalkit.harness.report_file import load_report
+
+    if path is None or not path.is_file():
+        return None
+    try:
+        result = load_report(path)
+    except (EvalkitError, OSError, ValueError):
+        return None
+    return result.system, result.provenance.datasets
+
+
+def _say_replaced(saved: Path | None, before: int | None, previous: tuple[str, str | None] | None) -> None:
+    """On stderr, when the notebook replaced the saved run of another system or suite (a report
+    without --out-dir writes the same `<reports>/<notebook>.json` every time), which run it was and
+    how to keep each, as `evalkit run` does for its report."""
+    if saved is None or previous is None or _stamp(saved) == before or _run_of(saved) in (None, previous):
+        return
+    system, suite = previous
+    print(
+        f"evalkit: note: replaced {shown_path(saved)}, a run of system {system} on suite "
+        f"{suite or 'unknown'}; give --out-dir DIR to keep each system's or suite's report",
+        file=sys.stderr,
+    )
 
 
 def _saved_run(values: Mapping[str, object]) -> Path | None:
