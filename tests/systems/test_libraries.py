@@ -393,3 +393,29 @@ def test_mem0_refuses_a_memory_of_another_run(tmp_path):
         system._client.search = original
         system._client.delete_all(run_id="someone-else")
     system.close()
+
+
+def test_langgraph_postgres_takes_an_hnsw_index_which_ranks_the_suite_as_the_flat_one_up_to_zero_ties():
+    hnsw = _system("langgraph-postgres:hnsw")
+    try:
+        store = hnsw._connect()
+        with store.conn.cursor() as cursor:
+            cursor.execute("SELECT indexdef FROM pg_indexes WHERE indexdef ILIKE '%USING hnsw%'")
+            assert cursor.fetchall(), "no HNSW index made"
+        store.conn.close()
+        run = evalkit.run_eval(system=hnsw, thresholds=None, gated=False).result
+    finally:
+        hnsw.close()
+    flat = evalkit.run_eval(system="langgraph-postgres", thresholds=None, gated=False).result
+    assert run.provenance.system["index"].startswith("approximate cosine (pgvector HNSW")
+    assert flat.provenance.system["index"].startswith("exact cosine")
+    assert run.overall == flat.overall  # the approximate index may pick other rows among those tied at 0
+    for ours, theirs in zip(run.scenarios, flat.scenarios, strict=True):
+        for q, r in zip(ours.queries, theirs.queries, strict=True):
+            kept = [h.id for h in q.hits if h.similarity]
+            assert kept == [h.id for h in r.hits if h.similarity], (ours.name, q.index)
+
+
+def test_langgraph_postgres_refuses_an_unknown_index_kind():
+    with pytest.raises(UsageError, match=r"the index kind is one of flat, hnsw"):
+        _system("langgraph-postgres:ivf")

@@ -18,5 +18,5 @@ LIBRARIES: dict[str, tuple[str, str]] = {
 }
 """Library system name (also the name of its extra) → (module under `evalkit.systems`, class)."""
 
-LIBRARY_SPECS = "'langgraph', 'langgraph-sqlite', 'langgraph-postgres', 'mem0', 'txtai'"
+LIBRARY_SPECS = "'langgraph', 'langgraph-sqlite', 'langgraph-postgres[:hnsw]', 'mem0', 'txtai'"
 """The library specs, as error messages and help list them."""

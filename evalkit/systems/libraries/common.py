@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, ClassVar, Protocol
+from typing import Any, Protocol
 
 from evalkit.embedders import Embedder
 from evalkit.errors import AdapterError
@@ -152,7 +152,7 @@ class LibrarySystem(StoreSystem):
     the report how the library searches."""
 
     capabilities: frozenset[str] = LIBRARY_CAPABILITIES
-    index: ClassVar[str] = "exact cosine"
+    index: str = "exact cosine"
 
     def __init__(self, location: str | None = None, embedder: Embedder | None = None) -> None:
         super().__init__(location, embedder)
