@@ -23,6 +23,7 @@ from pathlib import Path
 from evalkit.cli.args import add_top_k_arg, project_settings
 from evalkit.cli.exit_codes import EXIT_OK, EXIT_REGRESSIONS
 from evalkit.errors import DatasetError
+from evalkit.files import shown_path
 from evalkit.scenarios import load_suite
 from evalkit.scenarios.lint import Acknowledged, Finding, lint_report, lint_suite
 from evalkit.wording import counted
@@ -91,7 +92,8 @@ def _kinds(codes: Iterable[str]) -> str:
 
 def warn_on_load(datasets: Path, top_k: int) -> None:
     """One warning line on stderr when the suite in `datasets` has lint findings at `top_k`
-    (nothing when it has none, or when it is malformed: the command's own load reports that)."""
+    (nothing when it has none, or when it is malformed: the command's own load reports that);
+    the folder is named relative to the working directory when it is below it (`shown_path`)."""
     try:
         findings = lint_suite(load_suite(datasets), top_k)
     except DatasetError:
@@ -99,6 +101,6 @@ def warn_on_load(datasets: Path, top_k: int) -> None:
     if findings:
         print(
             f"evalkit: warning: {summary(findings)} in the suite: queries a broken search can still pass; "
-            f"`evalkit lint {datasets}` lists each with its fix",
+            f"`evalkit lint {shown_path(datasets)}` lists each with its fix",
             file=sys.stderr,
         )

@@ -244,3 +244,11 @@ def test_a_scenario_from_a_trace_and_an_import_without_content_pass_the_lint(tmp
     code, out, _ = cli(capsys, "lint", str(tmp_path / "imp"))
     assert code == 0 and "[duplicate-content]" not in out
     assert out.splitlines()[-1].startswith("1 lint finding (1 id-collision)")
+
+
+def test_the_warning_names_a_suite_below_the_working_directory_relative_to_it(tmp_path, capsys, monkeypatch):
+    suite = _weak_suite(tmp_path / "weak")
+    monkeypatch.chdir(tmp_path)
+    code, _, err = cli(capsys, "run", "--datasets", str(suite), "--out", "r.json", "--history", "none")
+    assert code == 0
+    assert err == _warning(Path("weak")) and str(tmp_path) not in err
