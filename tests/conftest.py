@@ -9,12 +9,19 @@ refusal in every run. `pytest_configure` removes `CI` before any test, fixture, 
 notebook kernel starts (child processes inherit the cleared environment); the tests of that
 behaviour set it themselves (`monkeypatch.setenv`, or a child's `env`).
 
+Ctrl-C means in the tests what it means at a terminal: a runner that starts the suite with
+SIGINT ignored (a background job of a non-interactive shell: `cmd &` in a script) would pass the
+ignored signal on to every server and worker process a test interrupts, which then never sees
+its Ctrl-C. `pytest_configure` installs Python's own SIGINT handler, so each child process starts
+with the default disposition (exec resets a handled signal, not an ignored one).
+
 The `yaml_loader` fixture runs a test once per strict YAML loader (evalkit.scenarios.parsing).
 """
 
 from __future__ import annotations
 
 import os
+import signal
 
 import pytest
 
@@ -26,6 +33,7 @@ _skipped: list[str] = []
 
 def pytest_configure(config: pytest.Config) -> None:
     os.environ.pop(CI_VARIABLE, None)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
