@@ -26,22 +26,35 @@ def limited_system() -> LimitedSystem:
     return LimitedSystem()
 
 
-class _Rewriting(ScenarioMemory):
+class Wrapping(ScenarioMemory):
+    """A memory over another one (`memory`): its seeding and searches pass through, and a
+    subclass changes what its test needs (the search, mostly). Deletion and update do not pass
+    through: a system yielding it declares neither, or its subclass defines them."""
+
+    def __init__(self, memory: ScenarioMemory) -> None:
+        self.memory = memory
+
+    def add_thoughts(self, thoughts: Any) -> None:
+        self.memory.add_thoughts(thoughts)
+
+    def add_edges(self, edges: Any) -> None:
+        self.memory.add_edges(edges)
+
+    def search(self, query: str, options: SearchOptions) -> SearchResponse:
+        return self.memory.search(query, options)
+
+
+class _Rewriting(Wrapping):
     """The reference store's memory asked for `extra` more hits than top_k, whose search
     responses pass through `rewrite`."""
 
     def __init__(self, memory: Any, rewrite: Any, extra: int) -> None:
-        self._memory, self._rewrite, self._extra = memory, rewrite, extra
-
-    def add_thoughts(self, thoughts: Any) -> None:
-        self._memory.add_thoughts(thoughts)
-
-    def add_edges(self, edges: Any) -> None:
-        self._memory.add_edges(edges)
+        super().__init__(memory)
+        self._rewrite, self._extra = rewrite, extra
 
     def search(self, query: str, options: SearchOptions) -> Any:
         wider = replace(options, top_k=options.top_k + self._extra)
-        return self._rewrite(self._memory.search(query, wider))
+        return self._rewrite(self.memory.search(query, wider))
 
 
 class RewritingSystem(MemorySystem):
@@ -100,17 +113,12 @@ class SlowSystem(ReferenceSystem):
             yield _Slow(memory, self.seconds)
 
 
-class _Slow(ScenarioMemory):
+class _Slow(Wrapping):
     def __init__(self, memory: Any, seconds: float) -> None:
         import threading
 
-        self._memory, self._seconds, self._stop = memory, seconds, threading.Event()
-
-    def add_thoughts(self, thoughts: Any) -> None:
-        self._memory.add_thoughts(thoughts)
-
-    def add_edges(self, edges: Any) -> None:
-        self._memory.add_edges(edges)
+        super().__init__(memory)
+        self._seconds, self._stop = seconds, threading.Event()
 
     def interrupt(self) -> None:
         self._stop.set()
@@ -119,7 +127,7 @@ class _Slow(ScenarioMemory):
         if self._stop.wait(self._seconds):
             self._stop.clear()
             raise RuntimeError("interrupted")
-        return self._memory.search(query, options)
+        return self.memory.search(query, options)
 
 
 class LongStatementSystem(ReferenceSystem):
@@ -136,15 +144,14 @@ class LongStatementSystem(ReferenceSystem):
             yield _LongStatement(memory)
 
 
-class _LongStatement(ScenarioMemory):
+class _LongStatement(Wrapping):
     def __init__(self, memory: Any) -> None:
-        self._memory = memory
-        self.add_thoughts, self.add_edges = memory.add_thoughts, memory.add_edges
+        super().__init__(memory)
         self.watch, self.interrupt = memory.watch, memory.interrupt  # type: ignore[method-assign]
 
     def search(self, query: str, options: SearchOptions) -> Any:
         endless = "WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n) SELECT max(x) FROM n"
-        self._memory._store._conn.execute(endless).fetchone()
+        self.memory._store._conn.execute(endless).fetchone()  # type: ignore[attr-defined]
         raise AssertionError("the endless statement ended")
 
 

@@ -496,16 +496,12 @@ def test_report_at_a_top_k_without_a_baseline_says_the_baseline_check_is_off_in_
     assert "No gating regressions." not in html
 
 
-@pytest.mark.usefixtures("at_root")
-def test_report_appends_its_run_to_the_history_so_the_second_report_shows_a_trend(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    from evalkit import load_history
-
-    argv = [
+def _quick_report(out_dir: Path) -> list[str]:
+    """`evalkit report` into `out_dir` without the mutation suite and the perturbation curve."""
+    return [
         "report",
         "--out-dir",
-        str(tmp_path),
+        str(out_dir),
         "--no-progress",
         "-p",
         "mutants",
@@ -514,6 +510,15 @@ def test_report_appends_its_run_to_the_history_so_the_second_report_shows_a_tren
         "perturb",
         "None",
     ]
+
+
+@pytest.mark.usefixtures("at_root")
+def test_report_appends_its_run_to_the_history_so_the_second_report_shows_a_trend(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from evalkit import load_history
+
+    argv = _quick_report(tmp_path)
     history = tmp_path / "history.sqlite3"  # next to the saved run, as evalkit run's is next to its report
     assert main(argv) == 0
     assert f"history: appended to {history}" in capsys.readouterr().out
@@ -537,18 +542,7 @@ def test_report_says_when_it_replaced_the_saved_run_of_another_system(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("PYTHONPATH", ".")
-    argv = [
-        "report",
-        "--out-dir",
-        str(tmp_path),
-        "--no-progress",
-        "-p",
-        "mutants",
-        "none",
-        "-p",
-        "perturb",
-        "None",
-    ]
+    argv = _quick_report(tmp_path)
     assert main(argv) == 0
     assert "replaced" not in capsys.readouterr().err  # nothing was there
     assert main([*argv, "--system", "tests.systems_fixtures:limited_system"]) == 0

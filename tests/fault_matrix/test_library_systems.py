@@ -18,7 +18,8 @@ from evalkit.embedders import HashingEmbedder
 from evalkit.errors import SystemOutputError
 from evalkit.records import SearchResponse
 from evalkit.systems import ReferenceSystem
-from evalkit.systems.base import MemorySystem, OpenContext, ScenarioMemory, SearchOptions
+from evalkit.systems.base import MemorySystem, OpenContext, SearchOptions
+from tests.systems_fixtures import Wrapping
 
 # --- library systems ---------------------------------------------------------------------------------
 
@@ -41,18 +42,13 @@ class _Poisoned(MemorySystem):
             yield _PoisonedMemory(memory, self._score, self._value)
 
 
-class _PoisonedMemory(ScenarioMemory):
+class _PoisonedMemory(Wrapping):
     def __init__(self, inner: Any, score: str, value: float) -> None:
-        self._inner, self._score, self._value = inner, score, value
-
-    def add_thoughts(self, thoughts: Any) -> Any:
-        return self._inner.add_thoughts(thoughts)
-
-    def add_edges(self, edges: Any) -> Any:
-        return self._inner.add_edges(edges)
+        super().__init__(inner)
+        self._score, self._value = score, value
 
     def search(self, query: str, options: SearchOptions) -> SearchResponse:
-        response = self._inner.search(query, options)
+        response = self.memory.search(query, options)
         hits = tuple(dataclasses.replace(h, **{self._score: self._value}) for h in response.hits)
         return dataclasses.replace(response, hits=hits)
 

@@ -13,21 +13,20 @@ from evalkit.harness import readiness
 from evalkit.systems import ReferenceSystem
 from evalkit.systems.capabilities import ALL_CAPABILITIES
 from tests.shared import DATASETS, comparable
+from tests.systems_fixtures import Wrapping
 
 
-class _Lagging(ScenarioMemory):
+class _Lagging(Wrapping):
     """The reference store's memory that finds nothing for its first `lag` searches after each
     seeding, as a service indexing in the background would (counted, not timed)."""
 
     def __init__(self, memory: ScenarioMemory, lag: int, searches: list[str]) -> None:
-        self.memory, self.lag, self.searches, self.pending = memory, lag, searches, 0
+        super().__init__(memory)
+        self.lag, self.searches, self.pending = lag, searches, 0
 
     def add_thoughts(self, thoughts) -> None:
-        self.memory.add_thoughts(thoughts)
+        super().add_thoughts(thoughts)
         self.pending = self.lag
-
-    def add_edges(self, edges) -> None:
-        self.memory.add_edges(edges)
 
     def search(self, query: str, options: SearchOptions) -> SearchResponse:
         self.searches.append(query)

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from evalkit import ScenarioMemory, SearchOptions, SearchResponse, run_eval
+from evalkit import SearchOptions, SearchResponse, run_eval
 from evalkit.errors import UsageError
 from evalkit.harness.aggregation import mean_metrics
 from evalkit.harness.baselines import baseline_entry, record_baseline
@@ -36,7 +36,7 @@ from evalkit.systems.base import OpenContext
 from evalkit.systems.capabilities import ALL_CAPABILITIES
 from tests.factories import a_pass, a_run, query, scenario
 from tests.shared import DATASETS, cli, cli_record
-from tests.systems_fixtures import LimitedSystem
+from tests.systems_fixtures import LimitedSystem, Wrapping
 
 SUITE = Suite(scenarios=(), sources={}, distractors=(), digest="0" * 64)
 IDENTITY = (BaselineSystem(name="reference"), SuiteFingerprint(digest="0" * 64))
@@ -207,18 +207,9 @@ class NoGateSystem(LimitedSystem):
             yield _Forgetting(memory) if self.forget else memory
 
 
-class _Forgetting(ScenarioMemory):
-    def __init__(self, memory: ScenarioMemory) -> None:
-        self._memory = memory
-
-    def add_thoughts(self, thoughts: Any) -> None:
-        self._memory.add_thoughts(thoughts)
-
-    def add_edges(self, edges: Any) -> None:
-        self._memory.add_edges(edges)
-
+class _Forgetting(Wrapping):
     def search(self, query: str, options: SearchOptions) -> SearchResponse:
-        response = self._memory.search(query, options)
+        response = self.memory.search(query, options)
         kept = [h for h in response.hits if h.id not in EXPLICIT_FACTS]
         return replace(response, hits=tuple(replace(h, rank=i) for i, h in enumerate(kept, start=1)))
 

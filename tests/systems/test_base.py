@@ -15,6 +15,7 @@ from evalkit.records import Hit
 from evalkit.systems.base import SearchRequest
 from evalkit.systems.capabilities import ALL_CAPABILITIES
 from tests.shared import DATASETS
+from tests.systems_fixtures import Wrapping
 
 
 class _Nearest(ScenarioMemory):
@@ -108,18 +109,16 @@ def test_search_many_by_default_asks_search_for_each_request_in_order():
     assert [r.ids for r in Echo().search_many(asked)] == [["a@1"], ["b@2"]]
 
 
-class _OwnIds(ScenarioMemory):
+class _OwnIds(Wrapping):
     """The reference store's memory answering with ids of its own and each hit's content."""
 
     def __init__(self, memory: ScenarioMemory, stray: bool) -> None:
-        self.memory, self.stray, self.contents = memory, stray, {}
+        super().__init__(memory)
+        self.stray, self.contents = stray, {}
 
     def add_thoughts(self, thoughts) -> None:
-        self.memory.add_thoughts(thoughts)
+        super().add_thoughts(thoughts)
         self.contents.update({t.id: t.content for t in thoughts})
-
-    def add_edges(self, edges) -> None:
-        self.memory.add_edges(edges)
 
     def search(self, query, options) -> SearchResponse:
         response = self.memory.search(query, options)
