@@ -1033,6 +1033,58 @@ def test_a_held_drop_goes_with_the_next_creation_or_is_sent_by_settle_or_close(t
         other.close()
 
 
+def _drops_that_wait_for_each_other(app, count):
+    """`app` whose DELETEs each wait (at most 10 s) until `count` of them have arrived, then go
+    on; one that waited in vain answers 500 "the drops came one at a time"."""
+    import asyncio
+
+    arrived = 0
+    together = asyncio.Event()
+
+    async def wrapped(scope, receive, send):
+        nonlocal arrived
+        if scope["type"] == "http" and scope["method"] == "DELETE":
+            arrived += 1
+            if arrived == count:
+                together.set()
+            try:
+                await asyncio.wait_for(together.wait(), 10)
+            except TimeoutError:
+                await JSONResponse({"detail": "the drops came one at a time"}, status_code=500)(
+                    scope, receive, send
+                )
+                return
+        await app(scope, receive, send)
+
+    return wrapped
+
+
+def test_settle_sends_the_drops_held_by_several_threads_at_once(tmp_path):
+    """With N scenarios in flight a run ends holding N drops; settle() sends them together, so
+    the run ends after one round trip, not N: here each DELETE waits until all three are in."""
+    from evalkit import Thought
+
+    inner = create_app(ReferenceSystem())
+    with serving(_drops_that_wait_for_each_other(inner, 3)) as url:
+        system = HttpSystem(url)
+        all_held = threading.Barrier(3)  # alive together: a thread id is not reused while it holds a drop
+
+        def scenario(name):
+            with system.open(OpenContext(tmp_path, name)) as memory:
+                memory.add_thoughts([Thought(name, f"{name} text")])
+            all_held.wait(timeout=30)
+
+        threads = [threading.Thread(target=scenario, args=(name,)) for name in ("a", "b", "c")]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=30)
+        assert len(system._drops) == 3 and len(inner.state.namespaces) == 3
+        system.settle()
+        assert system._drops == {} and len(inner.state.namespaces) == 0
+        system.close()
+
+
 def test_a_drop_that_fails_with_the_next_creation_names_its_scenario_and_creates_nothing(tmp_path):
     from evalkit import Thought
 

@@ -51,6 +51,7 @@ import time
 import warnings
 import zlib
 from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -258,19 +259,30 @@ class HttpSystem(MemorySystem):
 
     def settle(self) -> None:
         """Send the drops held for the next creation (see `open`; one per thread that ran
-        scenarios) and wait for each; the first error, naming the namespace and the scenario, is
-        raised here once all are sent. The runner calls it at the end of every run, so no run
-        leaves a namespace behind on the server."""
-        failures = []
-        for thread in list(self._drops):
-            try:
-                self._send_drop(self._drops.pop(thread, None), None)
-            except AdapterError as exc:
-                failures.append(exc)
+        scenarios), all at once when several are held (each on a thread of its own: a run with N
+        scenarios in flight ends after one round trip, not N), and wait for each; the first
+        error, naming the namespace and the scenario, is raised here once all are done. The
+        runner calls it at the end of every run, so no run leaves a namespace behind on the
+        server."""
+        held = [drop for drop in (self._drops.pop(thread, None) for thread in list(self._drops)) if drop]
+        if len(held) > 1:
+            with ThreadPoolExecutor(len(held), thread_name_prefix="evalkit-drop") as pool:
+                outcomes = list(pool.map(self._dropped, held))
+        else:
+            outcomes = [self._dropped(drop) for drop in held]
+        failures = [failure for failure in outcomes if failure is not None]
         if failures:
             for other in failures[1:]:
                 failures[0].add_note(str(other))
             raise failures[0]
+
+    def _dropped(self, pending: _PendingDrop) -> AdapterError | None:
+        """`_send_drop(pending)` with the system's timeout; its AdapterError returned, not raised."""
+        try:
+            self._send_drop(pending, None)
+        except AdapterError as exc:
+            return exc
+        return None
 
     def _settle(self, timeout: float | None = None) -> None:
         """`DELETE` the drop this thread holds, if any, within `timeout` (default: the system's)."""
