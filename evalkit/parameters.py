@@ -122,13 +122,6 @@ def annotation_text(node: ast.expr) -> str:
     return ast.unparse(node)
 
 
-def check_names(declared: Mapping[str, Parameter], names: Iterable[str], notebook: str | Path) -> None:
-    """NotebookParameterError (`unknown_names`) when `declared` lacks some of `names`."""
-    problem = unknown_names(declared, names, notebook)
-    if problem is not None:
-        raise NotebookParameterError(problem)
-
-
 def unknown_names(
     declared: Mapping[str, Parameter], names: Iterable[str], notebook: str | Path
 ) -> str | None:

@@ -97,11 +97,6 @@ def embedder_options(args: argparse.Namespace) -> dict[str, Any]:
     return {k: getattr(config, k) for k in ("mode", "model", "embedding_cache", "use_cache")}
 
 
-def progress_of(args: argparse.Namespace) -> bool | None:
-    """--progress/--no-progress, None when neither was given."""
-    return getattr(args, "progress", None)
-
-
 def add_dataset_args(parser: argparse.ArgumentParser) -> None:
     """--datasets and --thresholds, shared by `run`, `mutants`, `report` and `config`; unset flags
     are None, so the project file (evalkit.toml) or the default applies."""

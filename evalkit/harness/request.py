@@ -56,9 +56,6 @@ EMBEDDER_FORMS = "deterministic, real, or real:MODEL (a sentence-transformers na
 PROCESSES, RAY = "processes", "ray"
 EXECUTOR_FORMS = "processes, ray (a local Ray instance), ray://HOST:PORT or ray:ADDRESS (e.g. ray:auto)"
 
-MUTANT_MODES = ("report", "fail")
-"""`--mutants report`: the suite strength is reported; `fail`: an escaped mutation is a regression."""
-
 
 class RequestError(UsageError):
     """A request that cannot run: `problems` holds one line per bad option (named as the

@@ -37,9 +37,6 @@ from evalkit.suites.traces import MemoryOp, TraceSet
 from evalkit.validation import SURROGATE_FIX, lone_surrogate
 from evalkit.wording import counted
 
-LABEL_RULES: tuple[str, ...] = ("deleted-forbid", "updated-stale")
-"""The labelling rules `label_searches` applies when `rules` is on (module docstring)."""
-
 
 @dataclass(frozen=True)
 class QueryLabels:
