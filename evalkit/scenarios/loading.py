@@ -266,14 +266,24 @@ class _Reader:
         """Every problem, grouped by file in path order, in the order found within a file."""
         return [text for _, text in sorted(self._problems, key=lambda item: item[0])]
 
-    def parse(self, path: Path) -> tuple[bool, Any]:
-        """(ok, data) for one file; on failure the problem is recorded and ok is False."""
+    def read(self, path: Path) -> bytes | None:
+        """The bytes of one file (remembered for the digest); None when it cannot be read (the
+        problem is recorded)."""
         try:
             data = read_regular(path)
         except OSError as exc:
             self.add(path, [f"cannot read the file ({exc.strerror or exc}); replace it with a regular file"])
-            return False, None
+            return None
         self._blobs[path.relative_to(self.root).as_posix()] = data
+        return data
+
+    def parse(self, path: Path, data: bytes | None = None) -> tuple[bool, Any]:
+        """(ok, data) for one file (its bytes `data` when already read); on failure the problem
+        is recorded and ok is False."""
+        if data is None:
+            data = self.read(path)
+            if data is None:
+                return False, None
         try:
             text = data.decode("utf-8-sig")
         except UnicodeDecodeError as exc:
@@ -379,9 +389,18 @@ def _load_scenario_files(reader: _Reader) -> list[_Entry]:
             )
     if not paths:
         reader.add(folder, ["no scenario files; add one .yaml/.yml/.json file per scenario"])
-    entries = []
+    global _last_valid
+    entries, valid = [], {}
     for path in paths:
-        ok, data = reader.parse(path)
+        blob = reader.read(path)
+        if blob is None:
+            continue
+        known = _last_valid.get((path.suffix, blob))
+        if known is not None:
+            entries.append(_Entry(path, known.name, known, raw_category=known.category))
+            valid[path.suffix, blob] = known
+            continue
+        ok, data = reader.parse(path, blob)
         if not ok:
             continue
         name, category = (data.get(key) for key in ("name", "category"))
@@ -397,8 +416,22 @@ def _load_scenario_files(reader: _Reader) -> list[_Entry]:
         except ValidationError as exc:
             reader.add(path, field_problems(exc, Scenario), entry.label)
             entry = replace(entry, lenient=None if found else _without_unknown_keys(data, exc))
+        if entry.scenario is not None and not found:
+            valid[path.suffix, blob] = entry.scenario
         entries.append(entry)
+    _last_valid = valid
     return entries
+
+
+_last_valid: dict[tuple[str, bytes], Scenario] = {}
+"""The scenario files the last `_load_scenario_files` found valid on their own (parsed, dates
+and text checked, the model validated: what depends on the file's bytes and suffix alone), by
+suffix and bytes, with their scenario. A file read again with the same bytes is not parsed or
+validated again: `evalkit run` loads its suite for the lint warning and then for the run (half
+the loading time of a 1,500-scenario suite). What depends on the rest of the suite (names,
+references, categories, distractors) is checked on every load. Each load that reads scenario
+files replaces it, whatever its outcome, so it holds one suite's files at most; a scenario is a
+frozen model that nothing changes, so loads can share one."""
 
 
 def _without_unknown_keys(data: dict[str, Any], exc: ValidationError) -> Scenario | None:

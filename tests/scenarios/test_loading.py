@@ -164,6 +164,39 @@ def test_tiny_dataset_loads_in_file_order_with_sources() -> None:
     assert re.fullmatch(r"[0-9a-f]{64}", suite.digest)
 
 
+def test_a_file_loaded_again_with_the_same_bytes_is_not_parsed_again_but_a_changed_one_is(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`evalkit run` loads its suite twice (the lint warning, then the run): the second load
+    reuses each file found valid, and still checks the suite as a whole."""
+    from evalkit.scenarios import loading
+
+    root = tmp_path / "suite"
+    shutil.copytree(TINY, root)
+    monkeypatch.setattr(loading, "_last_valid", {})  # whatever an earlier test loaded
+    parsed: list[str] = []
+    real_parse = loading.parse_text
+    monkeypatch.setattr(
+        loading, "parse_text", lambda text, suffix: parsed.append(suffix) or real_parse(text, suffix)
+    )
+    first = load_suite(root)
+    assert sorted(parsed) == [".json", ".yaml", ".yml"]  # two scenarios, the distractors file
+    parsed.clear()
+    again = load_suite(root)
+    assert parsed == [".yaml"] and again == first  # the distractors file only
+    facts = root / "scenarios" / "b-facts.yml"
+    text = facts.read_text(encoding="utf-8")
+    facts.write_text(text.replace("name: facts", "name: fakts"), encoding="utf-8")  # same size
+    parsed.clear()
+    changed = load_suite(root)
+    assert sorted(parsed) == [".yaml", ".yml"] and [s.name for s in changed.scenarios] == ["alone", "fakts"]
+    (root / "scenarios" / "c-twin.yml").write_text(
+        text.replace("name: facts", "name: alone"), encoding="utf-8"
+    )
+    with pytest.raises(DatasetError, match="alone"):  # the suite is checked whole on every load
+        load_suite(root)
+
+
 def test_seed_thoughts_puts_own_thoughts_first_then_distractors_with_resolved_dates() -> None:
     suite = load_suite(TINY)
     alone, facts = suite.scenarios
