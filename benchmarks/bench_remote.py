@@ -57,10 +57,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from evalkit.systems.base import OpenContext, SearchOptions
-
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))  # this tree's evalkit, bench_scale's replicate, tests.shared's comparable
+# this tree's evalkit, here and in every server started (not an installed one: a venv's editable
+# install may point at another tree), bench_scale's replicate, tests.shared's comparable
+sys.path.insert(0, str(ROOT))
+os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+
+from evalkit.systems.base import OpenContext, SearchOptions  # noqa: E402
 
 DATASETS = ROOT / "datasets"
 REFERENCE_MAPPING = DATASETS / "mcp" / "reference.toml"
@@ -369,7 +372,7 @@ def mcp_cpu(searches: int, rounds: int, work: Path) -> CpuFigures:
 
         params = StdioServerParameters(
             command=sys.executable, args=["-m", "evalkit", "serve", "--mcp"],
-            env={**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])},
+            env=dict(os.environ),  # this tree's evalkit on PYTHONPATH (see ROOT)
         )  # fmt: skip
 
         def adapter_calls(count: int) -> None:
