@@ -20,16 +20,25 @@ only (`parse_args`); a module imports what its parser needs at the top and what 
 inside the handler, so `config`, `lint` and `init` never load pandas, matplotlib, scipy, torch or
 the HTTP and MCP stacks. Everything loads inside `main`, after the signal handling is in place, so
 a Ctrl-C while it loads prints one line, never a traceback.
+
+Garbage collection: a command runs with the cyclic collector's thresholds raised
+(`COMMAND_GC_THRESHOLD`, `fewer_collections`), restored when it returns. A run holds every
+scenario's results until its report is written, and with Python's defaults each full collection
+walks all of them again: a third of a 1,500-scenario `evalkit run`'s CPU. Cycles are still
+collected, only less often; the library itself (`run_eval` in a notebook) leaves the settings
+alone.
 """
 
 from __future__ import annotations
 
 import argparse
 import difflib
+import gc
 import importlib
 import sys
 import traceback
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterator, Sequence
+from contextlib import contextmanager
 
 from evalkit.cli.exit_codes import EXIT_INTERRUPTED, EXIT_TERMINATED, EXIT_USAGE
 from evalkit.cli.signals import Terminated, sigterm_raises
@@ -126,10 +135,27 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     return args
 
 
+COMMAND_GC_THRESHOLD = (10_000, 10, 10)
+"""The collector's thresholds while a command runs (Python's are 700, 10, 10): a young collection
+every 10,000 allocations instead of 700, so the full collections that walk a run's results come
+about a fifteenth as often (a 1,500-scenario run: one instead of thirteen)."""
+
+
+@contextmanager
+def fewer_collections() -> Iterator[None]:
+    """The block with `COMMAND_GC_THRESHOLD`, the thresholds before it restored after it."""
+    before = gc.get_threshold()
+    gc.set_threshold(*COMMAND_GC_THRESHOLD)
+    try:
+        yield
+    finally:
+        gc.set_threshold(*before)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `evalkit` script; returns the exit code."""
     try:
-        with sigterm_raises():
+        with sigterm_raises(), fewer_collections():
             args = parse_args(argv)
             return int(args.handler(args))
     except EvalkitError as exc:

@@ -145,3 +145,26 @@ def test_a_run_of_the_built_in_suite_loads_no_frames_charts_statistics_model_or_
     imported = _imported(tmp_path, "run", "--history", "none", "--out", str(tmp_path / "report.json"))
     assert (tmp_path / "report.json").is_file()
     assert sorted(imported & (HEAVY - RUN_NEEDS)) == []
+
+
+def test_a_command_runs_with_the_collectors_thresholds_raised_and_restores_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Every command, also one that fails, runs under `COMMAND_GC_THRESHOLD`; the thresholds
+    before it are back afterwards (the library leaves them alone)."""
+    import gc
+
+    import evalkit.cli.lint
+    from evalkit.cli import COMMAND_GC_THRESHOLD, main
+
+    seen = []
+
+    def failing(args: object) -> int:
+        seen.append(gc.get_threshold())
+        raise OSError("disk full")
+
+    monkeypatch.setattr(evalkit.cli.lint, "lint_command", failing)
+    before = gc.get_threshold()
+    assert before != COMMAND_GC_THRESHOLD
+    assert main(["lint"]) == 2
+    assert seen == [COMMAND_GC_THRESHOLD] and gc.get_threshold() == before
