@@ -10,7 +10,7 @@ the commits that kept the data inside the package; both versions read it: later 
 `distractors_created_at` are unknown to an old loader) is copied N / 15
 times into a temporary directory, every copy of a scenario renamed (`temporal` →
 `temporal-r0003`), with the shared distractors as they are. For
-each size, in one sitting and in this order, three commands run as subprocesses on the same data:
+each size, in one sitting, three commands run as subprocesses on the same data:
 
 - `baseline`: `python -m evalkit run` of the commit `--baseline` (extracted with `git archive`
   into the temporary directory, imported through PYTHONPATH);
@@ -18,8 +18,12 @@ each size, in one sitting and in this order, three commands run as subprocesses 
 - `workers`: this working tree with `--workers N` (process executor).
 
 Each command is `evalkit run --datasets DIR --thresholds <missing file> --out FILE` (both passes,
-no baseline check); the flags exist in both versions. Every command runs `--repeats` times (default
-3) and the fastest run counts, each tree compiled first (`compile_tree`). A version's *fixed cost*
+no baseline check); the flags exist in both versions. The three commands run in turn, `--repeats`
+rounds (default 3; the order reversed every other round), each tree compiled first
+(`compile_tree`): a table shows each command's fastest run, and a speedup is the median of the
+rounds' ratios (the two commands of the same round), so that a drift of the machine's speed
+between rounds (this virtual machine's CPU time moves by a third within minutes) reaches both
+alike. A version's *fixed cost*
 is its run of a one-scenario suite (the first scenario file and the distractors: interpreter start,
 imports, loading, report writing), measured just before; the *per-scenario cost* at N scenarios is
 (run time − fixed cost) / (N − 1). At 15 scenarios it is a difference of two close numbers (the
@@ -48,6 +52,7 @@ import os
 import re
 import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -145,10 +150,28 @@ def timed(source: Path, args: list[str], cwd: Path) -> Timing:
     return Timing(wall, cpu)
 
 
-def fastest(repeats: int, source: Path, args: list[str], cwd: Path) -> Timing:
-    """The run with the least wall time of `repeats` runs of `timed(source, args, cwd)`, one after
-    another: the least disturbed by other work on a shared machine."""
-    return min((timed(source, args, cwd) for _ in range(repeats)), key=lambda t: t.wall)
+def in_rounds(
+    repeats: int, commands: dict[str, tuple[Path, list[str]]], cwd: Path
+) -> dict[str, list[Timing]]:
+    """`timed` runs of every command (name → (source, args)), one of each per round, `repeats`
+    rounds, the order reversed every other round; each command's runs in round order."""
+    runs: dict[str, list[Timing]] = {name: [] for name in commands}
+    for round_number in range(repeats):
+        names = list(commands) if round_number % 2 == 0 else list(commands)[::-1]
+        for name in names:
+            source, args = commands[name]
+            runs[name].append(timed(source, args, cwd))
+    return runs
+
+
+def fastest(runs: list[Timing]) -> Timing:
+    """The run with the least wall time: the least disturbed by other work on a shared machine."""
+    return min(runs, key=lambda t: t.wall)
+
+
+def speedup(slow: list[Timing], fast: list[Timing]) -> float:
+    """The median over the rounds of `slow`'s wall time over `fast`'s in the same round."""
+    return statistics.median(s.wall / f.wall for s, f in zip(slow, fast, strict=True))
 
 
 @contextmanager
@@ -213,17 +236,32 @@ def main() -> None:
             count = replicate(suite, max(1, size // per_copy), data)
             common = ["run", "--datasets", str(data), "--thresholds", str(work / "none.json")]
             extra = {"baseline": [], "this": [], "workers": ["--workers", str(args.workers)]}
-            times: dict[str, Timing] = {}
-            fixed: dict[str, Timing] = {}
-            for name, path in versions.items():
-                one = ["run", "--datasets", str(single), "--thresholds", str(work / "none.json")]
-                fixed[name] = fastest(
-                    args.repeats, path, [*one, "--out", str(work / "one.json"), *extra[name]], work
-                )
-                out = work / f"{name}-{size}.json"
-                times[name] = fastest(args.repeats, path, [*common, "--out", str(out), *extra[name]], work)
+            one = ["run", "--datasets", str(single), "--thresholds", str(work / "none.json")]
+            fixed_runs = in_rounds(
+                args.repeats,
+                {
+                    name: (path, [*one, "--out", str(work / "one.json"), *extra[name]])
+                    for name, path in versions.items()
+                },
+                work,
+            )
+            runs = in_rounds(
+                args.repeats,
+                {
+                    name: (path, [*common, "--out", str(work / f"{name}-{size}.json"), *extra[name]])
+                    for name, path in versions.items()
+                },
+                work,
+            )
+            times = {name: fastest(r) for name, r in runs.items()}
+            fixed = {name: fastest(r) for name, r in fixed_runs.items()}
+            ratios = {
+                "serial": speedup(runs["baseline"], runs["this"]),
+                "workers": speedup(runs["baseline"], runs["workers"]),
+                "x workers": speedup(runs["this"], runs["workers"]),
+            }
             same = comparable(work / f"this-{size}.json") == comparable(work / f"workers-{size}.json")
-            rows.append((count, times, fixed, same))
+            rows.append((count, times, fixed, same, ratios))
             parse_rows.append((count, parse_times(data)))
             shutil.rmtree(data)
             print(f"... {count} scenarios done", file=sys.stderr, flush=True)
@@ -234,14 +272,15 @@ def main() -> None:
 SERIAL_TARGET = 4.0
 """The largest suite, this tree serial against the baseline commit: at least this much faster (issue 37)."""
 
-Row = tuple[int, dict[str, Timing], dict[str, Timing], bool]
-"""(scenarios, run time per version, fixed cost (a one-scenario run) per version, serial and workers
-reports identical)."""
+Row = tuple[int, dict[str, Timing], dict[str, Timing], bool, dict[str, float]]
+"""(scenarios, fastest run per version, fixed cost (a one-scenario run) per version, serial and
+workers reports identical, speedups (median of the rounds' wall ratios): "serial" and "workers"
+over the baseline, "x workers" of workers over serial)."""
 
 
 def per_scenario(row: Row, name: str) -> Timing:
     """(run − fixed cost) / (scenarios − 1) of version `name`, in milliseconds."""
-    count, times, fixed, _ = row
+    count, times, fixed, _, _ = row
     return Timing(
         (times[name].wall - fixed[name].wall) / (count - 1) * 1000,
         (times[name].cpu - fixed[name].cpu) / (count - 1) * 1000,
@@ -252,25 +291,28 @@ def _print(rows: list[Row], commit: str, workers: int) -> None:
     print(
         f"evalkit run on the replicated built-in suite: {commit} vs this tree (serial, --workers {workers})"
     )
-    print("seconds and ms as wall / CPU; ms/sc = (run - one-scenario run) / (scenarios - 1)")
+    print(
+        "seconds and ms as wall / CPU, fastest run; speedups: median of the rounds' wall ratios; "
+        "ms/sc = (run - one-scenario run) / (scenarios - 1)"
+    )
     print(
         f"{'scenarios':>9}  {commit + ' s':>15}  {'this s':>13}  {'workers s':>13}  {'speedup':>8}  "
         f"{'x workers':>9}  {commit + ' ms/sc':>15}  {'this ms/sc':>13}  {'serial=workers':>14}"
     )
     for row in rows:
-        count, t, _, same = row
+        count, t, _, same, ratios = row
         old, new, par = t["baseline"], t["this"], t["workers"]
         cost = {name: per_scenario(row, name) for name in ("baseline", "this")}
         print(
             f"{count:>9}  {old.wall:>7.2f}/{old.cpu:<7.2f}  {new.wall:>6.2f}/{new.cpu:<6.2f}  "
-            f"{par.wall:>6.2f}/{par.cpu:<6.2f}  {old.wall / new.wall:>7.2f}x  {new.wall / par.wall:>8.2f}x  "
+            f"{par.wall:>6.2f}/{par.cpu:<6.2f}  {ratios['serial']:>7.2f}x  {ratios['x workers']:>8.2f}x  "
             + "  ".join(
                 f"{f'{c.wall:.1f}/{c.cpu:.1f}':>{w}}" for c, w in ((cost["baseline"], 15), (cost["this"], 13))
             )
             + f"  {'yes' if same else 'NO':>14}"
         )
-    count, t, _, _ = rows[-1]
-    serial, parallel = t["baseline"].wall / t["this"].wall, t["baseline"].wall / t["workers"].wall
+    count, _, _, _, ratios = rows[-1]
+    serial, parallel = ratios["serial"], ratios["workers"]
     verdict = "met" if serial >= SERIAL_TARGET else "MISSED"
     print(
         f"{count} scenarios against {commit} (wall): serial {serial:.2f}x faster   "
