@@ -70,6 +70,8 @@ def register(report: argparse.ArgumentParser) -> None:
 
 
 def report_command(args: argparse.Namespace) -> int:
+    from evalkit.harness.report_file import saved_run_of
+
     notebook = resolve_notebook(args.notebook)
     pairs = [tuple(p) for p in args.parameter]
     if args.system is not None and any(key == "system" for key, _ in pairs):
@@ -86,7 +88,7 @@ def report_command(args: argparse.Namespace) -> int:
     values = {**_defaults(declared, notebook, project, out_dir), **given}
     _check_inputs(declared, values, given, problems)
     saved = _saved_run(values)
-    before, previous = _stamp(saved), _run_of(saved)
+    before, previous = _stamp(saved), saved_run_of(saved)
     try:
         outputs = run_notebook(notebook, values, out_dir, progress=args.progress)
     except NotebookRegressionError as exc:
@@ -103,25 +105,15 @@ def report_command(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _run_of(path: Path | None) -> tuple[str, str | None] | None:
-    """(system, suite) of the saved run at `path`; None when there is none or it cannot be read."""
-    from evalkit.errors import EvalkitError
-    from evalkit.harness.report_file import load_report
-
-    if path is None or not path.is_file():
-        return None
-    try:
-        result = load_report(path)
-    except (EvalkitError, OSError, ValueError):
-        return None
-    return result.system, result.provenance.datasets
-
-
 def _say_replaced(saved: Path | None, before: int | None, previous: tuple[str, str | None] | None) -> None:
     """On stderr, when the notebook replaced the saved run of another system or suite (a report
     without --out-dir writes the same `<reports>/<notebook>.json` every time), which run it was and
     how to keep each, as `evalkit run` does for its report."""
-    if saved is None or previous is None or _stamp(saved) == before or _run_of(saved) in (None, previous):
+    from evalkit.harness.report_file import saved_run_of
+
+    if saved is None or previous is None or _stamp(saved) == before:
+        return
+    if saved_run_of(saved) in (None, previous):
         return
     system, suite = previous
     print(

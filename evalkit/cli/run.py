@@ -87,18 +87,12 @@ def run_command(args: argparse.Namespace) -> int:
 def replaced_report(out: Path, result: RunResult) -> str | None:
     """What a report at `out` that `result` is about to replace was a run of, when that is
     another system or another suite (a run with no `--out` writes the same file every time);
-    None when there is none, it is of the same system and suite, or it cannot be read."""
-    from evalkit.errors import EvalkitError
-    from evalkit.harness.report_file import load_report
+    None when there is none, it is of the same system and suite, or it cannot be read
+    (`saved_run_of`)."""
+    from evalkit.harness.report_file import saved_run_of
 
-    if not out.is_file():
-        return None
-    try:
-        before = load_report(out)
-    except (EvalkitError, OSError, ValueError):
-        return None
-    then = (before.system, before.provenance.datasets)
-    if then == (result.system, result.provenance.datasets):
+    then = saved_run_of(out)
+    if then is None or then == (result.system, result.provenance.datasets):
         return None
     return (
         f"replaced {out}, a run of system {then[0]} on suite {then[1] or 'unknown'}; "

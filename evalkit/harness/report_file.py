@@ -85,6 +85,23 @@ def load_report(path: str | Path) -> RunResult:
     return report_from_data(data, source)
 
 
+def saved_run_of(path: Path | None) -> tuple[str, str | None] | None:
+    """(system, suite) of the report at `path`: its `system` and `provenance.datasets`, read from
+    its JSON without validating the rest (a 1,500-scenario report is 40 MB: parsing it takes
+    0.7 s, validating it as a run 0.4 s more). None when `path` is None or no file, or the file
+    is not JSON holding those two (a report of another tool, a broken file: nothing to say)."""
+    if path is None or not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_bytes())
+        system, suite = data["system"], data["provenance"].get("datasets")
+    except (OSError, ValueError, LookupError, TypeError, AttributeError):
+        return None
+    if not isinstance(system, str) or not isinstance(suite, str | None):
+        return None
+    return system, suite
+
+
 def report_from_data(data: Any, source: str | Path = "<data>") -> RunResult:
     """The run a report's parsed JSON holds (any version `migrate_report` reads), validated
     against the models. `source` names the report in messages. ReportError when it is not a

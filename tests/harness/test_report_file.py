@@ -19,6 +19,7 @@ from evalkit.harness.report_file import (
     migrate_report,
     report_from_data,
     save_report,
+    saved_run_of,
 )
 from evalkit.harness.results import SCHEMA_VERSION, RunResult
 from tests.factories import a_pass, a_run, query, scenario
@@ -223,3 +224,25 @@ def test_the_commands_that_read_a_report_read_an_older_one(
     ):
         code, out, err = cli(capsys, *argv)
         assert (code, err) == (0, "") and out, argv
+
+
+def test_saved_run_of_reads_the_system_and_suite_of_a_report_and_nothing_of_other_files(
+    tmp_path: Path,
+) -> None:
+    run = a_run(a_pass(scenario("facts", "explicit-fact", [query(0)])))
+    run = run.model_copy(update={"provenance": run.provenance.model_copy(update={"datasets": "built-in"})})
+    saved = save_report(run, tmp_path / "r.json")
+    assert saved_run_of(saved) == (run.system, "built-in") == (load_report(saved).system, "built-in")
+    data = json.loads(saved.read_text(encoding="utf-8"))
+    del data["provenance"]["datasets"]
+    (tmp_path / "no-suite.json").write_text(json.dumps(data), encoding="utf-8")
+    assert saved_run_of(tmp_path / "no-suite.json") == (run.system, None)
+    not_reports = {
+        "broken.json": "{", "list.json": "[1]", "other.json": '{"system": 3, "provenance": {}}',
+        "no-provenance.json": '{"system": "x"}',
+    }  # fmt: skip
+    for name, text in not_reports.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+        assert saved_run_of(tmp_path / name) is None, name
+    assert saved_run_of(tmp_path / "missing.json") is None and saved_run_of(None) is None
+    assert saved_run_of(tmp_path) is None  # a folder
