@@ -24,7 +24,7 @@ a Ctrl-C while it loads prints one line, never a traceback.
 Garbage collection: a command runs with the cyclic collector's thresholds raised
 (`COMMAND_GC_THRESHOLD`, `fewer_collections`), restored when it returns. A run holds every
 scenario's results until its report is written, and with Python's defaults each full collection
-walks all of them again: a third of a 1,500-scenario `evalkit run`'s CPU. Cycles are still
+walks all of them again: a quarter of a 1,500-scenario `evalkit run`'s time. Cycles are still
 collected, only less often; the library itself (`run_eval` in a notebook) leaves the settings
 alone.
 """

@@ -264,7 +264,8 @@ class HttpSystem(MemorySystem):
         error, naming the namespace and the scenario, is raised here once all are done. The
         runner calls it at the end of every run, so no run leaves a namespace behind on the
         server."""
-        held = [drop for drop in (self._drops.pop(thread, None) for thread in list(self._drops)) if drop]
+        popped = (self._drops.pop(thread, None) for thread in list(self._drops))
+        held = [drop for drop in popped if drop is not None]
         if len(held) > 1:
             with ThreadPoolExecutor(len(held), thread_name_prefix="evalkit-drop") as pool:
                 outcomes = list(pool.map(self._dropped, held))
