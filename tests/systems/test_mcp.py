@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import tomllib
 from datetime import UTC, datetime
 from pathlib import Path
@@ -205,6 +206,39 @@ def test_search_results_keep_non_ascii_readable_and_a_non_finite_score_is_a_tool
                     )
             score[0] = 0.25
             assert system.call("search", {"namespace": "n", **search})[0]["hits"][0]["similarity"] == 0.25
+            system.call("drop_namespace", {"namespace": "n"})
+        finally:
+            system.close()
+
+
+def test_the_step_tools_of_a_system_without_deletion_or_update_answer_an_error_naming_the_capability():
+    from evalkit import ReferenceSystem
+    from evalkit.systems.capabilities import ALL_CAPABILITIES
+    from evalkit.systems.mcp.adapter import ServerSpec
+    from evalkit.systems.mcp.server import create_server
+    from tests.servers import serving
+
+    class NoSteps(ReferenceSystem):
+        capabilities = ALL_CAPABILITIES - {"deletion", "update"}
+
+    search = {"query": "alpha", "top_k": 2, "min_relevance": 0.0, "now": "2026-01-01T00:00:00Z"}
+    with serving(create_server(NoSteps()).streamable_http_app()) as url:
+        mapping = load_mapping(MAPPING).model_copy(update={"server": ServerSpec(url=f"{url}/mcp")})
+        system = McpSystem(mapping, "streamable-http")
+        try:
+            system.call("store_thoughts", {"namespace": "n", "thoughts": [{"id": "a", "content": "alpha"}]})
+            calls = {
+                "delete_thoughts": ({"ids": ["a"]}, "cannot delete thoughts (capability 'deletion')"),
+                "update_thought": (
+                    {"id": "a", "content": "beta"},
+                    "cannot update thoughts (capability 'update')",
+                ),
+            }
+            for tool, (arguments, said) in calls.items():
+                with pytest.raises(AdapterError, match=re.escape(f"this system's memory {said}")):
+                    system.call(tool, {"namespace": "n", **arguments})
+            hits = system.call("search", {"namespace": "n", **search})[0]["hits"]
+            assert [(h["id"], h["content"]) for h in hits] == [("a", "alpha")]  # untouched
             system.call("drop_namespace", {"namespace": "n"})
         finally:
             system.close()

@@ -96,20 +96,18 @@ def add_operation_tools(declare: Declare, namespaces: Namespaces, capabilities: 
     `evalkit.systems.http.operations`), for a system declaring `deletion` / `update` (otherwise
     the tool answers an error naming the capability)."""
 
-    def method(namespace: str, name: str, capability: str) -> Callable[..., Any]:
+    def require(capability: str, verb: str) -> None:
+        """ToolError unless the system declares `capability`."""
         if capability not in capabilities:
-            raise ToolError(
-                f"this system's memory cannot {name.split('_')[0]} thoughts (capability {capability!r})"
-            )
-        memory = namespaces.ensure(namespace)
-        return memory.delete_thoughts if name == "delete_thoughts" else memory.update_thought
+            raise ToolError(f"this system's memory cannot {verb} thoughts (capability {capability!r})")
 
     @declare("Forget thoughts of a namespace in every index (capability deletion).")
     @_reasoned
     async def delete_thoughts(namespace: str, ids: list[str]) -> DeletedOut:
         body = DeleteIn(ids=ids)
-        forget = method(namespace, "delete_thoughts", "deletion")
-        await namespaces.run(lambda: forget(list(body.ids)))
+        require("deletion", "delete")
+        memory = namespaces.ensure(namespace)
+        await namespaces.run(lambda: memory.delete_thoughts(list(body.ids)))
         return DeletedOut(deleted=len(body.ids))
 
     @declare("Replace a thought's content (re-embedded, re-indexed) and/or status (capability update).")
@@ -118,8 +116,9 @@ def add_operation_tools(declare: Declare, namespaces: Namespaces, capabilities: 
         namespace: str, id: str, content: str | None = None, status: str | None = None
     ) -> UpdatedOut:
         body = UpdateIn.model_validate({"id": id, "content": content, "status": status})
-        change = method(namespace, "update_thought", "update")
-        await namespaces.run(lambda: change(body.id, content=body.content, status=body.status))
+        require("update", "update")
+        memory = namespaces.ensure(namespace)
+        await namespaces.run(lambda: memory.update_thought(body.id, content=body.content, status=body.status))
         return UpdatedOut(updated=1)
 
 
